@@ -1,0 +1,54 @@
+# kubectl-federate. `make help` lists the targets.
+SHELL := /usr/bin/env bash
+GO ?= go
+PKG := github.com/federate-dev/kubectl-federate
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS := -s -w -X $(PKG)/pkg/version.version=$(VERSION) -X $(PKG)/pkg/version.commit=$(COMMIT) -X $(PKG)/pkg/version.date=$(DATE)
+DEMO_DIR ?= $(CURDIR)/.demo
+TEST_FLAGS ?=
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## Show this help
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## Build bin/kubectl-federate
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/kubectl-federate ./cmd/kubectl-federate
+
+.PHONY: kubeenv
+kubeenv: ## Build the local control-plane runner and, once per machine, etcd/kube-apiserver/kube-controller-manager/kubectl
+	$(GO) build -o bin/kubeenv ./hack/kubeenv
+	bin/kubeenv build >/dev/null
+
+.PHONY: demo
+demo: build kubeenv ## Start two throwaway clusters (consumer, provider) and federate them; KEEP=1 leaves them up
+ifeq ($(KEEP),1)
+	bin/kubeenv down --dir $(DEMO_DIR)
+	rm -rf $(DEMO_DIR)
+	bin/kubeenv up --dir $(DEMO_DIR) > $(DEMO_DIR).env
+	source $(DEMO_DIR).env && hack/demo.sh && hack/demo-keep.sh $(DEMO_DIR)
+else
+	bin/kubeenv run -- hack/demo.sh
+endif
+
+.PHONY: demo-down
+demo-down: ## Stop the clusters left by KEEP=1 make demo
+	bin/kubeenv down --dir $(DEMO_DIR)
+	rm -rf $(DEMO_DIR) $(DEMO_DIR).env
+
+.PHONY: test
+test: build kubeenv ## Run unit tests and end-to-end tests against real local clusters
+	FEDERATE_BIN=$(CURDIR)/bin/kubectl-federate $(GO) test -count=1 -timeout 20m $(TEST_FLAGS) ./...
+
+.PHONY: vet
+vet: ## Run go vet and check formatting
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+.PHONY: clean
+clean: ## Remove build output
+	rm -rf bin dist

@@ -1,0 +1,46 @@
+// Package cmd assembles the kubectl federate command tree.
+package cmd
+
+import (
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/version"
+	"github.com/federate-dev/kubectl-federate/pkg/output"
+)
+
+// NewRootCmd returns `kubectl federate` with every subcommand.
+func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
+	f := util.NewFactory(streams)
+	root := &cobra.Command{
+		Use:   "kubectl-federate",
+		Short: "Give one cluster a limited, expiring identity on another",
+		Long: util.LongDesc(`
+			kubectl federate gives a consumer cluster a least-privilege, expiring client-certificate
+			identity on a provider cluster, and takes it away again. It runs entirely on the client,
+			through the administrators' kubeconfigs: no controller is installed on either cluster.
+
+			Run "kubectl federate authenticate" when you hold both kubeconfigs, or the step-by-step
+			commands (create nonce, generate tenant, generate identity, import identity) when each
+			administrator holds only their own cluster.`),
+		Annotations:       map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl federate"},
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	f.Flags.AddFlags(root.PersistentFlags())
+	root.PersistentFlags().Var(&f.Color, "color", "When to use colour and spinners on stderr. One of: (auto, always, never); auto honours NO_COLOR and a non-terminal stderr")
+	_ = root.RegisterFlagCompletionFunc("color", util.CompleteValues(output.ColorModes))
+	for _, name := range []string{"as", "as-group", "as-uid", "as-user-extra", "cache-dir", "certificate-authority",
+		"client-certificate", "client-key", "disable-compression", "insecure-skip-tls-verify", "password",
+		"request-timeout", "server", "tls-server-name", "token", "username"} {
+		_ = root.PersistentFlags().MarkHidden(name)
+	}
+	root.AddCommand(version.NewCmd(streams))
+	addCommands(root, f, streams)
+	return root
+}

@@ -1,0 +1,62 @@
+package util
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Exit codes of kubectl federate.
+const (
+	ExitError       = 1
+	ExitTimeout     = 124 // the --timeout deadline expired
+	ExitInterrupted = 130 // SIGINT or SIGTERM
+)
+
+// ExitCode maps an error returned by a command to the process exit code.
+func ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, context.DeadlineExceeded):
+		return ExitTimeout
+	case errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	}
+	return ExitError
+}
+
+// WithDeadline turns an error that happened because ctx expired into one that says so and carries
+// context.DeadlineExceeded, whatever the client library wrapped it in.
+func WithDeadline(ctx context.Context, err error, timeoutFlag string) error {
+	if err == nil {
+		return nil
+	}
+	switch ctx.Err() {
+	case context.DeadlineExceeded:
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("timed out (%s): %w", timeoutFlag, err)
+		}
+		return fmt.Errorf("timed out (%s): %v: %w", timeoutFlag, err, context.DeadlineExceeded)
+	case context.Canceled:
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("interrupted: %w", err)
+		}
+		return fmt.Errorf("interrupted: %v: %w", err, context.Canceled)
+	}
+	return err
+}
+
+// UsageError marks a flag or argument mistake, for which main adds a pointer to the help.
+type UsageError struct {
+	Cmd string
+	Err error
+}
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// UsageErrorf returns a UsageError for the command path cmd.
+func UsageErrorf(cmd, format string, a ...any) error {
+	return &UsageError{Cmd: cmd, Err: fmt.Errorf(format, a...)}
+}

@@ -1,0 +1,143 @@
+package handshake
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Client key algorithms for issued identities.
+const (
+	KeyECDSAP256 = "ecdsa-p256"
+	KeyEd25519   = "ed25519"
+	KeyRSA3072   = "rsa-3072"
+)
+
+// KeyAlgorithms lists the accepted --key-algorithm values.
+var KeyAlgorithms = []string{KeyECDSAP256, KeyEd25519, KeyRSA3072}
+
+// MaxPEMSize bounds any PEM document read from a Tenant or an Identity.
+const MaxPEMSize = 16 << 10
+
+// NewClientKey generates a fresh TLS client key.
+func NewClientKey(alg string) (crypto.Signer, error) {
+	switch alg {
+	case "", KeyECDSAP256:
+		return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	case KeyEd25519:
+		_, k, err := ed25519.GenerateKey(rand.Reader)
+		return k, err
+	case KeyRSA3072:
+		return rsa.GenerateKey(rand.Reader, 3072)
+	}
+	return nil, fmt.Errorf("key algorithm %q: must be one of %s", alg, strings.Join(KeyAlgorithms, ", "))
+}
+
+// NewCSR returns a PEM CSR for user in TenantGroup, with nothing else in it.
+func NewCSR(user string, key crypto.Signer) ([]byte, error) {
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
+		Subject: pkix.Name{CommonName: user, Organization: []string{TenantGroup}},
+	}, key)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}), nil
+}
+
+// DecodePEM returns the DER of the single PEM block of type typ in data; anything else (other blocks,
+// trailing bytes, headers) is refused. field names the source in errors.
+func DecodePEM(field string, data []byte, typ string) ([]byte, error) {
+	if len(data) == 0 {
+		return nil, fmt.Errorf("%s: is empty", field)
+	}
+	if len(data) > MaxPEMSize {
+		return nil, fmt.Errorf("%s: is %d bytes, more than the %d allowed", field, len(data), MaxPEMSize)
+	}
+	block, rest := pem.Decode(data)
+	if block == nil {
+		return nil, fmt.Errorf("%s: is not PEM", field)
+	}
+	if block.Type != typ {
+		return nil, fmt.Errorf("%s: PEM block is %q, want %q", field, block.Type, typ)
+	}
+	if len(block.Headers) > 0 {
+		return nil, fmt.Errorf("%s: PEM block has headers", field)
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
+		return nil, fmt.Errorf("%s: has data after the %s block", field, typ)
+	}
+	return block.Bytes, nil
+}
+
+// CheckCSR verifies a CSR exactly: a valid self-signature, the subject CN=expectedUser, O=TenantGroup and
+// nothing else, no SANs, no extensions or attributes, and an allowed key type. It returns the parsed CSR.
+func CheckCSR(csrPEM []byte, expectedUser string) (*x509.CertificateRequest, error) {
+	der, err := DecodePEM("spec.csr", csrPEM, "CERTIFICATE REQUEST")
+	if err != nil {
+		return nil, err
+	}
+	csr, err := x509.ParseCertificateRequest(der)
+	if err != nil {
+		return nil, fmt.Errorf("spec.csr: cannot be parsed: %w", err)
+	}
+	if err := csr.CheckSignature(); err != nil {
+		return nil, fmt.Errorf("spec.csr: self-signature is invalid: %w", err)
+	}
+	if err := checkKey(csr.PublicKey); err != nil {
+		return nil, err
+	}
+	s := csr.Subject
+	if s.CommonName != expectedUser {
+		return nil, fmt.Errorf("spec.csr: subject CN %q is not the user expected for this consumer and nonce (%q)", truncate(s.CommonName), expectedUser)
+	}
+	if len(s.Organization) != 1 || s.Organization[0] != TenantGroup {
+		return nil, fmt.Errorf("spec.csr: subject O must be exactly [%q], got %q", TenantGroup, s.Organization)
+	}
+	if len(s.Names) != 2 || len(s.ExtraNames) > 0 {
+		return nil, fmt.Errorf("spec.csr: subject must hold only CN and O, it has %d attributes", len(s.Names))
+	}
+	if len(csr.DNSNames)+len(csr.EmailAddresses)+len(csr.IPAddresses)+len(csr.URIs) > 0 {
+		return nil, errors.New("spec.csr: must not request subject alternative names")
+	}
+	if len(csr.Extensions) > 0 {
+		return nil, fmt.Errorf("spec.csr: must not request extensions, it requests %d", len(csr.Extensions))
+	}
+	if len(csr.Attributes) > 0 { //nolint:staticcheck // Attributes is the only view of raw CSR attributes
+		return nil, errors.New("spec.csr: must not carry attributes")
+	}
+	return csr, nil
+}
+
+func checkKey(pub any) error {
+	switch k := pub.(type) {
+	case *ecdsa.PublicKey:
+		if k.Curve != elliptic.P256() && k.Curve != elliptic.P384() {
+			return fmt.Errorf("spec.csr: ECDSA curve %s is not allowed (P-256 or P-384)", k.Curve.Params().Name)
+		}
+	case ed25519.PublicKey:
+	case *rsa.PublicKey:
+		if n := k.N.BitLen(); n < 2048 || n > 8192 {
+			return fmt.Errorf("spec.csr: RSA key of %d bits is not allowed (2048 to 8192)", n)
+		}
+	default:
+		return fmt.Errorf("spec.csr: key type %T is not allowed (ECDSA, Ed25519 or RSA)", pub)
+	}
+	return nil
+}
+
+// samePublicKey compares two public keys by their PKIX encoding.
+func samePublicKey(a, b any) bool {
+	da, err1 := x509.MarshalPKIXPublicKey(a)
+	db, err2 := x509.MarshalPKIXPublicKey(b)
+	return err1 == nil && err2 == nil && bytes.Equal(da, db)
+}

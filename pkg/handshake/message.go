@@ -1,0 +1,58 @@
+package handshake
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// messageContext separates handshake signatures from every other use of an Ed25519 key.
+const messageContext = "kubectl-federate handshake v1"
+
+// Message is what the consumer signs: it binds the provider, the consumer, the nonce and the exact CSR,
+// so a signature made for one pairing or one CSR verifies for no other. The fields are validated before
+// they get here (DNS labels, base64url), so none contains the separator.
+func Message(providerID, consumerID, nonce string, csrDER []byte) []byte {
+	sum := sha256.Sum256(csrDER)
+	return []byte(strings.Join([]string{
+		messageContext,
+		"provider=" + providerID,
+		"consumer=" + consumerID,
+		"nonce=" + nonce,
+		"csr-sha256=" + hex.EncodeToString(sum[:]),
+	}, "\n"))
+}
+
+// Sign signs msg with the handshake key.
+func Sign(key ed25519.PrivateKey, msg []byte) []byte { return ed25519.Sign(key, msg) }
+
+// VerifySignature checks an Ed25519 signature, naming what is wrong with the key or the signature.
+func VerifySignature(publicKey, msg, sig []byte) error {
+	if len(publicKey) != ed25519.PublicKeySize {
+		return fmt.Errorf("spec.publicKey: must be a %d-byte Ed25519 key, got %d bytes", ed25519.PublicKeySize, len(publicKey))
+	}
+	if len(sig) != ed25519.SignatureSize {
+		return fmt.Errorf("spec.signature: must be %d bytes, got %d", ed25519.SignatureSize, len(sig))
+	}
+	if !ed25519.Verify(ed25519.PublicKey(publicKey), msg, sig) {
+		return errors.New("spec.signature: does not verify with spec.publicKey for this provider, consumer, nonce and CSR")
+	}
+	return nil
+}
+
+// ExpectedUser is the Kubernetes user name of the identity issued against a nonce. Nonces are random and
+// single-use, so each issuance has its own user, and RBAC bound to it never applies to an older
+// certificate. The name reveals nothing of the nonce.
+func ExpectedUser(consumerID, nonce string) string {
+	sum := sha256.Sum256([]byte(messageContext + " user\n" + nonce))
+	return UserPrefix + consumerID + ":" + hex.EncodeToString(sum[:8])
+}
+
+// Fingerprint is the printable SHA-256 fingerprint of a handshake public key.
+func Fingerprint(publicKey []byte) string {
+	sum := sha256.Sum256(publicKey)
+	return "SHA256:" + hex.EncodeToString(sum[:])
+}

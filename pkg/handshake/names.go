@@ -1,0 +1,73 @@
+// Package handshake is the protocol: the provider's and the consumer's steps, each written once, as
+// methods over one cluster's clients. The manual commands call one step each; authenticate calls them
+// all in one process. Nothing here prints: progress goes through a Reporter.
+package handshake
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Names and labels of what kubectl federate creates.
+const (
+	SystemNamespace       = "federate-system"
+	ClusterConfigMap      = "federate-cluster"
+	HandshakeKeySecret    = "federate-handshake-key"
+	TenantNamespacePrefix = "federate-tenant-"
+	DefaultClusterRole    = "federate-tenant"
+	RoleBindingName       = "federate-tenant"
+	TenantGroup           = "kubectl-federate:tenants"
+	UserPrefix            = "kubectl-federate:"
+
+	LabelManagedBy       = "app.kubernetes.io/managed-by"
+	ManagedBy            = "kubectl-federate"
+	LabelRemoteClusterID = "federate.dev/remote-cluster-id"
+	FieldManager         = "kubectl-federate"
+
+	// MaxClusterIDLength keeps federate-tenant-<ID> within the 63 characters of a namespace name.
+	MaxClusterIDLength = 63 - len(TenantNamespacePrefix)
+)
+
+// TenantNamespace is the namespace that holds a pairing's objects, on either side, named after the
+// other cluster.
+func TenantNamespace(remoteID string) string { return TenantNamespacePrefix + remoteID }
+
+// IdentityName is the name of the consumer's Identity for a provider.
+func IdentityName(providerID string) string { return "controlplane-" + providerID }
+
+// KubeconfigSecretName is the consumer's Secret holding the kubeconfig for a provider.
+func KubeconfigSecretName(providerID string) string { return "kubeconfig-controlplane-" + providerID }
+
+// PendingKeySecretName holds the consumer's private key between generate tenant and import identity.
+func PendingKeySecretName(providerID string) string {
+	return "controlplane-" + providerID + "-pending-key"
+}
+
+// PairingLabels are carried by every object created for a pairing.
+func PairingLabels(remoteID string) map[string]string {
+	return map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: remoteID}
+}
+
+// ValidateClusterID checks a cluster ID: a lowercase DNS label short enough to prefix namespace names.
+// what names the flag or field in the message.
+func ValidateClusterID(what, id string) error {
+	if id == "" {
+		return fmt.Errorf("%s: must not be empty", what)
+	}
+	if len(id) > MaxClusterIDLength {
+		return fmt.Errorf("%s %q: must be at most %d characters, got %d", what, truncate(id), MaxClusterIDLength, len(id))
+	}
+	if errs := validation.IsDNS1123Label(id); len(errs) > 0 {
+		return fmt.Errorf("%s %q: must be a DNS label (lowercase letters, digits and '-', starting and ending with a letter or digit)", what, truncate(id))
+	}
+	return nil
+}
+
+func truncate(s string) string {
+	if len(s) > 70 {
+		return s[:67] + "..."
+	}
+	return strings.ToValidUTF8(s, "?")
+}

@@ -1,0 +1,41 @@
+package handshake
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+)
+
+// defaultClusterRole is what a tenant may do in its tenant namespace on the provider: run ordinary
+// namespaced workloads and read its own Tenant. It grants nothing on RBAC, CSRs, other namespaces or the
+// federation's own objects beyond that read, and it is only ever bound with a RoleBinding.
+func defaultClusterRole() *rbacv1.ClusterRole {
+	rw := []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
+	ro := []string{"get", "list", "watch"}
+	return &rbacv1.ClusterRole{
+		TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   DefaultClusterRole,
+			Labels: map[string]string{LabelManagedBy: ManagedBy},
+		},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"pods", "services", "configmaps", "secrets",
+				"persistentvolumeclaims", "pods/log", "pods/exec", "pods/portforward"}, Verbs: rw},
+			{APIGroups: []string{""}, Resources: []string{"events", "pods/status", "endpoints"}, Verbs: ro},
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "daemonsets",
+				"replicasets", "deployments/scale", "statefulsets/scale"}, Verbs: rw},
+			{APIGroups: []string{"batch"}, Resources: []string{"jobs", "cronjobs"}, Verbs: rw},
+			{APIGroups: []string{v1alpha1.Group}, Resources: []string{"tenants"}, Verbs: ro},
+		},
+	}
+}
+
+func roleBinding(namespace, user, clusterRole, consumerID string) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: RoleBindingName, Namespace: namespace, Labels: PairingLabels(consumerID)},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
+	}
+}

@@ -1,0 +1,28 @@
+package handshake
+
+// Reporter receives progress. pkg/output's Printer implements it; tests may use Discard.
+type Reporter interface {
+	// Begin starts a step described by running; the returned function ends it, with done on success.
+	Begin(running, done string) func(error)
+	// Warn reports something the administrator should know that does not stop the command.
+	Warn(msg string)
+	// Info reports a fact.
+	Info(msg string)
+}
+
+// Discard is a Reporter that reports nothing.
+var Discard Reporter = discard{}
+
+type discard struct{}
+
+func (discard) Begin(string, string) func(error) { return func(error) {} }
+func (discard) Warn(string)                      {}
+func (discard) Info(string)                      {}
+
+// step runs fn as one reported step.
+func step(r Reporter, running, done string, fn func() error) error {
+	end := r.Begin(running, done)
+	err := fn()
+	end(err)
+	return err
+}

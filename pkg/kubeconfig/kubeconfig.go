@@ -1,0 +1,87 @@
+// Package kubeconfig builds the consumer's kubeconfig for a provider and reads the provider's API server
+// URL and CA from the administrator's own connection.
+package kubeconfig
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Params describe a client-certificate kubeconfig with one context.
+type Params struct {
+	Name      string // cluster, user and context name
+	Server    string
+	CA        []byte // PEM; empty means the system roots
+	ProxyURL  string
+	CertPEM   []byte
+	KeyPEM    []byte
+	Namespace string // the context's default namespace
+}
+
+// Build renders p as kubeconfig YAML.
+func Build(p Params) ([]byte, error) {
+	if err := ValidateServer(p.Server); err != nil {
+		return nil, err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[p.Name] = &clientcmdapi.Cluster{Server: p.Server, CertificateAuthorityData: p.CA, ProxyURL: p.ProxyURL}
+	cfg.AuthInfos[p.Name] = &clientcmdapi.AuthInfo{ClientCertificateData: p.CertPEM, ClientKeyData: p.KeyPEM}
+	cfg.Contexts[p.Name] = &clientcmdapi.Context{Cluster: p.Name, AuthInfo: p.Name, Namespace: p.Namespace}
+	cfg.CurrentContext = p.Name
+	return clientcmd.Write(*cfg)
+}
+
+// ValidateServer checks an API server URL: absolute https with a host.
+func ValidateServer(server string) error {
+	u, err := url.Parse(server)
+	if err != nil {
+		return fmt.Errorf("API server URL %q: %w", server, err)
+	}
+	if u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("API server URL %q must be an absolute https:// URL", server)
+	}
+	return nil
+}
+
+// ValidateProxy checks a proxy URL as kubectl accepts it: http, https or socks5 with a host.
+func ValidateProxy(proxy string) error {
+	u, err := url.Parse(proxy)
+	if err != nil {
+		return fmt.Errorf("proxy URL %q: %w", proxy, err)
+	}
+	switch u.Scheme {
+	case "http", "https", "socks5":
+	default:
+		return fmt.Errorf("proxy URL %q must use http, https or socks5", proxy)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("proxy URL %q has no host", proxy)
+	}
+	return nil
+}
+
+// ServerOf returns the API server URL and CA bundle (PEM) of a REST config, as the administrator's
+// kubeconfig has them.
+func ServerOf(cfg *rest.Config) (server string, ca []byte, err error) {
+	if cfg.Host == "" {
+		return "", nil, errors.New("the kubeconfig names no API server")
+	}
+	server = cfg.Host
+	if !strings.Contains(server, "://") {
+		server = "https://" + server
+	}
+	ca = cfg.CAData
+	if len(ca) == 0 && cfg.CAFile != "" {
+		if ca, err = os.ReadFile(cfg.CAFile); err != nil {
+			return "", nil, fmt.Errorf("reading the kubeconfig's CA file: %w", err)
+		}
+	}
+	return server, ca, nil
+}

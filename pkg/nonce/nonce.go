@@ -1,0 +1,214 @@
+// Package nonce creates, stores, expires and consumes the single-use nonces a provider hands to a
+// consumer out of band. A nonce is 32 random bytes, written as unpadded base64url (43 characters), and is
+// kept in a Secret in the provider's federate-system namespace, which no issued identity can read.
+package nonce
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Size is the number of random bytes in a nonce.
+const Size = 32
+
+// encoding is the nonce's text form: URL-safe so it survives shells, URLs and YAML unquoted.
+var encoding = base64.RawURLEncoding
+
+// EncodedLen is the length of a nonce string.
+var EncodedLen = encoding.EncodedLen(Size)
+
+// Data keys and annotations of the nonce Secret.
+const (
+	dataKey        = "nonce"
+	expiresAtAnnot = "federate.dev/expires-at"
+	secretPrefix   = "nonce-"
+	timeFormat     = time.RFC3339
+	nonceLabel     = "federate.dev/nonce"
+)
+
+// Errors a caller can test for.
+var (
+	ErrNotFound = errors.New("no nonce")
+	ErrExpired  = errors.New("nonce expired")
+	ErrUsed     = errors.New("nonce already used")
+)
+
+// New returns a fresh nonce read from r (crypto/rand when r is nil).
+func New(r io.Reader) (string, error) {
+	if r == nil {
+		r = rand.Reader
+	}
+	b := make([]byte, Size)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return "", fmt.Errorf("reading randomness: %w", err)
+	}
+	return encoding.EncodeToString(b), nil
+}
+
+// Parse checks that s is a well-formed nonce and returns it. Leading and trailing white space (a newline
+// from a file or a terminal) is not accepted silently: the caller trims what it reads.
+func Parse(s string) (string, error) {
+	if s == "" {
+		return "", errors.New("nonce is empty")
+	}
+	if len(s) != EncodedLen {
+		return "", fmt.Errorf("nonce must be %d characters of base64url, got %d", EncodedLen, len(s))
+	}
+	b, err := encoding.DecodeString(s)
+	if err != nil || len(b) != Size {
+		return "", errors.New("nonce is not valid base64url")
+	}
+	return s, nil
+}
+
+// Nonce is a stored nonce.
+type Nonce struct {
+	ConsumerID string
+	Value      string
+	ExpiresAt  time.Time
+	uid        types.UID
+	rv         string
+}
+
+// Store keeps nonces as Secrets in one namespace.
+type Store struct {
+	Client    kubernetes.Interface
+	Namespace string
+	Labels    func(consumerID string) map[string]string // labels of a consumer's nonce Secret
+	Now       func() time.Time                          // nil: time.Now
+	Rand      io.Reader                                 // nil: crypto/rand
+}
+
+func (s Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// SecretName is the name of the Secret holding the nonce for a consumer.
+func SecretName(consumerID string) string { return secretPrefix + consumerID }
+
+func (s Store) fromSecret(consumerID string, sec *corev1.Secret) (*Nonce, error) {
+	exp, err := time.Parse(timeFormat, sec.Annotations[expiresAtAnnot])
+	if err != nil {
+		return nil, fmt.Errorf("secret %s/%s: annotation %s: %w", sec.Namespace, sec.Name, expiresAtAnnot, err)
+	}
+	v, err := Parse(string(sec.Data[dataKey]))
+	if err != nil {
+		return nil, fmt.Errorf("secret %s/%s: %w", sec.Namespace, sec.Name, err)
+	}
+	return &Nonce{ConsumerID: consumerID, Value: v, ExpiresAt: exp, uid: sec.UID, rv: sec.ResourceVersion}, nil
+}
+
+// Ensure returns the consumer's unexpired nonce, or creates a new one valid for ttl (replacing an expired
+// one). created tells which.
+func (s Store) Ensure(ctx context.Context, consumerID string, ttl time.Duration) (n *Nonce, created bool, err error) {
+	secrets := s.Client.CoreV1().Secrets(s.Namespace)
+	existing, err := secrets.Get(ctx, SecretName(consumerID), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		existing = nil
+	case err != nil:
+		return nil, false, err
+	default:
+		if n, perr := s.fromSecret(consumerID, existing); perr == nil && s.now().Before(n.ExpiresAt) {
+			return n, false, nil
+		}
+	}
+	value, err := New(s.Rand)
+	if err != nil {
+		return nil, false, err
+	}
+	exp := s.now().Add(ttl).UTC().Truncate(time.Second)
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        SecretName(consumerID),
+			Namespace:   s.Namespace,
+			Labels:      s.labels(consumerID),
+			Annotations: map[string]string{expiresAtAnnot: exp.Format(timeFormat)},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{dataKey: []byte(value)},
+	}
+	var out *corev1.Secret
+	if existing == nil {
+		out, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
+	} else {
+		sec.ResourceVersion = existing.ResourceVersion // replace the expired one, unless someone raced us
+		out, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+	}
+	if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
+		// A concurrent run stored a nonce first: use theirs.
+		n, err := s.Get(ctx, consumerID)
+		return n, false, err
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	n, err = s.fromSecret(consumerID, out)
+	return n, err == nil, err
+}
+
+func (s Store) labels(consumerID string) map[string]string {
+	l := map[string]string{}
+	if s.Labels != nil {
+		for k, v := range s.Labels(consumerID) {
+			l[k] = v
+		}
+	}
+	l[nonceLabel] = "true"
+	return l
+}
+
+// Get returns the consumer's nonce; ErrNotFound if there is none (never created, or used), ErrExpired if
+// its time is up.
+func (s Store) Get(ctx context.Context, consumerID string) (*Nonce, error) {
+	sec, err := s.Client.CoreV1().Secrets(s.Namespace).Get(ctx, SecretName(consumerID), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("%w for consumer %q: it was never created, or it was already used", ErrNotFound, consumerID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.fromSecret(consumerID, sec)
+	if err != nil {
+		return nil, err
+	}
+	if !s.now().Before(n.ExpiresAt) {
+		return nil, fmt.Errorf("%w at %s for consumer %q", ErrExpired, n.ExpiresAt.Format(timeFormat), consumerID)
+	}
+	return n, nil
+}
+
+// Consume deletes the nonce, exactly the version that was read: if another run used or replaced it in
+// the meantime, ErrUsed.
+func (s Store) Consume(ctx context.Context, n *Nonce) error {
+	err := s.Client.CoreV1().Secrets(s.Namespace).Delete(ctx, SecretName(n.ConsumerID), metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &n.uid, ResourceVersion: &n.rv},
+	})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return fmt.Errorf("%w for consumer %q (another run consumed or replaced it)", ErrUsed, n.ConsumerID)
+	}
+	return err
+}
+
+// Delete removes the consumer's nonce if there is one.
+func (s Store) Delete(ctx context.Context, consumerID string) error {
+	err := s.Client.CoreV1().Secrets(s.Namespace).Delete(ctx, SecretName(consumerID), metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

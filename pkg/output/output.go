@@ -1,0 +1,165 @@
+// Package output renders every byte a human reads: progress steps, warnings and errors, on stderr.
+// It is the only package that uses pterm. When stderr is a terminal (and colour is allowed) steps are
+// spinners with coloured prefixes; otherwise each step is one plain line with no escape codes.
+package output
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pterm/pterm"
+	"k8s.io/cli-runtime/pkg/printers"
+)
+
+// ColorMode is the value of the --color flag; it implements pflag.Value.
+type ColorMode string
+
+// The --color values.
+const (
+	ColorAuto   ColorMode = "auto"
+	ColorAlways ColorMode = "always"
+	ColorNever  ColorMode = "never"
+)
+
+// ColorModes lists the accepted --color values, for help and completion.
+var ColorModes = []string{string(ColorAuto), string(ColorAlways), string(ColorNever)}
+
+func (m *ColorMode) String() string { return string(*m) }
+
+// Set validates and stores a --color value.
+func (m *ColorMode) Set(v string) error {
+	switch ColorMode(v) {
+	case ColorAuto, ColorAlways, ColorNever:
+		*m = ColorMode(v)
+		return nil
+	}
+	return fmt.Errorf("must be one of %s", strings.Join(ColorModes, "|"))
+}
+
+// Type names the flag's value in help.
+func (m *ColorMode) Type() string { return "string" }
+
+// Styled decides whether stderr gets spinners and colour: always/never win; auto means stderr is a
+// terminal, TERM is not "dumb" and NO_COLOR is unset.
+func Styled(mode ColorMode, stderrIsTerminal bool, getenv func(string) string) bool {
+	switch mode {
+	case ColorAlways:
+		return true
+	case ColorNever:
+		return false
+	}
+	return stderrIsTerminal && getenv("TERM") != "dumb" && getenv("NO_COLOR") == ""
+}
+
+// Printer writes progress for one scope ("local", "remote" or none) to stderr.
+type Printer struct {
+	w      io.Writer
+	styled bool
+	scope  string
+	mu     *sync.Mutex
+}
+
+// NewPrinter returns a printer on w, styled or plain as decided by mode and w.
+func NewPrinter(w io.Writer, mode ColorMode) *Printer {
+	return &Printer{w: w, styled: Styled(mode, printers.IsTerminal(w), os.Getenv), mu: &sync.Mutex{}}
+}
+
+// NewPlainPrinter returns a printer without escape codes (tests, pipes).
+func NewPlainPrinter(w io.Writer) *Printer { return &Printer{w: w, mu: &sync.Mutex{}} }
+
+// Scoped returns a printer whose lines are prefixed with (scope).
+func (p *Printer) Scoped(scope string) *Printer {
+	c := *p
+	c.scope = scope
+	return &c
+}
+
+// Styled reports whether this printer uses colour and spinners.
+func (p *Printer) Styled() bool { return p.styled }
+
+func (p *Printer) text(msg string) string {
+	if p.scope == "" {
+		return msg
+	}
+	return "(" + p.scope + ") " + msg
+}
+
+func (p *Printer) prefix(kind string) *pterm.PrefixPrinter {
+	var base pterm.PrefixPrinter
+	switch kind {
+	case "INFO":
+		base = pterm.Info
+	case "WARNING":
+		base = pterm.Warning
+	case "ERROR":
+		base = pterm.Error
+	default:
+		base = pterm.Success
+	}
+	return base.WithWriter(p.w)
+}
+
+func (p *Printer) line(kind, msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.styled {
+		p.prefix(kind).Println(p.text(msg))
+		return
+	}
+	fmt.Fprintf(p.w, "%-7s %s\n", kind, p.text(msg))
+}
+
+// Info prints an informational line.
+func (p *Printer) Info(msg string) { p.line("INFO", msg) }
+
+// Warn prints a warning line.
+func (p *Printer) Warn(msg string) { p.line("WARNING", msg) }
+
+// Error prints an error line (the final error of a command is printed by main, not here).
+func (p *Printer) Error(msg string) { p.line("ERROR", msg) }
+
+// Begin starts a step: a spinner showing running on a terminal, nothing in plain mode. The returned
+// function ends it, printing done (or the error) as one line.
+func (p *Printer) Begin(running, done string) func(error) {
+	start := time.Now()
+	if !p.styled {
+		return func(err error) {
+			if err != nil {
+				p.line("ERROR", fmt.Sprintf("%s: %v", running, err))
+				return
+			}
+			p.line("INFO", done)
+		}
+	}
+	spinner := pterm.SpinnerPrinter{
+		Sequence:       []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"},
+		Style:          &pterm.ThemeDefault.SpinnerStyle,
+		Delay:          100 * time.Millisecond,
+		MessageStyle:   &pterm.ThemeDefault.SpinnerTextStyle,
+		SuccessPrinter: p.prefix("SUCCESS"),
+		FailPrinter:    p.prefix("ERROR"),
+		WarningPrinter: p.prefix("WARNING"),
+		InfoPrinter:    p.prefix("INFO"),
+		Writer:         p.w,
+	}
+	s, err := spinner.Start(p.text(running))
+	if err != nil {
+		s = nil
+	}
+	return func(err error) {
+		elapsed := time.Since(start).Round(time.Millisecond)
+		if s == nil {
+			fmt.Fprintln(p.w, p.text(done))
+			return
+		}
+		if err != nil {
+			s.Fail(p.text(fmt.Sprintf("%s: %v", running, err)))
+			return
+		}
+		s.Success(p.text(fmt.Sprintf("%s (%s)", done, elapsed)))
+	}
+}
