@@ -4,10 +4,34 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/authenticate"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/create"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/generate"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/get"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/importcmd"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/info"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/initialize"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/unauthenticate"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
 )
 
-// addCommands registers the handshake commands.
+// addCommands registers the handshake commands, in groups as the help shows them.
 func addCommands(root *cobra.Command, f *util.Factory, streams genericiooptions.IOStreams) {
-	_, _, _ = root, f, streams
+	root.AddGroup(
+		&cobra.Group{ID: "oneshot", Title: "Both clusters at once (one machine holds both kubeconfigs):"},
+		&cobra.Group{ID: "manual", Title: "One cluster at a time (each administrator holds their own):"},
+		&cobra.Group{ID: "cluster", Title: "This cluster:"},
+	)
+	for _, c := range []*cobra.Command{authenticate.NewCmd(f, streams), unauthenticate.NewCmd(f, streams)} {
+		c.GroupID = "oneshot"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{create.NewCmd(f, streams), get.NewCmd(f, streams), generate.NewCmd(f, streams), importcmd.NewCmd(f, streams)} {
+		c.GroupID = "manual"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{initialize.NewCmd(f, streams), info.NewCmd(f, streams)} {
+		c.GroupID = "cluster"
+		root.AddCommand(c)
+	}
 }

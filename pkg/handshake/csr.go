@@ -141,3 +141,13 @@ func samePublicKey(a, b any) bool {
 	db, err2 := x509.MarshalPKIXPublicKey(b)
 	return err1 == nil && err2 == nil && bytes.Equal(da, db)
 }
+
+// ValidateKeyAlgorithm checks a key algorithm name without generating a key.
+func ValidateKeyAlgorithm(alg string) error {
+	for _, a := range KeyAlgorithms {
+		if alg == a || alg == "" {
+			return nil
+		}
+	}
+	return fmt.Errorf("%q: must be one of %s", alg, strings.Join(KeyAlgorithms, ", "))
+}

@@ -192,9 +192,10 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	if err != nil {
 		return nil, err
 	}
-	if want := c.now().Add(o.Expiration); cert.NotAfter.Before(want.Add(-time.Minute)) {
-		r.Warn(fmt.Sprintf("The signer shortened the certificate: it expires at %s, not %s as requested",
-			cert.NotAfter.UTC().Format(time.RFC3339), want.UTC().Format(time.RFC3339)))
+	// The signer backdates NotBefore by a few minutes; the lifetime is what it may have cut.
+	if lifetime := cert.NotAfter.Sub(cert.NotBefore); lifetime < o.Expiration-time.Minute {
+		r.Warn(fmt.Sprintf("The signer shortened the certificate to %s (requested %s): it expires at %s",
+			lifetime.Round(time.Second), o.Expiration, cert.NotAfter.UTC().Format(time.RFC3339)))
 	}
 	if err := step(r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns, func() error {
 		return c.bindRole(ctx, ns, user, o.ClusterRole, o.ConsumerID)

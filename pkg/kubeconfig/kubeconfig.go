@@ -85,3 +85,20 @@ func ServerOf(cfg *rest.Config) (server string, ca []byte, err error) {
 	}
 	return server, ca, nil
 }
+
+// ClientCertificate returns the client certificate (PEM) of a kubeconfig's current context.
+func ClientCertificate(data []byte) ([]byte, error) {
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		return nil, err
+	}
+	ctx, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok {
+		return nil, errors.New("kubeconfig has no current context")
+	}
+	user, ok := cfg.AuthInfos[ctx.AuthInfo]
+	if !ok || len(user.ClientCertificateData) == 0 {
+		return nil, errors.New("kubeconfig's current user has no client certificate")
+	}
+	return user.ClientCertificateData, nil
+}

@@ -43,7 +43,9 @@ func TestClustersAreIndependent(t *testing.T) {
 	if _, err := c.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.CoreV1().ConfigMaps("default").Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = c.CoreV1().ConfigMaps("default").Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 	if _, err := c.CoreV1().ConfigMaps("default").Get(ctx, name, metav1.GetOptions{}); err != nil {
 		t.Fatalf("consumer lost its own ConfigMap: %v", err)
 	}

@@ -151,6 +151,7 @@ func startOne(ctx context.Context, bins Binaries, dir, name string, detached boo
 		"--cluster-signing-cert-file="+f("ca.crt"), "--cluster-signing-key-file="+f("ca.key"),
 		"--root-ca-file="+f("ca.crt"), "--service-account-private-key-file="+f("sa.key"),
 		"--use-service-account-credentials", "--leader-elect=false", "--secure-port=0",
+		"--kube-api-qps=500", "--kube-api-burst=1000", // the namespace controller lists every resource type
 		"--controllers=*,-node-ipam-controller,-node-lifecycle-controller")
 	if err != nil {
 		return c, err

@@ -1,0 +1,15 @@
+// Package create implements `kubectl federate create`.
+package create
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+)
+
+// NewCmd returns the `create` group.
+func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
+	cmd := util.NewGroup("create", "Create a federation resource", "Create a federation resource on this cluster.")
+	cmd.AddCommand(NewCmdNonce(f, streams))
+	return cmd
+}

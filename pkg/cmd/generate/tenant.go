@@ -1,0 +1,103 @@
+package generate
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+	"github.com/federate-dev/kubectl-federate/pkg/nonce"
+)
+
+// TenantOptions are the flags of `generate tenant`.
+type TenantOptions struct {
+	RemoteClusterID string
+	Nonce           string
+	ProxyURL        string
+	KeyAlgorithm    string
+	Output          *util.OutputFormat
+
+	cluster *handshake.Cluster
+	util.Streams
+}
+
+// NewCmdTenant returns `generate tenant`.
+func NewCmdTenant(f *util.Factory, streams util.Streams) *cobra.Command {
+	o := &TenantOptions{Output: util.NewOutputFormat("yaml", "json"), Streams: streams}
+	o.Output.Value = "yaml"
+	cmd := &cobra.Command{
+		Use:   "tenant --remote-cluster-id PROVIDER --nonce NONCE [--proxy-url URL]",
+		Short: "Generate the signed Tenant request for a provider cluster (consumer side)",
+		Long: util.LongDesc(`
+			Generate the Tenant document that asks the provider cluster PROVIDER for an identity, using
+			the nonce its administrator gave you.
+
+			This cluster generates a fresh client key (ECDSA P-256 unless --key-algorithm says otherwise)
+			and keeps it in a Secret in its namespace federate-tenant-PROVIDER; the key never leaves this
+			cluster. The Tenant holds a CSR for that key and this cluster's Ed25519 signature over the
+			provider ID, this cluster's ID, the nonce and the CSR. It carries no secret: send it to the
+			provider's administrator, who applies it and runs "generate identity".
+
+			This command writes to this cluster: it initializes it if needed, and creates the namespace
+			and the key Secret. Re-running it with the same nonce reuses the key.`),
+		Example: util.Examples(`
+			# Request an identity on the provider "gpu-farm"
+			kubectl federate generate tenant --remote-cluster-id gpu-farm --nonce "$(cat nonce.txt)" > tenant.yaml
+
+			# The same, reaching the provider through a proxy
+			kubectl federate generate tenant --remote-cluster-id gpu-farm --nonce "$NONCE" --proxy-url http://proxy:3128 > tenant.yaml`),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			var err error
+			if o.cluster, _, err = f.Cluster(f.Printer(o.Streams).Scoped("local")); err != nil {
+				return err
+			}
+			cmd.SilenceUsage = true
+			return o.Run(cmd)
+		},
+	}
+	util.RemoteClusterIDFlag(cmd, &o.RemoteClusterID, "The ID of the provider cluster")
+	cmd.Flags().StringVar(&o.Nonce, "nonce", "", "The nonce the provider's administrator gave you")
+	_ = cmd.MarkFlagRequired("nonce")
+	cmd.Flags().StringVar(&o.ProxyURL, "proxy-url", "", "Proxy through which this cluster reaches the provider's API server, written into its kubeconfig")
+	cmd.Flags().StringVar(&o.KeyAlgorithm, "key-algorithm", handshake.KeyECDSAP256, "Algorithm of the new client key. One of: ("+strings.Join(handshake.KeyAlgorithms, ", ")+")")
+	_ = cmd.RegisterFlagCompletionFunc("key-algorithm", util.CompleteValues(handshake.KeyAlgorithms))
+	cmd.Flags().VarP(o.Output, "output", "o", "Output format. One of: (yaml, json)")
+	_ = cmd.RegisterFlagCompletionFunc("output", util.CompleteValues(o.Output.Allowed()))
+	return cmd
+}
+
+// Validate checks the flags.
+func (o *TenantOptions) Validate() error {
+	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
+		return err
+	}
+	if _, err := nonce.Parse(o.Nonce); err != nil {
+		return util.UsageErrorf("", "--nonce: %v", err)
+	}
+	if o.ProxyURL != "" {
+		if err := kubeconfig.ValidateProxy(o.ProxyURL); err != nil {
+			return util.UsageErrorf("", "--proxy-url: %v", err)
+		}
+	}
+	if err := handshake.ValidateKeyAlgorithm(o.KeyAlgorithm); err != nil {
+		return util.UsageErrorf("", "--key-algorithm: %v", err)
+	}
+	return nil
+}
+
+// Run generates the Tenant and prints it.
+func (o *TenantOptions) Run(cmd *cobra.Command) error {
+	t, err := o.cluster.GenerateTenant(cmd.Context(), handshake.TenantOptions{
+		ProviderID: o.RemoteClusterID, Nonce: o.Nonce, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm,
+	})
+	if err != nil {
+		return err
+	}
+	return util.PrintObject(o.Out, o.Output.Value, t)
+}

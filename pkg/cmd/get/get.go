@@ -1,0 +1,15 @@
+// Package get implements `kubectl federate get`.
+package get
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+)
+
+// NewCmd returns the `get` group.
+func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
+	cmd := util.NewGroup("get", "Print a federation value: a nonce or a kubeconfig", "Print a federation value stored on this cluster, for pipes and scripts.")
+	cmd.AddCommand(NewCmdNonce(f, streams), NewCmdKubeconfig(f, streams))
+	return cmd
+}

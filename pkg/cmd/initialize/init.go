@@ -1,0 +1,81 @@
+// Package initialize implements `kubectl federate init`.
+package initialize
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+)
+
+// Options are the flags of `init`.
+type Options struct {
+	ClusterID string
+
+	cluster *handshake.Cluster
+	util.Streams
+}
+
+// NewCmd returns the `init` command.
+func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
+	o := &Options{Streams: streams}
+	cmd := &cobra.Command{
+		Use:   "init [--cluster-id ID]",
+		Short: "Prepare this cluster for kubectl federate",
+		Long: util.LongDesc(`
+			Prepare this cluster for kubectl federate, once: create the federate-system namespace holding
+			the cluster ID and the cluster's Ed25519 handshake key pair, install the Tenant and Identity
+			CRDs, and the federate-tenant ClusterRole that tenants are bound to in their namespace.
+
+			The cluster ID names this cluster to its peers and must be a DNS label of at most 47
+			characters. Without --cluster-id it is "cluster-" followed by the first 8 characters of the
+			kube-system namespace's UID. The other commands initialize a cluster implicitly when needed.
+			Re-running init changes nothing; asking for a different ID on an initialized cluster fails.`),
+		Example: util.Examples(`
+			# Initialize the current cluster with a chosen ID
+			kubectl federate init --cluster-id eu-west-prod
+
+			# Initialize it with the default ID, and show the result
+			kubectl federate init && kubectl federate info`),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Complete(f); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			cmd.SilenceUsage = true
+			return o.Run(cmd)
+		},
+	}
+	cmd.Flags().StringVar(&o.ClusterID, "cluster-id", "", "The ID of this cluster, a DNS label (default: derived from the kube-system namespace UID)")
+	return cmd
+}
+
+// Complete builds the cluster client.
+func (o *Options) Complete(f *util.Factory) error {
+	var err error
+	o.cluster, _, err = f.Cluster(f.Printer(o.Streams))
+	return err
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	if o.ClusterID != "" {
+		return handshake.ValidateClusterID("--cluster-id", o.ClusterID)
+	}
+	return nil
+}
+
+// Run initializes the cluster.
+func (o *Options) Run(cmd *cobra.Command) error {
+	self, err := o.cluster.Init(cmd.Context(), o.ClusterID)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(o.Out, "cluster/%s initialized\n", self.ClusterID)
+	return err
+}

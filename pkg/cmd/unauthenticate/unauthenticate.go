@@ -1,0 +1,93 @@
+// Package unauthenticate implements `kubectl federate unauthenticate`.
+package unauthenticate
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/output"
+)
+
+// Options are the flags of `unauthenticate`.
+type Options struct {
+	KeepNamespaces bool
+	Timeout        time.Duration
+
+	local, remote *util.Factory
+	consumer      *handshake.Cluster
+	provider      *handshake.Cluster
+	printer       *output.Printer
+	util.Streams
+}
+
+// NewCmd returns the `unauthenticate` command.
+func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
+	o := &Options{Timeout: 2 * time.Minute, local: f, Streams: streams}
+	cmd := &cobra.Command{
+		Use:   "unauthenticate --kubeconfig CONSUMER --remote-kubeconfig PROVIDER [--keep-namespaces]",
+		Short: "Revoke this (consumer) cluster's identity on a provider cluster and remove the pairing",
+		Long: util.LongDesc(`
+			Undo "authenticate" (or the manual flow) on both clusters. On the provider it deletes the
+			RoleBinding first, so the consumer's certificate grants nothing from that moment, then the
+			Tenant (and the pinned handshake key), any unused nonce and leftover CSRs. On the consumer it
+			deletes the Identity, the kubeconfig Secret and any pending client key. Both tenant
+			namespaces are deleted too, unless --keep-namespaces, and the command waits until they are
+			gone. Running it again succeeds and changes nothing.`),
+		Example: util.Examples(`
+			# Remove the pairing between two clusters
+			kubectl federate unauthenticate --kubeconfig consumer.kubeconfig --remote-kubeconfig provider.kubeconfig
+
+			# Keep the tenant namespaces and what the consumer runs in them
+			kubectl federate unauthenticate --context edge-1 --remote-context gpu-farm --keep-namespaces`),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Timeout <= 0 {
+				return fmt.Errorf("--timeout %s: must be positive", o.Timeout)
+			}
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			cmd.SilenceUsage = true
+			return o.Run(cmd.Context())
+		},
+	}
+	o.remote = util.AddRemoteFlags(cmd.Flags(), streams)
+	cmd.Flags().BoolVar(&o.KeepNamespaces, "keep-namespaces", false, "Keep both tenant namespaces and the workloads in them")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long the removal may take before it is abandoned (exit code 124)")
+	return cmd
+}
+
+// Complete builds both clusters' clients.
+func (o *Options) Complete() error {
+	o.printer = o.local.Printer(o.Streams)
+	var err error
+	var lc, rc *util.Clients
+	if o.consumer, lc, err = o.local.Cluster(o.printer.Scoped("local")); err != nil {
+		return fmt.Errorf("consumer (--kubeconfig/--context): %w", err)
+	}
+	if o.provider, rc, err = o.remote.Cluster(o.printer.Scoped("remote")); err != nil {
+		return fmt.Errorf("provider (--remote-kubeconfig/--remote-context): %w", err)
+	}
+	if lc.Config.Host == rc.Config.Host {
+		return util.UsageErrorf("", "--kubeconfig/--context and --remote-kubeconfig/--remote-context both point at %s: name two different clusters", lc.Config.Host)
+	}
+	return nil
+}
+
+// Run removes the pairing.
+func (o *Options) Run(ctx context.Context) error {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	if err := handshake.Unauthenticate(ctx, o.consumer, o.provider, o.KeepNamespaces); err != nil {
+		return util.WithDeadline(ctx, err, "--timeout "+o.Timeout.String())
+	}
+	o.printer.Info(fmt.Sprintf("Done in %s with %d API requests to the consumer and %d to the provider",
+		time.Since(start).Round(time.Millisecond), o.local.Requests.Load(), o.remote.Requests.Load()))
+	return nil
+}

@@ -1,0 +1,306 @@
+package handshake
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+	"github.com/federate-dev/kubectl-federate/pkg/nonce"
+)
+
+const (
+	privateKeyKey  = "tls.key"
+	userAnnotation = "federate.dev/user"
+	// KubeconfigKey is the data key of the consumer's kubeconfig Secret.
+	KubeconfigKey = "kubeconfig"
+)
+
+// TenantOptions are the consumer's choices for a request.
+type TenantOptions struct {
+	ProviderID   string
+	Nonce        string
+	ProxyURL     string // how this cluster reaches the provider's API server, if through a proxy
+	KeyAlgorithm string // of the new client key; "" means ECDSA P-256
+}
+
+// GenerateTenant (consumer) prepares a request for an identity on a provider: a fresh client key, kept
+// in a Secret in the local tenant namespace, a CSR for the user this nonce entitles the consumer to, and
+// the handshake signature binding provider, consumer, nonce and CSR. The returned Tenant carries no
+// secret. The cluster is initialized first if it never was. Re-running with the same nonce reuses the key.
+func (c *Cluster) GenerateTenant(ctx context.Context, o TenantOptions) (*v1alpha1.Tenant, error) {
+	if _, err := nonce.Parse(o.Nonce); err != nil {
+		return nil, fmt.Errorf("--nonce: %w", err)
+	}
+	self, err := c.Init(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	if o.ProviderID == self.ClusterID {
+		return nil, fmt.Errorf("--remote-cluster-id %q: is this cluster's own ID", o.ProviderID)
+	}
+	r := c.report()
+	ns := TenantNamespace(o.ProviderID)
+	if err := step(r, "Ensuring tenant namespace "+ns, "Tenant namespace "+ns+" ensured", func() error {
+		return c.ensureNamespace(ctx, ns, PairingLabels(o.ProviderID))
+	}); err != nil {
+		return nil, err
+	}
+	user := ExpectedUser(self.ClusterID, o.Nonce)
+	var key crypto.Signer
+	if err := step(r, "Ensuring the client key", "Client key ensured (it stays in "+ns+")", func() error {
+		key, err = c.ensurePendingKey(ctx, o.ProviderID, user, o.KeyAlgorithm)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	var t *v1alpha1.Tenant
+	err = step(r, "Signing the request", "Tenant request signed", func() error {
+		csrPEM, err := NewCSR(user, key)
+		if err != nil {
+			return err
+		}
+		block, _ := pem.Decode(csrPEM)
+		sig := Sign(self.privateKey, Message(o.ProviderID, self.ClusterID, o.Nonce, block.Bytes))
+		t = &v1alpha1.Tenant{
+			TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
+			ObjectMeta: metav1.ObjectMeta{
+				Name:      self.ClusterID,
+				Namespace: TenantNamespace(self.ClusterID),
+				Labels:    PairingLabels(self.ClusterID),
+			},
+			Spec: v1alpha1.TenantSpec{
+				ClusterID:         self.ClusterID,
+				ProviderClusterID: o.ProviderID,
+				PublicKey:         self.PublicKey,
+				CSR:               csrPEM,
+				Signature:         sig,
+				ProxyURL:          o.ProxyURL,
+			},
+		}
+		return nil
+	})
+	return t, err
+}
+
+// ensurePendingKey returns the client key waiting for this user's certificate, creating it if needed.
+func (c *Cluster) ensurePendingKey(ctx context.Context, providerID, user, alg string) (crypto.Signer, error) {
+	secrets := c.Kube.CoreV1().Secrets(TenantNamespace(providerID))
+	name := PendingKeySecretName(providerID)
+	existing, err := secrets.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		existing = nil
+	case err != nil:
+		return nil, err
+	case existing.Annotations[userAnnotation] == user:
+		if key, err := parseSigner(existing.Data[privateKeyKey]); err == nil {
+			return key, nil
+		}
+	}
+	key, err := NewClientKey(alg)
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: TenantNamespace(providerID), Labels: PairingLabels(providerID),
+			Annotations: map[string]string{userAnnotation: user}},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{privateKeyKey: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})},
+	}
+	if existing == nil {
+		_, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
+	} else {
+		sec.ResourceVersion = existing.ResourceVersion
+		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("storing the client key in Secret %s/%s: %w", sec.Namespace, name, err)
+	}
+	return key, nil
+}
+
+func parseSigner(data []byte) (crypto.Signer, error) {
+	der, err := DecodePEM(privateKeyKey, data, "PRIVATE KEY")
+	if err != nil {
+		return nil, err
+	}
+	k, err := x509.ParsePKCS8PrivateKey(der)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := k.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("%s: %T is not a signing key", privateKeyKey, k)
+	}
+	return s, nil
+}
+
+// Imported is the result of ImportIdentity.
+type Imported struct {
+	Namespace        string
+	KubeconfigSecret string
+	User             string
+	NotAfter         time.Time
+	AlreadyImported  bool
+}
+
+// ImportIdentity (consumer) checks the provider's Identity against the client key waiting for it, then
+// stores the kubeconfig Secret and the Identity, and drops the pending key. Importing the same Identity
+// again changes nothing.
+func (c *Cluster) ImportIdentity(ctx context.Context, id *v1alpha1.Identity) (*Imported, error) {
+	self, err := c.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := ValidateIdentity(id, self.ClusterID, c.now())
+	if err != nil {
+		return nil, err
+	}
+	providerID := id.Spec.ClusterID
+	ns := TenantNamespace(providerID)
+	res := &Imported{Namespace: ns, KubeconfigSecret: KubeconfigSecretName(providerID), User: cert.Subject.CommonName, NotAfter: cert.NotAfter}
+	secrets := c.Kube.CoreV1().Secrets(ns)
+	r := c.report()
+
+	var kubeconfigYAML []byte
+	if err := step(r, "Matching the certificate with the client key", "Certificate matches the client key", func() error {
+		pending, err := secrets.Get(ctx, PendingKeySecretName(providerID), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			if same, err := c.sameKubeconfigCert(ctx, providerID, id.Spec.Certificate); err != nil || same {
+				res.AlreadyImported = same
+				return err
+			}
+			return fmt.Errorf("no client key is waiting for a certificate from %q (Secret %s/%s): this identity answers a request this cluster did not make, or one already replaced; run generate tenant again",
+				providerID, ns, PendingKeySecretName(providerID))
+		}
+		if err != nil {
+			return err
+		}
+		if want := pending.Annotations[userAnnotation]; cert.Subject.CommonName != want {
+			return fmt.Errorf("spec.certificate: is for user %q, the pending request is for %q", cert.Subject.CommonName, want)
+		}
+		key, err := parseSigner(pending.Data[privateKeyKey])
+		if err != nil {
+			return fmt.Errorf("Secret %s/%s: %w", ns, pending.Name, err)
+		}
+		if !samePublicKey(key.Public(), cert.PublicKey) {
+			return errors.New("spec.certificate: does not certify this cluster's pending client key")
+		}
+		kubeconfigYAML, err = kubeconfig.Build(kubeconfig.Params{
+			Name: providerID, Server: id.Spec.APIServer, CA: id.Spec.CA, ProxyURL: id.Spec.ProxyURL,
+			CertPEM: id.Spec.Certificate, KeyPEM: pending.Data[privateKeyKey], Namespace: id.Spec.Namespace,
+		})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if kubeconfigYAML != nil {
+		if err := step(r, "Storing the kubeconfig", "Kubeconfig stored in Secret "+ns+"/"+res.KubeconfigSecret, func() error {
+			return c.storeKubeconfig(ctx, providerID, kubeconfigYAML)
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if err := step(r, "Recording the Identity", "Identity "+ns+"/"+IdentityName(providerID)+" recorded", func() error {
+		return c.applyIdentity(ctx, id, res)
+	}); err != nil {
+		return nil, err
+	}
+	if kubeconfigYAML != nil {
+		err := secrets.Delete(ctx, PendingKeySecretName(providerID), metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (c *Cluster) sameKubeconfigCert(ctx context.Context, providerID string, certPEM []byte) (bool, error) {
+	data, err := c.GetKubeconfig(ctx, providerID)
+	if err != nil {
+		return false, nil //nolint:nilerr // no kubeconfig: not imported, and the caller explains what is missing
+	}
+	cert, err := kubeconfig.ClientCertificate(data)
+	if err != nil {
+		return false, nil //nolint:nilerr // an unreadable kubeconfig is not the same identity
+	}
+	return bytes.Equal(bytes.TrimSpace(cert), bytes.TrimSpace(certPEM)), nil
+}
+
+func (c *Cluster) storeKubeconfig(ctx context.Context, providerID string, data []byte) error {
+	secrets := c.Kube.CoreV1().Secrets(TenantNamespace(providerID))
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: KubeconfigSecretName(providerID), Namespace: TenantNamespace(providerID), Labels: PairingLabels(providerID)},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{KubeconfigKey: data},
+	}
+	_, err := secrets.Create(ctx, sec, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+	}
+	return err
+}
+
+func (c *Cluster) applyIdentity(ctx context.Context, id *v1alpha1.Identity, res *Imported) error {
+	providerID := id.Spec.ClusterID
+	ns := TenantNamespace(providerID)
+	obj := &v1alpha1.Identity{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.IdentityKind},
+		ObjectMeta: metav1.ObjectMeta{Name: IdentityName(providerID), Namespace: ns, Labels: PairingLabels(providerID)},
+		Spec:       id.Spec,
+	}
+	identities := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(ns)
+	u, err := toUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	unstructured.RemoveNestedField(u.Object, "status")
+	if _, err := identities.Apply(ctx, obj.Name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+		return err
+	}
+	notAfter := metav1.NewTime(res.NotAfter)
+	status := &v1alpha1.Identity{
+		TypeMeta:   obj.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: obj.Name, Namespace: ns},
+		Status:     v1alpha1.IdentityStatus{User: res.User, NotAfter: &notAfter, KubeconfigSecret: res.KubeconfigSecret},
+	}
+	if u, err = toUnstructured(status); err != nil {
+		return err
+	}
+	unstructured.RemoveNestedField(u.Object, "spec")
+	_, err = identities.ApplyStatus(ctx, obj.Name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	return err
+}
+
+// GetKubeconfig (consumer) returns the kubeconfig stored for a provider.
+func (c *Cluster) GetKubeconfig(ctx context.Context, providerID string) ([]byte, error) {
+	ns := TenantNamespace(providerID)
+	sec, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, KubeconfigSecretName(providerID), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("no kubeconfig for provider %q (Secret %s/%s not found): import its identity first", providerID, ns, KubeconfigSecretName(providerID))
+	}
+	if err != nil {
+		return nil, err
+	}
+	data := sec.Data[KubeconfigKey]
+	if len(data) == 0 {
+		return nil, fmt.Errorf("Secret %s/%s has no %q key", ns, sec.Name, KubeconfigKey)
+	}
+	return data, nil
+}

@@ -1,0 +1,87 @@
+package handshake
+
+import (
+	"context"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+)
+
+// ClusterInfo describes this cluster's federation state, for `kubectl federate info`.
+type ClusterInfo struct {
+	ClusterID   string         `json:"clusterID"`
+	Fingerprint string         `json:"handshakeKeyFingerprint"`
+	Tenants     []TenantInfo   `json:"tenants"`
+	Identities  []IdentityInfo `json:"identities"`
+}
+
+// TenantInfo is a consumer of this (provider) cluster.
+type TenantInfo struct {
+	ConsumerID  string     `json:"consumerID"`
+	Namespace   string     `json:"namespace"`
+	Phase       string     `json:"phase,omitempty"`
+	User        string     `json:"user,omitempty"`
+	ClusterRole string     `json:"clusterRole,omitempty"`
+	NotAfter    *time.Time `json:"notAfter,omitempty"`
+}
+
+// IdentityInfo is this (consumer) cluster's identity on a provider.
+type IdentityInfo struct {
+	ProviderID       string     `json:"providerID"`
+	Namespace        string     `json:"namespace"`
+	APIServer        string     `json:"apiServer"`
+	User             string     `json:"user,omitempty"`
+	KubeconfigSecret string     `json:"kubeconfigSecret,omitempty"`
+	NotAfter         *time.Time `json:"notAfter,omitempty"`
+}
+
+// Info reads this cluster's ID, key fingerprint, tenants and identities.
+func (c *Cluster) Info(ctx context.Context) (*ClusterInfo, error) {
+	self, err := c.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &ClusterInfo{ClusterID: self.ClusterID, Fingerprint: Fingerprint(self.PublicKey), Tenants: []TenantInfo{}, Identities: []IdentityInfo{}}
+	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy}).String()}
+	tl, err := c.Dynamic.Resource(v1alpha1.TenantGVR).List(ctx, sel)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	if err == nil {
+		for i := range tl.Items {
+			var t v1alpha1.Tenant
+			if err := fromUnstructured(&tl.Items[i], &t); err != nil {
+				return nil, err
+			}
+			out.Tenants = append(out.Tenants, TenantInfo{ConsumerID: t.Spec.ClusterID, Namespace: t.Namespace,
+				Phase: t.Status.Phase, User: t.Status.User, ClusterRole: t.Status.ClusterRole, NotAfter: timeOf(t.Status.NotAfter)})
+		}
+	}
+	il, err := c.Dynamic.Resource(v1alpha1.IdentityGVR).List(ctx, sel)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	if err == nil {
+		for i := range il.Items {
+			var id v1alpha1.Identity
+			if err := fromUnstructured(&il.Items[i], &id); err != nil {
+				return nil, err
+			}
+			out.Identities = append(out.Identities, IdentityInfo{ProviderID: id.Spec.ClusterID, Namespace: id.Namespace,
+				APIServer: id.Spec.APIServer, User: id.Status.User, KubeconfigSecret: id.Status.KubeconfigSecret, NotAfter: timeOf(id.Status.NotAfter)})
+		}
+	}
+	return out, nil
+}
+
+func timeOf(t *metav1.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.UTC()
+	return &v
+}
