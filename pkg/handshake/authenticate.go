@@ -61,10 +61,18 @@ func Authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 // Unauthenticate removes a pairing on both sides and returns both sides' errors.
 func Unauthenticate(ctx context.Context, consumer, provider *Cluster, keepNamespaces bool) error {
 	cSelf, err := consumer.Load(ctx)
+	if errors.Is(err, ErrNotInitialized) {
+		consumer.report().Info("This cluster was never initialized: there is no pairing to remove")
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("consumer: %w", err)
 	}
 	pSelf, err := provider.Load(ctx)
+	if errors.Is(err, ErrNotInitialized) {
+		provider.report().Info("This cluster was never initialized: there is no pairing to remove")
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("provider: %w", err)
 	}

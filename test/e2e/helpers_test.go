@@ -1,0 +1,206 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/test/kubeenv"
+)
+
+// result is one run of a command.
+type result struct {
+	stdout, stderr string
+	code           int
+	wall           time.Duration
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+}
+
+// cli runs kubectl-federate with args, stdin and a clean environment (no colour, no default kubeconfig).
+func cli(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	return runIn(t, "", stdin, federateBin, args...)
+}
+
+// sh runs a bash script with kubectl and kubectl-federate on PATH and the clusters' kubeconfigs in
+// $C and $P, in dir.
+func sh(t *testing.T, dir, script string) result {
+	t.Helper()
+	return runIn(t, dir, "", "bash", "-euo", "pipefail", "-c", script)
+}
+
+func runIn(t *testing.T, dir, stdin, name string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = []string{
+		"PATH=" + binDir + ":/usr/bin:/bin",
+		"HOME=" + t.TempDir(),
+		"NO_COLOR=1",
+		"C=" + consumer.Kubeconfig,
+		"P=" + provider.Kubeconfig,
+	}
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errOut.String(), wall: time.Since(start)}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		r.code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("running %s: %v", name, err)
+	}
+	return r
+}
+
+// mustRun fails the test unless the command exits 0.
+func mustRun(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	r := cli(t, stdin, args...)
+	if r.code != 0 {
+		t.Fatalf("kubectl-federate %s: %s", strings.Join(args, " "), r)
+	}
+	return r
+}
+
+func authenticate(t *testing.T, extra ...string) result {
+	t.Helper()
+	return mustRun(t, "", append([]string{"authenticate", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig,
+		"--cluster-id", "consumer", "--remote-cluster-id", "provider"}, extra...)...)
+}
+
+func unauthenticate(t *testing.T) {
+	t.Helper()
+	mustRun(t, "", "unauthenticate", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
+}
+
+func dyn(t *testing.T, c *kubeenv.Cluster) dynamic.Interface {
+	t.Helper()
+	d, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// watched are the resources the tests count objects of.
+var watched = []schema.GroupVersionResource{
+	{Version: "v1", Resource: "namespaces"},
+	{Version: "v1", Resource: "secrets"},
+	{Version: "v1", Resource: "configmaps"},
+	{Version: "v1", Resource: "serviceaccounts"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"},
+	{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"},
+	{Group: "federate.dev", Version: "v1alpha1", Resource: "tenants"},
+	{Group: "federate.dev", Version: "v1alpha1", Resource: "identities"},
+}
+
+// snapshot maps "cluster resource namespace/name" to resourceVersion, for the watched resources of both
+// clusters.
+type snapshot map[string]string
+
+func takeSnapshot(t *testing.T) snapshot {
+	t.Helper()
+	s := snapshot{}
+	for _, c := range []*kubeenv.Cluster{consumer, provider} {
+		d := dyn(t, c)
+		for _, gvr := range watched {
+			list, err := d.Resource(gvr).List(t.Context(), metav1.ListOptions{})
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range list.Items {
+				s[fmt.Sprintf("%s %s %s/%s", c.Name, gvr.Resource, o.GetNamespace(), o.GetName())] = o.GetResourceVersion()
+			}
+		}
+	}
+	return s
+}
+
+// diff lists what was added, changed or removed between two snapshots.
+func (s snapshot) diff(after snapshot) []string {
+	var d []string
+	for k, v := range after {
+		if old, ok := s[k]; !ok {
+			d = append(d, "added "+k)
+		} else if old != v {
+			d = append(d, "changed "+k)
+		}
+	}
+	for k := range s {
+		if _, ok := after[k]; !ok {
+			d = append(d, "removed "+k)
+		}
+	}
+	sort.Strings(d)
+	return d
+}
+
+// pairingObjects lists the objects labelled with a remote cluster ID on a cluster.
+func pairingObjects(t *testing.T, c *kubeenv.Cluster, remoteID string) []string {
+	t.Helper()
+	d := dyn(t, c)
+	var out []string
+	for _, gvr := range watched {
+		list, err := d.Resource(gvr).List(t.Context(), metav1.ListOptions{LabelSelector: handshake.LabelRemoteClusterID + "=" + remoteID})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range list.Items {
+			out = append(out, fmt.Sprintf("%s %s/%s", gvr.Resource, o.GetNamespace(), o.GetName()))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// kubeconfigFile writes the consumer's stored kubeconfig for the provider into a file and returns its
+// REST config.
+func issuedConfig(t *testing.T) (string, *rest.Config) {
+	t.Helper()
+	r := mustRun(t, "", "get", "kubeconfig", "--kubeconfig", consumer.Kubeconfig, "--remote-cluster-id", "provider")
+	path := filepath.Join(t.TempDir(), "provider.kubeconfig")
+	if err := os.WriteFile(path, []byte(r.stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(r.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, cfg
+}
