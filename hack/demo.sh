@@ -1,13 +1,48 @@
 #!/usr/bin/env bash
 # The demo: run by `make demo` with CONSUMER_KUBECONFIG and PROVIDER_KUBECONFIG pointing at two fresh local
-# clusters and KUBEENV_BIN holding kubectl.
+# clusters and KUBEENV_BIN holding kubectl. kubectl finds bin/kubectl-federate as the plugin "federate".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/bin:$KUBEENV_BIN:$PATH"
 if [ -t 2 ] && [ -z "${NO_COLOR:-}" ]; then bold=$'\033[1m' off=$'\033[0m'; else bold='' off=''; fi
 say() { printf '\n%s## %s%s\n' "$bold" "$*" "$off" >&2; }
 run() { printf '$ %s\n' "$*" >&2; "$@"; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 
 say "Two independent clusters answer"
 run kubectl --kubeconfig "$CONSUMER_KUBECONFIG" version
 run kubectl --kubeconfig "$PROVIDER_KUBECONFIG" get namespaces
+
+say "Give the consumer an identity on the provider, in one shot"
+run kubectl federate authenticate --kubeconfig "$CONSUMER_KUBECONFIG" --remote-kubeconfig "$PROVIDER_KUBECONFIG" \
+  --cluster-id consumer --remote-cluster-id provider
+
+say "What each side now holds"
+run kubectl --kubeconfig "$PROVIDER_KUBECONFIG" get tenants -A -o wide
+run kubectl --kubeconfig "$CONSUMER_KUBECONFIG" get identities -A
+
+say "The issued kubeconfig works on the provider"
+run kubectl federate get kubeconfig --kubeconfig "$CONSUMER_KUBECONFIG" --remote-cluster-id provider > "$work/provider.kubeconfig"
+run kubectl --kubeconfig "$work/provider.kubeconfig" auth whoami
+echo "# allowed: run a workload in its tenant namespace" >&2
+run kubectl --kubeconfig "$work/provider.kubeconfig" create deployment hello --image=registry.k8s.io/pause:3.10
+echo "# denied: read the provider's own secrets" >&2
+if run kubectl --kubeconfig "$work/provider.kubeconfig" get secrets -n kube-system; then
+  echo "demo: the identity read kube-system secrets; that must not happen" >&2
+  exit 1
+fi
+
+say "Take it away again, on both sides"
+run kubectl federate unauthenticate --kubeconfig "$CONSUMER_KUBECONFIG" --remote-kubeconfig "$PROVIDER_KUBECONFIG"
+if run kubectl --kubeconfig "$work/provider.kubeconfig" get pods; then
+  echo "demo: the old kubeconfig still works after unauthenticate" >&2
+  exit 1
+fi
+echo "# the old kubeconfig is refused" >&2
+
+if [ "${KEEP:-}" = 1 ]; then
+  say "Authenticate once more, so the kept clusters are federated"
+  run kubectl federate authenticate --kubeconfig "$CONSUMER_KUBECONFIG" --remote-kubeconfig "$PROVIDER_KUBECONFIG"
+fi
+say "Demo complete"

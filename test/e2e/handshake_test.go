@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
@@ -239,10 +237,3 @@ func TestTimeoutExitCode(t *testing.T) {
 		t.Fatalf("want exit 124 and 'timed out': %s", r)
 	}
 }
-
-func restFor(t *testing.T, cfg *rest.Config) kubernetes.Interface {
-	t.Helper()
-	return kubernetes.NewForConfigOrDie(cfg)
-}
-
-var _ = context.Background

@@ -111,3 +111,19 @@ type IdentityStatus struct {
 	// KubeconfigSecret names the Secret (same namespace, key "kubeconfig") holding the kubeconfig.
 	KubeconfigSecret string `json:"kubeconfigSecret,omitempty"`
 }
+
+// DeepCopyTenant returns a deep copy of t.
+func (t *Tenant) DeepCopyTenant() *Tenant {
+	out := *t
+	t.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	out.Spec.PublicKey = append([]byte(nil), t.Spec.PublicKey...)
+	out.Spec.CSR = append([]byte(nil), t.Spec.CSR...)
+	out.Spec.Signature = append([]byte(nil), t.Spec.Signature...)
+	out.Status.PinnedPublicKey = append([]byte(nil), t.Status.PinnedPublicKey...)
+	out.Status.Certificate = append([]byte(nil), t.Status.Certificate...)
+	if t.Status.NotAfter != nil {
+		na := *t.Status.NotAfter
+		out.Status.NotAfter = &na
+	}
+	return &out
+}
