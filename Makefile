@@ -52,3 +52,10 @@ vet: ## Run go vet and check formatting
 .PHONY: clean
 clean: ## Remove build output
 	rm -rf bin dist
+
+FUZZTIME ?= 10s
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each (default 10s)
+	@for t in FuzzDecodeTenant FuzzDecodeIdentity FuzzCheckCSR FuzzVerifySignature; do \
+	  $(GO) test ./pkg/handshake -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) || exit 1; done
+	$(GO) test ./pkg/nonce -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)

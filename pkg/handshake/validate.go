@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -47,8 +49,40 @@ func decodeDocument(source string, data []byte, kind string, into any) error {
 	if meta.APIVersion != v1alpha1.APIVersion {
 		return fmt.Errorf("%s: apiVersion is %q, want %q", source, meta.APIVersion, v1alpha1.APIVersion)
 	}
+	if err := checkBase64(source, data, byteFields[kind]); err != nil {
+		return err
+	}
 	if err := yaml.UnmarshalStrict(data, into); err != nil {
 		return fmt.Errorf("%s: %w", source, cleanYAMLError(err))
+	}
+	return nil
+}
+
+// byteFields are the base64 fields of each kind, checked one by one so an error can name the field.
+var byteFields = map[string][][]string{
+	v1alpha1.TenantKind: {{"spec", "publicKey"}, {"spec", "csr"}, {"spec", "signature"},
+		{"status", "pinnedPublicKey"}, {"status", "certificate"}},
+	v1alpha1.IdentityKind: {{"spec", "ca"}, {"spec", "certificate"}},
+}
+
+func checkBase64(source string, data []byte, paths [][]string) error {
+	var doc map[string]any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: is not valid YAML or JSON: %w", source, cleanYAMLError(err))
+	}
+	for _, path := range paths {
+		v, found, err := unstructured.NestedFieldNoCopy(doc, path...)
+		if !found || err != nil || v == nil {
+			continue
+		}
+		field := strings.Join(path, ".")
+		str, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("%s: %s must be a base64 string, got %T", source, field, v)
+		}
+		if _, err := base64.StdEncoding.DecodeString(str); err != nil {
+			return fmt.Errorf("%s: %s is not valid base64: %w", source, field, err)
+		}
 	}
 	return nil
 }

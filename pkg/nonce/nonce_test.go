@@ -1,0 +1,76 @@
+package nonce
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+func TestNewAndParse(t *testing.T) {
+	a, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := New(nil)
+	if a == b || len(a) != EncodedLen || EncodedLen < 43 {
+		t.Fatalf("nonces %q %q", a, b)
+	}
+	if _, err := Parse(a); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", a[:42], a + "A", strings.Repeat("!", EncodedLen), a[:42] + "="} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q) accepted", bad)
+		}
+	}
+}
+
+// Store semantics on a fake clientset (the real-cluster behaviour is covered end to end).
+func TestStoreLifecycle(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := Store{Client: fake.NewClientset(), Namespace: "federate-system", Now: func() time.Time { return now }, Rand: bytes.NewReader(bytes.Repeat([]byte{7}, 2*Size))}
+	n, created, err := s.Ensure(ctx, "c1", time.Hour)
+	if err != nil || !created {
+		t.Fatalf("Ensure: %v %v", created, err)
+	}
+	again, created, err := s.Ensure(ctx, "c1", time.Hour)
+	if err != nil || created || again.Value != n.Value {
+		t.Fatalf("Ensure kept no existing nonce: %v %v", created, err)
+	}
+	now = now.Add(2 * time.Hour)
+	if _, err := s.Get(ctx, "c1"); !errors.Is(err, ErrExpired) {
+		t.Fatalf("expired nonce: %v", err)
+	}
+	fresh, created, err := s.Ensure(ctx, "c1", time.Hour)
+	if err != nil || !created {
+		t.Fatalf("Ensure after expiry: %v %v", created, err)
+	}
+	if err := s.Consume(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, "c1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("consumed nonce: %v", err)
+	}
+	if err := s.Consume(ctx, fresh); !errors.Is(err, ErrUsed) {
+		t.Fatalf("second consume: %v", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	n, _ := New(nil)
+	f.Add(n)
+	f.Add("")
+	f.Add(strings.Repeat("A", EncodedLen))
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := Parse(s)
+		if err == nil && (v != s || len(s) != EncodedLen) {
+			t.Fatalf("accepted %q", s)
+		}
+	})
+}
