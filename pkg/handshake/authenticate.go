@@ -34,6 +34,16 @@ func Authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 	if cSelf.ClusterID == pSelf.ClusterID {
 		return nil, fmt.Errorf("both clusters have cluster ID %q: --kubeconfig and --remote-kubeconfig must name two different clusters", cSelf.ClusterID)
 	}
+	// One run per pair at a time; a run that dies leaves a lease that expires with its --timeout.
+	lease := 2 * time.Minute
+	if d, ok := ctx.Deadline(); ok {
+		lease = time.Until(d) + 5*time.Second
+	}
+	unlock, err := provider.lockPair(ctx, cSelf.ClusterID, lease)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	ttl := o.NonceTTL
 	if ttl == 0 {
 		ttl = DefaultNonceTTL

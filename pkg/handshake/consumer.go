@@ -129,6 +129,12 @@ func (c *Cluster) ensurePendingKey(ctx context.Context, providerID, user, alg st
 		sec.ResourceVersion = existing.ResourceVersion
 		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
 	}
+	if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
+		// A concurrent run stored a key first; use it if it waits for the same user.
+		if won, gerr := secrets.Get(ctx, name, metav1.GetOptions{}); gerr == nil && won.Annotations[userAnnotation] == user {
+			return parseSigner(won.Data[privateKeyKey])
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("storing the client key in Secret %s/%s: %w", sec.Namespace, name, err)
 	}

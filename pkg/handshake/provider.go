@@ -163,7 +163,19 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 
 	// From here on, the request is genuine: use the nonce up first, so it can never issue twice.
 	if err := step(r, "Consuming the nonce", "Nonce consumed", func() error { return c.nonces().Consume(ctx, n) }); err != nil {
-		return nil, err
+		if !errors.Is(err, nonce.ErrUsed) {
+			return nil, err
+		}
+		// A concurrent run for the same nonce won. It issues for the same user and client key, so
+		// wait for its certificate instead of failing.
+		var cert []byte
+		if err := step(r, "Waiting for the concurrent run that used the nonce", "Concurrent run's certificate received", func() error {
+			cert, err = c.waitIssued(ctx, ns, o.ConsumerID, user)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		return c.identityFor(self.ClusterID, o, tenant, cert), nil
 	}
 	if err := step(r, "Recording the Tenant", "Tenant "+ns+"/"+o.ConsumerID+" recorded", func() error {
 		if err := c.ensureNamespace(ctx, ns, PairingLabels(o.ConsumerID)); err != nil {
@@ -341,4 +353,25 @@ func (c *Cluster) bindRole(ctx context.Context, ns, user, clusterRole, consumerI
 	existing.Labels = want.Labels
 	_, err = rbs.Update(ctx, existing, metav1.UpdateOptions{})
 	return err
+}
+
+// waitIssued watches the Tenant until its status records a certificate for user.
+func (c *Cluster) waitIssued(ctx context.Context, ns, name, user string) ([]byte, error) {
+	var cert []byte
+	err := c.waitFor(ctx, c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns), name, "", func(ev watch.Event) (bool, error) {
+		u, ok := ev.Object.(*unstructured.Unstructured)
+		if !ok || ev.Type == watch.Deleted {
+			return false, nil
+		}
+		var t v1alpha1.Tenant
+		if err := fromUnstructured(u, &t); err != nil {
+			return false, err
+		}
+		if t.Status.User == user && len(t.Status.Certificate) > 0 {
+			cert = t.Status.Certificate
+			return true, nil
+		}
+		return false, nil
+	})
+	return cert, err
 }

@@ -24,6 +24,7 @@ func (c *Cluster) RemoveTenant(ctx context.Context, consumerID string, keepNames
 			ignoreNotFound(c.Kube.RbacV1().RoleBindings(ns).Delete(ctx, RoleBindingName, metav1.DeleteOptions{})),
 			ignoreNotFound(c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Delete(ctx, consumerID, metav1.DeleteOptions{})),
 			c.nonces().Delete(ctx, consumerID),
+			ignoreNotFound(c.Kube.CoordinationV1().Leases(SystemNamespace).Delete(ctx, "authenticate-"+consumerID, metav1.DeleteOptions{})),
 			ignoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{},
 				metav1.ListOptions{LabelSelector: labels.SelectorFromSet(PairingLabels(consumerID)).String()})),
 		}

@@ -119,6 +119,7 @@ var watched = []schema.GroupVersionResource{
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
 	{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"},
+	{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
 	{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"},
 	{Group: "federate.dev", Version: "v1alpha1", Resource: "tenants"},
 	{Group: "federate.dev", Version: "v1alpha1", Resource: "identities"},

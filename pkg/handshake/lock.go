@@ -1,0 +1,81 @@
+package handshake
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	coordv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+)
+
+// lockPair takes a Lease in the provider's federate-system namespace for one consumer, so concurrent
+// authenticate runs for the same pair take turns instead of interleaving their steps. A lease left by a
+// run that died expires after ttl. The returned function releases it.
+func (c *Cluster) lockPair(ctx context.Context, consumerID string, ttl time.Duration) (func(), error) {
+	leases := c.Kube.CoordinationV1().Leases(SystemNamespace)
+	name := "authenticate-" + consumerID
+	host, _ := os.Hostname()
+	holder := fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.String(6))
+	seconds := int32(ttl / time.Second)
+	if seconds < 1 {
+		seconds = 1
+	}
+	waited := false
+	for {
+		now := metav1.NewMicroTime(c.now())
+		lease := &coordv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: PairingLabels(consumerID)},
+			Spec:       coordv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, AcquireTime: &now, RenewTime: &now},
+		}
+		created, err := leases.Create(ctx, lease, metav1.CreateOptions{})
+		if err == nil {
+			release := func() {
+				dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				defer cancel()
+				_ = leases.Delete(dctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &created.UID}})
+			}
+			return release, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("taking Lease %s/%s: %w", SystemNamespace, name, err)
+		}
+		held, err := leases.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if expired(held, c.now()) {
+			// Its holder died: remove exactly that lease and try again.
+			err := leases.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &held.UID, ResourceVersion: &held.ResourceVersion}})
+			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				return nil, err
+			}
+			continue
+		}
+		if !waited {
+			c.report().Info("Another authenticate for this pair is running; waiting for it to finish")
+			waited = true
+		}
+		wctx, cancel := context.WithDeadline(ctx, leaseExpiry(held))
+		err = c.waitDeleted(wctx, leases, name, held.ResourceVersion)
+		cancel()
+		if err != nil && ctx.Err() != nil {
+			return nil, fmt.Errorf("waiting for the other authenticate run: %w", err)
+		}
+	}
+}
+
+func leaseExpiry(l *coordv1.Lease) time.Time {
+	if l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
+		return time.Time{}
+	}
+	return l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second)
+}
+
+func expired(l *coordv1.Lease, now time.Time) bool { return now.After(leaseExpiry(l)) }
