@@ -19,6 +19,13 @@ help: ## Show this help
 build: ## Build bin/kubectl-federate
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/kubectl-federate ./cmd/kubectl-federate
 
+BINDIR ?= $(shell $(GO) env GOPATH)/bin
+.PHONY: install
+install: build ## Put kubectl-federate and its completion shim kubectl_complete-federate in BINDIR (default: GOPATH/bin)
+	install -d $(BINDIR)
+	install -m 0755 bin/kubectl-federate $(BINDIR)/kubectl-federate
+	install -m 0755 hack/kubectl_complete-federate $(BINDIR)/kubectl_complete-federate
+
 .PHONY: kubeenv
 kubeenv: ## Build the local control-plane runner and, once per machine, etcd/kube-apiserver/kube-controller-manager/kubectl
 	$(GO) build -o bin/kubeenv ./hack/kubeenv
@@ -59,3 +66,7 @@ fuzz: ## Run every fuzz target for FUZZTIME each (default 10s)
 	@for t in FuzzDecodeTenant FuzzDecodeIdentity FuzzCheckCSR FuzzVerifySignature; do \
 	  $(GO) test ./pkg/handshake -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) || exit 1; done
 	$(GO) test ./pkg/nonce -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+
+.PHONY: docs
+docs: ## Regenerate the command reference in docs/reference
+	$(GO) run ./hack/gendocs docs/reference

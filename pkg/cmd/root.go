@@ -27,7 +27,6 @@ func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		Annotations:       map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl federate"},
 		SilenceErrors:     true,
 		SilenceUsage:      true,
-		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
 	}
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)

@@ -52,7 +52,7 @@ func NewCmdNonce(f *util.Factory, streams util.Streams) *cobra.Command {
 			return o.Run(cmd)
 		},
 	}
-	util.RemoteClusterIDFlag(cmd, &o.RemoteClusterID, "The ID of the consumer cluster the nonce is for")
+	util.RemoteClusterIDFlag(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster the nonce is for")
 	cmd.Flags().DurationVar(&o.TTL, "ttl", o.TTL, "How long the nonce stays valid if unused")
 	return cmd
 }

@@ -63,7 +63,7 @@ func NewCmdIdentity(f *util.Factory, streams util.Streams) *cobra.Command {
 			return o.Run(cmd)
 		},
 	}
-	util.RemoteClusterIDFlag(cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
+	util.RemoteClusterIDFlag(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "The consumer's tenant.yaml (- for stdin); default: the Tenant applied in the cluster")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	o.Issuance.AddFlags(cmd)

@@ -61,7 +61,7 @@ func NewCmdTenant(f *util.Factory, streams util.Streams) *cobra.Command {
 			return o.Run(cmd)
 		},
 	}
-	util.RemoteClusterIDFlag(cmd, &o.RemoteClusterID, "The ID of the provider cluster")
+	util.RemoteClusterIDFlag(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster")
 	cmd.Flags().StringVar(&o.Nonce, "nonce", "", "The nonce the provider's administrator gave you")
 	_ = cmd.MarkFlagRequired("nonce")
 	cmd.Flags().StringVar(&o.ProxyURL, "proxy-url", "", "Proxy through which this cluster reaches the provider's API server, written into its kubeconfig")

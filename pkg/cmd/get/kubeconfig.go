@@ -48,6 +48,6 @@ func NewCmdKubeconfig(f *util.Factory, streams util.Streams) *cobra.Command {
 			return err
 		},
 	}
-	util.RemoteClusterIDFlag(cmd, &o.RemoteClusterID, "The ID of the provider cluster")
+	util.RemoteClusterIDFlag(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster")
 	return cmd
 }

@@ -47,7 +47,7 @@ func NewCmdNonce(f *util.Factory, streams util.Streams) *cobra.Command {
 			return o.Run(cmd)
 		},
 	}
-	util.RemoteClusterIDFlag(cmd, &o.RemoteClusterID, "The ID of the consumer cluster the nonce is for")
+	util.RemoteClusterIDFlag(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster the nonce is for")
 	cmd.Flags().VarP(o.Output, "output", "o", "Output format. One of: (json, yaml); default is the bare nonce")
 	_ = cmd.RegisterFlagCompletionFunc("output", util.CompleteValues(o.Output.Allowed()))
 	return cmd

@@ -4,6 +4,7 @@ package util
 
 import (
 	"fmt"
+	"strings"
 	"net/http"
 	"sync/atomic"
 
@@ -91,7 +92,7 @@ func AddRemoteFlags(fs *pflag.FlagSet, streams genericiooptions.IOStreams) *Fact
 		}
 		fl.Name = "remote-" + fl.Name
 		fl.Shorthand = ""
-		fl.Usage += " (in the remote cluster)"
+		fl.Usage = strings.TrimSuffix(fl.Usage, ".") + " (in the remote cluster)"
 		fs.AddFlag(fl)
 	})
 	return remote

@@ -1,0 +1,66 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/docgen"
+)
+
+// docs/reference is generated from the command tree; this fails when they drift (run `make docs`).
+func TestReferenceDocsAreCurrent(t *testing.T) {
+	root := NewRootCmd(genericiooptions.NewTestIOStreamsDiscard())
+	want := docgen.Generate(root)
+	dir := filepath.Join("..", "..", "docs", "reference")
+	have, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+	if len(have) != len(want) {
+		t.Errorf("docs/reference has %d files, the command tree makes %d: run make docs", len(have), len(want))
+	}
+	for name, data := range want {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || string(got) != string(data) {
+			t.Errorf("docs/reference/%s is stale: run make docs", name)
+		}
+	}
+}
+
+// Every command follows kubectl's help conventions.
+func TestHelpConventions(t *testing.T) {
+	root := NewRootCmd(genericiooptions.NewTestIOStreamsDiscard())
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+		if c.Hidden || c.Name() == "help" || strings.HasPrefix(c.Name(), "__") || c.HasParent() && c.Parent().Name() == "completion" {
+			return
+		}
+		p := c.CommandPath()
+		if c.Short == "" || strings.HasSuffix(c.Short, ".") || strings.ToUpper(c.Short[:1]) != c.Short[:1] {
+			t.Errorf("%s: Short %q must start uppercase and have no period", p, c.Short)
+		}
+		if c.Runnable() && c.HasParent() && !c.HasSubCommands() {
+			if c.Example == "" {
+				t.Errorf("%s: no Example", p)
+			}
+			if strings.Contains(c.Example, "$ ") {
+				t.Errorf("%s: Example uses a $ prompt", p)
+			}
+		}
+		if !c.HasParent() {
+			return // the root's flags are cli-runtime's, worded by kubectl
+		}
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Usage == "" || strings.HasSuffix(f.Usage, ".") {
+				t.Errorf("%s --%s: usage %q must be set and have no trailing period", p, f.Name, f.Usage)
+			}
+		})
+	}
+	walk(root)
+}
