@@ -24,9 +24,9 @@ func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 			Run "kubectl federate authenticate" when you hold both kubeconfigs, or the step-by-step
 			commands (create nonce, generate tenant, generate identity, import identity) when each
 			administrator holds only their own cluster.`),
-		Annotations:       map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl federate"},
-		SilenceErrors:     true,
-		SilenceUsage:      true,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl federate"},
+		SilenceErrors: true,
+		SilenceUsage:  true,
 	}
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)

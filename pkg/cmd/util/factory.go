@@ -4,8 +4,8 @@ package util
 
 import (
 	"fmt"
-	"strings"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	"github.com/spf13/pflag"
