@@ -26,6 +26,11 @@ install: build ## Put kubectl-federate and its completion shim kubectl_complete-
 	install -m 0755 bin/kubectl-federate $(BINDIR)/kubectl-federate
 	install -m 0755 hack/kubectl_complete-federate $(BINDIR)/kubectl_complete-federate
 
+RELEASE_VERSION ?= $(shell v=$$(git describe --tags --exact-match 2>/dev/null); echo $${v:-v0.0.0-dev})
+.PHONY: dist
+dist: ## Cross-build release archives, checksums.txt and the validated krew manifest into dist/
+	VERSION=$(RELEASE_VERSION) LDFLAGS="$(subst $(VERSION),$(RELEASE_VERSION),$(LDFLAGS))" hack/dist.sh
+
 .PHONY: kubeenv
 kubeenv: ## Build the local control-plane runner and, once per machine, etcd/kube-apiserver/kube-controller-manager/kubectl
 	$(GO) build -o bin/kubeenv ./hack/kubeenv
