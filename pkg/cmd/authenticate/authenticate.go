@@ -118,10 +118,10 @@ func (o *Options) Complete() error {
 	var err error
 	var lc, rc *util.Clients
 	if o.consumer, lc, err = o.local.Cluster(o.printer.Scoped("local")); err != nil {
-		return fmt.Errorf("consumer (--kubeconfig/--context): %w", err)
+		return fmt.Errorf("consumer: %w", err)
 	}
 	if o.provider, rc, err = o.remote.Cluster(o.printer.Scoped("remote")); err != nil {
-		return fmt.Errorf("provider (--remote-kubeconfig/--remote-context): %w", err)
+		return fmt.Errorf("provider: %w", err)
 	}
 	if lc.Config.Host == rc.Config.Host {
 		return util.UsageErrorf("", "--kubeconfig/--context and --remote-kubeconfig/--remote-context both point at %s: name two different clusters", lc.Config.Host)

@@ -25,6 +25,7 @@ type Factory struct {
 	Flags    *genericclioptions.ConfigFlags
 	Requests atomic.Int64     // API requests sent through this factory's clients
 	Color    output.ColorMode // the root's --color value
+	prefix   string           // "remote-" for the remote cluster's flags
 }
 
 // NewFactory returns a factory whose REST configs send our user agent and count requests.
@@ -62,7 +63,7 @@ type Clients struct {
 func (f *Factory) Clients() (*Clients, error) {
 	cfg, err := f.Flags.ToRESTConfig()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--%skubeconfig/--%scontext: %w", f.prefix, f.prefix, err)
 	}
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -74,7 +75,7 @@ func (f *Factory) Clients() (*Clients, error) {
 	}
 	ns, _, err := f.Flags.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--%skubeconfig/--%scontext: %w", f.prefix, f.prefix, err)
 	}
 	return &Clients{Config: cfg, Kube: kube, Dynamic: dyn, Namespace: ns}, nil
 }
@@ -83,6 +84,7 @@ func (f *Factory) Clients() (*Clients, error) {
 // --remote-context, ...) on fs, and returns the remote factory.
 func AddRemoteFlags(fs *pflag.FlagSet, streams genericiooptions.IOStreams) *Factory {
 	remote := NewFactory(streams)
+	remote.prefix = "remote-"
 	tmp := pflag.NewFlagSet("remote", pflag.ContinueOnError)
 	remote.Flags.AddFlags(tmp)
 	keep := map[string]bool{"kubeconfig": true, "context": true, "cluster": true, "user": true, "request-timeout": false}
