@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	coordv1 "k8s.io/api/coordination/v1"
@@ -19,7 +23,7 @@ func (c *Cluster) lockPair(ctx context.Context, consumerID string, ttl time.Dura
 	leases := c.Kube.CoordinationV1().Leases(SystemNamespace)
 	name := "authenticate-" + consumerID
 	host, _ := os.Hostname()
-	holder := fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.String(6))
+	holder := fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.String(6))
 	seconds := int32(ttl / time.Second)
 	if seconds < 1 {
 		seconds = 1
@@ -34,7 +38,7 @@ func (c *Cluster) lockPair(ctx context.Context, consumerID string, ttl time.Dura
 		created, err := leases.Create(ctx, lease, metav1.CreateOptions{})
 		if err == nil {
 			release := func() {
-				dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 				defer cancel()
 				_ = leases.Delete(dctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &created.UID}})
 			}
@@ -50,7 +54,7 @@ func (c *Cluster) lockPair(ctx context.Context, consumerID string, ttl time.Dura
 		if err != nil {
 			return nil, err
 		}
-		if expired(held, c.now()) {
+		if expired(held, c.now()) || holderDead(held) {
 			// Its holder died: remove exactly that lease and try again.
 			err := leases.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &held.UID, ResourceVersion: &held.ResourceVersion}})
 			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
@@ -79,3 +83,25 @@ func leaseExpiry(l *coordv1.Lease) time.Time {
 }
 
 func expired(l *coordv1.Lease, now time.Time) bool { return now.After(leaseExpiry(l)) }
+
+// holderDead tells whether the lease was taken by a process of this host that no longer runs (an
+// interrupted run), so the next run need not wait for the lease to expire.
+func holderDead(l *coordv1.Lease) bool {
+	if l.Spec.HolderIdentity == nil || runtime.GOOS == "windows" {
+		return false
+	}
+	parts := strings.Split(*l.Spec.HolderIdentity, "/")
+	host, _ := os.Hostname()
+	if len(parts) != 3 || parts[0] != host {
+		return false
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil || pid == os.Getpid() {
+		return false
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return true
+	}
+	return p.Signal(syscall.Signal(0)) != nil
+}

@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
@@ -261,6 +262,12 @@ func (c *Cluster) signCSR(ctx context.Context, consumerID, user string, csrPEM [
 	csrs := c.Kube.CertificatesV1().CertificateSigningRequests()
 	name := "federate-" + consumerID + "-" + user[strings.LastIndex(user, ":")+1:]
 	seconds := int32(expiration / time.Second)
+	// CSRs of this consumer left by an interrupted run would otherwise wait for the cluster's CSR cleaner.
+	if err := csrs.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(PairingLabels(consumerID)).String(),
+	}); err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("removing stale CertificateSigningRequests: %w", err)
+	}
 	obj, err := csrs.Create(ctx, &certv1.CertificateSigningRequest{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: PairingLabels(consumerID)},
 		Spec: certv1.CertificateSigningRequestSpec{
@@ -282,7 +289,7 @@ func (c *Cluster) signCSR(ctx context.Context, consumerID, user string, csrPEM [
 	defer func() {
 		// Best effort, also when issuance failed: a CSR object is never left behind. Use a fresh context so
 		// an expired --timeout still cleans up.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
 		_ = csrs.Delete(dctx, name, metav1.DeleteOptions{})
 	}()

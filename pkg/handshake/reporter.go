@@ -1,5 +1,7 @@
 package handshake
 
+import "time"
+
 // Reporter receives progress. pkg/output's Printer implements it; tests may use Discard.
 type Reporter interface {
 	// Begin starts a step described by running; the returned function ends it, with done on success.
@@ -26,3 +28,7 @@ func step(r Reporter, running, done string, fn func() error) error {
 	end(err)
 	return err
 }
+
+// cleanupTimeout bounds best-effort cleanups (a CSR object, a lease) that run after the command's own
+// deadline may have passed.
+const cleanupTimeout = 2 * time.Second
