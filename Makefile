@@ -61,6 +61,14 @@ vet: ## Run go vet and check formatting
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 
+GOLANGCI_LINT := bin/golangci-lint
+$(GOLANGCI_LINT): hack/tools/lint/go.mod
+	cd hack/tools/lint && $(GO) build -o ../../../$(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint (built once from the pinned tools module) with .golangci.yaml
+	$(GOLANGCI_LINT) run ./...
+
 .PHONY: clean
 clean: ## Remove build output
 	rm -rf bin dist

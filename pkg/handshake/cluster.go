@@ -107,7 +107,7 @@ func (c *Cluster) loadKey(ctx context.Context, cm *corev1.ConfigMap) (*Self, err
 	}
 	key, err := parsePrivateKey(sec.Data[privateKeyDataKey])
 	if err != nil {
-		return nil, fmt.Errorf("Secret %s/%s: %w", SystemNamespace, HandshakeKeySecret, err)
+		return nil, fmt.Errorf("secret %s/%s: %w", SystemNamespace, HandshakeKeySecret, err)
 	}
 	c.self = &Self{ClusterID: id, PublicKey: key.Public().(ed25519.PublicKey), privateKey: key}
 	return c.self, nil

@@ -203,7 +203,7 @@ func (c *Cluster) ImportIdentity(ctx context.Context, id *v1alpha1.Identity) (*I
 		}
 		key, err := parseSigner(pending.Data[privateKeyKey])
 		if err != nil {
-			return fmt.Errorf("Secret %s/%s: %w", ns, pending.Name, err)
+			return fmt.Errorf("secret %s/%s: %w", ns, pending.Name, err)
 		}
 		if !samePublicKey(key.Public(), cert.PublicKey) {
 			return errors.New("spec.certificate: does not certify this cluster's pending client key")
@@ -306,7 +306,7 @@ func (c *Cluster) GetKubeconfig(ctx context.Context, providerID string) ([]byte,
 	}
 	data := sec.Data[KubeconfigKey]
 	if len(data) == 0 {
-		return nil, fmt.Errorf("Secret %s/%s has no %q key", ns, sec.Name, KubeconfigKey)
+		return nil, fmt.Errorf("secret %s/%s has no %q key", ns, sec.Name, KubeconfigKey)
 	}
 	return data, nil
 }

@@ -24,10 +24,7 @@ func (c *Cluster) lockPair(ctx context.Context, consumerID string, ttl time.Dura
 	name := "authenticate-" + consumerID
 	host, _ := os.Hostname()
 	holder := fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.String(6))
-	seconds := int32(ttl / time.Second)
-	if seconds < 1 {
-		seconds = 1
-	}
+	seconds := int32(min(max(ttl/time.Second, 1), 24*3600)) //nolint:gosec // bounded to [1, 86400] just before
 	waited := false
 	for {
 		now := metav1.NewMicroTime(c.now())

@@ -109,7 +109,7 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	default:
 		applied = &v1alpha1.Tenant{}
 		if err := fromUnstructured(u, applied); err != nil {
-			return nil, fmt.Errorf("Tenant %s/%s: %w", ns, o.ConsumerID, err)
+			return nil, fmt.Errorf("tenant %s/%s: %w", ns, o.ConsumerID, err)
 		}
 	}
 	tenant := o.Tenant
@@ -261,7 +261,7 @@ func (c *Cluster) identityFor(providerID string, o IssueOptions, tenant *v1alpha
 func (c *Cluster) signCSR(ctx context.Context, consumerID, user string, csrPEM []byte, expiration time.Duration) ([]byte, error) {
 	csrs := c.Kube.CertificatesV1().CertificateSigningRequests()
 	name := "federate-" + consumerID + "-" + user[strings.LastIndex(user, ":")+1:]
-	seconds := int32(expiration / time.Second)
+	seconds := int32(min(expiration/time.Second, 1<<31-1)) //nolint:gosec // bounded just before
 	// CSRs of this consumer left by an interrupted run would otherwise wait for the cluster's CSR cleaner.
 	if err := csrs.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{
 		LabelSelector: labels.SelectorFromSet(PairingLabels(consumerID)).String(),

@@ -93,7 +93,7 @@ func countDocuments(data []byte) (int, error) {
 	n := 0
 	for {
 		doc, err := r.Read()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return n, nil
 		}
 		if err != nil {

@@ -68,7 +68,7 @@ func pluginPath(dir string) (string, error) {
 		federateBin = filepath.Join(path, "kubectl-federate")
 		out, err := exec.Command("go", "build", "-o", federateBin, "github.com/federate-dev/kubectl-federate/cmd/kubectl-federate").CombinedOutput()
 		if err != nil {
-			return "", fmt.Errorf("building kubectl-federate: %v\n%s", err, out)
+			return "", fmt.Errorf("building kubectl-federate: %w\n%s", err, out)
 		}
 	} else if err := os.Symlink(federateBin, filepath.Join(path, "kubectl-federate")); err != nil {
 		return "", err

@@ -87,11 +87,11 @@ func Write(root *cobra.Command, dir string) error {
 			return err
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // documentation is world-readable
 		return err
 	}
 	for name, data := range Generate(root) {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil { //nolint:gosec // documentation is world-readable
 			return err
 		}
 	}

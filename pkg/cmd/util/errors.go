@@ -37,12 +37,12 @@ func WithDeadline(ctx context.Context, err error, timeoutFlag string) error {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("timed out (%s): %w", timeoutFlag, err)
 		}
-		return fmt.Errorf("timed out (%s): %v: %w", timeoutFlag, err, context.DeadlineExceeded)
+		return fmt.Errorf("timed out (%s): %w: %w", timeoutFlag, err, context.DeadlineExceeded)
 	case context.Canceled:
 		if errors.Is(err, context.Canceled) {
 			return fmt.Errorf("interrupted: %w", err)
 		}
-		return fmt.Errorf("interrupted: %v: %w", err, context.Canceled)
+		return fmt.Errorf("interrupted: %w: %w", err, context.Canceled)
 	}
 	return err
 }

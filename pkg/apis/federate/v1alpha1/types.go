@@ -115,7 +115,7 @@ type IdentityStatus struct {
 // DeepCopyTenant returns a deep copy of t.
 func (t *Tenant) DeepCopyTenant() *Tenant {
 	out := *t
-	t.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	t.DeepCopyInto(&out.ObjectMeta)
 	out.Spec.PublicKey = append([]byte(nil), t.Spec.PublicKey...)
 	out.Spec.CSR = append([]byte(nil), t.Spec.CSR...)
 	out.Spec.Signature = append([]byte(nil), t.Spec.Signature...)
