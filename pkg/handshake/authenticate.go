@@ -68,41 +68,79 @@ func Authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 	return consumer.ImportIdentity(ctx, identity)
 }
 
-// Unauthenticate removes a pairing on both sides and returns both sides' errors.
-func Unauthenticate(ctx context.Context, consumer, provider *Cluster, keepNamespaces bool) error {
-	cSelf, err := consumer.Load(ctx)
-	if errors.Is(err, ErrNotInitialized) {
-		consumer.report().Info("This cluster was never initialized: there is no pairing to remove")
+// UnauthenticateOptions configure Unauthenticate.
+type UnauthenticateOptions struct {
+	KeepNamespaces bool
+	// Force cleans the reachable side when the other cannot be reached, and then fails naming what was
+	// left. ConsumerID and ProviderID name an unreachable side's cluster ID.
+	Force                  bool
+	ConsumerID, ProviderID string
+}
+
+// Unauthenticate removes a pairing on both sides, both at once, and returns both sides' errors.
+func Unauthenticate(ctx context.Context, consumer, provider *Cluster, o UnauthenticateOptions) error {
+	cID, cErr := clusterID(ctx, consumer, o.ConsumerID, "--cluster-id")
+	pID, pErr := clusterID(ctx, provider, o.ProviderID, "--remote-cluster-id")
+	if errors.Is(cErr, ErrNotInitialized) || errors.Is(pErr, ErrNotInitialized) {
+		r := consumer.report()
+		if errors.Is(pErr, ErrNotInitialized) {
+			r = provider.report()
+		}
+		r.Info("This cluster was never initialized: there is no pairing to remove")
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("consumer: %w", err)
+	if cErr != nil || pErr != nil {
+		if !o.Force || (cErr != nil && pErr != nil) {
+			return errors.Join(wrapSide("consumer", cErr), wrapSide("provider", pErr))
+		}
+		if cID == "" || pID == "" {
+			return errors.Join(wrapSide("consumer", cErr), wrapSide("provider", pErr),
+				errors.New("with one cluster unreachable, name its ID: --cluster-id for the consumer, --remote-cluster-id for the provider"))
+		}
 	}
-	pSelf, err := provider.Load(ctx)
-	if errors.Is(err, ErrNotInitialized) {
-		provider.report().Info("This cluster was never initialized: there is no pairing to remove")
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("provider: %w", err)
-	}
-	if cSelf.ClusterID == pSelf.ClusterID {
-		return fmt.Errorf("both clusters have cluster ID %q: --kubeconfig and --remote-kubeconfig must name two different clusters", cSelf.ClusterID)
+	if cID == pID {
+		return fmt.Errorf("both clusters have cluster ID %q: --kubeconfig and --remote-kubeconfig must name two different clusters", cID)
 	}
 	// Both sides at once: each waits for its namespace controller, and neither depends on the other.
 	// The provider's RoleBinding is the first thing its side deletes.
-	var providerErr error
+	var providerErr, consumerErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := provider.RemoveTenant(ctx, cSelf.ClusterID, keepNamespaces); err != nil {
-			providerErr = fmt.Errorf("provider: %w", err)
+		if pErr != nil {
+			providerErr = fmt.Errorf("provider: not cleaned, unreachable (%w); left there: RoleBinding, Tenant, nonce, CSRs and namespace %s of consumer %q",
+				pErr, TenantNamespace(cID), cID)
+			provider.report().Warn(providerErr.Error())
+			return
 		}
+		providerErr = wrapSide("provider", provider.RemoveTenant(ctx, cID, o.KeepNamespaces))
 	}()
-	var consumerErr error
-	if err := consumer.RemoveIdentity(ctx, pSelf.ClusterID, keepNamespaces); err != nil {
-		consumerErr = fmt.Errorf("consumer: %w", err)
+	if cErr != nil {
+		consumerErr = fmt.Errorf("consumer: not cleaned, unreachable (%w); left there: Identity, kubeconfig Secret, keys and namespace %s of provider %q",
+			cErr, TenantNamespace(pID), pID)
+		consumer.report().Warn(consumerErr.Error())
+	} else {
+		consumerErr = wrapSide("consumer", consumer.RemoveIdentity(ctx, pID, o.KeepNamespaces))
 	}
 	<-done
 	return errors.Join(providerErr, consumerErr)
+}
+
+// clusterID reads a cluster's ID; if that fails, it returns the ID given by flag (if any) and the error.
+func clusterID(ctx context.Context, c *Cluster, given, flag string) (string, error) {
+	self, err := c.Load(ctx)
+	if err != nil {
+		return given, err
+	}
+	if given != "" && given != self.ClusterID {
+		return "", fmt.Errorf("%s %q: the cluster's ID is %q", flag, given, self.ClusterID)
+	}
+	return self.ClusterID, nil
+}
+
+func wrapSide(side string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", side, err)
 }

@@ -15,8 +15,11 @@ import (
 
 // Options are the flags of `unauthenticate`.
 type Options struct {
-	KeepNamespaces bool
-	Timeout        time.Duration
+	KeepNamespaces  bool
+	Force           bool
+	ClusterID       string
+	RemoteClusterID string
+	Timeout         time.Duration
 
 	local, remote *util.Factory
 	consumer      *handshake.Cluster
@@ -37,10 +40,19 @@ func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
 			Tenant (and the pinned handshake key), any unused nonce and leftover CSRs. On the consumer it
 			deletes the Identity, the kubeconfig Secret and any pending client key. Both tenant
 			namespaces are deleted too, unless --keep-namespaces, and the command waits until they are
-			gone. Running it again succeeds and changes nothing.`),
+			gone. Running it again succeeds and changes nothing.
+
+			If either cluster cannot be reached, nothing is changed, unless --force: then the reachable
+			side is cleaned, the command lists what it could not clean on the other side and exits 1,
+			and a later run with both sides reachable finishes the job. Name the unreachable side's
+			cluster ID with --cluster-id (consumer) or --remote-cluster-id (provider).`),
 		Example: util.Examples(`
 			# Remove the pairing between two clusters
 			kubectl federate unauthenticate --kubeconfig consumer.kubeconfig --remote-kubeconfig provider.kubeconfig
+
+			# The consumer cluster is gone for good: revoke it on the provider anyway
+			kubectl federate unauthenticate --kubeconfig dead-consumer.kubeconfig --remote-kubeconfig provider.kubeconfig \
+			  --force --cluster-id edge-1
 
 			# Keep the tenant namespaces and what the consumer runs in them
 			kubectl federate unauthenticate --context edge-1 --remote-context gpu-farm --keep-namespaces`),
@@ -48,6 +60,13 @@ func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Timeout <= 0 {
 				return fmt.Errorf("--timeout %s: must be positive", o.Timeout)
+			}
+			for flag, id := range map[string]string{"--cluster-id": o.ClusterID, "--remote-cluster-id": o.RemoteClusterID} {
+				if id != "" {
+					if err := handshake.ValidateClusterID(flag, id); err != nil {
+						return err
+					}
+				}
 			}
 			if err := o.Complete(); err != nil {
 				return err
@@ -58,6 +77,9 @@ func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
 	}
 	o.remote = util.AddRemoteFlags(cmd.Flags(), streams)
 	cmd.Flags().BoolVar(&o.KeepNamespaces, "keep-namespaces", false, "Keep both tenant namespaces and the workloads in them")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "Clean the reachable side even if the other cannot be reached (then exit 1, listing what was left)")
+	cmd.Flags().StringVar(&o.ClusterID, "cluster-id", "", "The consumer's cluster ID, needed with --force when the consumer is unreachable")
+	cmd.Flags().StringVar(&o.RemoteClusterID, "remote-cluster-id", "", "The provider's cluster ID, needed with --force when the provider is unreachable")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long the removal may take before it is abandoned (exit code 124)")
 	return cmd
 }
@@ -84,7 +106,9 @@ func (o *Options) Run(ctx context.Context) error {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	if err := handshake.Unauthenticate(ctx, o.consumer, o.provider, o.KeepNamespaces); err != nil {
+	if err := handshake.Unauthenticate(ctx, o.consumer, o.provider, handshake.UnauthenticateOptions{
+		KeepNamespaces: o.KeepNamespaces, Force: o.Force, ConsumerID: o.ClusterID, ProviderID: o.RemoteClusterID,
+	}); err != nil {
 		return util.WithDeadline(ctx, err, "--timeout "+o.Timeout.String())
 	}
 	o.printer.Info(fmt.Sprintf("Done in %s with %d API requests to the consumer and %d to the provider",
