@@ -44,12 +44,17 @@ func cli(t *testing.T, stdin string, args ...string) result {
 
 // sh runs a bash script with kubectl and kubectl-federate on PATH and the clusters' kubeconfigs in
 // $C and $P, in dir.
-func sh(t *testing.T, dir, script string) result {
+func sh(t *testing.T, dir, script string, env ...string) result {
 	t.Helper()
-	return runIn(t, dir, "", "bash", "-euo", "pipefail", "-c", script)
+	return runEnv(t, dir, "", env, "bash", "-euo", "pipefail", "-c", script)
 }
 
 func runIn(t *testing.T, dir, stdin, name string, args ...string) result {
+	t.Helper()
+	return runEnv(t, dir, stdin, nil, name, args...)
+}
+
+func runEnv(t *testing.T, dir, stdin string, env []string, name string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
@@ -62,6 +67,7 @@ func runIn(t *testing.T, dir, stdin, name string, args ...string) result {
 		"C=" + consumer.Kubeconfig,
 		"P=" + provider.Kubeconfig,
 	}
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
