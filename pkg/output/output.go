@@ -65,6 +65,9 @@ type Printer struct {
 
 // NewPrinter returns a printer on w, styled or plain as decided by mode and w.
 func NewPrinter(w io.Writer, mode ColorMode) *Printer {
+	if mode == ColorAlways {
+		pterm.EnableColor() // pterm itself turns colour off under NO_COLOR; --color always wins
+	}
 	return &Printer{w: w, styled: Styled(mode, printers.IsTerminal(w), os.Getenv), mu: &sync.Mutex{}}
 }
 
@@ -136,15 +139,18 @@ func (p *Printer) Begin(running, done string) func(error) {
 		}
 	}
 	spinner := pterm.SpinnerPrinter{
-		Sequence:       []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"},
-		Style:          &pterm.ThemeDefault.SpinnerStyle,
-		Delay:          100 * time.Millisecond,
-		MessageStyle:   &pterm.ThemeDefault.SpinnerTextStyle,
-		SuccessPrinter: p.prefix("SUCCESS"),
-		FailPrinter:    p.prefix("ERROR"),
-		WarningPrinter: p.prefix("WARNING"),
-		InfoPrinter:    p.prefix("INFO"),
-		Writer:         p.w,
+		Sequence:            []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"},
+		Style:               &pterm.ThemeDefault.SpinnerStyle,
+		Delay:               100 * time.Millisecond,
+		MessageStyle:        &pterm.ThemeDefault.SpinnerTextStyle,
+		TimerStyle:          &pterm.ThemeDefault.TimerStyle,
+		ShowTimer:           true,
+		TimerRoundingFactor: time.Second,
+		SuccessPrinter:      p.prefix("SUCCESS"),
+		FailPrinter:         p.prefix("ERROR"),
+		WarningPrinter:      p.prefix("WARNING"),
+		InfoPrinter:         p.prefix("INFO"),
+		Writer:              p.w,
 	}
 	s, err := spinner.Start(p.text(running))
 	if err != nil {

@@ -48,3 +48,21 @@ func TestPlainPrinter(t *testing.T) {
 		t.Fatal("escape codes in plain output")
 	}
 }
+
+// The styled printer (spinners, colour) runs without a terminal when forced, and writes only to its writer.
+func TestStyledPrinter(t *testing.T) {
+	var buf bytes.Buffer
+	p := NewPrinter(&buf, ColorAlways).Scoped("local")
+	if !p.Styled() {
+		t.Fatal("--color always did not style")
+	}
+	p.Begin("Doing", "Done")(nil)
+	p.Begin("Failing", "never")(errors.New("boom"))
+	p.Info("fact")
+	out := buf.String()
+	for _, want := range []string{"(local) Done", "(local) Failing: boom", "(local) fact", "\x1b["} {
+		if !strings.Contains(out, want) {
+			t.Errorf("styled output lacks %q: %q", want, out)
+		}
+	}
+}
