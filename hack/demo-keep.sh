@@ -6,7 +6,7 @@ cat >&2 <<MSG
 
 The clusters are still running. To use them:
 
-  source $dir.env
+  source $dir.env; export PATH=$PWD/bin:\$PATH
   kubectl --kubeconfig "\$CONSUMER_KUBECONFIG" get identities -A
   kubectl --kubeconfig "\$PROVIDER_KUBECONFIG" get tenants -A
   kubectl federate info --kubeconfig "\$PROVIDER_KUBECONFIG"

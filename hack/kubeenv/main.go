@@ -100,6 +100,7 @@ func run(ctx context.Context, args []string) (int, error) {
 		for _, c := range clusters {
 			fmt.Printf("export %s_KUBECONFIG=%s\n", strings.ToUpper(c.Name), c.Kubeconfig)
 		}
+		fmt.Printf("export KUBEENV_DIR=%s KUBEENV_BIN=%s\n", abs, bins.Dir())
 		fmt.Printf("export PATH=%s:$PATH\n", bins.Dir())
 		return 0, nil
 	}
