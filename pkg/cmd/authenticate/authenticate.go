@@ -12,7 +12,6 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
-	"github.com/federate-dev/kubectl-federate/pkg/output"
 )
 
 // DefaultTimeout bounds a two-cluster command.
@@ -28,9 +27,7 @@ type Options struct {
 	Issuance        util.IssuanceFlags
 
 	local, remote *util.Factory
-	consumer      *handshake.Cluster
-	provider      *handshake.Cluster
-	printer       *output.Printer
+	pair          *util.Pair
 	server        string
 	ca            []byte
 	util.Streams
@@ -114,19 +111,11 @@ func (o *Options) Validate() error {
 
 // Complete builds both clusters' clients and resolves the provider's API server and CA.
 func (o *Options) Complete() error {
-	o.printer = o.local.Printer(o.Streams)
 	var err error
-	var lc, rc *util.Clients
-	if o.consumer, lc, err = o.local.Cluster(o.printer.Scoped("local")); err != nil {
-		return fmt.Errorf("consumer: %w", err)
+	if o.pair, err = util.NewPair(o.local, o.remote, o.Streams); err != nil {
+		return err
 	}
-	if o.provider, rc, err = o.remote.Cluster(o.printer.Scoped("remote")); err != nil {
-		return fmt.Errorf("provider: %w", err)
-	}
-	if lc.Config.Host == rc.Config.Host {
-		return util.UsageErrorf("", "--kubeconfig/--context and --remote-kubeconfig/--remote-context both point at %s: name two different clusters", lc.Config.Host)
-	}
-	o.server, o.ca, err = o.Issuance.Resolve(rc.Config)
+	o.server, o.ca, err = o.Issuance.Resolve(o.pair.Remote.Config)
 	return err
 }
 
@@ -135,16 +124,15 @@ func (o *Options) Run(ctx context.Context) error {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	res, err := handshake.Authenticate(ctx, o.consumer, o.provider, handshake.AuthenticateOptions{
+	res, err := handshake.Authenticate(ctx, o.pair.Consumer, o.pair.Provider, handshake.AuthenticateOptions{
 		ConsumerID: o.ClusterID, ProviderID: o.RemoteClusterID, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm,
 		APIServer: o.server, CA: o.ca, Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole,
 	})
 	if err != nil {
 		return util.WithDeadline(ctx, err, "--timeout "+o.Timeout.String())
 	}
-	o.printer.Info(fmt.Sprintf("Authenticated as %s until %s; kubeconfig in Secret %s/%s",
+	o.pair.Printer.Info(fmt.Sprintf("Authenticated as %s until %s; kubeconfig in Secret %s/%s",
 		res.User, res.NotAfter.UTC().Format(time.RFC3339), res.Namespace, res.KubeconfigSecret))
-	o.printer.Info(fmt.Sprintf("Done in %s with %d API requests to the consumer and %d to the provider",
-		time.Since(start).Round(time.Millisecond), o.local.Requests.Load(), o.remote.Requests.Load()))
+	o.pair.Printer.Info(util.Summary(o.local, o.remote, time.Since(start).Round(time.Millisecond)))
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
-	"github.com/federate-dev/kubectl-federate/pkg/output"
 )
 
 // Options are the flags of `unauthenticate`.
@@ -22,9 +21,7 @@ type Options struct {
 	Timeout         time.Duration
 
 	local, remote *util.Factory
-	consumer      *handshake.Cluster
-	provider      *handshake.Cluster
-	printer       *output.Printer
+	pair          *util.Pair
 	util.Streams
 }
 
@@ -86,19 +83,9 @@ func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
 
 // Complete builds both clusters' clients.
 func (o *Options) Complete() error {
-	o.printer = o.local.Printer(o.Streams)
 	var err error
-	var lc, rc *util.Clients
-	if o.consumer, lc, err = o.local.Cluster(o.printer.Scoped("local")); err != nil {
-		return fmt.Errorf("consumer: %w", err)
-	}
-	if o.provider, rc, err = o.remote.Cluster(o.printer.Scoped("remote")); err != nil {
-		return fmt.Errorf("provider: %w", err)
-	}
-	if lc.Config.Host == rc.Config.Host {
-		return util.UsageErrorf("", "--kubeconfig/--context and --remote-kubeconfig/--remote-context both point at %s: name two different clusters", lc.Config.Host)
-	}
-	return nil
+	o.pair, err = util.NewPair(o.local, o.remote, o.Streams)
+	return err
 }
 
 // Run removes the pairing.
@@ -106,12 +93,11 @@ func (o *Options) Run(ctx context.Context) error {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	if err := handshake.Unauthenticate(ctx, o.consumer, o.provider, handshake.UnauthenticateOptions{
+	if err := handshake.Unauthenticate(ctx, o.pair.Consumer, o.pair.Provider, handshake.UnauthenticateOptions{
 		KeepNamespaces: o.KeepNamespaces, Force: o.Force, ConsumerID: o.ClusterID, ProviderID: o.RemoteClusterID,
 	}); err != nil {
 		return util.WithDeadline(ctx, err, "--timeout "+o.Timeout.String())
 	}
-	o.printer.Info(fmt.Sprintf("Done in %s with %d API requests to the consumer and %d to the provider",
-		time.Since(start).Round(time.Millisecond), o.local.Requests.Load(), o.remote.Requests.Load()))
+	o.pair.Printer.Info(util.Summary(o.local, o.remote, time.Since(start).Round(time.Millisecond)))
 	return nil
 }
