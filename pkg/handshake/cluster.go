@@ -50,7 +50,9 @@ type Cluster struct {
 	Report  Reporter
 	Now     func() time.Time // nil: time.Now
 
-	self *Self // cached after Init or Load
+	self       *Self                   // cached after Init or Load
+	ensured    map[string]bool         // namespaces this process already ensured
+	nonceCache map[string]*nonce.Nonce // nonces this process created or read, by consumer ID
 }
 
 // Self is this cluster's federation identity.
@@ -325,6 +327,20 @@ func (c *Cluster) waitFor(ctx context.Context, w watcher, name, resourceVersion 
 // ensureNamespace creates a namespace, or accepts an existing one; one that is being deleted (a previous
 // unauthenticate) is waited out and created again.
 func (c *Cluster) ensureNamespace(ctx context.Context, name string, labels map[string]string) error {
+	if c.ensured[name] {
+		return nil
+	}
+	if err := c.createNamespace(ctx, name, labels); err != nil {
+		return err
+	}
+	if c.ensured == nil {
+		c.ensured = map[string]bool{}
+	}
+	c.ensured[name] = true
+	return nil
+}
+
+func (c *Cluster) createNamespace(ctx context.Context, name string, labels map[string]string) error {
 	nss := c.Kube.CoreV1().Namespaces()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	_, err := nss.Create(ctx, ns, metav1.CreateOptions{})

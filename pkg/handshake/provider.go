@@ -54,6 +54,7 @@ func (c *Cluster) CreateNonce(ctx context.Context, consumerID string, ttl time.D
 	var created bool
 	err = step(r, "Ensuring nonce", "Nonce ensured", func() error {
 		n, created, err = c.nonces().Ensure(ctx, consumerID, ttl)
+		c.rememberNonce(n)
 		return err
 	})
 	if err != nil {
@@ -143,8 +144,12 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	var n *nonce.Nonce
 	var csr *x509.CertificateRequest
 	if err := step(r, "Verifying the tenant request", "Tenant request verified (nonce, signature, CSR)", func() error {
-		if n, err = c.nonces().Get(ctx, o.ConsumerID); err != nil {
-			return err
+		if n = c.nonceCache[o.ConsumerID]; n == nil || !c.now().Before(n.ExpiresAt) {
+			// Not created by this process (the manual flow): read it. A remembered one that was used or
+			// replaced meanwhile fails at consumption, whose preconditions name the exact version.
+			if n, err = c.nonces().Get(ctx, o.ConsumerID); err != nil {
+				return err
+			}
 		}
 		msg := Message(self.ClusterID, o.ConsumerID, n.Value, csrDER)
 		if err := VerifySignature(tenant.Spec.PublicKey, msg, tenant.Spec.Signature); err != nil {
@@ -381,4 +386,14 @@ func (c *Cluster) waitIssued(ctx context.Context, ns, name, user string) ([]byte
 		return false, nil
 	})
 	return cert, err
+}
+
+func (c *Cluster) rememberNonce(n *nonce.Nonce) {
+	if n == nil {
+		return
+	}
+	if c.nonceCache == nil {
+		c.nonceCache = map[string]*nonce.Nonce{}
+	}
+	c.nonceCache[n.ConsumerID] = n
 }

@@ -63,6 +63,7 @@ func nsNote(keep bool, ns string) string {
 
 // deleteNamespace deletes a namespace and watches until the namespace controller has finished with it.
 func (c *Cluster) deleteNamespace(ctx context.Context, name string) error {
+	delete(c.ensured, name)
 	nss := c.Kube.CoreV1().Namespaces()
 	if err := nss.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		return ignoreNotFound(err)
