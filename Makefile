@@ -67,7 +67,7 @@ $(GOLANGCI_LINT): hack/tools/lint/go.mod
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (built once from the pinned tools module) with .golangci.yaml
-	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --allow-parallel-runners ./...
 
 .PHONY: clean
 clean: ## Remove build output
