@@ -1,0 +1,48 @@
+package util
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// Every request carries the kubectl-federate user agent and is counted.
+func TestFactoryUserAgentAndCount(t *testing.T) {
+	var agents []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		agents = append(agents, r.UserAgent())
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"x"}}`))
+	}))
+	defer srv.Close()
+	kc := filepath.Join(t.TempDir(), "kc")
+	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "+srv.URL+"}}]\n"+
+		"contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {}}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := NewFactory(genericiooptions.NewTestIOStreamsDiscard())
+	f.Flags.KubeConfig = &kc
+	c, err := f.Clients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := c.Kube.CoreV1().Namespaces().Get(t.Context(), "x", metav1.GetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.Requests.Load() != 3 || len(agents) != 3 {
+		t.Fatalf("counted %d requests, server saw %d", f.Requests.Load(), len(agents))
+	}
+	for _, a := range agents {
+		if !strings.HasPrefix(a, "kubectl-federate/") {
+			t.Errorf("user agent %q", a)
+		}
+	}
+}
