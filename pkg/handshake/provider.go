@@ -136,7 +136,7 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 				"unauthenticate the consumer first if its key really changed",
 				o.ConsumerID, Fingerprint(st.PinnedPublicKey), Fingerprint(tenant.Spec.PublicKey))
 		}
-		if st.CSRHash == csrHash && len(st.Certificate) > 0 && st.NotAfter != nil && c.now().Before(st.NotAfter.Time) {
+		if c.alreadyIssued(st, tenant, csrHash) {
 			r.Info("An identity was already issued for this request; returning it again")
 			return c.identityFor(self.ClusterID, o, tenant, st.Certificate), nil
 		}
@@ -396,4 +396,26 @@ func (c *Cluster) rememberNonce(n *nonce.Nonce) {
 		c.nonceCache = map[string]*nonce.Nonce{}
 	}
 	c.nonceCache[n.ConsumerID] = n
+}
+
+// alreadyIssued tells whether the Tenant's current, unexpired certificate answers this request: the same
+// CSR, or a CSR of the same user for the same client key from the same (pinned) handshake key, as a
+// consumer that re-ran generate tenant with the same nonce sends. The certificate is public and useless
+// without the consumer's private key, so returning it again grants nothing new.
+func (c *Cluster) alreadyIssued(st v1alpha1.TenantStatus, tenant *v1alpha1.Tenant, csrHash string) bool {
+	if len(st.Certificate) == 0 || st.NotAfter == nil || !c.now().Before(st.NotAfter.Time) {
+		return false
+	}
+	if st.CSRHash == csrHash {
+		return true
+	}
+	if !bytes.Equal(st.PinnedPublicKey, tenant.Spec.PublicKey) {
+		return false
+	}
+	cert, err := parseCertificate("status.certificate", st.Certificate)
+	if err != nil {
+		return false
+	}
+	csr, err := CheckCSR(tenant.Spec.CSR, st.User)
+	return err == nil && cert.Subject.CommonName == st.User && samePublicKey(cert.PublicKey, csr.PublicKey)
 }

@@ -248,3 +248,7 @@ func settle(t *testing.T, c *kubeenv.Cluster, ns string) {
 	}
 	t.Fatalf("namespace %s on %s was not populated by the controller manager in 30s", ns, c.Name)
 }
+
+func decodeTenantText(text string) (*v1alpha1.Tenant, error) {
+	return handshake.DecodeTenant("tenant.yaml", []byte(text))
+}
