@@ -32,14 +32,15 @@ type Binaries struct {
 // Dir is the directory holding all binaries, for PATH.
 func (b Binaries) Dir() string { return filepath.Dir(b.APIServer) }
 
-// CacheDir is where built binaries live: $KUBEENV_CACHE_DIR, else <user cache dir>/kubectl-federate.
+// CacheDir is where built binaries live: $KUBEENV_CACHE_DIR, else <user cache dir>/kubectl-federate (or a
+// per-user directory under the temporary directory when there is no home).
 func CacheDir() (string, error) {
 	if d := os.Getenv("KUBEENV_CACHE_DIR"); d != "" {
 		return filepath.Abs(d)
 	}
 	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no cache directory (set KUBEENV_CACHE_DIR): %w", err)
+	if err != nil { // no $HOME: still cache, per user, in the temporary directory
+		return filepath.Join(os.TempDir(), fmt.Sprintf("kubectl-federate-cache-%d", os.Getuid())), nil
 	}
 	return filepath.Join(d, "kubectl-federate"), nil
 }
