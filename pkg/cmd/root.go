@@ -35,7 +35,7 @@ func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	root.PersistentFlags().Var(&f.Color, "color", "When to use colour and spinners on stderr. One of: (auto, always, never); auto honours NO_COLOR and a non-terminal stderr")
 	_ = root.RegisterFlagCompletionFunc("color", util.CompleteValues(output.ColorModes))
 	for _, name := range []string{"as", "as-group", "as-uid", "as-user-extra", "cache-dir", "certificate-authority",
-		"client-certificate", "client-key", "disable-compression", "insecure-skip-tls-verify", "password",
+		"client-certificate", "client-key", "disable-compression", "insecure-skip-tls-verify", "namespace", "password",
 		"request-timeout", "server", "tls-server-name", "token", "username"} {
 		_ = root.PersistentFlags().MarkHidden(name)
 	}
