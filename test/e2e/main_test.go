@@ -6,10 +6,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
@@ -25,26 +23,12 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "federate-e2e-")
+	clusters, dir, stop, err := kubeenv.StartForTests("consumer", "provider")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	start := time.Now()
-	clusters, err := kubeenv.Start(ctx, kubeenv.Options{Dir: dir, Names: []string{"consumer", "provider"}, Log: os.Stderr})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting clusters:", err)
-		return 1
-	}
-	defer func() {
-		for _, c := range clusters {
-			c.Stop()
-		}
-	}()
-	fmt.Fprintf(os.Stderr, "e2e: consumer and provider ready in %s\n", time.Since(start).Round(10*time.Millisecond))
+	defer stop()
 	consumer, provider = clusters[0], clusters[1]
 	if binDir, err = pluginPath(dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -53,7 +37,7 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// pluginPath returns a directory holding kubectl and kubectl-federate (FEDERATE_BIN, or a fresh build).
+// pluginPath returns a directory holding kubectl and kubectl-federate, for PATH.
 func pluginPath(dir string) (string, error) {
 	bins, err := kubeenv.EnsureBinaries(context.Background(), os.Stderr)
 	if err != nil {
@@ -63,15 +47,13 @@ func pluginPath(dir string) (string, error) {
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return "", err
 	}
-	federateBin = os.Getenv("FEDERATE_BIN")
-	if federateBin == "" {
-		federateBin = filepath.Join(path, "kubectl-federate")
-		out, err := exec.Command("go", "build", "-o", federateBin, "github.com/federate-dev/kubectl-federate/cmd/kubectl-federate").CombinedOutput()
-		if err != nil {
-			return "", fmt.Errorf("building kubectl-federate: %w\n%s", err, out)
-		}
-	} else if err := os.Symlink(federateBin, filepath.Join(path, "kubectl-federate")); err != nil {
+	if federateBin, err = kubeenv.PluginBinary(path); err != nil {
 		return "", err
+	}
+	if federateBin != filepath.Join(path, "kubectl-federate") {
+		if err := os.Symlink(federateBin, filepath.Join(path, "kubectl-federate")); err != nil {
+			return "", err
+		}
 	}
 	return path, os.Symlink(bins.Kubectl, filepath.Join(path, "kubectl"))
 }

@@ -3,11 +3,9 @@
 package multi
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -28,32 +26,18 @@ var (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "federate-multi-")
+	var dir string
+	var stop func()
+	var err error
+	clusters, dir, stop, err = kubeenv.StartForTests("provider", "edge-1", "edge-2", "edge-3", "edge-4", "edge-5")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	start := time.Now()
-	clusters, err = kubeenv.Start(ctx, kubeenv.Options{Dir: dir, Names: []string{"provider", "edge-1", "edge-2", "edge-3", "edge-4", "edge-5"}, Log: os.Stderr})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting clusters:", err)
+	defer stop()
+	if bin, err = kubeenv.PluginBinary(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
-	}
-	defer func() {
-		for _, c := range clusters {
-			c.Stop()
-		}
-	}()
-	fmt.Fprintf(os.Stderr, "multi: 6 clusters ready in %s\n", time.Since(start).Round(10*time.Millisecond))
-	if bin = os.Getenv("FEDERATE_BIN"); bin == "" {
-		bin = filepath.Join(dir, "kubectl-federate")
-		if out, err := exec.Command("go", "build", "-o", bin, "github.com/federate-dev/kubectl-federate/cmd/kubectl-federate").CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building: %v\n%s", err, out)
-			return 1
-		}
 	}
 	return m.Run()
 }
