@@ -11,6 +11,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/importcmd"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/info"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/initialize"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/revoke"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/unauthenticate"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
 )
@@ -26,7 +27,8 @@ func addCommands(root *cobra.Command, f *util.Factory, streams genericiooptions.
 		c.GroupID = "oneshot"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{create.NewCmd(f, streams), get.NewCmd(f, streams), generate.NewCmd(f, streams), importcmd.NewCmd(f, streams)} {
+	for _, c := range []*cobra.Command{create.NewCmd(f, streams), get.NewCmd(f, streams), generate.NewCmd(f, streams), importcmd.NewCmd(f, streams),
+		revoke.NewCmd(f, streams)} {
 		c.GroupID = "manual"
 		root.AddCommand(c)
 	}

@@ -18,18 +18,23 @@ type AuthenticateOptions struct {
 	CA           []byte
 	Expiration   time.Duration
 	ClusterRole  string
+	Sandbox      SandboxOptions
 }
 
 // Authenticate runs the manual flow's four steps in one process: the provider creates a nonce, the
 // consumer generates its Tenant, the provider issues the Identity, the consumer imports it.
 func Authenticate(ctx context.Context, consumer, provider *Cluster, o AuthenticateOptions) (*Imported, error) {
-	cSelf, err := consumer.Init(ctx, o.ConsumerID)
-	if err != nil {
-		return nil, fmt.Errorf("consumer: %w", err)
-	}
-	pSelf, err := provider.Init(ctx, o.ProviderID)
-	if err != nil {
-		return nil, fmt.Errorf("provider: %w", err)
+	// The two clusters' initialization does not depend on each other: both at once.
+	var pSelf *Self
+	pDone := make(chan error, 1)
+	go func() {
+		var err error
+		pSelf, err = provider.Init(ctx, o.ProviderID)
+		pDone <- wrapSide("provider", err)
+	}()
+	cSelf, cErr := consumer.Init(ctx, o.ConsumerID)
+	if err := errors.Join(wrapSide("consumer", cErr), <-pDone); err != nil {
+		return nil, err
 	}
 	if cSelf.ClusterID == pSelf.ClusterID {
 		return nil, fmt.Errorf("both clusters have cluster ID %q: --kubeconfig and --remote-kubeconfig must name two different clusters", cSelf.ClusterID)
@@ -60,7 +65,7 @@ func Authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 	}
 	identity, err := provider.IssueIdentity(ctx, IssueOptions{
 		ConsumerID: cSelf.ClusterID, Tenant: tenant, APIServer: o.APIServer, CA: o.CA,
-		Expiration: o.Expiration, ClusterRole: o.ClusterRole,
+		Expiration: o.Expiration, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox,
 	})
 	if err != nil {
 		return nil, err
@@ -101,14 +106,14 @@ func Unauthenticate(ctx context.Context, consumer, provider *Cluster, o Unauthen
 	if cID == pID {
 		return fmt.Errorf("both clusters have cluster ID %q: --kubeconfig and --remote-kubeconfig must name two different clusters", cID)
 	}
-	// Both sides at once: each waits for its namespace controller, and neither depends on the other.
-	// The provider's RoleBinding is the first thing its side deletes.
+	// Both sides at once: neither depends on the other. The provider's RoleBinding is the first thing its
+	// side deletes; only the provider has a namespace to wait for.
 	var providerErr, consumerErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		if pErr != nil {
-			providerErr = fmt.Errorf("provider: not cleaned, unreachable (%w); left there: RoleBinding, Tenant, nonce, CSRs and namespace %s of consumer %q",
+			providerErr = fmt.Errorf("provider: not cleaned, unreachable (%w); left there: RoleBinding, workloads, Tenant, nonce, CSRs and namespace %s of consumer %q",
 				pErr, TenantNamespace(cID), cID)
 			provider.report().Warn(providerErr.Error())
 			return
@@ -116,11 +121,11 @@ func Unauthenticate(ctx context.Context, consumer, provider *Cluster, o Unauthen
 		providerErr = wrapSide("provider", provider.RemoveTenant(ctx, cID, o.KeepNamespaces))
 	}()
 	if cErr != nil {
-		consumerErr = fmt.Errorf("consumer: not cleaned, unreachable (%w); left there: Identity, kubeconfig Secret, keys and namespace %s of provider %q",
-			cErr, TenantNamespace(pID), pID)
+		consumerErr = fmt.Errorf("consumer: not cleaned, unreachable (%w); left there: Identity, kubeconfig Secret and keys of provider %q in namespace %s",
+			cErr, pID, SystemNamespace)
 		consumer.report().Warn(consumerErr.Error())
 	} else {
-		consumerErr = wrapSide("consumer", consumer.RemoveIdentity(ctx, pID, o.KeepNamespaces))
+		consumerErr = wrapSide("consumer", consumer.RemoveIdentity(ctx, pID))
 	}
 	<-done
 	return errors.Join(providerErr, consumerErr)

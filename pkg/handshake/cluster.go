@@ -27,9 +27,9 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
-// installGeneration is bumped whenever the CRDs or the default ClusterRole change; init re-applies them
-// when the cluster's record is older.
-const installGeneration = "1"
+// installGeneration is bumped whenever the CRDs, the default ClusterRole or the sandbox admission policy
+// change; init re-applies them when the cluster's record is older.
+const installGeneration = "2"
 
 const (
 	clusterIDKey      = "clusterID"
@@ -77,7 +77,7 @@ func (c *Cluster) report() Reporter {
 }
 
 func (c *Cluster) nonces() nonce.Store {
-	return nonce.Store{Client: c.Kube, Namespace: SystemNamespace, Labels: PairingLabels, Now: c.Now}
+	return nonce.Store{Client: c.Kube, Namespace: SystemNamespace, Labels: TenantLabels, Now: c.Now}
 }
 
 // Load reads this cluster's ID and handshake key; ErrNotInitialized if init never ran.
@@ -132,8 +132,8 @@ func parsePrivateKey(data []byte) (ed25519.PrivateKey, error) {
 }
 
 // Init makes this cluster ready for kubectl federate, once: the federate-system namespace with the
-// cluster ID and an Ed25519 handshake key, the Tenant and Identity CRDs and the default tenant
-// ClusterRole. wantID may be empty (keep the existing ID, or derive a default from the kube-system
+// cluster ID and an Ed25519 handshake key, the Tenant and Identity CRDs, the default tenant ClusterRole
+// and the sandbox admission policy with its binding. wantID may be empty (keep the existing ID, or derive a default from the kube-system
 // namespace UID); a different explicit ID on an initialized cluster is an error. Safe to re-run.
 func (c *Cluster) Init(ctx context.Context, wantID string) (*Self, error) {
 	if c.self != nil && (wantID == "" || wantID == c.self.ClusterID) {
@@ -178,6 +178,12 @@ func (c *Cluster) install(ctx context.Context, cm *corev1.ConfigMap, wantID stri
 	}
 	if err := c.applyTyped(ctx, rbacv1.SchemeGroupVersion.WithResource("clusterroles"), "", defaultClusterRole()); err != nil {
 		return nil, fmt.Errorf("applying ClusterRole %s: %w", DefaultClusterRole, err)
+	}
+	if err := c.applyTyped(ctx, policyGVR, "", sandboxPolicy()); err != nil {
+		return nil, fmt.Errorf("applying ValidatingAdmissionPolicy %s: %w", SandboxName, err)
+	}
+	if err := c.applyTyped(ctx, policyBindingGVR, "", sandboxPolicyBinding()); err != nil {
+		return nil, fmt.Errorf("applying ValidatingAdmissionPolicyBinding %s: %w", SandboxName, err)
 	}
 	// The handshake key: created once, never replaced by init.
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)

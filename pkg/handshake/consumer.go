@@ -22,6 +22,7 @@ import (
 
 const (
 	privateKeyKey  = "tls.key"
+	integrityKey   = "identity-integrity.key" // the nonce-derived key that verifies identity.yaml
 	userAnnotation = "federate.dev/user"
 	// KubeconfigKey is the data key of the consumer's kubeconfig Secret.
 	KubeconfigKey = "kubeconfig"
@@ -36,31 +37,26 @@ type TenantOptions struct {
 }
 
 // GenerateTenant (consumer) prepares a request for an identity on a provider: a fresh client key, kept
-// in a Secret in the local tenant namespace, a CSR for the user this nonce entitles the consumer to, and
-// the handshake signature binding provider, consumer, nonce and CSR. The returned Tenant carries no
-// secret. The cluster is initialized first if it never was. Re-running with the same nonce reuses the key.
+// in a Secret in federate-system (which no tenant of this cluster can read), a CSR for the user this nonce
+// entitles the consumer to, and the handshake signature binding provider, consumer, nonce, CSR and proxy
+// URL. The returned Tenant carries no secret. The cluster is initialized first if it never was. Re-running
+// with the same nonce reuses the key.
 func (c *Cluster) GenerateTenant(ctx context.Context, o TenantOptions) (*v1alpha1.Tenant, error) {
 	if _, err := nonce.Parse(o.Nonce); err != nil {
-		return nil, fmt.Errorf("--nonce: %w", err)
+		return nil, fmt.Errorf("nonce: %w", err)
 	}
 	self, err := c.Init(ctx, "")
 	if err != nil {
 		return nil, err
 	}
 	if o.ProviderID == self.ClusterID {
-		return nil, fmt.Errorf("--remote-cluster-id %q: is this cluster's own ID", o.ProviderID)
+		return nil, fmt.Errorf("provider cluster ID %q: %w", o.ProviderID, ErrOwnID)
 	}
 	r := c.report()
-	ns := TenantNamespace(o.ProviderID)
-	if err := step(r, "Ensuring tenant namespace "+ns, "Tenant namespace "+ns+" ensured", func() error {
-		return c.ensureNamespace(ctx, ns, PairingLabels(o.ProviderID))
-	}); err != nil {
-		return nil, err
-	}
 	user := ExpectedUser(self.ClusterID, o.Nonce)
 	var key crypto.Signer
-	if err := step(r, "Ensuring the client key", "Client key ensured (it stays in "+ns+")", func() error {
-		key, err = c.ensurePendingKey(ctx, o.ProviderID, user, o.KeyAlgorithm)
+	if err := step(r, "Ensuring the client key", "Client key ensured (it stays in Secret "+SystemNamespace+"/"+PendingKeySecretName(o.ProviderID)+")", func() error {
+		key, err = c.ensurePendingKey(ctx, o.ProviderID, user, o.KeyAlgorithm, IntegrityKey(o.Nonce))
 		return err
 	}); err != nil {
 		return nil, err
@@ -72,13 +68,12 @@ func (c *Cluster) GenerateTenant(ctx context.Context, o TenantOptions) (*v1alpha
 			return err
 		}
 		block, _ := pem.Decode(csrPEM)
-		sig := Sign(self.privateKey, Message(o.ProviderID, self.ClusterID, o.Nonce, block.Bytes))
+		sig := Sign(self.privateKey, Message(o.ProviderID, self.ClusterID, o.Nonce, block.Bytes, o.ProxyURL))
 		t = &v1alpha1.Tenant{
 			TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
 			ObjectMeta: metav1.ObjectMeta{
 				Name:      self.ClusterID,
 				Namespace: TenantNamespace(self.ClusterID),
-				Labels:    PairingLabels(self.ClusterID),
 			},
 			Spec: v1alpha1.TenantSpec{
 				ClusterID:         self.ClusterID,
@@ -94,9 +89,10 @@ func (c *Cluster) GenerateTenant(ctx context.Context, o TenantOptions) (*v1alpha
 	return t, err
 }
 
-// ensurePendingKey returns the client key waiting for this user's certificate, creating it if needed.
-func (c *Cluster) ensurePendingKey(ctx context.Context, providerID, user, alg string) (crypto.Signer, error) {
-	secrets := c.Kube.CoreV1().Secrets(TenantNamespace(providerID))
+// ensurePendingKey returns the client key waiting for this user's certificate, creating it if needed,
+// with the key that will verify the identity's integrity MACs.
+func (c *Cluster) ensurePendingKey(ctx context.Context, providerID, user, alg string, macKey []byte) (crypto.Signer, error) {
+	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
 	name := PendingKeySecretName(providerID)
 	existing, err := secrets.Get(ctx, name, metav1.GetOptions{})
 	switch {
@@ -118,10 +114,10 @@ func (c *Cluster) ensurePendingKey(ctx context.Context, providerID, user, alg st
 		return nil, err
 	}
 	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: TenantNamespace(providerID), Labels: PairingLabels(providerID),
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: IdentityLabels(providerID),
 			Annotations: map[string]string{userAnnotation: user}},
 		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{privateKeyKey: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})},
+		Data: map[string][]byte{privateKeyKey: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), integrityKey: macKey},
 	}
 	if existing == nil {
 		_, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
@@ -166,9 +162,10 @@ type Imported struct {
 	AlreadyImported  bool
 }
 
-// ImportIdentity (consumer) checks the provider's Identity against the client key waiting for it, then
-// stores the kubeconfig Secret and the Identity, and drops the pending key. Importing the same Identity
-// again changes nothing.
+// ImportIdentity (consumer) checks the provider's Identity against the client key waiting for it and
+// against the integrity MACs keyed from the nonce of the request, then stores the kubeconfig Secret and the
+// Identity in federate-system, and drops the pending key. Importing the same Identity again changes
+// nothing.
 func (c *Cluster) ImportIdentity(ctx context.Context, id *v1alpha1.Identity) (*Imported, error) {
 	self, err := c.Load(ctx)
 	if err != nil {
@@ -179,21 +176,21 @@ func (c *Cluster) ImportIdentity(ctx context.Context, id *v1alpha1.Identity) (*I
 		return nil, err
 	}
 	providerID := id.Spec.ClusterID
-	ns := TenantNamespace(providerID)
-	res := &Imported{Namespace: ns, KubeconfigSecret: KubeconfigSecretName(providerID), User: cert.Subject.CommonName, NotAfter: cert.NotAfter}
-	secrets := c.Kube.CoreV1().Secrets(ns)
+	res := &Imported{Namespace: SystemNamespace, KubeconfigSecret: KubeconfigSecretName(providerID), User: cert.Subject.CommonName, NotAfter: cert.NotAfter}
+	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
 	r := c.report()
 
-	var kubeconfigYAML []byte
-	if err := step(r, "Matching the certificate with the client key", "Certificate matches the client key", func() error {
+	var kubeconfigYAML, macKey []byte
+	if err := step(r, "Matching the certificate with the client key", "Certificate matches the client key; every field is as the provider issued it", func() error {
 		pending, err := secrets.Get(ctx, PendingKeySecretName(providerID), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			if same, err := c.sameKubeconfigCert(ctx, providerID, id.Spec.Certificate); err != nil || same {
+			same, err := c.sameKubeconfigCert(ctx, providerID, id)
+			if err != nil || same {
 				res.AlreadyImported = same
 				return err
 			}
 			return fmt.Errorf("no client key is waiting for a certificate from %q (Secret %s/%s): this identity answers a request this cluster did not make, or one already replaced; run generate tenant again",
-				providerID, ns, PendingKeySecretName(providerID))
+				providerID, SystemNamespace, PendingKeySecretName(providerID))
 		}
 		if err != nil {
 			return err
@@ -201,9 +198,13 @@ func (c *Cluster) ImportIdentity(ctx context.Context, id *v1alpha1.Identity) (*I
 		if want := pending.Annotations[userAnnotation]; cert.Subject.CommonName != want {
 			return fmt.Errorf("spec.certificate: is for user %q, the pending request is for %q", cert.Subject.CommonName, want)
 		}
+		macKey = pending.Data[integrityKey]
+		if err := VerifyIdentity(macKey, &id.Spec); err != nil {
+			return err
+		}
 		key, err := parseSigner(pending.Data[privateKeyKey])
 		if err != nil {
-			return fmt.Errorf("secret %s/%s: %w", ns, pending.Name, err)
+			return fmt.Errorf("secret %s/%s: %w", SystemNamespace, pending.Name, err)
 		}
 		if !samePublicKey(key.Public(), cert.PublicKey) {
 			return errors.New("spec.certificate: does not certify this cluster's pending client key")
@@ -216,45 +217,46 @@ func (c *Cluster) ImportIdentity(ctx context.Context, id *v1alpha1.Identity) (*I
 	}); err != nil {
 		return nil, err
 	}
-	if kubeconfigYAML != nil {
-		if err := step(r, "Storing the kubeconfig", "Kubeconfig stored in Secret "+ns+"/"+res.KubeconfigSecret, func() error {
-			return c.storeKubeconfig(ctx, providerID, kubeconfigYAML)
-		}); err != nil {
-			return nil, err
-		}
+	if res.AlreadyImported {
+		return res, nil
 	}
-	if err := step(r, "Recording the Identity", "Identity "+ns+"/"+IdentityName(providerID)+" recorded", func() error {
+	if err := step(r, "Storing the kubeconfig", "Kubeconfig stored in Secret "+SystemNamespace+"/"+res.KubeconfigSecret, func() error {
+		return c.storeKubeconfig(ctx, providerID, kubeconfigYAML, macKey)
+	}); err != nil {
+		return nil, err
+	}
+	if err := step(r, "Recording the Identity", "Identity "+SystemNamespace+"/"+IdentityName(providerID)+" recorded", func() error {
 		return c.applyIdentity(ctx, id, res)
 	}); err != nil {
 		return nil, err
 	}
-	if kubeconfigYAML != nil {
-		err := secrets.Delete(ctx, PendingKeySecretName(providerID), metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, err
-		}
+	err = secrets.Delete(ctx, PendingKeySecretName(providerID), metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
 	}
 	return res, nil
 }
 
-func (c *Cluster) sameKubeconfigCert(ctx context.Context, providerID string, certPEM []byte) (bool, error) {
-	data, err := c.GetKubeconfig(ctx, providerID)
+// sameKubeconfigCert tells whether the identity is the one already imported: the stored kubeconfig holds
+// its certificate, and its fields verify with the integrity key stored beside that kubeconfig.
+func (c *Cluster) sameKubeconfigCert(ctx context.Context, providerID string, id *v1alpha1.Identity) (bool, error) {
+	sec, err := c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, KubeconfigSecretName(providerID), metav1.GetOptions{})
 	if err != nil {
 		return false, nil //nolint:nilerr // no kubeconfig: not imported, and the caller explains what is missing
 	}
-	cert, err := kubeconfig.ClientCertificate(data)
-	if err != nil {
-		return false, nil //nolint:nilerr // an unreadable kubeconfig is not the same identity
+	cert, err := kubeconfig.ClientCertificate(sec.Data[KubeconfigKey])
+	if err != nil || !bytes.Equal(bytes.TrimSpace(cert), bytes.TrimSpace(id.Spec.Certificate)) {
+		return false, nil //nolint:nilerr // an unreadable or other kubeconfig is not the same identity
 	}
-	return bytes.Equal(bytes.TrimSpace(cert), bytes.TrimSpace(certPEM)), nil
+	return true, VerifyIdentity(sec.Data[integrityKey], &id.Spec)
 }
 
-func (c *Cluster) storeKubeconfig(ctx context.Context, providerID string, data []byte) error {
-	secrets := c.Kube.CoreV1().Secrets(TenantNamespace(providerID))
+func (c *Cluster) storeKubeconfig(ctx context.Context, providerID string, data, macKey []byte) error {
+	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
 	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: KubeconfigSecretName(providerID), Namespace: TenantNamespace(providerID), Labels: PairingLabels(providerID)},
+		ObjectMeta: metav1.ObjectMeta{Name: KubeconfigSecretName(providerID), Namespace: SystemNamespace, Labels: IdentityLabels(providerID)},
 		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{KubeconfigKey: data},
+		Data:       map[string][]byte{KubeconfigKey: data, integrityKey: macKey},
 	}
 	_, err := secrets.Create(ctx, sec, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
@@ -265,13 +267,12 @@ func (c *Cluster) storeKubeconfig(ctx context.Context, providerID string, data [
 
 func (c *Cluster) applyIdentity(ctx context.Context, id *v1alpha1.Identity, res *Imported) error {
 	providerID := id.Spec.ClusterID
-	ns := TenantNamespace(providerID)
 	obj := &v1alpha1.Identity{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.IdentityKind},
-		ObjectMeta: metav1.ObjectMeta{Name: IdentityName(providerID), Namespace: ns, Labels: PairingLabels(providerID)},
+		ObjectMeta: metav1.ObjectMeta{Name: IdentityName(providerID), Namespace: SystemNamespace, Labels: IdentityLabels(providerID)},
 		Spec:       id.Spec,
 	}
-	identities := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(ns)
+	identities := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(SystemNamespace)
 	u, err := toUnstructured(obj)
 	if err != nil {
 		return err
@@ -283,7 +284,7 @@ func (c *Cluster) applyIdentity(ctx context.Context, id *v1alpha1.Identity, res 
 	notAfter := metav1.NewTime(res.NotAfter)
 	status := &v1alpha1.Identity{
 		TypeMeta:   obj.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{Name: obj.Name, Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: obj.Name, Namespace: SystemNamespace},
 		Status:     v1alpha1.IdentityStatus{User: res.User, NotAfter: &notAfter, KubeconfigSecret: res.KubeconfigSecret},
 	}
 	if u, err = toUnstructured(status); err != nil {
@@ -296,7 +297,7 @@ func (c *Cluster) applyIdentity(ctx context.Context, id *v1alpha1.Identity, res 
 
 // GetKubeconfig (consumer) returns the kubeconfig stored for a provider.
 func (c *Cluster) GetKubeconfig(ctx context.Context, providerID string) ([]byte, error) {
-	ns := TenantNamespace(providerID)
+	ns := SystemNamespace
 	sec, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, KubeconfigSecretName(providerID), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("no kubeconfig for provider %q (Secret %s/%s not found): import its identity first", providerID, ns, KubeconfigSecretName(providerID))

@@ -25,7 +25,7 @@ func seedTenant(t testing.TB) []byte {
 	doc, err := yaml.Marshal(&v1alpha1.Tenant{
 		TypeMeta: metaOf(v1alpha1.TenantKind),
 		Spec: v1alpha1.TenantSpec{ClusterID: "c1", ProviderClusterID: "p1", PublicKey: priv.Public().(ed25519.PublicKey),
-			CSR: csr, Signature: Sign(priv, Message("p1", "c1", n, der))},
+			CSR: csr, Signature: Sign(priv, Message("p1", "c1", n, der, ""))},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func FuzzCheckCSR(f *testing.F) {
 
 func FuzzVerifySignature(f *testing.F) {
 	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
-	msg := Message("p", "c", testNonce(f), []byte("csr"))
+	msg := Message("p", "c", testNonce(f), []byte("csr"), "")
 	f.Add([]byte(pub), Sign(priv, msg))
 	f.Add([]byte(pub), []byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, key, sig []byte) {

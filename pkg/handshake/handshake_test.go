@@ -42,22 +42,23 @@ func TestSignatureBindsEveryField(t *testing.T) {
 	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
 	n := testNonce(t)
 	csr := []byte("csr-der")
-	sig := Sign(priv, Message("prov", "cons", n, csr))
-	if err := VerifySignature(pub, Message("prov", "cons", n, csr), sig); err != nil {
+	sig := Sign(priv, Message("prov", "cons", n, csr, ""))
+	if err := VerifySignature(pub, Message("prov", "cons", n, csr, ""), sig); err != nil {
 		t.Fatalf("genuine signature refused: %v", err)
 	}
 	others := map[string][]byte{
-		"provider": Message("other", "cons", n, csr),
-		"consumer": Message("prov", "other", n, csr),
-		"nonce":    Message("prov", "cons", testNonce(t), csr),
-		"csr":      Message("prov", "cons", n, []byte("csr-der2")),
+		"provider": Message("other", "cons", n, csr, ""),
+		"consumer": Message("prov", "other", n, csr, ""),
+		"nonce":    Message("prov", "cons", testNonce(t), csr, ""),
+		"csr":      Message("prov", "cons", n, []byte("csr-der2"), ""),
+		"proxy":    Message("prov", "cons", n, csr, "http://attacker:3128"),
 	}
 	for field, msg := range others {
 		if err := VerifySignature(pub, msg, sig); err == nil {
 			t.Errorf("a signature for one %s verified for another", field)
 		}
 	}
-	if err := VerifySignature(pub[:31], Message("prov", "cons", n, csr), sig); err == nil || !strings.Contains(err.Error(), "spec.publicKey") {
+	if err := VerifySignature(pub[:31], Message("prov", "cons", n, csr, ""), sig); err == nil || !strings.Contains(err.Error(), "spec.publicKey") {
 		t.Errorf("short key: %v", err)
 	}
 }

@@ -27,6 +27,8 @@ type TenantInfo struct {
 	User        string     `json:"user,omitempty"`
 	ClusterRole string     `json:"clusterRole,omitempty"`
 	NotAfter    *time.Time `json:"notAfter,omitempty"`
+	// Sandbox is what the tenant namespace enforces.
+	Sandbox *v1alpha1.SandboxStatus `json:"sandbox,omitempty"`
 }
 
 // IdentityInfo is this (consumer) cluster's identity on a provider.
@@ -58,7 +60,8 @@ func (c *Cluster) Info(ctx context.Context) (*ClusterInfo, error) {
 				return nil, err
 			}
 			out.Tenants = append(out.Tenants, TenantInfo{ConsumerID: t.Spec.ClusterID, Namespace: t.Namespace,
-				Phase: t.Status.Phase, User: t.Status.User, ClusterRole: t.Status.ClusterRole, NotAfter: timeOf(t.Status.NotAfter)})
+				Phase: t.Status.Phase, User: t.Status.User, ClusterRole: t.Status.ClusterRole, NotAfter: timeOf(t.Status.NotAfter),
+				Sandbox: t.Status.Sandbox})
 		}
 	}
 	il, err := c.Dynamic.Resource(v1alpha1.IdentityGVR).List(ctx, sel)

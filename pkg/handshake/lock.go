@@ -29,7 +29,7 @@ func (c *Cluster) lockPair(ctx context.Context, consumerID string, ttl time.Dura
 	for {
 		now := metav1.NewMicroTime(c.now())
 		lease := &coordv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: PairingLabels(consumerID)},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: TenantLabels(consumerID)},
 			Spec:       coordv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, AcquireTime: &now, RenewTime: &now},
 		}
 		created, err := leases.Create(ctx, lease, metav1.CreateOptions{})

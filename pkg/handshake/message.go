@@ -9,20 +9,27 @@ import (
 	"strings"
 )
 
-// messageContext separates handshake signatures from every other use of an Ed25519 key.
-const messageContext = "kubectl-federate handshake v1"
+// messageContext separates handshake signatures from every other use of an Ed25519 key. v2 added the
+// proxy URL: a signature covers every field of a Tenant the provider acts on.
+const messageContext = "kubectl-federate handshake v2"
 
-// Message is what the consumer signs: it binds the provider, the consumer, the nonce and the exact CSR,
-// so a signature made for one pairing or one CSR verifies for no other. The fields are validated before
-// they get here (DNS labels, base64url), so none contains the separator.
-func Message(providerID, consumerID, nonce string, csrDER []byte) []byte {
+// userContext derives issuance user names; it stays at v1 so that names do not change with the message.
+const userContext = "kubectl-federate handshake v1"
+
+// Message is what the consumer signs: it binds the provider, the consumer, the nonce, the exact CSR and
+// the proxy URL the provider will hand back, so a signature made for one pairing, one CSR or one route
+// verifies for no other. Cluster IDs and the nonce are validated before they get here (DNS labels,
+// base64url), so none contains the separator; the proxy URL is hashed, so it cannot inject one.
+func Message(providerID, consumerID, nonce string, csrDER []byte, proxyURL string) []byte {
 	sum := sha256.Sum256(csrDER)
+	proxy := sha256.Sum256([]byte(proxyURL))
 	return []byte(strings.Join([]string{
 		messageContext,
 		"provider=" + providerID,
 		"consumer=" + consumerID,
 		"nonce=" + nonce,
 		"csr-sha256=" + hex.EncodeToString(sum[:]),
+		"proxy-url-sha256=" + hex.EncodeToString(proxy[:]),
 	}, "\n"))
 }
 
@@ -38,7 +45,7 @@ func VerifySignature(publicKey, msg, sig []byte) error {
 		return fmt.Errorf("spec.signature: must be %d bytes, got %d", ed25519.SignatureSize, len(sig))
 	}
 	if !ed25519.Verify(ed25519.PublicKey(publicKey), msg, sig) {
-		return errors.New("spec.signature: does not verify with spec.publicKey for this provider, consumer, nonce and CSR")
+		return errors.New("spec.signature: does not verify with spec.publicKey for this provider, consumer, nonce, CSR and proxy URL (the request was altered, or made for another nonce)")
 	}
 	return nil
 }
@@ -47,7 +54,7 @@ func VerifySignature(publicKey, msg, sig []byte) error {
 // single-use, so each issuance has its own user, and RBAC bound to it never applies to an older
 // certificate. The name reveals nothing of the nonce.
 func ExpectedUser(consumerID, nonce string) string {
-	sum := sha256.Sum256([]byte(messageContext + " user\n" + nonce))
+	sum := sha256.Sum256([]byte(userContext + " user\n" + nonce))
 	return UserPrefix + consumerID + ":" + hex.EncodeToString(sum[:8])
 }
 

@@ -24,15 +24,23 @@ const (
 	LabelManagedBy       = "app.kubernetes.io/managed-by"
 	ManagedBy            = "kubectl-federate"
 	LabelRemoteClusterID = "federate.dev/remote-cluster-id"
-	FieldManager         = "kubectl-federate"
+	// LabelRole says which direction of a pairing an object serves: RoleProvider for what a provider keeps
+	// for its consumer (the sandbox, the Tenant, nonces, CSRs), RoleConsumer for what a consumer keeps for
+	// its provider (the Identity, keys, kubeconfigs). Two-way pairings (A provides for B and B for A) share
+	// a remote cluster ID, never a role.
+	LabelRole    = "federate.dev/role"
+	RoleProvider = "provider"
+	RoleConsumer = "consumer"
+	FieldManager = "kubectl-federate"
 
 	// MaxClusterIDLength keeps federate-tenant-<ID> within the 63 characters of a namespace name.
 	MaxClusterIDLength = 63 - len(TenantNamespacePrefix)
 )
 
-// TenantNamespace is the namespace that holds a pairing's objects, on either side, named after the
-// other cluster.
-func TenantNamespace(remoteID string) string { return TenantNamespacePrefix + remoteID }
+// TenantNamespace is the consumer's sandbox on the provider. Only a provider has one: a consumer keeps
+// its material for a provider in SystemNamespace, which no tenant identity can read, so a two-way pairing
+// never mixes one direction's credentials into the other direction's sandbox.
+func TenantNamespace(consumerID string) string { return TenantNamespacePrefix + consumerID }
 
 // IdentityName is the name of the consumer's Identity for a provider.
 func IdentityName(providerID string) string { return "controlplane-" + providerID }
@@ -45,9 +53,14 @@ func PendingKeySecretName(providerID string) string {
 	return "controlplane-" + providerID + "-pending-key"
 }
 
-// PairingLabels are carried by every object created for a pairing.
-func PairingLabels(remoteID string) map[string]string {
-	return map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: remoteID}
+// TenantLabels are carried by every object a provider creates for a consumer.
+func TenantLabels(consumerID string) map[string]string {
+	return map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: consumerID, LabelRole: RoleProvider}
+}
+
+// IdentityLabels are carried by every object a consumer creates for a provider.
+func IdentityLabels(providerID string) map[string]string {
+	return map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: providerID, LabelRole: RoleConsumer}
 }
 
 // ValidateClusterID checks a cluster ID: a lowercase DNS label short enough to prefix namespace names.

@@ -9,15 +9,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	certv1 "k8s.io/api/certificates/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
@@ -33,21 +32,18 @@ const (
 )
 
 // CreateNonce (provider) returns an unexpired nonce for the consumer, creating one valid for ttl if there is
-// none, and ensures the consumer's tenant namespace exists so its Tenant can be applied. The cluster is
-// initialized first if it never was.
+// none, after removing every expired nonce. It touches nothing outside federate-system: the consumer's
+// sandbox is created when its identity is issued. The cluster is initialized first if it never was.
 func (c *Cluster) CreateNonce(ctx context.Context, consumerID string, ttl time.Duration) (*nonce.Nonce, bool, error) {
 	self, err := c.Init(ctx, "")
 	if err != nil {
 		return nil, false, err
 	}
 	if consumerID == self.ClusterID {
-		return nil, false, fmt.Errorf("--remote-cluster-id %q: is this cluster's own ID", consumerID)
+		return nil, false, fmt.Errorf("consumer cluster ID %q: %w", consumerID, ErrOwnID)
 	}
 	r := c.report()
-	ns := TenantNamespace(consumerID)
-	if err := step(r, "Ensuring tenant namespace "+ns, "Tenant namespace "+ns+" ensured", func() error {
-		return c.ensureNamespace(ctx, ns, PairingLabels(consumerID))
-	}); err != nil {
+	if _, err := c.pruneNonces(ctx); err != nil {
 		return nil, false, err
 	}
 	var n *nonce.Nonce
@@ -66,29 +62,62 @@ func (c *Cluster) CreateNonce(ctx context.Context, consumerID string, ttl time.D
 	return n, created, nil
 }
 
-// GetNonce (provider) returns the consumer's unexpired, unused nonce.
+// ErrOwnID means a remote cluster ID names this very cluster.
+var ErrOwnID = errors.New("is this cluster's own ID")
+
+// pruneNonces removes expired nonces and says which.
+func (c *Cluster) pruneNonces(ctx context.Context) ([]string, error) {
+	removed, err := c.nonces().PruneExpired(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("removing expired nonces: %w", err)
+	}
+	if len(removed) > 0 {
+		c.report().Info("Removed expired nonces of " + strings.Join(removed, ", "))
+	}
+	return removed, nil
+}
+
+// GetNonce (provider) returns the consumer's unexpired, unused nonce, after removing every expired one.
 func (c *Cluster) GetNonce(ctx context.Context, consumerID string) (*nonce.Nonce, error) {
+	removed, err := c.pruneNonces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(removed, consumerID) {
+		return nil, fmt.Errorf("%w for consumer %q (and removed): create a new one", nonce.ErrExpired, consumerID)
+	}
 	return c.nonces().Get(ctx, consumerID)
 }
 
 // IssueOptions are the provider's choices for an issuance.
 type IssueOptions struct {
 	ConsumerID  string
-	Tenant      *v1alpha1.Tenant // the consumer's request; nil reads the applied Tenant from the cluster
+	Tenant      *v1alpha1.Tenant // the consumer's request, decoded from exactly one document
 	APIServer   string           // what the consumer's kubeconfig points at
 	CA          []byte           // PEM bundle verifying APIServer; may be empty
 	Expiration  time.Duration    // requested certificate lifetime
 	ClusterRole string           // bound in the tenant namespace; "" means DefaultClusterRole
+	Sandbox     SandboxOptions   // the guardrails of the tenant namespace
 }
 
+// Keys of the record a consumed nonce leaves behind.
+const (
+	recordIntegrityKey = "identity-integrity.key"
+	recordUser         = "user"
+)
+
 // IssueIdentity (provider) verifies the consumer's Tenant against the stored nonce and, only if every
-// check passes, consumes the nonce, has the CSR signed by the cluster's CSR API, binds the tenant role to
-// the new user and returns the Identity for the consumer. Re-running it for a Tenant already issued
-// returns the same Identity without issuing again.
+// check passes, requests the certificate through the cluster's CSR API, consumes the nonce, builds the
+// consumer's sandbox, approves exactly the CSR it created, checks the certificate the signer returns,
+// binds the tenant role to the new user and returns the Identity for the consumer, its fields sealed with
+// MACs keyed from the nonce. Re-running it for a Tenant already issued returns the same Identity.
 func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.Identity, error) {
 	self, err := c.Load(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if o.Tenant == nil {
+		return nil, errors.New("no Tenant: the consumer's request must be given")
 	}
 	if o.ClusterRole == "" {
 		o.ClusterRole = DefaultClusterRole
@@ -96,30 +125,10 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	if o.Expiration == 0 {
 		o.Expiration = DefaultExpiration
 	}
-	r := c.report()
-	ns := TenantNamespace(o.ConsumerID)
-	tenants := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns)
-
-	// Everything up to the nonce's consumption only reads.
-	var applied *v1alpha1.Tenant
-	u, err := tenants.Get(ctx, o.ConsumerID, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return nil, fmt.Errorf("reading Tenant %s/%s: %w", ns, o.ConsumerID, err)
-	default:
-		applied = &v1alpha1.Tenant{}
-		if err := fromUnstructured(u, applied); err != nil {
-			return nil, fmt.Errorf("tenant %s/%s: %w", ns, o.ConsumerID, err)
-		}
+	if o.Sandbox, err = o.Sandbox.Validate(); err != nil {
+		return nil, err
 	}
 	tenant := o.Tenant
-	if tenant == nil {
-		if applied == nil {
-			return nil, fmt.Errorf("no Tenant %s in namespace %s: apply the consumer's tenant.yaml first, or pass it with -f", o.ConsumerID, ns)
-		}
-		tenant = applied
-	}
 	if err := ValidateTenant(tenant, o.ConsumerID, self.ClusterID); err != nil {
 		return nil, err
 	}
@@ -129,16 +138,34 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	}
 	sum := sha256.Sum256(csrDER)
 	csrHash := hex.EncodeToString(sum[:])
-	if applied != nil {
-		st := applied.Status
+	r := c.report()
+	ns := TenantNamespace(o.ConsumerID)
+	tenants := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns)
+
+	// Everything up to the CSR only reads.
+	u, err := tenants.Get(ctx, o.ConsumerID, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, fmt.Errorf("reading Tenant %s/%s: %w", ns, o.ConsumerID, err)
+	default:
+		var recorded v1alpha1.Tenant
+		if err := fromUnstructured(u, &recorded); err != nil {
+			return nil, fmt.Errorf("tenant %s/%s: %w", ns, o.ConsumerID, err)
+		}
+		st := recorded.Status
 		if len(st.PinnedPublicKey) > 0 && !bytes.Equal(st.PinnedPublicKey, tenant.Spec.PublicKey) {
 			return nil, fmt.Errorf("spec.publicKey: consumer %q is pinned to handshake key %s, this request uses %s; "+
 				"unauthenticate the consumer first if its key really changed",
 				o.ConsumerID, Fingerprint(st.PinnedPublicKey), Fingerprint(tenant.Spec.PublicKey))
 		}
 		if c.alreadyIssued(st, tenant, csrHash) {
+			rec, err := c.nonces().Record(ctx, o.ConsumerID)
+			if err != nil || string(rec[recordUser]) != st.User || len(rec[recordIntegrityKey]) == 0 {
+				return nil, fmt.Errorf("an identity was already issued for this request, but its integrity key is gone (a new nonce replaced it): have the consumer generate a new Tenant from a new nonce")
+			}
 			r.Info("An identity was already issued for this request; returning it again")
-			return c.identityFor(self.ClusterID, o, tenant, st.Certificate), nil
+			return c.identityFor(self.ClusterID, o, tenant, st.Certificate, rec[recordIntegrityKey]), nil
 		}
 	}
 	var n *nonce.Nonce
@@ -146,12 +173,12 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	if err := step(r, "Verifying the tenant request", "Tenant request verified (nonce, signature, CSR)", func() error {
 		if n = c.nonceCache[o.ConsumerID]; n == nil || !c.now().Before(n.ExpiresAt) {
 			// Not created by this process (the manual flow): read it. A remembered one that was used or
-			// replaced meanwhile fails at consumption, whose preconditions name the exact version.
+			// replaced meanwhile fails at consumption, whose precondition names the exact version.
 			if n, err = c.nonces().Get(ctx, o.ConsumerID); err != nil {
 				return err
 			}
 		}
-		msg := Message(self.ClusterID, o.ConsumerID, n.Value, csrDER)
+		msg := Message(self.ClusterID, o.ConsumerID, n.Value, csrDER, tenant.Spec.ProxyURL)
 		if err := VerifySignature(tenant.Spec.PublicKey, msg, tenant.Spec.Signature); err != nil {
 			return err
 		}
@@ -166,9 +193,23 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		return nil, err
 	}
 	user := csr.Subject.CommonName
+	integrityKey := IntegrityKey(n.Value)
 
-	// From here on, the request is genuine: use the nonce up first, so it can never issue twice.
-	if err := step(r, "Consuming the nonce", "Nonce consumed", func() error { return c.nonces().Consume(ctx, n) }); err != nil {
+	// The request is genuine. The CSR is created before the nonce is used, so that a failure to create it
+	// leaves the nonce for a re-run; it stays unapproved until the nonce is ours.
+	var req *certv1.CertificateSigningRequest
+	if err := step(r, "Requesting the client certificate", "CertificateSigningRequest created", func() error {
+		req, err = c.createCSR(ctx, o.ConsumerID, tenant.Spec.CSR, o.Expiration)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	defer c.deleteCSR(ctx, req)
+
+	// Use the nonce up before anything is approved or bound, so it can never issue twice.
+	if err := step(r, "Consuming the nonce", "Nonce consumed", func() error {
+		return c.nonces().Consume(ctx, n, map[string][]byte{recordIntegrityKey: integrityKey, recordUser: []byte(user)})
+	}); err != nil {
 		if !errors.Is(err, nonce.ErrUsed) {
 			return nil, err
 		}
@@ -181,33 +222,34 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		}); err != nil {
 			return nil, err
 		}
-		return c.identityFor(self.ClusterID, o, tenant, cert), nil
+		return c.identityFor(self.ClusterID, o, tenant, cert, integrityKey), nil
 	}
-	if err := step(r, "Recording the Tenant", "Tenant "+ns+"/"+o.ConsumerID+" recorded", func() error {
-		if err := c.ensureNamespace(ctx, ns, PairingLabels(o.ConsumerID)); err != nil {
+
+	// The sandbox and the Tenant record do not depend on the certificate: build them while the signer works.
+	sandboxDone := make(chan error, 1)
+	go func() {
+		sandboxDone <- step(r, "Building the sandbox "+ns, "Sandbox "+ns+" ready (Pod Security "+o.Sandbox.PodSecurity+", quota, limits, network policy)", func() error {
+			if err := c.ensureSandbox(ctx, ns, o.ConsumerID, o.Sandbox); err != nil {
+				return err
+			}
+			t := &v1alpha1.Tenant{
+				TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
+				ObjectMeta: metav1.ObjectMeta{Name: o.ConsumerID, Namespace: ns, Labels: TenantLabels(o.ConsumerID)},
+				Spec:       tenant.Spec,
+			}
+			return c.applyTyped(ctx, v1alpha1.TenantGVR, ns, t)
+		})
+	}()
+	var cert *x509.Certificate
+	var certPEM []byte
+	certErr := step(r, "Issuing the client certificate through the CSR API", "Client certificate issued", func() error {
+		if certPEM, err = c.approveAndWait(ctx, req); err != nil {
 			return err
 		}
-		if o.Tenant == nil {
-			return nil // kubectl apply put it there already
-		}
-		t := &v1alpha1.Tenant{
-			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
-			ObjectMeta: metav1.ObjectMeta{Name: o.ConsumerID, Namespace: ns, Labels: PairingLabels(o.ConsumerID)},
-			Spec:       tenant.Spec,
-		}
-		return c.applyTyped(ctx, v1alpha1.TenantGVR, ns, t)
-	}); err != nil {
-		return nil, err
-	}
-	var certPEM []byte
-	if err := step(r, "Issuing the client certificate through the CSR API", "Client certificate issued", func() error {
-		certPEM, err = c.signCSR(ctx, o.ConsumerID, user, tenant.Spec.CSR, o.Expiration)
+		cert, err = checkIssued(certPEM, csr, c.now().Add(o.Expiration+issuedSlack))
 		return err
-	}); err != nil {
-		return nil, err
-	}
-	cert, err := parseCertificate("certificate", certPEM)
-	if err != nil {
+	})
+	if err := errors.Join(<-sandboxDone, certErr); err != nil {
 		return nil, err
 	}
 	// The signer backdates NotBefore by a few minutes; the lifetime is what it may have cut.
@@ -222,32 +264,44 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	}
 	notAfter := metav1.NewTime(cert.NotAfter)
 	if err := step(r, "Recording the issuance in the Tenant status", "Tenant status updated", func() error {
-		status := &v1alpha1.Tenant{
-			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
-			ObjectMeta: metav1.ObjectMeta{Name: o.ConsumerID, Namespace: ns},
-			Status: v1alpha1.TenantStatus{Phase: "Active", PinnedPublicKey: tenant.Spec.PublicKey, User: user,
-				CSRHash: csrHash, Certificate: certPEM, NotAfter: &notAfter, ClusterRole: o.ClusterRole},
-		}
-		u, err := toUnstructured(status)
-		if err != nil {
-			return err
-		}
-		unstructured.RemoveNestedField(u.Object, "spec")
-		_, err = tenants.ApplyStatus(ctx, o.ConsumerID, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
-		return err
+		return c.applyTenantStatus(ctx, o.ConsumerID, v1alpha1.TenantStatus{Phase: PhaseActive, PinnedPublicKey: tenant.Spec.PublicKey, User: user,
+			CSRHash: csrHash, Certificate: certPEM, NotAfter: &notAfter, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status()})
 	}); err != nil {
 		return nil, err
 	}
-	return c.identityFor(self.ClusterID, o, tenant, certPEM), nil
+	return c.identityFor(self.ClusterID, o, tenant, certPEM, integrityKey), nil
 }
 
-func (c *Cluster) identityFor(providerID string, o IssueOptions, tenant *v1alpha1.Tenant, certPEM []byte) *v1alpha1.Identity {
-	return &v1alpha1.Identity{
+// Tenant phases.
+const (
+	PhaseActive  = "Active"
+	PhaseRevoked = "Revoked"
+)
+
+// applyTenantStatus server-side applies the Tenant's status.
+func (c *Cluster) applyTenantStatus(ctx context.Context, consumerID string, st v1alpha1.TenantStatus) error {
+	status := &v1alpha1.Tenant{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
+		ObjectMeta: metav1.ObjectMeta{Name: consumerID, Namespace: TenantNamespace(consumerID)},
+		Status:     st,
+	}
+	u, err := toUnstructured(status)
+	if err != nil {
+		return err
+	}
+	unstructured.RemoveNestedField(u.Object, "spec")
+	_, err = c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(TenantNamespace(consumerID)).ApplyStatus(ctx, consumerID, u,
+		metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	return err
+}
+
+func (c *Cluster) identityFor(providerID string, o IssueOptions, tenant *v1alpha1.Tenant, certPEM, integrityKey []byte) *v1alpha1.Identity {
+	id := &v1alpha1.Identity{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.IdentityKind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      IdentityName(providerID),
-			Namespace: TenantNamespace(providerID),
-			Labels:    PairingLabels(providerID),
+			Namespace: SystemNamespace,
+			Labels:    IdentityLabels(providerID),
 		},
 		Spec: v1alpha1.IdentitySpec{
 			ClusterID:         providerID,
@@ -259,87 +313,8 @@ func (c *Cluster) identityFor(providerID string, o IssueOptions, tenant *v1alpha
 			ProxyURL:          tenant.Spec.ProxyURL,
 		},
 	}
-}
-
-// signCSR submits the CSR to the kube-apiserver-client signer, approves it, watches for the certificate
-// and deletes the CSR object once the certificate is read.
-func (c *Cluster) signCSR(ctx context.Context, consumerID, user string, csrPEM []byte, expiration time.Duration) ([]byte, error) {
-	csrs := c.Kube.CertificatesV1().CertificateSigningRequests()
-	name := "federate-" + consumerID + "-" + user[strings.LastIndex(user, ":")+1:]
-	seconds := int32(min(expiration/time.Second, 1<<31-1)) //nolint:gosec // bounded just before
-	// CSRs of this consumer left by an interrupted run would otherwise wait for the cluster's CSR cleaner.
-	if err := csrs.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(PairingLabels(consumerID)).String(),
-	}); err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("removing stale CertificateSigningRequests: %w", err)
-	}
-	obj, err := csrs.Create(ctx, &certv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: PairingLabels(consumerID)},
-		Spec: certv1.CertificateSigningRequestSpec{
-			Request:           csrPEM,
-			SignerName:        certv1.KubeAPIServerClientSignerName,
-			ExpirationSeconds: &seconds,
-			Usages:            []certv1.KeyUsage{certv1.UsageClientAuth, certv1.UsageDigitalSignature},
-		},
-	}, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		obj, err = csrs.Get(ctx, name, metav1.GetOptions{})
-		if err == nil && !bytes.Equal(obj.Spec.Request, csrPEM) {
-			return nil, fmt.Errorf("CertificateSigningRequest %s exists with another request", name)
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("creating CertificateSigningRequest %s: %w", name, err)
-	}
-	defer func() {
-		// Best effort, also when issuance failed: a CSR object is never left behind. Use a fresh context so
-		// an expired --timeout still cleans up.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		defer cancel()
-		_ = csrs.Delete(dctx, name, metav1.DeleteOptions{})
-	}()
-	if !csrApproved(obj) {
-		obj.Status.Conditions = append(obj.Status.Conditions, certv1.CertificateSigningRequestCondition{
-			Type: certv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "KubectlFederateApproved",
-			Message: "Verified by kubectl federate: nonce, signature and exact subject",
-		})
-		if obj, err = csrs.UpdateApproval(ctx, name, obj, metav1.UpdateOptions{}); err != nil {
-			return nil, fmt.Errorf("approving CertificateSigningRequest %s: %w", name, err)
-		}
-	}
-	if len(obj.Status.Certificate) > 0 {
-		return obj.Status.Certificate, nil
-	}
-	var cert []byte
-	err = c.waitFor(ctx, csrs, name, obj.ResourceVersion, func(ev watch.Event) (bool, error) {
-		if ev.Type == watch.Deleted {
-			return false, fmt.Errorf("CertificateSigningRequest %s was deleted before it was signed", name)
-		}
-		o, ok := ev.Object.(*certv1.CertificateSigningRequest)
-		if !ok {
-			return false, nil
-		}
-		for _, cond := range o.Status.Conditions {
-			if cond.Type == certv1.CertificateDenied || cond.Type == certv1.CertificateFailed {
-				return false, fmt.Errorf("CertificateSigningRequest %s: %s: %s", name, cond.Reason, cond.Message)
-			}
-		}
-		cert = o.Status.Certificate
-		return len(cert) > 0, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("waiting for the certificate: %w", err)
-	}
-	return cert, nil
-}
-
-func csrApproved(obj *certv1.CertificateSigningRequest) bool {
-	for _, c := range obj.Status.Conditions {
-		if c.Type == certv1.CertificateApproved {
-			return true
-		}
-	}
-	return false
+	SealIdentity(integrityKey, &id.Spec)
+	return id
 }
 
 // bindRole makes the one RoleBinding of the tenant namespace name exactly the new user, so an earlier

@@ -7,9 +7,12 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 )
 
-// defaultClusterRole is what a tenant may do in its tenant namespace on the provider: run ordinary
-// namespaced workloads and read its own Tenant. It grants nothing on RBAC, CSRs, other namespaces or the
-// federation's own objects beyond that read, and it is only ever bound with a RoleBinding.
+// defaultClusterRole is what a tenant may do in its sandbox on the provider: run ordinary namespaced
+// workloads, see its quota and limits, and read its own Tenant. It grants nothing on RBAC, CSRs,
+// ServiceAccounts (so no token minting), NetworkPolicies, other namespaces or the federation's own objects
+// beyond that read, and it is only ever bound with a RoleBinding. DaemonSets are left out on purpose: a
+// DaemonSet asks for one pod on every node, the provider's most sensitive ones included, which is never
+// what a tenant's share of a cluster means. docs/security.md gives the reasoning for each rule.
 func defaultClusterRole() *rbacv1.ClusterRole {
 	rw := []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
 	ro := []string{"get", "list", "watch"}
@@ -22,8 +25,8 @@ func defaultClusterRole() *rbacv1.ClusterRole {
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"pods", "services", "configmaps", "secrets",
 				"persistentvolumeclaims", "pods/log", "pods/exec", "pods/portforward"}, Verbs: rw},
-			{APIGroups: []string{""}, Resources: []string{"events", "pods/status", "endpoints"}, Verbs: ro},
-			{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "daemonsets",
+			{APIGroups: []string{""}, Resources: []string{"events", "pods/status", "endpoints", "resourcequotas", "limitranges"}, Verbs: ro},
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets",
 				"replicasets", "deployments/scale", "statefulsets/scale"}, Verbs: rw},
 			{APIGroups: []string{"batch"}, Resources: []string{"jobs", "cronjobs"}, Verbs: rw},
 			{APIGroups: []string{v1alpha1.Group}, Resources: []string{"tenants"}, Verbs: ro},
@@ -34,7 +37,7 @@ func defaultClusterRole() *rbacv1.ClusterRole {
 func roleBinding(namespace, user, clusterRole, consumerID string) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: RoleBindingName, Namespace: namespace, Labels: PairingLabels(consumerID)},
+		ObjectMeta: metav1.ObjectMeta{Name: RoleBindingName, Namespace: namespace, Labels: TenantLabels(consumerID)},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
 	}

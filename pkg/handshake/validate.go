@@ -134,13 +134,16 @@ func DecodeIdentity(source string, data []byte) (*v1alpha1.Identity, error) {
 	return id, nil
 }
 
+// ErrOtherConsumer means a Tenant was made by another consumer than the one being issued for.
+var ErrOtherConsumer = errors.New("is not the consumer this identity is being issued for")
+
 // ValidateTenant checks a Tenant's shape for this provider and consumer, before any cryptography.
 func ValidateTenant(t *v1alpha1.Tenant, consumerID, providerID string) error {
 	if err := ValidateClusterID("spec.clusterID", t.Spec.ClusterID); err != nil {
 		return err
 	}
 	if t.Spec.ClusterID != consumerID {
-		return fmt.Errorf("spec.clusterID %q: is not the consumer named by --remote-cluster-id (%q)", t.Spec.ClusterID, consumerID)
+		return fmt.Errorf("spec.clusterID %q: %w %q", t.Spec.ClusterID, ErrOtherConsumer, consumerID)
 	}
 	if t.Name != "" && t.Name != consumerID {
 		return fmt.Errorf("metadata.name %q: must equal spec.clusterID %q", truncate(t.Name), consumerID)
@@ -185,7 +188,7 @@ func ValidateIdentity(id *v1alpha1.Identity, consumerID string, now time.Time) (
 	if want := IdentityName(id.Spec.ClusterID); id.Name != "" && id.Name != want {
 		return nil, fmt.Errorf("metadata.name %q: must be %q", truncate(id.Name), want)
 	}
-	if want := TenantNamespace(id.Spec.ClusterID); id.Namespace != "" && id.Namespace != want {
+	if want := SystemNamespace; id.Namespace != "" && id.Namespace != want {
 		return nil, fmt.Errorf("metadata.namespace %q: must be %q", truncate(id.Namespace), want)
 	}
 	if err := kubeconfig.ValidateServer(id.Spec.APIServer); err != nil {

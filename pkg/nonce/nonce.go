@@ -1,6 +1,12 @@
 // Package nonce creates, stores, expires and consumes the single-use nonces a provider hands to a
 // consumer out of band. A nonce is 32 random bytes, written as unpadded base64url (43 characters), and is
 // kept in a Secret in the provider's federate-system namespace, which no issued identity can read.
+//
+// Consuming a nonce replaces it, in the same Secret and with an optimistic-concurrency precondition, by
+// the record of what it was used for (the caller's data, such as a key derived from it): the nonce value
+// itself is gone, and a second consumption of the same version fails. Times are the caller's clock, which
+// the CLI sets to the API server's (measured from its Date headers), so a wrong clock on the
+// administrator's machine cannot stretch or cut a nonce's life.
 package nonce
 
 import (
@@ -10,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,6 +42,9 @@ const (
 	secretPrefix   = "nonce-"
 	timeFormat     = time.RFC3339
 	nonceLabel     = "federate.dev/nonce"
+	labelUnused    = "true" // nonceLabel's value while the Secret holds an unused nonce
+	labelUsed      = "used" // ... and once it holds the record of its use
+	usedAtAnnot    = "federate.dev/used-at"
 )
 
 // Errors a caller can test for.
@@ -101,6 +111,9 @@ func (s Store) now() time.Time {
 func SecretName(consumerID string) string { return secretPrefix + consumerID }
 
 func (s Store) fromSecret(consumerID string, sec *corev1.Secret) (*Nonce, error) {
+	if _, ok := sec.Data[dataKey]; !ok {
+		return nil, fmt.Errorf("%w for consumer %q: it was already used", ErrNotFound, consumerID)
+	}
 	exp, err := time.Parse(timeFormat, sec.Annotations[expiresAtAnnot])
 	if err != nil {
 		return nil, fmt.Errorf("secret %s/%s: annotation %s: %w", sec.Namespace, sec.Name, expiresAtAnnot, err)
@@ -136,7 +149,7 @@ func (s Store) Ensure(ctx context.Context, consumerID string, ttl time.Duration)
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        SecretName(consumerID),
 			Namespace:   s.Namespace,
-			Labels:      s.labels(consumerID),
+			Labels:      s.labels(consumerID, labelUnused),
 			Annotations: map[string]string{expiresAtAnnot: exp.Format(timeFormat)},
 		},
 		Type: corev1.SecretTypeOpaque,
@@ -161,14 +174,14 @@ func (s Store) Ensure(ctx context.Context, consumerID string, ttl time.Duration)
 	return n, err == nil, err
 }
 
-func (s Store) labels(consumerID string) map[string]string {
+func (s Store) labels(consumerID, state string) map[string]string {
 	l := map[string]string{}
 	if s.Labels != nil {
 		for k, v := range s.Labels(consumerID) {
 			l[k] = v
 		}
 	}
-	l[nonceLabel] = "true"
+	l[nonceLabel] = state
 	return l
 }
 
@@ -192,16 +205,69 @@ func (s Store) Get(ctx context.Context, consumerID string) (*Nonce, error) {
 	return n, nil
 }
 
-// Consume deletes the nonce, exactly the version that was read: if another run used or replaced it in
-// the meantime, ErrUsed.
-func (s Store) Consume(ctx context.Context, n *Nonce) error {
-	err := s.Client.CoreV1().Secrets(s.Namespace).Delete(ctx, SecretName(n.ConsumerID), metav1.DeleteOptions{
-		Preconditions: &metav1.Preconditions{UID: &n.uid, ResourceVersion: &n.rv},
-	})
+// Consume replaces the nonce, exactly the version that was read, by record (the nonce value is dropped):
+// if another run used or replaced it in the meantime, ErrUsed.
+func (s Store) Consume(ctx context.Context, n *Nonce, record map[string][]byte) error {
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            SecretName(n.ConsumerID),
+			Namespace:       s.Namespace,
+			UID:             n.uid,
+			ResourceVersion: n.rv,
+			Labels:          s.labels(n.ConsumerID, labelUsed),
+			Annotations:     map[string]string{usedAtAnnot: s.now().UTC().Format(timeFormat)},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: record,
+	}
+	_, err := s.Client.CoreV1().Secrets(s.Namespace).Update(ctx, sec, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return fmt.Errorf("%w for consumer %q (another run consumed or replaced it)", ErrUsed, n.ConsumerID)
 	}
 	return err
+}
+
+// Record returns what Consume stored for the consumer's last used nonce; ErrNotFound if the Secret holds
+// none (never used, replaced by a new nonce, or removed).
+func (s Store) Record(ctx context.Context, consumerID string) (map[string][]byte, error) {
+	sec, err := s.Client.CoreV1().Secrets(s.Namespace).Get(ctx, SecretName(consumerID), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("%w for consumer %q", ErrNotFound, consumerID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if sec.Labels[nonceLabel] != labelUsed {
+		return nil, fmt.Errorf("%w: the nonce of consumer %q was not used yet, or was replaced", ErrNotFound, consumerID)
+	}
+	return sec.Data, nil
+}
+
+// PruneExpired removes every unused nonce whose time is up, each exactly the version it read, and returns
+// the consumer IDs whose nonces it removed.
+func (s Store) PruneExpired(ctx context.Context) ([]string, error) {
+	secrets := s.Client.CoreV1().Secrets(s.Namespace)
+	list, err := secrets.List(ctx, metav1.ListOptions{LabelSelector: nonceLabel + "=" + labelUnused})
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for i := range list.Items {
+		sec := &list.Items[i]
+		exp, err := time.Parse(timeFormat, sec.Annotations[expiresAtAnnot])
+		if err == nil && s.now().Before(exp) {
+			continue
+		}
+		err = secrets.Delete(ctx, sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &sec.UID, ResourceVersion: &sec.ResourceVersion}})
+		switch {
+		case err == nil:
+			removed = append(removed, strings.TrimPrefix(sec.Name, secretPrefix))
+		case !apierrors.IsNotFound(err) && !apierrors.IsConflict(err):
+			errs = append(errs, err)
+		}
+	}
+	return removed, errors.Join(errs...)
 }
 
 // Delete removes the consumer's nonce if there is one.

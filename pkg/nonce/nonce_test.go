@@ -34,7 +34,7 @@ func TestNewAndParse(t *testing.T) {
 func TestStoreLifecycle(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := Store{Client: fake.NewClientset(), Namespace: "federate-system", Now: func() time.Time { return now }, Rand: bytes.NewReader(bytes.Repeat([]byte{7}, 2*Size))}
+	s := Store{Client: fake.NewClientset(), Namespace: "federate-system", Now: func() time.Time { return now }, Rand: bytes.NewReader(bytes.Repeat([]byte{7}, 4*Size))}
 	n, created, err := s.Ensure(ctx, "c1", time.Hour)
 	if err != nil || !created {
 		t.Fatalf("Ensure: %v %v", created, err)
@@ -51,14 +51,31 @@ func TestStoreLifecycle(t *testing.T) {
 	if err != nil || !created {
 		t.Fatalf("Ensure after expiry: %v %v", created, err)
 	}
-	if err := s.Consume(ctx, fresh); err != nil {
+	if err := s.Consume(ctx, fresh, map[string][]byte{"k": []byte("v")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Get(ctx, "c1"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("consumed nonce: %v", err)
 	}
-	if err := s.Consume(ctx, fresh); !errors.Is(err, ErrUsed) {
-		t.Fatalf("second consume: %v", err)
+	if rec, err := s.Record(ctx, "c1"); err != nil || string(rec["k"]) != "v" {
+		t.Fatalf("record of the used nonce: %v %v", rec, err)
+	}
+	// A second Consume of the same version is refused by the API server's resourceVersion precondition,
+	// which the fake clientset does not enforce: the e2e concurrency tests prove it on real clusters.
+	// A new nonce replaces the record; an expired one is pruned, an unexpired one kept.
+	if _, created, err := s.Ensure(ctx, "c1", time.Hour); err != nil || !created {
+		t.Fatalf("Ensure after use: %v %v", created, err)
+	}
+	if _, _, err := s.Ensure(ctx, "c2", 3*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(2 * time.Hour)
+	removed, err := s.PruneExpired(ctx)
+	if err != nil || len(removed) != 1 || removed[0] != "c1" {
+		t.Fatalf("PruneExpired removed %v (%v), want [c1]", removed, err)
+	}
+	if _, err := s.Get(ctx, "c2"); err != nil {
+		t.Fatalf("unexpired nonce pruned: %v", err)
 	}
 }
 

@@ -33,7 +33,7 @@ func TestUnauthenticateWithOneSideGone(t *testing.T) {
 	}
 
 	r = cli(t, "", "unauthenticate", "--kubeconfig", dead, "--remote-kubeconfig", provider.Kubeconfig, "--force", "--cluster-id", "consumer")
-	if r.code != 1 || !strings.Contains(r.stderr, "consumer: not cleaned, unreachable") || !strings.Contains(r.stderr, "federate-tenant-provider") {
+	if r.code != 1 || !strings.Contains(r.stderr, "consumer: not cleaned, unreachable") || !strings.Contains(r.stderr, "Identity, kubeconfig Secret and keys of provider") {
 		t.Errorf("--force with the consumer gone: %s", r)
 	}
 	if left := pairingObjects(t, provider, "consumer"); len(left) > 0 {

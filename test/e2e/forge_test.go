@@ -40,8 +40,6 @@ func pairingStart(t *testing.T) (*v1alpha1.Tenant, string, ed25519.PrivateKey) {
 		t.Fatalf("get nonce printed %q: %v", n, err)
 	}
 	out := mustRun(t, "", "generate", "tenant", "--kubeconfig", consumer.Kubeconfig, "--remote-cluster-id", "provider", "--nonce", n).stdout
-	settle(t, provider, handshake.TenantNamespace("consumer"))
-	settle(t, consumer, handshake.TenantNamespace("provider"))
 	tenant, err := handshake.DecodeTenant("stdout", []byte(out))
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +72,7 @@ func resign(t *testing.T, tenant *v1alpha1.Tenant, n string, key ed25519.Private
 	f := tenant.DeepCopyTenant()
 	f.Spec.CSR = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
 	f.Spec.PublicKey = key.Public().(ed25519.PublicKey)
-	f.Spec.Signature = handshake.Sign(key, handshake.Message(f.Spec.ProviderClusterID, f.Spec.ClusterID, n, der))
+	f.Spec.Signature = handshake.Sign(key, handshake.Message(f.Spec.ProviderClusterID, f.Spec.ClusterID, n, der, f.Spec.ProxyURL))
 	return f
 }
 

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
 // The signer's cap on lifetimes is reported, and the NotAfter actually issued is recorded on both sides;
@@ -32,7 +33,7 @@ func TestIssuanceRecordsShortenedExpiryAndProxy(t *testing.T) {
 	if d := time.Until(exp); d > 366*24*time.Hour || d < 360*24*time.Hour {
 		t.Errorf("recorded NotAfter %s is not the signer's one-year cap", exp)
 	}
-	iu, err := dyn(t, consumer).Resource(v1alpha1.IdentityGVR).Namespace("federate-tenant-provider").Get(t.Context(), "controlplane-provider", metav1.GetOptions{})
+	iu, err := dyn(t, consumer).Resource(v1alpha1.IdentityGVR).Namespace(handshake.SystemNamespace).Get(t.Context(), "controlplane-provider", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

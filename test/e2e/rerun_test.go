@@ -3,6 +3,8 @@ package e2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
 // Every manual step is safe to repeat: the second run changes nothing and gives the same result.
@@ -18,8 +20,6 @@ func TestManualStepsAreRepeatable(t *testing.T) {
 	}
 	n := mustRun(t, "", "get", "nonce", "--kubeconfig", P, "--remote-cluster-id", "consumer").stdout
 	t1 := mustRun(t, "", "generate", "tenant", "--kubeconfig", C, "--remote-cluster-id", "provider", "--nonce", n).stdout
-	settle(t, consumer, "federate-tenant-provider")
-	settle(t, provider, "federate-tenant-consumer")
 	before := takeSnapshot(t)
 	t2 := mustRun(t, "", "generate", "tenant", "--kubeconfig", C, "--remote-cluster-id", "provider", "--nonce", n).stdout
 	if d := before.diff(takeSnapshot(t)); len(d) > 0 {
@@ -27,6 +27,7 @@ func TestManualStepsAreRepeatable(t *testing.T) {
 	}
 	f1, f2 := writeTenantText(t, t1), writeTenantText(t, t2)
 	id1 := mustRun(t, "", "generate", "identity", "--kubeconfig", P, "--remote-cluster-id", "consumer", "-f", f1).stdout
+	settle(t, provider, handshake.TenantNamespace("consumer"))
 	before = takeSnapshot(t)
 	id2 := mustRun(t, "", "generate", "identity", "--kubeconfig", P, "--remote-cluster-id", "consumer", "-f", f1).stdout
 	id3 := mustRun(t, "", "generate", "identity", "--kubeconfig", P, "--remote-cluster-id", "consumer", "-f", f2).stdout

@@ -45,7 +45,12 @@ func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
 			kubeconfigs. It runs the manual flow's steps in one process: the provider creates a nonce,
 			the consumer generates its signed Tenant with a fresh client key, the provider verifies it and
 			issues a certificate through its CSR API, and the consumer stores the resulting kubeconfig in
-			the Secret kubeconfig-controlplane-PROVIDER of its namespace federate-tenant-PROVIDER.
+			the Secret kubeconfig-controlplane-PROVIDER of its namespace federate-system.
+
+			On the provider, the identity is bound in the sandbox namespace federate-tenant-CONSUMER, which
+			the API server itself keeps in bounds: Pod Security (--pod-security, restricted by default), a
+			ResourceQuota and LimitRange (--quota, --default-requests, --default-limits), the
+			federate-sandbox admission policy, a NetworkPolicy and a default ServiceAccount without token.
 
 			Clusters that were never initialized are initialized, with --cluster-id and
 			--remote-cluster-id or the default IDs (see "kubectl federate init"). Running it again
@@ -124,9 +129,11 @@ func (o *Options) Run(ctx context.Context) error {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
+	o.Issuance.Warn(o.pair.Provider.Report)
 	res, err := handshake.Authenticate(ctx, o.pair.Consumer, o.pair.Provider, handshake.AuthenticateOptions{
 		ConsumerID: o.ClusterID, ProviderID: o.RemoteClusterID, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm,
 		APIServer: o.server, CA: o.ca, Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole,
+		Sandbox: o.Issuance.Sandbox,
 	})
 	if err != nil {
 		return util.WithDeadline(ctx, err, "--timeout "+o.Timeout.String())

@@ -15,6 +15,7 @@ import (
 type TenantOptions struct {
 	RemoteClusterID string
 	Nonce           string
+	NonceFile       string
 	ProxyURL        string
 	KeyAlgorithm    string
 	Output          *util.OutputFormat
@@ -28,28 +29,32 @@ func NewCmdTenant(f *util.Factory, streams util.Streams) *cobra.Command {
 	o := &TenantOptions{Output: util.NewOutputFormat("yaml", "json"), Streams: streams}
 	o.Output.Value = "yaml"
 	cmd := &cobra.Command{
-		Use:   "tenant --remote-cluster-id PROVIDER --nonce NONCE [--proxy-url URL]",
+		Use:   "tenant --remote-cluster-id PROVIDER (--nonce-file FILE | --nonce NONCE) [--proxy-url URL]",
 		Short: "Generate the signed Tenant request for a provider cluster (consumer side)",
 		Long: util.LongDesc(`
 			Generate the Tenant document that asks the provider cluster PROVIDER for an identity, using
-			the nonce its administrator gave you.
+			the nonce its administrator gave you: prefer --nonce-file (a file, or - for stdin), which keeps
+			the nonce out of the process list and the shell history, over --nonce.
 
 			This cluster generates a fresh client key (ECDSA P-256 unless --key-algorithm says otherwise)
-			and keeps it in a Secret in its namespace federate-tenant-PROVIDER; the key never leaves this
-			cluster. The Tenant holds a CSR for that key and this cluster's Ed25519 signature over the
-			provider ID, this cluster's ID, the nonce and the CSR. It carries no secret: send it to the
-			provider's administrator, who applies it and runs "generate identity".
+			and keeps it in a Secret in its namespace federate-system; the key never leaves this cluster.
+			The Tenant holds a CSR for that key and this cluster's Ed25519 signature over the provider ID,
+			this cluster's ID, the nonce, the CSR and the proxy URL. It carries no secret: send it to the
+			provider's administrator, who runs "generate identity -f tenant.yaml".
 
-			This command writes to this cluster: it initializes it if needed, and creates the namespace
-			and the key Secret. Re-running it with the same nonce reuses the key.`),
+			This command writes to this cluster: it initializes it if needed, and creates the key Secret.
+			Re-running it with the same nonce reuses the key.`),
 		Example: util.Examples(`
 			# Request an identity on the provider "gpu-farm"
-			kubectl federate generate tenant --remote-cluster-id gpu-farm --nonce "$(cat nonce.txt)" > tenant.yaml
+			kubectl federate generate tenant --remote-cluster-id gpu-farm --nonce-file nonce.txt > tenant.yaml
 
-			# The same, reaching the provider through a proxy
-			kubectl federate generate tenant --remote-cluster-id gpu-farm --nonce "$NONCE" --proxy-url http://proxy:3128 > tenant.yaml`),
+			# The same, with the nonce on stdin and the provider reached through a proxy
+			kubectl federate generate tenant --remote-cluster-id gpu-farm --nonce-file - --proxy-url http://proxy:3128 < nonce.txt > tenant.yaml`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -62,8 +67,10 @@ func NewCmdTenant(f *util.Factory, streams util.Streams) *cobra.Command {
 		},
 	}
 	util.RemoteClusterIDFlag(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster")
-	cmd.Flags().StringVar(&o.Nonce, "nonce", "", "The nonce the provider's administrator gave you")
-	_ = cmd.MarkFlagRequired("nonce")
+	cmd.Flags().StringVar(&o.Nonce, "nonce", "", "The nonce the provider's administrator gave you (visible in the process list: prefer --nonce-file)")
+	cmd.Flags().StringVar(&o.NonceFile, "nonce-file", "", "File holding the nonce the provider's administrator gave you (- for stdin)")
+	cmd.MarkFlagsOneRequired("nonce", "nonce-file")
+	cmd.MarkFlagsMutuallyExclusive("nonce", "nonce-file")
 	cmd.Flags().StringVar(&o.ProxyURL, "proxy-url", "", "Proxy through which this cluster reaches the provider's API server, written into its kubeconfig")
 	cmd.Flags().StringVar(&o.KeyAlgorithm, "key-algorithm", handshake.KeyECDSAP256, "Algorithm of the new client key. One of: ("+strings.Join(handshake.KeyAlgorithms, ", ")+")")
 	_ = cmd.RegisterFlagCompletionFunc("key-algorithm", util.CompleteValues(handshake.KeyAlgorithms))
@@ -72,13 +79,30 @@ func NewCmdTenant(f *util.Factory, streams util.Streams) *cobra.Command {
 	return cmd
 }
 
+// Complete reads the nonce from --nonce-file, trimming the white space a file or a terminal adds.
+func (o *TenantOptions) Complete() error {
+	if o.NonceFile == "" {
+		return nil
+	}
+	data, err := util.ReadInput("--nonce-file", o.NonceFile, o.In, 4096)
+	if err != nil {
+		return err
+	}
+	o.Nonce = strings.TrimSpace(string(data))
+	return nil
+}
+
 // Validate checks the flags.
 func (o *TenantOptions) Validate() error {
 	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
 		return err
 	}
 	if _, err := nonce.Parse(o.Nonce); err != nil {
-		return util.UsageErrorf("", "--nonce: %v", err)
+		flag := "--nonce"
+		if o.NonceFile != "" {
+			flag = "--nonce-file " + o.NonceFile
+		}
+		return util.UsageErrorf("", "%s: %v", flag, err)
 	}
 	if o.ProxyURL != "" {
 		if err := kubeconfig.ValidateProxy(o.ProxyURL); err != nil {

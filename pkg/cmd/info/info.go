@@ -29,7 +29,8 @@ func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
 		Short: "Show this cluster's federation identity, tenants and identities",
 		Long: util.LongDesc(`
 			Show this cluster's ID and handshake key fingerprint, the consumers it serves as a provider
-			(Tenants) and the providers it holds identities on (Identities), with their expiry.`),
+			(Tenants, with their sandbox's Pod Security level and quota) and the providers it holds
+			identities on (Identities), with their expiry.`),
 		Example: util.Examples(`
 			# Show the current cluster's federation state
 			kubectl federate info
@@ -71,9 +72,13 @@ func printHuman(out io.Writer, info *handshake.ClusterInfo) error {
 	if len(info.Tenants) == 0 {
 		fmt.Fprintln(w, "  none")
 	} else {
-		fmt.Fprintln(w, "  CONSUMER\tNAMESPACE\tPHASE\tROLE\tEXPIRES")
+		fmt.Fprintln(w, "  CONSUMER\tNAMESPACE\tPHASE\tROLE\tPOD SECURITY\tQUOTA\tEXPIRES")
 		for _, t := range info.Tenants {
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", t.ConsumerID, t.Namespace, dash(t.Phase), dash(t.ClusterRole), expiry(t.NotAfter))
+			level, quota := "-", "-"
+			if t.Sandbox != nil {
+				level, quota = dash(t.Sandbox.PodSecurity), dash(handshake.FormatResourceList(t.Sandbox.Quota))
+			}
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ConsumerID, t.Namespace, dash(t.Phase), dash(t.ClusterRole), level, quota, expiry(t.NotAfter))
 		}
 	}
 	fmt.Fprintf(w, "\nIDENTITIES (this cluster on providers)\n")

@@ -32,12 +32,14 @@ func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
 		Use:   "unauthenticate --kubeconfig CONSUMER --remote-kubeconfig PROVIDER [--keep-namespaces]",
 		Short: "Revoke this (consumer) cluster's identity on a provider cluster and remove the pairing",
 		Long: util.LongDesc(`
-			Undo "authenticate" (or the manual flow) on both clusters. On the provider it deletes the
-			RoleBinding first, so the consumer's certificate grants nothing from that moment, then the
-			Tenant (and the pinned handshake key), any unused nonce and leftover CSRs. On the consumer it
-			deletes the Identity, the kubeconfig Secret and any pending client key. Both tenant
-			namespaces are deleted too, unless --keep-namespaces, and the command waits until they are
-			gone. Running it again succeeds and changes nothing.
+			Undo "authenticate" (or the manual flow) on both clusters. On the provider it revokes the
+			consumer as "revoke" does (the RoleBinding first, so the consumer's certificate grants nothing
+			from that moment, then every workload and pod in its sandbox and the tokens it could hold),
+			then deletes the Tenant (and the pinned handshake key), any unused nonce, leftover CSRs and,
+			unless --keep-namespaces, the sandbox namespace, waiting until it is gone. On the consumer it
+			deletes the Identity, the kubeconfig Secret and any pending client key from federate-system.
+			The other direction of a two-way pairing is not touched. Running it again succeeds and changes
+			nothing.
 
 			If either cluster cannot be reached, nothing is changed, unless --force: then the reachable
 			side is cleaned, the command lists what it could not clean on the other side and exits 1,
@@ -51,7 +53,7 @@ func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
 			kubectl federate unauthenticate --kubeconfig dead-consumer.kubeconfig --remote-kubeconfig provider.kubeconfig \
 			  --force --cluster-id edge-1
 
-			# Keep the tenant namespaces and what the consumer runs in them
+			# Keep the provider's sandbox namespace and its data (its workloads are still stopped)
 			kubectl federate unauthenticate --context edge-1 --remote-context gpu-farm --keep-namespaces`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -73,7 +75,7 @@ func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
 		},
 	}
 	o.remote = util.AddRemoteFlags(cmd.Flags(), streams)
-	cmd.Flags().BoolVar(&o.KeepNamespaces, "keep-namespaces", false, "Keep both tenant namespaces and the workloads in them")
+	cmd.Flags().BoolVar(&o.KeepNamespaces, "keep-namespaces", false, "Keep the provider's sandbox namespace and its data (workloads and pods are still deleted)")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "Clean the reachable side even if the other cannot be reached (then exit 1, listing what was left)")
 	cmd.Flags().StringVar(&o.ClusterID, "cluster-id", "", "The consumer's cluster ID, needed with --force when the consumer is unreachable")
 	cmd.Flags().StringVar(&o.RemoteClusterID, "remote-cluster-id", "", "The provider's cluster ID, needed with --force when the provider is unreachable")

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -26,6 +27,26 @@ type Factory struct {
 	Requests atomic.Int64     // API requests sent through this factory's clients
 	Color    output.ColorMode // the root's --color value
 	prefix   string           // "remote-" for the remote cluster's flags
+	// skew is the API server's clock minus ours, in nanoseconds, from the last response's Date header.
+	skew atomic.Int64
+}
+
+// ServerNow is the API server's clock as last measured: expiries (nonces, certificates) are judged by
+// the cluster's clock, not by whatever the administrator's machine believes.
+func (f *Factory) ServerNow() time.Time {
+	return time.Now().Add(time.Duration(f.skew.Load()))
+}
+
+// measureSkew reads a response's Date header (one-second resolution, so its middle is the best guess).
+func (f *Factory) measureSkew(resp *http.Response) {
+	if resp == nil {
+		return
+	}
+	d, err := http.ParseTime(resp.Header.Get("Date"))
+	if err != nil {
+		return
+	}
+	f.skew.Store(int64(d.Add(500 * time.Millisecond).Sub(time.Now())))
 }
 
 // NewFactory returns a factory whose REST configs send our user agent and count requests.
@@ -39,7 +60,9 @@ func NewFactory(streams genericiooptions.IOStreams) *Factory {
 		c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 				f.Requests.Add(1)
-				return rt.RoundTrip(r)
+				resp, err := rt.RoundTrip(r)
+				f.measureSkew(resp)
+				return resp, err
 			})
 		})
 		return c
@@ -106,9 +129,4 @@ type Streams = genericiooptions.IOStreams
 // Printer returns the stderr progress printer for the streams, honouring --color.
 func (f *Factory) Printer(streams Streams) *output.Printer {
 	return output.NewPrinter(streams.ErrOut, f.Color)
-}
-
-// Describe renders a count of requests per cluster for --v-like diagnostics.
-func Describe(local, remote *Factory) string {
-	return fmt.Sprintf("API requests: %d to the local cluster, %d to the remote cluster", local.Requests.Load(), remote.Requests.Load())
 }

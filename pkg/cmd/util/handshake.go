@@ -18,7 +18,7 @@ func (f *Factory) Cluster(report handshake.Reporter) (*handshake.Cluster, *Clien
 	if err != nil {
 		return nil, nil, err
 	}
-	return &handshake.Cluster{Kube: c.Kube, Dynamic: c.Dynamic, Report: report}, c, nil
+	return &handshake.Cluster{Kube: c.Kube, Dynamic: c.Dynamic, Report: report, Now: f.ServerNow}, c, nil
 }
 
 // ReadInput reads the file named by a -f flag ("-" is stdin), refusing more than max bytes.

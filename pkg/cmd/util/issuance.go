@@ -3,6 +3,8 @@ package util
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,10 +16,17 @@ import (
 
 // IssuanceFlags are the provider's choices, shared by generate identity and authenticate.
 type IssuanceFlags struct {
-	APIServer   string
-	CAFile      string
-	Expiration  time.Duration
-	ClusterRole string
+	APIServer       string
+	CAFile          string
+	Expiration      time.Duration
+	ClusterRole     string
+	PodSecurity     string
+	Quota           string
+	DefaultRequests string
+	DefaultLimits   string
+	PriorityClasses []string
+
+	Sandbox handshake.SandboxOptions // parsed and defaulted by Validate
 }
 
 // AddFlags registers the issuance flags on cmd.
@@ -29,6 +38,12 @@ func (i *IssuanceFlags) AddFlags(cmd *cobra.Command) {
 	fs.DurationVar(&i.Expiration, "expiration", i.Expiration, "Requested lifetime of the issued certificate; the signer may shorten it")
 	fs.StringVar(&i.ClusterRole, "cluster-role", handshake.DefaultClusterRole, "The ClusterRole bound to the identity in its tenant namespace on the provider")
 	_ = cmd.MarkFlagFilename("ca-file", "crt", "pem")
+	fs.StringVar(&i.PodSecurity, "pod-security", handshake.PodSecurityRestricted, "Pod Security level enforced in the tenant namespace. One of: ("+strings.Join(handshake.PodSecurityLevels, ", ")+"); privileged lets the tenant take over nodes")
+	_ = cmd.RegisterFlagCompletionFunc("pod-security", CompleteValues(handshake.PodSecurityLevels))
+	fs.StringVar(&i.Quota, "quota", "", "Hard limits of the tenant namespace's ResourceQuota, over the defaults, as NAME=QUANTITY pairs (e.g. pods=50,requests.cpu=16)")
+	fs.StringVar(&i.DefaultRequests, "default-requests", "", "Container resource requests the LimitRange fills in, over the defaults (cpu=100m,memory=128Mi)")
+	fs.StringVar(&i.DefaultLimits, "default-limits", "", "Container resource limits the LimitRange fills in, over the defaults (cpu=500m,memory=512Mi)")
+	fs.StringSliceVar(&i.PriorityClasses, "priority-classes", nil, "Priority classes the tenant's pods may use (never system-*); default none")
 }
 
 // Validate checks the issuance flags without I/O.
@@ -47,7 +62,36 @@ func (i *IssuanceFlags) Validate() error {
 	if i.ClusterRole == "" {
 		return fmt.Errorf("--cluster-role: must not be empty")
 	}
+	if !slices.Contains(handshake.PodSecurityLevels, i.PodSecurity) {
+		return fmt.Errorf("--pod-security %q: must be one of %s", i.PodSecurity, strings.Join(handshake.PodSecurityLevels, ", "))
+	}
+	for _, pc := range i.PriorityClasses {
+		if err := handshake.ValidatePriorityClass(pc); err != nil {
+			return fmt.Errorf("--priority-classes: %w", err)
+		}
+	}
+	sb := handshake.SandboxOptions{PodSecurity: i.PodSecurity, PriorityClasses: i.PriorityClasses}
+	var err error
+	if sb.Quota, err = handshake.ParseResourceList("--quota", i.Quota); err != nil {
+		return err
+	}
+	if sb.DefaultRequests, err = handshake.ParseResourceList("--default-requests", i.DefaultRequests); err != nil {
+		return err
+	}
+	if sb.DefaultLimits, err = handshake.ParseResourceList("--default-limits", i.DefaultLimits); err != nil {
+		return err
+	}
+	if i.Sandbox, err = sb.Validate(); err != nil {
+		return fmt.Errorf("--default-requests: %w", err)
+	}
 	return nil
+}
+
+// Warn reports the choices an administrator should think twice about.
+func (i *IssuanceFlags) Warn(r handshake.Reporter) {
+	if i.Sandbox.PodSecurity == handshake.PodSecurityPrivileged {
+		r.Warn("--pod-security privileged: the tenant may run privileged pods, mount host paths and use the host's network and PIDs, which means root on the provider's nodes")
+	}
 }
 
 // Resolve returns the API server URL and CA the consumer will use, from the flags or else from the

@@ -72,6 +72,21 @@ type TenantStatus struct {
 	NotAfter *metav1.Time `json:"notAfter,omitempty"`
 	// ClusterRole is the ClusterRole bound in the tenant namespace.
 	ClusterRole string `json:"clusterRole,omitempty"`
+	// Sandbox is what the tenant namespace enforces.
+	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
+}
+
+// SandboxStatus records the guardrails of a tenant's sandbox namespace.
+type SandboxStatus struct {
+	// PodSecurity is the Pod Security Admission level enforced (restricted, baseline or privileged).
+	PodSecurity string `json:"podSecurity,omitempty"`
+	// Quota is the ResourceQuota's hard limits.
+	Quota map[string]string `json:"quota,omitempty"`
+	// DefaultRequests and DefaultLimits are the LimitRange's container defaults.
+	DefaultRequests map[string]string `json:"defaultRequests,omitempty"`
+	DefaultLimits   map[string]string `json:"defaultLimits,omitempty"`
+	// PriorityClasses are the priority classes pods may name.
+	PriorityClasses []string `json:"priorityClasses,omitempty"`
 }
 
 // Identity is a consumer's credential on a provider: everything to reach the provider except the private
@@ -100,6 +115,9 @@ type IdentitySpec struct {
 	Certificate []byte `json:"certificate"`
 	// ProxyURL, if set, is written into the kubeconfig.
 	ProxyURL string `json:"proxyURL,omitempty"`
+	// Integrity holds, for each field above, an HMAC-SHA256 keyed from the nonce of this issuance, which
+	// only the two administrators hold: the consumer refuses a field altered after the provider issued it.
+	Integrity map[string][]byte `json:"integrity,omitempty"`
 }
 
 // IdentityStatus is written by import identity.
@@ -121,6 +139,10 @@ func (t *Tenant) DeepCopyTenant() *Tenant {
 	out.Spec.Signature = append([]byte(nil), t.Spec.Signature...)
 	out.Status.PinnedPublicKey = append([]byte(nil), t.Status.PinnedPublicKey...)
 	out.Status.Certificate = append([]byte(nil), t.Status.Certificate...)
+	if t.Status.Sandbox != nil {
+		sb := *t.Status.Sandbox
+		out.Status.Sandbox = &sb
+	}
 	if t.Status.NotAfter != nil {
 		na := *t.Status.NotAfter
 		out.Status.NotAfter = &na

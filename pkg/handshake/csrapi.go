@@ -1,0 +1,109 @@
+package handshake
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	certv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// issuedSlack is how much later than asked a certificate may expire: clock skew between this CLI's view of
+// the API server's clock (one-second Date headers) and the signer's, and the time the signer took.
+const issuedSlack = 2 * time.Minute
+
+// createCSR submits the consumer's CSR to the kube-apiserver-client signer under a name the API server
+// generates, so that nobody can pre-create "our" CSR: the run approves exactly the object this call
+// returns, never one it finds.
+func (c *Cluster) createCSR(ctx context.Context, consumerID string, csrPEM []byte, expiration time.Duration) (*certv1.CertificateSigningRequest, error) {
+	seconds := int32(min(expiration/time.Second, 1<<31-1)) //nolint:gosec // bounded just before
+	obj, err := c.Kube.CertificatesV1().CertificateSigningRequests().Create(ctx, &certv1.CertificateSigningRequest{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "federate-" + consumerID + "-", Labels: TenantLabels(consumerID)},
+		Spec: certv1.CertificateSigningRequestSpec{
+			Request:           csrPEM,
+			SignerName:        certv1.KubeAPIServerClientSignerName,
+			ExpirationSeconds: &seconds,
+			Usages:            []certv1.KeyUsage{certv1.UsageClientAuth, certv1.UsageDigitalSignature},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("creating a CertificateSigningRequest: %w", err)
+	}
+	return obj, nil
+}
+
+// deleteCSR removes the run's CSR, best effort, also when issuance failed, with a fresh context so that an
+// expired --timeout still cleans up; the UID precondition makes sure it is the object this run created.
+func (c *Cluster) deleteCSR(ctx context.Context, obj *certv1.CertificateSigningRequest) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	_ = c.Kube.CertificatesV1().CertificateSigningRequests().Delete(dctx, obj.Name, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &obj.UID},
+	})
+}
+
+// approveAndWait approves the CSR this run created (the update carries its resourceVersion, so it applies
+// to that very object, unchanged since), then watches for the certificate.
+func (c *Cluster) approveAndWait(ctx context.Context, obj *certv1.CertificateSigningRequest) ([]byte, error) {
+	csrs := c.Kube.CertificatesV1().CertificateSigningRequests()
+	name := obj.Name
+	obj = obj.DeepCopy()
+	obj.Status.Conditions = append(obj.Status.Conditions, certv1.CertificateSigningRequestCondition{
+		Type: certv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "KubectlFederateApproved",
+		Message: "Verified by kubectl federate: nonce, signature and exact subject",
+	})
+	obj, err := csrs.UpdateApproval(ctx, name, obj, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("approving CertificateSigningRequest %s: %w", name, err)
+	}
+	if len(obj.Status.Certificate) > 0 {
+		return obj.Status.Certificate, nil
+	}
+	var cert []byte
+	err = c.waitFor(ctx, csrs, name, obj.ResourceVersion, func(ev watch.Event) (bool, error) {
+		if ev.Type == watch.Deleted {
+			return false, fmt.Errorf("CertificateSigningRequest %s was deleted before it was signed", name)
+		}
+		o, ok := ev.Object.(*certv1.CertificateSigningRequest)
+		if !ok {
+			return false, nil
+		}
+		for _, cond := range o.Status.Conditions {
+			if cond.Type == certv1.CertificateDenied || cond.Type == certv1.CertificateFailed {
+				return false, fmt.Errorf("CertificateSigningRequest %s: %s: %s", name, cond.Reason, cond.Message)
+			}
+		}
+		cert = o.Status.Certificate
+		return len(cert) > 0, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for the certificate: %w", err)
+	}
+	return cert, nil
+}
+
+// checkIssued refuses a certificate that is not exactly what was asked: the request's public key and
+// subject, valid for client authentication, and expiring no later than latest.
+func checkIssued(certPEM []byte, req *x509.CertificateRequest, latest time.Time) (*x509.Certificate, error) {
+	cert, err := parseCertificate("issued certificate", certPEM)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !samePublicKey(cert.PublicKey, req.PublicKey):
+		return nil, errors.New("issued certificate: certifies another public key than the request's")
+	case cert.Subject.CommonName != req.Subject.CommonName || !slices.Equal(cert.Subject.Organization, req.Subject.Organization):
+		return nil, fmt.Errorf("issued certificate: subject %q differs from the request's %q", cert.Subject.String(), req.Subject.String())
+	case !slices.Contains(cert.ExtKeyUsage, x509.ExtKeyUsageClientAuth):
+		return nil, errors.New("issued certificate: is not valid for client authentication")
+	case cert.NotAfter.After(latest):
+		return nil, fmt.Errorf("issued certificate: expires at %s, later than asked (%s)", cert.NotAfter.UTC().Format(time.RFC3339), latest.UTC().Format(time.RFC3339))
+	}
+	return cert, nil
+}

@@ -1,0 +1,107 @@
+package handshake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+)
+
+// workloadGVRs are what can (re)create pods in a sandbox: they go before the pods, so nothing respawns.
+var workloadGVRs = []schema.GroupVersionResource{
+	{Group: "apps", Version: "v1", Resource: "deployments"},
+	{Group: "apps", Version: "v1", Resource: "statefulsets"},
+	{Group: "apps", Version: "v1", Resource: "daemonsets"},
+	{Group: "apps", Version: "v1", Resource: "replicasets"},
+	{Group: "batch", Version: "v1", Resource: "cronjobs"},
+	{Group: "batch", Version: "v1", Resource: "jobs"},
+	{Version: "v1", Resource: "replicationcontrollers"},
+}
+
+// Revoke (provider) takes a consumer's rights away at once, on this cluster alone: the RoleBinding goes
+// first, so from that moment its certificate is authorized for nothing more than any authenticated user;
+// then everything it runs is stopped (workloads, then pods, which ends its open exec, attach and
+// port-forward streams), the service-account tokens it could hold are invalidated (token Secrets deleted,
+// the default ServiceAccount replaced, so tokens bound to the old one fail), and the Tenant is marked
+// Revoked. The namespace and its data stay for inspection. Safe to re-run.
+func (c *Cluster) Revoke(ctx context.Context, consumerID string) error {
+	ns := TenantNamespace(consumerID)
+	r := c.report()
+	if err := step(r, "Removing the RoleBinding of "+consumerID, "RoleBinding removed: the certificate grants nothing in "+ns, func() error {
+		rbs := c.Kube.RbacV1().RoleBindings(ns)
+		rb, err := rbs.Get(ctx, RoleBindingName, metav1.GetOptions{})
+		if err != nil {
+			return ignoreNotFound(err)
+		}
+		if rb.Labels[LabelManagedBy] != ManagedBy || rb.Labels[LabelRemoteClusterID] != consumerID {
+			return fmt.Errorf("RoleBinding %s/%s %w for consumer %q: left in place", ns, RoleBindingName, ErrNotOurs, consumerID)
+		}
+		return ignoreNotFound(rbs.Delete(ctx, RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
+	}); err != nil {
+		return err
+	}
+	if err := step(r, "Stopping the tenant's workloads and tokens", "Workloads, pods and tokens of "+consumerID+" removed", func() error {
+		live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if live.DeletionTimestamp != nil {
+			return nil // the namespace controller is already removing everything in it
+		}
+		if live.Labels[LabelManagedBy] != ManagedBy || live.Labels[LabelRemoteClusterID] != consumerID {
+			return fmt.Errorf("namespace %s %w for consumer %q: nothing in it was touched", ns, ErrNotOurs, consumerID)
+		}
+		return c.stopTenant(ctx, ns)
+	}); err != nil {
+		return err
+	}
+	return step(r, "Marking the Tenant revoked", "Tenant "+ns+"/"+consumerID+" marked "+PhaseRevoked, func() error {
+		err := c.applyTenantStatus(ctx, consumerID, v1alpha1.TenantStatus{Phase: PhaseRevoked})
+		if apierrors.IsNotFound(err) {
+			return nil // nothing was ever issued, or it was removed
+		}
+		return err
+	})
+}
+
+// stopTenant deletes what runs in the sandbox and the tokens it could use: workloads and token Secrets at
+// once, then the pods, then the default ServiceAccount, which is recreated without token automount.
+func (c *Cluster) stopTenant(ctx context.Context, ns string) error {
+	background := metav1.DeletePropagationBackground
+	all := metav1.ListOptions{}
+	var errs []error
+	results := make(chan error, len(workloadGVRs)+1)
+	for _, gvr := range workloadGVRs {
+		go func() {
+			results <- ignoreNotFound(c.Dynamic.Resource(gvr).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, all))
+		}()
+	}
+	go func() {
+		results <- ignoreNotFound(c.Kube.CoreV1().Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("type", "kubernetes.io/service-account-token").String(),
+		}))
+	}()
+	for range len(workloadGVRs) + 1 {
+		errs = append(errs, <-results)
+	}
+	// Pods last among the runners, with no grace period: their containers are killed and every stream
+	// into them ends.
+	zero := int64(0)
+	errs = append(errs, ignoreNotFound(c.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, all)))
+	sas := c.Kube.CoreV1().ServiceAccounts(ns)
+	if err := ignoreNotFound(sas.Delete(ctx, "default", metav1.DeleteOptions{})); err != nil {
+		errs = append(errs, err)
+	} else if err := c.applyTyped(ctx, serviceAccountGVR, ns, sandboxServiceAccount(ns)); err != nil && !apierrors.IsNotFound(err) {
+		errs = append(errs, fmt.Errorf("recreating ServiceAccount %s/default: %w", ns, err))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,329 @@
+package handshake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+)
+
+// Every namespace a tenant is granted is a sandbox that the API server enforces by itself, with no
+// controller: Pod Security Admission labels, a ResourceQuota and a LimitRange, the ValidatingAdmissionPolicy
+// that init installs (matched through LabelSandbox), a NetworkPolicy, and a default ServiceAccount that
+// mounts no token. One function builds it, and every kind of grant calls it.
+
+// Names and labels of the sandbox.
+const (
+	SandboxName = "federate-sandbox" // the ResourceQuota, LimitRange, NetworkPolicy and admission policy
+	// LabelSandbox marks a namespace as a tenant sandbox; the admission policy binding selects on it.
+	LabelSandbox = "federate.dev/sandbox"
+	// AnnotationPriorityClasses lists the priority classes pods in the sandbox may use, comma-separated; the
+	// admission policy reads it from the namespace.
+	AnnotationPriorityClasses = "federate.dev/allowed-priority-classes"
+
+	psaPrefix = "pod-security.kubernetes.io/"
+)
+
+// Pod Security levels.
+const (
+	PodSecurityRestricted = "restricted"
+	PodSecurityBaseline   = "baseline"
+	PodSecurityPrivileged = "privileged"
+)
+
+// PodSecurityLevels lists the accepted levels, safest first.
+var PodSecurityLevels = []string{PodSecurityRestricted, PodSecurityBaseline, PodSecurityPrivileged}
+
+// SandboxOptions are the provider's choices for a sandbox; the zero value means the safe defaults.
+type SandboxOptions struct {
+	PodSecurity     string              // "" means restricted
+	Quota           corev1.ResourceList // merged over DefaultQuota
+	DefaultRequests corev1.ResourceList // merged over DefaultContainerRequests
+	DefaultLimits   corev1.ResourceList // merged over DefaultContainerLimits
+	PriorityClasses []string            // allowed priorityClassName values besides none
+}
+
+// DefaultQuota bounds what one tenant can consume: compute, storage, object counts (etcd), and no
+// NodePort or LoadBalancer Services, which would open the provider's nodes or cloud account to the world.
+func DefaultQuota() corev1.ResourceList {
+	return mustResources(map[string]string{
+		"pods": "20", "requests.cpu": "4", "limits.cpu": "8", "requests.memory": "8Gi", "limits.memory": "16Gi",
+		"requests.storage": "20Gi", "persistentvolumeclaims": "10", "requests.ephemeral-storage": "20Gi",
+		"services": "10", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "50", "configmaps": "50",
+	})
+}
+
+// DefaultContainerRequests and DefaultContainerLimits fill containers that name none, so that pods which
+// say nothing about resources are still admitted under a quota on requests and limits.
+func DefaultContainerRequests() corev1.ResourceList {
+	return mustResources(map[string]string{"cpu": "100m", "memory": "128Mi"})
+}
+
+// DefaultContainerLimits: see DefaultContainerRequests.
+func DefaultContainerLimits() corev1.ResourceList {
+	return mustResources(map[string]string{"cpu": "500m", "memory": "512Mi"})
+}
+
+func mustResources(m map[string]string) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for k, v := range m {
+		out[corev1.ResourceName(k)] = resource.MustParse(v)
+	}
+	return out
+}
+
+// ParseResourceList parses "name=quantity[,name=quantity...]" as kubectl create quota --hard does.
+// field names the input in errors.
+func ParseResourceList(field, s string) (corev1.ResourceList, error) {
+	out := corev1.ResourceList{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	for _, kv := range strings.Split(s, ",") {
+		name, value, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || name == "" || value == "" {
+			return nil, fmt.Errorf("%s %q: each entry must be NAME=QUANTITY", field, truncate(kv))
+		}
+		if errs := validation.IsQualifiedName(name); len(errs) > 0 {
+			return nil, fmt.Errorf("%s: %q is not a resource name", field, truncate(name))
+		}
+		q, err := resource.ParseQuantity(value)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s=%q is not a quantity", field, name, truncate(value))
+		}
+		if q.Sign() < 0 {
+			return nil, fmt.Errorf("%s: %s=%s must not be negative", field, name, value)
+		}
+		if _, dup := out[corev1.ResourceName(name)]; dup {
+			return nil, fmt.Errorf("%s: %s is given twice", field, name)
+		}
+		out[corev1.ResourceName(name)] = q
+	}
+	return out, nil
+}
+
+// Validate checks the options without I/O; it returns them with defaults filled in.
+func (o SandboxOptions) Validate() (SandboxOptions, error) {
+	if o.PodSecurity == "" {
+		o.PodSecurity = PodSecurityRestricted
+	}
+	if !slices.Contains(PodSecurityLevels, o.PodSecurity) {
+		return o, fmt.Errorf("pod security level %q: must be one of %s", truncate(o.PodSecurity), strings.Join(PodSecurityLevels, ", "))
+	}
+	for _, pc := range o.PriorityClasses {
+		if err := ValidatePriorityClass(pc); err != nil {
+			return o, err
+		}
+	}
+	o.Quota = merged(DefaultQuota(), o.Quota)
+	o.DefaultRequests = merged(DefaultContainerRequests(), o.DefaultRequests)
+	o.DefaultLimits = merged(DefaultContainerLimits(), o.DefaultLimits)
+	for name, req := range o.DefaultRequests {
+		if lim, ok := o.DefaultLimits[name]; ok && req.Cmp(lim) > 0 {
+			return o, fmt.Errorf("default request %s=%s: is more than the default limit %s", name, req.String(), lim.String())
+		}
+	}
+	o.PriorityClasses = slices.Compact(slices.Sorted(slices.Values(o.PriorityClasses)))
+	return o, nil
+}
+
+// ValidatePriorityClass checks a priority class a tenant may be allowed.
+func ValidatePriorityClass(pc string) error {
+	if errs := validation.IsDNS1123Subdomain(pc); len(errs) > 0 {
+		return fmt.Errorf("priority class %q: is not a valid name", truncate(pc))
+	}
+	if strings.HasPrefix(pc, "system-") {
+		return fmt.Errorf("priority class %q: system-* classes preempt the cluster's own pods and are never allowed for a tenant", pc)
+	}
+	return nil
+}
+
+func merged(base, over corev1.ResourceList) corev1.ResourceList {
+	out := base.DeepCopy()
+	maps.Copy(out, over)
+	return out
+}
+
+// Status is what the Tenant status records of a sandbox.
+func (o SandboxOptions) Status() *v1alpha1.SandboxStatus {
+	return &v1alpha1.SandboxStatus{
+		PodSecurity:     o.PodSecurity,
+		Quota:           formatResources(o.Quota),
+		DefaultRequests: formatResources(o.DefaultRequests),
+		DefaultLimits:   formatResources(o.DefaultLimits),
+		PriorityClasses: o.PriorityClasses,
+	}
+}
+
+func formatResources(l corev1.ResourceList) map[string]string {
+	out := map[string]string{}
+	for k, v := range l {
+		out[string(k)] = v.String()
+	}
+	return out
+}
+
+// FormatResourceList renders a resource list as sorted name=quantity pairs.
+func FormatResourceList(m map[string]string) string {
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+// ErrNotOurs means a namespace exists that kubectl federate did not create for this consumer.
+var ErrNotOurs = errors.New("was not created by kubectl federate")
+
+// ensureSandbox creates or converges the sandbox namespace of a consumer and everything in it. An existing
+// namespace of that name that kubectl federate did not create for this consumer is refused, never adopted.
+// The objects inside are server-side applied, all at once, so a re-run with other options converges.
+func (c *Cluster) ensureSandbox(ctx context.Context, ns, consumerID string, o SandboxOptions) error {
+	labels := TenantLabels(consumerID)
+	labels[LabelSandbox] = "true"
+	for _, mode := range []string{"enforce", "warn", "audit"} {
+		labels[psaPrefix+mode] = o.PodSecurity
+		labels[psaPrefix+mode+"-version"] = "latest"
+	}
+	annotations := map[string]string{AnnotationPriorityClasses: strings.Join(o.PriorityClasses, ",")}
+	if err := c.ensureOwnNamespace(ctx, ns, consumerID, labels, annotations); err != nil {
+		return err
+	}
+	objects := []struct {
+		what string
+		fn   func() error
+	}{
+		{"ResourceQuota " + SandboxName, func() error { return c.applyTyped(ctx, resourceQuotaGVR, ns, sandboxQuota(ns, consumerID, o)) }},
+		{"LimitRange " + SandboxName, func() error { return c.applyTyped(ctx, limitRangeGVR, ns, sandboxLimitRange(ns, consumerID, o)) }},
+		{"NetworkPolicy " + SandboxName, func() error { return c.applyTyped(ctx, networkPolicyGVR, ns, sandboxNetworkPolicy(ns, consumerID)) }},
+		{"ServiceAccount default", func() error { return c.applyTyped(ctx, serviceAccountGVR, ns, sandboxServiceAccount(ns)) }},
+	}
+	errs := make([]error, len(objects))
+	done := make(chan struct{}, len(objects))
+	for i, obj := range objects {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			if err := obj.fn(); err != nil {
+				errs[i] = fmt.Errorf("applying %s in %s: %w", obj.what, ns, err)
+			}
+		}()
+	}
+	for range objects {
+		<-done
+	}
+	return errors.Join(errs...)
+}
+
+// ensureOwnNamespace creates the namespace with labels and annotations, or converges one this tool created
+// for consumerID; one that is terminating (a previous unauthenticate) is waited out and created again.
+func (c *Cluster) ensureOwnNamespace(ctx context.Context, name, consumerID string, labels, annotations map[string]string) error {
+	nss := c.Kube.CoreV1().Namespaces()
+	want := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations}}
+	for {
+		existing, err := nss.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = nss.Create(ctx, want, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				continue // a concurrent run created it: check it as an existing one
+			}
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if existing.Labels[LabelManagedBy] != ManagedBy || existing.Labels[LabelRemoteClusterID] != consumerID || existing.Labels[LabelRole] != RoleProvider {
+			return fmt.Errorf("namespace %s exists and %w for consumer %q: refusing to adopt it (delete or rename it, or pair under another cluster ID)", name, ErrNotOurs, consumerID)
+		}
+		if existing.DeletionTimestamp != nil {
+			if err := c.waitDeleted(ctx, nss, name, existing.ResourceVersion); err != nil {
+				return fmt.Errorf("waiting for namespace %s to finish terminating: %w", name, err)
+			}
+			continue
+		}
+		if subset(labels, existing.Labels) && subset(annotations, existing.Annotations) {
+			return nil
+		}
+		if existing.Labels == nil {
+			existing.Labels = map[string]string{}
+		}
+		if existing.Annotations == nil {
+			existing.Annotations = map[string]string{}
+		}
+		maps.Copy(existing.Labels, labels)
+		maps.Copy(existing.Annotations, annotations)
+		_, err = nss.Update(ctx, existing, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			continue
+		}
+		return err
+	}
+}
+
+func subset(want, have map[string]string) bool {
+	for k, v := range want {
+		if hv, ok := have[k]; !ok || hv != v {
+			return false
+		}
+	}
+	return true
+}
+
+func sandboxQuota(ns, consumerID string, o SandboxOptions) *corev1.ResourceQuota {
+	return &corev1.ResourceQuota{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
+		ObjectMeta: metav1.ObjectMeta{Name: SandboxName, Namespace: ns, Labels: TenantLabels(consumerID)},
+		Spec:       corev1.ResourceQuotaSpec{Hard: o.Quota},
+	}
+}
+
+func sandboxLimitRange(ns, consumerID string, o SandboxOptions) *corev1.LimitRange {
+	return &corev1.LimitRange{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "LimitRange"},
+		ObjectMeta: metav1.ObjectMeta{Name: SandboxName, Namespace: ns, Labels: TenantLabels(consumerID)},
+		Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+			Type: corev1.LimitTypeContainer, Default: o.DefaultLimits, DefaultRequest: o.DefaultRequests,
+		}}},
+	}
+}
+
+// sandboxNetworkPolicy admits ingress only from the sandbox's own pods and lets egress go anywhere but the
+// link-local ranges, where clouds serve instance metadata and credentials (169.254.169.254).
+func sandboxNetworkPolicy(ns, consumerID string) *networkingv1.NetworkPolicy {
+	return &networkingv1.NetworkPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: SandboxName, Namespace: ns, Labels: TenantLabels(consumerID)},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
+			Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}}},
+			Egress: []networkingv1.NetworkPolicyEgressRule{{To: []networkingv1.NetworkPolicyPeer{
+				{NamespaceSelector: &metav1.LabelSelector{}},
+				{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: []string{"169.254.0.0/16"}}},
+				{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: []string{"fe80::/10"}}},
+			}}},
+		},
+	}
+}
+
+// sandboxServiceAccount keeps the namespace's default ServiceAccount from mounting a token into pods
+// that do not ask for one.
+func sandboxServiceAccount(ns string) *corev1.ServiceAccount {
+	no := false
+	return &corev1.ServiceAccount{
+		TypeMeta:                     metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+		ObjectMeta:                   metav1.ObjectMeta{Name: "default", Namespace: ns},
+		AutomountServiceAccountToken: &no,
+	}
+}
