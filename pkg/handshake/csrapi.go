@@ -10,7 +10,9 @@ import (
 
 	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -46,6 +48,29 @@ func (c *Cluster) deleteCSR(ctx context.Context, obj *certv1.CertificateSigningR
 	_ = c.Kube.CertificatesV1().CertificateSigningRequests().Delete(dctx, obj.Name, metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: &obj.UID},
 	})
+}
+
+// removeStaleCSRs deletes this consumer's CSRs that the same operator created in runs that died before
+// they could delete theirs. It runs only once this run holds the nonce, so no live run's CSR is among them:
+// a concurrent run for the same nonce has lost, and deletes only its own.
+func (c *Cluster) removeStaleCSRs(ctx context.Context, consumerID string, ours *certv1.CertificateSigningRequest) error {
+	csrs := c.Kube.CertificatesV1().CertificateSigningRequests()
+	list, err := csrs.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(TenantLabels(consumerID)).String()})
+	if err != nil {
+		return fmt.Errorf("listing stale CertificateSigningRequests: %w", err)
+	}
+	var errs []error
+	for i := range list.Items {
+		old := &list.Items[i]
+		if old.UID == ours.UID || old.Spec.Username != ours.Spec.Username {
+			continue
+		}
+		err := csrs.Delete(ctx, old.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &old.UID}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // approveAndWait approves the CSR this run created (the update carries its resourceVersion, so it applies

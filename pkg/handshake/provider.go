@@ -243,6 +243,9 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	var cert *x509.Certificate
 	var certPEM []byte
 	certErr := step(r, "Issuing the client certificate through the CSR API", "Client certificate issued", func() error {
+		if err := c.removeStaleCSRs(ctx, o.ConsumerID, req); err != nil {
+			return err
+		}
 		if certPEM, err = c.approveAndWait(ctx, req); err != nil {
 			return err
 		}
