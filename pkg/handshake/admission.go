@@ -16,66 +16,67 @@ var (
 	networkPolicyGVR  = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
 )
 
-// What Pod Security Admission, RBAC and quotas cannot express is refused by one ValidatingAdmissionPolicy,
-// evaluated by the API server itself (CEL, no webhook to run), and bound to every namespace that carries
-// LabelSandbox. Each rule names itself in its message so a refused tenant knows which one it hit.
-var sandboxValidations = []admissionv1.Validation{
-	{
-		Expression: `request.kind.kind != 'Service' || !has(object.spec.externalIPs) || size(object.spec.externalIPs) == 0`,
+// What Pod Security Admission, RBAC and quotas cannot express is refused by ValidatingAdmissionPolicies,
+// evaluated by the API server itself (CEL, no webhook to run), one per kind so that each expression
+// type-checks against that kind's schema, and bound to every namespace that carries LabelSandbox. Each
+// rule names itself in its message so a refused tenant knows which one it hit.
+var sandboxValidations = map[string][]admissionv1.Validation{
+	"services": {{
+		Expression: `!has(object.spec.externalIPs) || size(object.spec.externalIPs) == 0`,
 		Message:    "kubectl federate sandbox: Service spec.externalIPs is not allowed (it can intercept traffic for any address, CVE-2020-8554)",
-	},
-	{
-		Expression: `request.kind.kind != 'Service' || !has(object.spec.type) || object.spec.type == 'ClusterIP'`,
+	}, {
+		Expression: `!has(object.spec.type) || object.spec.type == 'ClusterIP'`,
 		Message:    "kubectl federate sandbox: only ClusterIP Services are allowed (no NodePort, LoadBalancer or ExternalName)",
-	},
-	{
-		Expression: `request.kind.kind != 'Secret' || !has(object.type) || object.type != 'kubernetes.io/service-account-token'`,
+	}},
+	"secrets": {{
+		Expression: `!has(object.type) || object.type != 'kubernetes.io/service-account-token'`,
 		Message:    "kubectl federate sandbox: Secrets of type kubernetes.io/service-account-token are not allowed (a token that outlives the tenant's binding)",
-	},
-	{
-		Expression: `request.kind.kind != 'Pod' || !has(object.spec.priorityClassName) || object.spec.priorityClassName == '' || ` +
+	}},
+	"pods": {{
+		Expression: `!has(object.spec.priorityClassName) || object.spec.priorityClassName == '' || ` +
 			`(!object.spec.priorityClassName.startsWith('system-') && has(namespaceObject.metadata.annotations) && ` +
 			`'` + AnnotationPriorityClasses + `' in namespaceObject.metadata.annotations && ` +
 			`object.spec.priorityClassName in namespaceObject.metadata.annotations['` + AnnotationPriorityClasses + `'].split(','))`,
 		Message: "kubectl federate sandbox: this priorityClassName is not allowed (system-* never; others only if the provider allowed them with --priority-classes)",
-	},
-	{
-		Expression: `request.kind.kind != 'Pod' || request.operation != 'CREATE' || !has(object.spec.nodeName) || object.spec.nodeName == ''`,
+	}, {
+		Expression: `request.operation != 'CREATE' || !has(object.spec.nodeName) || object.spec.nodeName == ''`,
 		Message:    "kubectl federate sandbox: pods must not set spec.nodeName (it bypasses the scheduler and taints)",
-	},
-	{
-		Expression: `request.kind.kind != 'Pod' || !has(object.spec.tolerations) || !object.spec.tolerations.exists(t, ` +
+	}, {
+		Expression: `!has(object.spec.tolerations) || !object.spec.tolerations.exists(t, ` +
 			`((!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists') || ` +
 			`(has(t.key) && t.key in ['node-role.kubernetes.io/control-plane', 'node-role.kubernetes.io/master']))`,
 		Message: "kubectl federate sandbox: pods must not tolerate every taint or the control plane's taints",
-	},
+	}},
 }
 
-func sandboxPolicy() *admissionv1.ValidatingAdmissionPolicy {
+// SandboxPolicyResources are the kinds the sandbox policies check; each has a policy and a binding named
+// SandboxName-<resource>.
+var SandboxPolicyResources = []string{"pods", "services", "secrets"}
+
+func sandboxPolicy(resource string) *admissionv1.ValidatingAdmissionPolicy {
 	fail := admissionv1.Fail
 	return &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Name: SandboxName, Labels: map[string]string{LabelManagedBy: ManagedBy}},
+		ObjectMeta: metav1.ObjectMeta{Name: SandboxName + "-" + resource, Labels: map[string]string{LabelManagedBy: ManagedBy}},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: &fail,
 			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
 				RuleWithOperations: admissionv1.RuleWithOperations{
 					Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
-					Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"},
-						Resources: []string{"pods", "services", "secrets"}},
+					Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{resource}},
 				},
 			}}},
-			Validations: sandboxValidations,
+			Validations: sandboxValidations[resource],
 		},
 	}
 }
 
-func sandboxPolicyBinding() *admissionv1.ValidatingAdmissionPolicyBinding {
+func sandboxPolicyBinding(resource string) *admissionv1.ValidatingAdmissionPolicyBinding {
 	return &admissionv1.ValidatingAdmissionPolicyBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicyBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: SandboxName, Labels: map[string]string{LabelManagedBy: ManagedBy}},
+		ObjectMeta: metav1.ObjectMeta{Name: SandboxName + "-" + resource, Labels: map[string]string{LabelManagedBy: ManagedBy}},
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        SandboxName,
+			PolicyName:        SandboxName + "-" + resource,
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
 			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
 				MatchLabels: map[string]string{LabelSandbox: "true"},

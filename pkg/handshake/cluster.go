@@ -29,7 +29,7 @@ import (
 
 // installGeneration is bumped whenever the CRDs, the default ClusterRole or the sandbox admission policy
 // change; init re-applies them when the cluster's record is older.
-const installGeneration = "2"
+const installGeneration = "3"
 
 const (
 	clusterIDKey      = "clusterID"
@@ -179,11 +179,13 @@ func (c *Cluster) install(ctx context.Context, cm *corev1.ConfigMap, wantID stri
 	if err := c.applyTyped(ctx, rbacv1.SchemeGroupVersion.WithResource("clusterroles"), "", defaultClusterRole()); err != nil {
 		return nil, fmt.Errorf("applying ClusterRole %s: %w", DefaultClusterRole, err)
 	}
-	if err := c.applyTyped(ctx, policyGVR, "", sandboxPolicy()); err != nil {
-		return nil, fmt.Errorf("applying ValidatingAdmissionPolicy %s: %w", SandboxName, err)
-	}
-	if err := c.applyTyped(ctx, policyBindingGVR, "", sandboxPolicyBinding()); err != nil {
-		return nil, fmt.Errorf("applying ValidatingAdmissionPolicyBinding %s: %w", SandboxName, err)
+	for _, res := range SandboxPolicyResources {
+		if err := c.applyTyped(ctx, policyGVR, "", sandboxPolicy(res)); err != nil {
+			return nil, fmt.Errorf("applying ValidatingAdmissionPolicy %s-%s: %w", SandboxName, res, err)
+		}
+		if err := c.applyTyped(ctx, policyBindingGVR, "", sandboxPolicyBinding(res)); err != nil {
+			return nil, fmt.Errorf("applying ValidatingAdmissionPolicyBinding %s-%s: %w", SandboxName, res, err)
+		}
 	}
 	// The handshake key: created once, never replaced by init.
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
