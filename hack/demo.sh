@@ -25,13 +25,35 @@ run kubectl --kubeconfig "$CONSUMER_KUBECONFIG" get identities -A
 say "The issued kubeconfig works on the provider"
 run kubectl federate get kubeconfig --kubeconfig "$CONSUMER_KUBECONFIG" --remote-cluster-id provider > "$work/provider.kubeconfig"
 run kubectl --kubeconfig "$work/provider.kubeconfig" auth whoami
-echo "# allowed: run a workload in its tenant namespace" >&2
-run kubectl --kubeconfig "$work/provider.kubeconfig" create deployment hello --image=registry.k8s.io/pause:3.10
+echo "# allowed: run a workload in its sandbox, one that meets Pod Security 'restricted'" >&2
+printf '$ kubectl --kubeconfig %s apply -f - (a pod that meets Pod Security restricted)\n' "$work/provider.kubeconfig" >&2
+kubectl --kubeconfig "$work/provider.kubeconfig" apply -f - <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: hello}
+spec:
+  securityContext: {runAsNonRoot: true, runAsUser: 65534, seccompProfile: {type: RuntimeDefault}}
+  containers:
+  - name: pause
+    image: registry.k8s.io/pause:3.10
+    securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+EOF
 echo "# denied: read the provider's own secrets" >&2
 if run kubectl --kubeconfig "$work/provider.kubeconfig" get secrets -n kube-system; then
   echo "demo: the identity read kube-system secrets; that must not happen" >&2
   exit 1
 fi
+echo "# denied: a privileged pod, refused by the sandbox's Pod Security level (restricted)" >&2
+if run kubectl --kubeconfig "$work/provider.kubeconfig" run root --image=registry.k8s.io/pause:3.10 --privileged; then
+  echo "demo: the sandbox admitted a privileged pod; that must not happen" >&2
+  exit 1
+fi
+echo "# denied: a NodePort Service, refused by the sandbox's admission policy and quota" >&2
+if run kubectl --kubeconfig "$work/provider.kubeconfig" create service nodeport open --tcp=80; then
+  echo "demo: the sandbox admitted a NodePort Service; that must not happen" >&2
+  exit 1
+fi
+run kubectl --kubeconfig "$PROVIDER_KUBECONFIG" describe resourcequota federate-sandbox -n federate-tenant-consumer
 
 say "Take it away again, on both sides"
 run kubectl federate unauthenticate --kubeconfig "$CONSUMER_KUBECONFIG" --remote-kubeconfig "$PROVIDER_KUBECONFIG"
