@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -173,19 +174,29 @@ func (c *Cluster) install(ctx context.Context, cm *corev1.ConfigMap, wantID stri
 	if err := c.ensureNamespace(ctx, SystemNamespace, labels); err != nil {
 		return nil, err
 	}
-	if err := c.installCRDs(ctx); err != nil {
-		return nil, err
-	}
-	if err := c.applyTyped(ctx, rbacv1.SchemeGroupVersion.WithResource("clusterroles"), "", defaultClusterRole()); err != nil {
-		return nil, fmt.Errorf("applying ClusterRole %s: %w", DefaultClusterRole, err)
+	// The cluster-scoped pieces do not depend on each other: all at once, each its own request.
+	jobs := []func() error{
+		func() error { return c.installCRDs(ctx) },
+		func() error {
+			if err := c.applyTyped(ctx, rbacv1.SchemeGroupVersion.WithResource("clusterroles"), "", defaultClusterRole()); err != nil {
+				return fmt.Errorf("applying ClusterRole %s: %w", DefaultClusterRole, err)
+			}
+			return nil
+		},
 	}
 	for _, res := range SandboxPolicyResources {
-		if err := c.applyTyped(ctx, policyGVR, "", sandboxPolicy(res)); err != nil {
-			return nil, fmt.Errorf("applying ValidatingAdmissionPolicy %s-%s: %w", SandboxName, res, err)
-		}
-		if err := c.applyTyped(ctx, policyBindingGVR, "", sandboxPolicyBinding(res)); err != nil {
-			return nil, fmt.Errorf("applying ValidatingAdmissionPolicyBinding %s-%s: %w", SandboxName, res, err)
-		}
+		jobs = append(jobs, func() error {
+			if err := c.applyTyped(ctx, policyGVR, "", sandboxPolicy(res)); err != nil {
+				return fmt.Errorf("applying ValidatingAdmissionPolicy %s-%s: %w", SandboxName, res, err)
+			}
+			if err := c.applyTyped(ctx, policyBindingGVR, "", sandboxPolicyBinding(res)); err != nil {
+				return fmt.Errorf("applying ValidatingAdmissionPolicyBinding %s-%s: %w", SandboxName, res, err)
+			}
+			return nil
+		})
+	}
+	if err := parallel(jobs...); err != nil {
+		return nil, err
 	}
 	// The handshake key: created once, never replaced by init.
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
@@ -251,6 +262,21 @@ func (c *Cluster) defaultClusterID(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("deriving a default cluster ID from the kube-system namespace: %w", err)
 	}
 	return "cluster-" + string(ns.UID)[:8], nil
+}
+
+// parallel runs the functions at once and joins their errors.
+func parallel(fns ...func() error) error {
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // installCRDs applies the CRDs and waits, with a watch, until the API server serves them.

@@ -201,29 +201,27 @@ func (c *Cluster) ensureSandbox(ctx context.Context, ns, consumerID string, o Sa
 	if err := c.ensureOwnNamespace(ctx, ns, consumerID, labels, annotations); err != nil {
 		return err
 	}
-	objects := []struct {
-		what string
-		fn   func() error
-	}{
-		{"ResourceQuota " + SandboxName, func() error { return c.applyTyped(ctx, resourceQuotaGVR, ns, sandboxQuota(ns, consumerID, o)) }},
-		{"LimitRange " + SandboxName, func() error { return c.applyTyped(ctx, limitRangeGVR, ns, sandboxLimitRange(ns, consumerID, o)) }},
-		{"NetworkPolicy " + SandboxName, func() error { return c.applyTyped(ctx, networkPolicyGVR, ns, sandboxNetworkPolicy(ns, consumerID)) }},
-		{"ServiceAccount default", func() error { return c.applyTyped(ctx, serviceAccountGVR, ns, sandboxServiceAccount(ns)) }},
+	return parallel(
+		func() error {
+			return wrapApply("ResourceQuota", ns, c.applyTyped(ctx, resourceQuotaGVR, ns, sandboxQuota(ns, consumerID, o)))
+		},
+		func() error {
+			return wrapApply("LimitRange", ns, c.applyTyped(ctx, limitRangeGVR, ns, sandboxLimitRange(ns, consumerID, o)))
+		},
+		func() error {
+			return wrapApply("NetworkPolicy", ns, c.applyTyped(ctx, networkPolicyGVR, ns, sandboxNetworkPolicy(ns, consumerID)))
+		},
+		func() error {
+			return wrapApply("ServiceAccount", ns, c.applyTyped(ctx, serviceAccountGVR, ns, sandboxServiceAccount(ns)))
+		},
+	)
+}
+
+func wrapApply(kind, ns string, err error) error {
+	if err == nil {
+		return nil
 	}
-	errs := make([]error, len(objects))
-	done := make(chan struct{}, len(objects))
-	for i, obj := range objects {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			if err := obj.fn(); err != nil {
-				errs[i] = fmt.Errorf("applying %s in %s: %w", obj.what, ns, err)
-			}
-		}()
-	}
-	for range objects {
-		<-done
-	}
-	return errors.Join(errs...)
+	return fmt.Errorf("applying %s in %s: %w", kind, ns, err)
 }
 
 // ensureOwnNamespace creates the namespace with labels and annotations, or converges one this tool created
