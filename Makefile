@@ -53,8 +53,17 @@ demo-down: ## Stop the clusters left by KEEP=1 make demo
 	rm -rf $(DEMO_DIR) $(DEMO_DIR).env
 
 .PHONY: test
-test: build kubeenv ## Run unit tests and end-to-end tests against real local clusters
-	FEDERATE_BIN=$(CURDIR)/bin/kubectl-federate $(GO) test -count=1 -timeout 20m $(TEST_FLAGS) ./...
+test: unit e2e ## Run all tests: the unit tier, then the end-to-end tests against real local clusters
+
+UNIT_PKGS := ./pkg/... ./cmd/... ./hack/...
+.PHONY: unit
+unit: ## Run the fast tier, no clusters (seconds), and report coverage of the protocol package
+	$(GO) test -count=1 $(TEST_FLAGS) $(UNIT_PKGS)
+	@$(GO) test -count=1 -cover ./pkg/handshake | sed 's/^ok *//'
+
+.PHONY: e2e
+e2e: build kubeenv ## Run the end-to-end tests against real local clusters
+	FEDERATE_BIN=$(CURDIR)/bin/kubectl-federate $(GO) test -count=1 -timeout 20m $(TEST_FLAGS) ./test/...
 
 .PHONY: vet
 vet: ## Run go vet and check formatting

@@ -13,7 +13,7 @@ import (
 	_ "k8s.io/client-go/plugin/pkg/client/auth" // OIDC and other auth providers named in kubeconfigs
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd"
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 )
 
 func main() {
@@ -34,9 +34,10 @@ func run() int {
 		return 0
 	}
 	fmt.Fprintf(os.Stderr, "error: %v\n", err)
-	var usage *util.UsageError
-	if errors.As(err, &usage) || isFlagError(err) {
+	var usage *cmdutil.UsageError
+	// A command that cannot run (the root, a group) was given an unknown subcommand: a usage error too.
+	if errors.As(err, &usage) || !c.Runnable() {
 		fmt.Fprintf(os.Stderr, "See '%s -h' for help and examples\n", c.CommandPath())
 	}
-	return util.ExitCode(err)
+	return cmdutil.ExitCode(err)
 }

@@ -13,11 +13,11 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/initialize"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/revoke"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/unauthenticate"
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 )
 
 // addCommands registers the handshake commands, in groups as the help shows them.
-func addCommands(root *cobra.Command, f *util.Factory, streams genericiooptions.IOStreams) {
+func addCommands(root *cobra.Command, f *cmdutil.Factory, streams genericiooptions.IOStreams) {
 	root.AddGroup(
 		&cobra.Group{ID: "oneshot", Title: "Both clusters at once (one machine holds both kubeconfigs):"},
 		&cobra.Group{ID: "manual", Title: "One cluster at a time (each administrator holds their own):"},

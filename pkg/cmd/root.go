@@ -5,18 +5,18 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/version"
 	"github.com/federate-dev/kubectl-federate/pkg/output"
 )
 
 // NewRootCmd returns `kubectl federate` with every subcommand.
 func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
-	f := util.NewFactory(streams)
+	f := cmdutil.NewFactory(streams)
 	root := &cobra.Command{
 		Use:   "kubectl-federate",
 		Short: "Give one cluster a limited, expiring identity on another",
-		Long: util.LongDesc(`
+		Long: cmdutil.LongDesc(`
 			kubectl federate gives a consumer cluster a least-privilege, expiring client-certificate
 			identity on a provider cluster, and takes it away again. It runs entirely on the client,
 			through the administrators' kubeconfigs: no controller is installed on either cluster.
@@ -28,12 +28,13 @@ func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	cmdutil.SetupRoot(root)
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	f.Flags.AddFlags(root.PersistentFlags())
 	root.PersistentFlags().Var(&f.Color, "color", "When to use colour and spinners on stderr. One of: (auto, always, never); auto honours NO_COLOR and a non-terminal stderr")
-	_ = root.RegisterFlagCompletionFunc("color", util.CompleteValues(output.ColorModes))
+	_ = root.RegisterFlagCompletionFunc("color", cmdutil.CompleteValues(output.ColorModes))
 	for _, name := range []string{"as", "as-group", "as-uid", "as-user-extra", "cache-dir", "certificate-authority",
 		"client-certificate", "client-key", "disable-compression", "insecure-skip-tls-verify", "namespace", "password",
 		"request-timeout", "server", "tls-server-name", "token", "username"} {

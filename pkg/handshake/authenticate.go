@@ -37,7 +37,7 @@ func Authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 		return nil, err
 	}
 	if cSelf.ClusterID == pSelf.ClusterID {
-		return nil, fmt.Errorf("both clusters have cluster ID %q: --kubeconfig and --remote-kubeconfig must name two different clusters", cSelf.ClusterID)
+		return nil, fmt.Errorf("%w: both have cluster ID %q", ErrSameCluster, cSelf.ClusterID)
 	}
 	// One run per pair at a time; a run that dies leaves a lease that expires with its --timeout.
 	lease := 2 * time.Minute
@@ -84,8 +84,8 @@ type UnauthenticateOptions struct {
 
 // Unauthenticate removes a pairing on both sides, both at once, and returns both sides' errors.
 func Unauthenticate(ctx context.Context, consumer, provider *Cluster, o UnauthenticateOptions) error {
-	cID, cErr := clusterID(ctx, consumer, o.ConsumerID, "--cluster-id")
-	pID, pErr := clusterID(ctx, provider, o.ProviderID, "--remote-cluster-id")
+	cID, cErr := clusterID(ctx, consumer, o.ConsumerID, "consumer")
+	pID, pErr := clusterID(ctx, provider, o.ProviderID, "provider")
 	if errors.Is(cErr, ErrNotInitialized) || errors.Is(pErr, ErrNotInitialized) {
 		r := consumer.report()
 		if errors.Is(pErr, ErrNotInitialized) {
@@ -99,12 +99,11 @@ func Unauthenticate(ctx context.Context, consumer, provider *Cluster, o Unauthen
 			return errors.Join(wrapSide("consumer", cErr), wrapSide("provider", pErr))
 		}
 		if cID == "" || pID == "" {
-			return errors.Join(wrapSide("consumer", cErr), wrapSide("provider", pErr),
-				errors.New("with one cluster unreachable, name its ID: --cluster-id for the consumer, --remote-cluster-id for the provider"))
+			return errors.Join(wrapSide("consumer", cErr), wrapSide("provider", pErr), ErrNeedUnreachableID)
 		}
 	}
 	if cID == pID {
-		return fmt.Errorf("both clusters have cluster ID %q: --kubeconfig and --remote-kubeconfig must name two different clusters", cID)
+		return fmt.Errorf("%w: both have cluster ID %q", ErrSameCluster, cID)
 	}
 	// Both sides at once: neither depends on the other. The provider's RoleBinding is the first thing its
 	// side deletes; only the provider has a namespace to wait for.
@@ -131,21 +130,29 @@ func Unauthenticate(ctx context.Context, consumer, provider *Cluster, o Unauthen
 	return errors.Join(providerErr, consumerErr)
 }
 
-// clusterID reads a cluster's ID; if that fails, it returns the ID given by flag (if any) and the error.
-func clusterID(ctx context.Context, c *Cluster, given, flag string) (string, error) {
+// ErrNeedUnreachableID means a forced removal cannot name the unreachable side's objects without its ID.
+var ErrNeedUnreachableID = errors.New("with one cluster unreachable, its cluster ID must be given")
+
+// clusterID reads a cluster's ID; if that fails, it returns the ID given (if any) and the error.
+func clusterID(ctx context.Context, c *Cluster, given, side string) (string, error) {
 	self, err := c.Load(ctx)
 	if err != nil {
 		return given, err
 	}
 	if given != "" && given != self.ClusterID {
-		return "", fmt.Errorf("%s %q: the cluster's ID is %q", flag, given, self.ClusterID)
+		return "", &IDConflictError{Side: side, Want: given, Have: self.ClusterID}
 	}
 	return self.ClusterID, nil
 }
 
+// wrapSide names the side an error comes from, also on an ID conflict, so a command can name its flag.
 func wrapSide(side string, err error) error {
 	if err == nil {
 		return nil
+	}
+	var ic *IDConflictError
+	if errors.As(err, &ic) && ic.Side == "" {
+		ic.Side = side
 	}
 	return fmt.Errorf("%s: %w", side, err)
 }

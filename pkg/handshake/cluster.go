@@ -41,6 +41,24 @@ const (
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
+// IDConflictError means a cluster ID was asked for that the cluster does not have. Side, when known, says
+// which cluster of a pair ("consumer" or "provider"), so a command can name its own flag.
+type IDConflictError struct {
+	Side       string
+	Want, Have string
+}
+
+func (e *IDConflictError) Error() string {
+	who := "this cluster"
+	if e.Side != "" {
+		who = "the " + e.Side
+	}
+	return fmt.Sprintf("cluster ID %q: %s is initialized with cluster ID %q", e.Want, who, e.Have)
+}
+
+// ErrSameCluster means both sides of a pairing are one cluster.
+var ErrSameCluster = errors.New("the consumer and the provider are one cluster")
+
 // ErrNotInitialized means the cluster has no federate-system record yet.
 var ErrNotInitialized = errors.New("this cluster is not initialized for kubectl federate")
 
@@ -150,7 +168,7 @@ func (c *Cluster) Init(ctx context.Context, wantID string) (*Self, error) {
 	}
 	if cm != nil {
 		if have := cm.Data[clusterIDKey]; wantID != "" && have != wantID {
-			return nil, fmt.Errorf("--cluster-id %q: this cluster is already initialized with cluster ID %q", wantID, have)
+			return nil, &IDConflictError{Want: wantID, Have: have}
 		}
 		if cm.Annotations[installGenAnnot] == installGeneration {
 			self, err := c.loadKey(ctx, cm)
@@ -238,7 +256,7 @@ func (c *Cluster) install(ctx context.Context, cm *corev1.ConfigMap, wantID stri
 		}, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) { // a concurrent init won
 			if cm, err = cms.Get(ctx, ClusterConfigMap, metav1.GetOptions{}); err == nil && wantID != "" && cm.Data[clusterIDKey] != wantID {
-				return nil, fmt.Errorf("--cluster-id %q: this cluster was just initialized with cluster ID %q", wantID, cm.Data[clusterIDKey])
+				return nil, &IDConflictError{Want: wantID, Have: cm.Data[clusterIDKey]}
 			}
 		}
 	} else {

@@ -95,7 +95,7 @@ func TestBadInputCorpus(t *testing.T) {
 		{"cluster ID", "64 characters", []string{"get", "nonce", "--kubeconfig", P, "--remote-cluster-id", strings.Repeat("a", 64)}, "", "at most 47"},
 		{"cluster ID", "unicode look-alike", []string{"generate", "tenant", "--kubeconfig", C, "--remote-cluster-id", "prоvider", "--nonce", n}, "", "must be a DNS label"},
 		{"cluster ID", "init with bad ID", []string{"init", "--kubeconfig", C, "--cluster-id", "a_b"}, "", "--cluster-id"},
-		{"cluster ID", "re-init with another ID", []string{"init", "--kubeconfig", C, "--cluster-id", "other"}, "", "already initialized with cluster ID \"consumer\""},
+		{"cluster ID", "re-init with another ID", []string{"init", "--kubeconfig", C, "--cluster-id", "other"}, "", "--cluster-id: cluster ID \"other\": this cluster is initialized with cluster ID \"consumer\""},
 		{"cluster ID", "own ID as remote", []string{"create", "nonce", "--kubeconfig", P, "--remote-cluster-id", "provider"}, "", "this cluster's own ID"},
 		// nonces
 		{"nonce", "malformed nonce", []string{"generate", "tenant", "--kubeconfig", C, "--remote-cluster-id", "provider", "--nonce", "abc"}, "", "--nonce: nonce must be 43 characters"},
@@ -109,7 +109,7 @@ func TestBadInputCorpus(t *testing.T) {
 		{"flags", "bad ttl", []string{"create", "nonce", "--kubeconfig", P, "--remote-cluster-id", "consumer", "--ttl", "1s"}, "", "--ttl 1s"},
 		{"flags", "expiration too short", gi(file("t20", string(genuine)), "--expiration", "1m"), "", "--expiration 1m0s"},
 		{"flags", "http api server", gi(file("t21", string(genuine)), "--api-server", "http://x"), "", "--api-server"},
-		{"flags", "bad output format", []string{"info", "--kubeconfig", P, "-o", "xml"}, "", "must be one of json|yaml"},
+		{"flags", "bad output format", []string{"info", "--kubeconfig", P, "-o", "xml"}, "", "must be one of json, yaml"},
 		{"flags", "bad color", []string{"version", "--color", "sometimes"}, "", "must be one of auto|always|never"},
 		{"flags", "bad key algorithm", []string{"generate", "tenant", "--kubeconfig", C, "--remote-cluster-id", "provider", "--nonce", n, "--key-algorithm", "dsa"}, "", "--key-algorithm"},
 		{"flags", "group without subcommand", []string{"generate", "--kubeconfig", C}, "", "needs a resource"},

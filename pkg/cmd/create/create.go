@@ -4,12 +4,12 @@ package create
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 )
 
 // NewCmd returns the `create` group.
-func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
-	cmd := util.NewGroup("create", "Create a federation resource", "Create a federation resource on this cluster.")
+func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	cmd := cmdutil.NewGroup("create", "Create a federation resource", "Create a federation resource on this cluster.")
 	cmd.AddCommand(NewCmdNonce(f, streams))
 	return cmd
 }

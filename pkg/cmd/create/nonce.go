@@ -1,12 +1,14 @@
 package create
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
@@ -15,17 +17,18 @@ type NonceOptions struct {
 	RemoteClusterID string
 	TTL             time.Duration
 
+	f       *cmdutil.Factory
 	cluster *handshake.Cluster
-	util.Streams
+	cmdutil.Streams
 }
 
 // NewCmdNonce returns `create nonce`.
-func NewCmdNonce(f *util.Factory, streams util.Streams) *cobra.Command {
-	o := &NonceOptions{TTL: handshake.DefaultNonceTTL, Streams: streams}
-	cmd := &cobra.Command{
+func NewCmdNonce(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &NonceOptions{TTL: handshake.DefaultNonceTTL, f: f, Streams: streams}
+	cmd := cmdutil.Wire(&cobra.Command{
 		Use:   "nonce --remote-cluster-id CONSUMER [--ttl 1h]",
 		Short: "Create a single-use nonce for a consumer cluster (provider side)",
-		Long: util.LongDesc(`
+		Long: cmdutil.LongDesc(`
 			Create a single-use nonce that entitles the consumer cluster CONSUMER to request one identity
 			on this (provider) cluster, and the consumer's tenant namespace federate-tenant-CONSUMER.
 
@@ -36,31 +39,20 @@ func NewCmdNonce(f *util.Factory, streams util.Streams) *cobra.Command {
 
 			If an unused, unexpired nonce for CONSUMER exists, it is kept. The cluster is initialized
 			first if it never was.`),
-		Example: util.Examples(`
+		Example: cmdutil.Examples(`
 			# Create a nonce for the consumer cluster "edge-1", valid for 30 minutes, and print it
 			kubectl federate create nonce --remote-cluster-id edge-1 --ttl 30m
 			kubectl federate get nonce --remote-cluster-id edge-1 > nonce.txt`),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			if err := o.Complete(f); err != nil {
-				return err
-			}
-			cmd.SilenceUsage = true
-			return o.Run(cmd)
-		},
-	}
-	util.RemoteClusterIDFlag(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster the nonce is for")
+	}, o)
+	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster the nonce is for")
 	cmd.Flags().DurationVar(&o.TTL, "ttl", o.TTL, "How long the nonce stays valid if unused")
 	return cmd
 }
 
 // Complete builds the cluster client.
-func (o *NonceOptions) Complete(f *util.Factory) error {
+func (o *NonceOptions) Complete(_ *cobra.Command, _ []string) error {
 	var err error
-	o.cluster, _, err = f.Cluster(f.Printer(o.Streams))
+	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
 	return err
 }
 
@@ -76,10 +68,10 @@ func (o *NonceOptions) Validate() error {
 }
 
 // Run creates the nonce.
-func (o *NonceOptions) Run(cmd *cobra.Command) error {
-	n, created, err := o.cluster.CreateNonce(cmd.Context(), o.RemoteClusterID, o.TTL)
+func (o *NonceOptions) Run(ctx context.Context) error {
+	n, created, err := o.cluster.CreateNonce(ctx, o.RemoteClusterID, o.TTL)
 	if err != nil {
-		return err
+		return flags.RemoteIDError(err)
 	}
 	verb := "created"
 	if !created {

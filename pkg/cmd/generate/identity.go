@@ -1,9 +1,16 @@
 package generate
 
 import (
+	"context"
+	"errors"
+	"fmt"
+
 	"github.com/spf13/cobra"
 
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
@@ -11,22 +18,24 @@ import (
 type IdentityOptions struct {
 	RemoteClusterID string
 	Filename        string
-	Issuance        util.IssuanceFlags
-	Output          *util.OutputFormat
+	Issuance        flags.IssuanceFlags
+	Output          *cmdutil.Enum
 
+	f       *cmdutil.Factory
+	tenant  *v1alpha1.Tenant
 	cluster *handshake.Cluster
-	issue   handshake.IssueOptions
-	util.Streams
+	server  string
+	ca      []byte
+	cmdutil.Streams
 }
 
 // NewCmdIdentity returns `generate identity`.
-func NewCmdIdentity(f *util.Factory, streams util.Streams) *cobra.Command {
-	o := &IdentityOptions{Output: util.NewOutputFormat("yaml", "json"), Streams: streams}
-	o.Output.Value = "yaml"
-	cmd := &cobra.Command{
+func NewCmdIdentity(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &IdentityOptions{f: f, Streams: streams}
+	cmd := cmdutil.Wire(&cobra.Command{
 		Use:   "identity --remote-cluster-id CONSUMER -f tenant.yaml [--expiration 2160h]",
 		Short: "Verify a consumer's Tenant and issue its identity (provider side)",
-		Long: util.LongDesc(`
+		Long: cmdutil.LongDesc(`
 			Verify the Tenant of the consumer cluster CONSUMER and, if it is genuine, issue its identity
 			and print the Identity document to hand back to the consumer's administrator.
 
@@ -47,33 +56,39 @@ func NewCmdIdentity(f *util.Factory, streams util.Streams) *cobra.Command {
 			and the Tenant's status records the certificate's actual expiry and the sandbox. The Identity
 			carries the certificate, the API server URL and its CA, each field sealed with a MAC keyed from
 			the nonce: no secret. Re-running it for the same Tenant prints the same Identity.`),
-		Example: util.Examples(`
+		Example: cmdutil.Examples(`
 			# Issue the identity the consumer "edge-1" asked for in tenant.yaml
 			kubectl federate generate identity --remote-cluster-id edge-1 -f tenant.yaml > identity.yaml
 
 			# The same for 30 days, a public API server name, and a larger sandbox
 			kubectl federate generate identity --remote-cluster-id edge-1 -f tenant.yaml --expiration 720h \
 			  --api-server https://k8s.example.com:6443 --quota pods=50,requests.cpu=16 > identity.yaml`),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			if err := o.Complete(f); err != nil {
-				return err
-			}
-			cmd.SilenceUsage = true
-			return o.Run(cmd)
-		},
-	}
-	util.RemoteClusterIDFlag(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
+	}, o)
+	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "The consumer's tenant.yaml (- for stdin)")
 	_ = cmd.MarkFlagRequired("filename")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	o.Issuance.AddFlags(cmd)
-	cmd.Flags().VarP(o.Output, "output", "o", "Output format. One of: (yaml, json)")
-	_ = cmd.RegisterFlagCompletionFunc("output", util.CompleteValues(o.Output.Allowed()))
+	o.Output = printers.AddOutputFlag(cmd, "yaml", "", "yaml", "json")
 	return cmd
+}
+
+// Complete reads and decodes the Tenant, resolves the API server and CA and builds the cluster client.
+func (o *IdentityOptions) Complete(_ *cobra.Command, _ []string) error {
+	data, err := cmdutil.ReadInput("-f", o.Filename, o.In, handshake.MaxDocumentSize)
+	if err != nil {
+		return err
+	}
+	if o.tenant, err = handshake.DecodeTenant(o.Filename, data); err != nil {
+		return err
+	}
+	cluster, clients, err := flags.Cluster(o.f, o.f.Printer(o.Streams).Scoped("local"))
+	if err != nil {
+		return err
+	}
+	o.cluster = cluster
+	o.server, o.ca, err = o.Issuance.Resolve(clients.Config)
+	return err
 }
 
 // Validate checks the flags.
@@ -84,36 +99,18 @@ func (o *IdentityOptions) Validate() error {
 	return o.Issuance.Validate()
 }
 
-// Complete reads the Tenant file, resolves the API server and CA and builds the cluster client.
-func (o *IdentityOptions) Complete(f *util.Factory) error {
-	data, err := util.ReadInput("-f", o.Filename, o.In, handshake.MaxDocumentSize)
-	if err != nil {
-		return err
-	}
-	tenant, err := handshake.DecodeTenant(o.Filename, data)
-	if err != nil {
-		return err
-	}
-	cluster, clients, err := f.Cluster(f.Printer(o.Streams).Scoped("local"))
-	if err != nil {
-		return err
-	}
-	server, ca, err := o.Issuance.Resolve(clients.Config)
-	if err != nil {
-		return err
-	}
-	o.cluster = cluster
-	o.issue = handshake.IssueOptions{ConsumerID: o.RemoteClusterID, Tenant: tenant, APIServer: server, CA: ca,
-		Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole, Sandbox: o.Issuance.Sandbox}
-	return nil
-}
-
 // Run issues the identity and prints it.
-func (o *IdentityOptions) Run(cmd *cobra.Command) error {
+func (o *IdentityOptions) Run(ctx context.Context) error {
 	o.Issuance.Warn(o.cluster.Report)
-	id, err := o.cluster.IssueIdentity(cmd.Context(), o.issue)
+	id, err := o.cluster.IssueIdentity(ctx, handshake.IssueOptions{ConsumerID: o.RemoteClusterID, Tenant: o.tenant,
+		APIServer: o.server, CA: o.ca, Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole, Sandbox: o.Issuance.Sandbox})
+	if errors.Is(err, handshake.ErrOtherConsumer) {
+		// The next step: the request is genuine for its own consumer, which needs its own nonce.
+		return fmt.Errorf("%w; if the request really comes from %q, create a nonce for it (kubectl federate create nonce --remote-cluster-id %s) and have it generate a new Tenant",
+			err, o.tenant.Spec.ClusterID, o.tenant.Spec.ClusterID)
+	}
 	if err != nil {
 		return err
 	}
-	return util.PrintObject(o.Out, o.Output.Value, id)
+	return printers.PrintObject(o.Out, o.Output.String(), id)
 }

@@ -1,11 +1,15 @@
 package generate
 
 import (
+	"context"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
@@ -17,21 +21,21 @@ type TenantOptions struct {
 	Nonce           string
 	NonceFile       string
 	ProxyURL        string
-	KeyAlgorithm    string
-	Output          *util.OutputFormat
+	KeyAlgorithm    *cmdutil.Enum
+	Output          *cmdutil.Enum
 
+	f       *cmdutil.Factory
 	cluster *handshake.Cluster
-	util.Streams
+	cmdutil.Streams
 }
 
 // NewCmdTenant returns `generate tenant`.
-func NewCmdTenant(f *util.Factory, streams util.Streams) *cobra.Command {
-	o := &TenantOptions{Output: util.NewOutputFormat("yaml", "json"), Streams: streams}
-	o.Output.Value = "yaml"
-	cmd := &cobra.Command{
+func NewCmdTenant(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &TenantOptions{f: f, Streams: streams}
+	cmd := cmdutil.Wire(&cobra.Command{
 		Use:   "tenant --remote-cluster-id PROVIDER (--nonce-file FILE | --nonce NONCE) [--proxy-url URL]",
 		Short: "Generate the signed Tenant request for a provider cluster (consumer side)",
-		Long: util.LongDesc(`
+		Long: cmdutil.LongDesc(`
 			Generate the Tenant document that asks the provider cluster PROVIDER for an identity, using
 			the nonce its administrator gave you: prefer --nonce-file (a file, or - for stdin), which keeps
 			the nonce out of the process list and the shell history, over --nonce.
@@ -44,52 +48,37 @@ func NewCmdTenant(f *util.Factory, streams util.Streams) *cobra.Command {
 
 			This command writes to this cluster: it initializes it if needed, and creates the key Secret.
 			Re-running it with the same nonce reuses the key.`),
-		Example: util.Examples(`
+		Example: cmdutil.Examples(`
 			# Request an identity on the provider "gpu-farm"
 			kubectl federate generate tenant --remote-cluster-id gpu-farm --nonce-file nonce.txt > tenant.yaml
 
 			# The same, with the nonce on stdin and the provider reached through a proxy
 			kubectl federate generate tenant --remote-cluster-id gpu-farm --nonce-file - --proxy-url http://proxy:3128 < nonce.txt > tenant.yaml`),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			var err error
-			if o.cluster, _, err = f.Cluster(f.Printer(o.Streams).Scoped("local")); err != nil {
-				return err
-			}
-			cmd.SilenceUsage = true
-			return o.Run(cmd)
-		},
-	}
-	util.RemoteClusterIDFlag(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster")
+	}, o)
+	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster")
 	cmd.Flags().StringVar(&o.Nonce, "nonce", "", "The nonce the provider's administrator gave you (visible in the process list: prefer --nonce-file)")
 	cmd.Flags().StringVar(&o.NonceFile, "nonce-file", "", "File holding the nonce the provider's administrator gave you (- for stdin)")
 	cmd.MarkFlagsOneRequired("nonce", "nonce-file")
 	cmd.MarkFlagsMutuallyExclusive("nonce", "nonce-file")
 	cmd.Flags().StringVar(&o.ProxyURL, "proxy-url", "", "Proxy through which this cluster reaches the provider's API server, written into its kubeconfig")
-	cmd.Flags().StringVar(&o.KeyAlgorithm, "key-algorithm", handshake.KeyECDSAP256, "Algorithm of the new client key. One of: ("+strings.Join(handshake.KeyAlgorithms, ", ")+")")
-	_ = cmd.RegisterFlagCompletionFunc("key-algorithm", util.CompleteValues(handshake.KeyAlgorithms))
-	cmd.Flags().VarP(o.Output, "output", "o", "Output format. One of: (yaml, json)")
-	_ = cmd.RegisterFlagCompletionFunc("output", util.CompleteValues(o.Output.Allowed()))
+	o.KeyAlgorithm = flags.KeyAlgorithm(cmd)
+	o.Output = printers.AddOutputFlag(cmd, "yaml", "", "yaml", "json")
 	return cmd
 }
 
-// Complete reads the nonce from --nonce-file, trimming the white space a file or a terminal adds.
-func (o *TenantOptions) Complete() error {
-	if o.NonceFile == "" {
-		return nil
+// Complete reads the nonce from --nonce-file, trimming the white space a file or a terminal adds, and
+// builds the cluster client.
+func (o *TenantOptions) Complete(_ *cobra.Command, _ []string) error {
+	if o.NonceFile != "" {
+		data, err := cmdutil.ReadInput("--nonce-file", o.NonceFile, o.In, 4096)
+		if err != nil {
+			return err
+		}
+		o.Nonce = strings.TrimSpace(string(data))
 	}
-	data, err := util.ReadInput("--nonce-file", o.NonceFile, o.In, 4096)
-	if err != nil {
-		return err
-	}
-	o.Nonce = strings.TrimSpace(string(data))
-	return nil
+	var err error
+	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams).Scoped("local"))
+	return err
 }
 
 // Validate checks the flags.
@@ -102,26 +91,23 @@ func (o *TenantOptions) Validate() error {
 		if o.NonceFile != "" {
 			flag = "--nonce-file " + o.NonceFile
 		}
-		return util.UsageErrorf("", "%s: %v", flag, err)
+		return fmt.Errorf("%s: %w", flag, err)
 	}
 	if o.ProxyURL != "" {
 		if err := kubeconfig.ValidateProxy(o.ProxyURL); err != nil {
-			return util.UsageErrorf("", "--proxy-url: %v", err)
+			return fmt.Errorf("--proxy-url: %w", err)
 		}
-	}
-	if err := handshake.ValidateKeyAlgorithm(o.KeyAlgorithm); err != nil {
-		return util.UsageErrorf("", "--key-algorithm: %v", err)
 	}
 	return nil
 }
 
 // Run generates the Tenant and prints it.
-func (o *TenantOptions) Run(cmd *cobra.Command) error {
-	t, err := o.cluster.GenerateTenant(cmd.Context(), handshake.TenantOptions{
-		ProviderID: o.RemoteClusterID, Nonce: o.Nonce, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm,
+func (o *TenantOptions) Run(ctx context.Context) error {
+	t, err := o.cluster.GenerateTenant(ctx, handshake.TenantOptions{
+		ProviderID: o.RemoteClusterID, Nonce: o.Nonce, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm.String(),
 	})
 	if err != nil {
-		return err
+		return flags.RemoteIDError(err)
 	}
-	return util.PrintObject(o.Out, o.Output.Value, t)
+	return printers.PrintObject(o.Out, o.Output.String(), t)
 }

@@ -4,12 +4,12 @@ package get
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 )
 
 // NewCmd returns the `get` group.
-func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
-	cmd := util.NewGroup("get", "Print a federation value: a nonce or a kubeconfig", "Print a federation value stored on this cluster, for pipes and scripts.")
+func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	cmd := cmdutil.NewGroup("get", "Print a federation value: a nonce or a kubeconfig", "Print a federation value stored on this cluster, for pipes and scripts.")
 	cmd.AddCommand(NewCmdNonce(f, streams), NewCmdKubeconfig(f, streams))
 	return cmd
 }

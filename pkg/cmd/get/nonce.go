@@ -1,66 +1,69 @@
 package get
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/printers"
 
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	cmdprinters "github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
 // NonceOptions are the flags of `get nonce`.
 type NonceOptions struct {
 	RemoteClusterID string
-	Output          *util.OutputFormat
+	Output          *cmdutil.Enum
 
+	f       *cmdutil.Factory
 	cluster *handshake.Cluster
-	util.Streams
+	cmdutil.Streams
 }
 
 // NewCmdNonce returns `get nonce`.
-func NewCmdNonce(f *util.Factory, streams util.Streams) *cobra.Command {
-	o := &NonceOptions{Output: util.NewOutputFormat("json", "yaml"), Streams: streams}
-	cmd := &cobra.Command{
+func NewCmdNonce(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &NonceOptions{f: f, Streams: streams}
+	cmd := cmdutil.Wire(&cobra.Command{
 		Use:   "nonce --remote-cluster-id CONSUMER",
 		Short: "Print the nonce created for a consumer cluster (provider side)",
-		Long: util.LongDesc(`
+		Long: cmdutil.LongDesc(`
 			Print the unused, unexpired nonce created for the consumer cluster CONSUMER by "create nonce".
 
 			Only the nonce is written to stdout, with a trailing newline only on a terminal, so that
 			$(kubectl federate get nonce ...) is exact. -o json or yaml adds its expiry.`),
-		Example: util.Examples(`
+		Example: cmdutil.Examples(`
 			# Save the nonce for the consumer cluster "edge-1" to a file
 			kubectl federate get nonce --remote-cluster-id edge-1 > nonce.txt`),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
-				return err
-			}
-			var err error
-			if o.cluster, _, err = f.Cluster(handshake.Discard); err != nil {
-				return err
-			}
-			cmd.SilenceUsage = true
-			return o.Run(cmd)
-		},
-	}
-	util.RemoteClusterIDFlag(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster the nonce is for")
-	cmd.Flags().VarP(o.Output, "output", "o", "Output format. One of: (json, yaml); default is the bare nonce")
-	_ = cmd.RegisterFlagCompletionFunc("output", util.CompleteValues(o.Output.Allowed()))
+	}, o)
+	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster the nonce is for")
+	o.Output = cmdprinters.AddOutputFlag(cmd, "", "the bare nonce", "json", "yaml")
 	return cmd
 }
 
+// Complete builds the cluster client; progress (expired nonces removed) goes to stderr.
+func (o *NonceOptions) Complete(_ *cobra.Command, _ []string) error {
+	var err error
+	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
+	return err
+}
+
+// Validate checks the flags.
+func (o *NonceOptions) Validate() error {
+	return handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID)
+}
+
 // Run prints the nonce.
-func (o *NonceOptions) Run(cmd *cobra.Command) error {
-	n, err := o.cluster.GetNonce(cmd.Context(), o.RemoteClusterID)
+func (o *NonceOptions) Run(ctx context.Context) error {
+	n, err := o.cluster.GetNonce(ctx, o.RemoteClusterID)
 	if err != nil {
-		return err
+		return flags.RemoteIDError(err)
 	}
-	if o.Output.Value != "" {
-		return util.Print(o.Out, o.Output.Value, struct {
+	if o.Output.String() != "" {
+		return cmdprinters.Print(o.Out, o.Output.String(), struct {
 			ConsumerID string    `json:"consumerID"`
 			Nonce      string    `json:"nonce"`
 			ExpiresAt  time.Time `json:"expiresAt"`

@@ -2,19 +2,21 @@
 package importcmd
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
 // NewCmd returns the `import` group.
-func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
-	cmd := util.NewGroup("import", "Import a document from the other cluster's administrator: an identity", "Import a document generated on the other cluster.")
+func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	cmd := cmdutil.NewGroup("import", "Import a document from the other cluster's administrator: an identity", "Import a document generated on the other cluster.")
 	cmd.AddCommand(NewCmdIdentity(f, streams))
 	return cmd
 }
@@ -23,39 +25,32 @@ func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
 type IdentityOptions struct {
 	Filename string
 
+	f        *cmdutil.Factory
 	identity *v1alpha1.Identity
 	cluster  *handshake.Cluster
-	util.Streams
+	cmdutil.Streams
 }
 
 // NewCmdIdentity returns `import identity`.
-func NewCmdIdentity(f *util.Factory, streams util.Streams) *cobra.Command {
-	o := &IdentityOptions{Streams: streams}
-	cmd := &cobra.Command{
+func NewCmdIdentity(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &IdentityOptions{f: f, Streams: streams}
+	cmd := cmdutil.Wire(&cobra.Command{
 		Use:   "identity -f identity.yaml",
 		Short: "Import the Identity issued by a provider cluster (consumer side)",
-		Long: util.LongDesc(`
+		Long: cmdutil.LongDesc(`
 			Import the Identity document a provider's administrator generated for this cluster: check
 			that it was issued to this cluster, for the client key this cluster is waiting with, then
 			store the kubeconfig (certificate and key) in the Secret kubeconfig-controlplane-PROVIDER and
 			the Identity itself in the namespace federate-tenant-PROVIDER. Importing the same Identity
 			again changes nothing.`),
-		Example: util.Examples(`
+		Example: cmdutil.Examples(`
 			# Import the identity and print the resulting kubeconfig
 			kubectl federate import identity -f identity.yaml
 			kubectl federate get kubeconfig --remote-cluster-id gpu-farm
 
 			# Import it from a pipe
 			ssh provider-admin@bastion cat identity.yaml | kubectl federate import identity -f -`),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(f); err != nil {
-				return err
-			}
-			cmd.SilenceUsage = true
-			return o.Run(cmd)
-		},
-	}
+	}, o)
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "The provider's identity.yaml (- for stdin)")
 	_ = cmd.MarkFlagRequired("filename")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
@@ -63,21 +58,25 @@ func NewCmdIdentity(f *util.Factory, streams util.Streams) *cobra.Command {
 }
 
 // Complete reads and decodes the Identity and builds the cluster client.
-func (o *IdentityOptions) Complete(f *util.Factory) error {
-	data, err := util.ReadInput("-f", o.Filename, o.In, handshake.MaxDocumentSize)
+func (o *IdentityOptions) Complete(_ *cobra.Command, _ []string) error {
+	data, err := cmdutil.ReadInput("-f", o.Filename, o.In, handshake.MaxDocumentSize)
 	if err != nil {
 		return err
 	}
 	if o.identity, err = handshake.DecodeIdentity(o.Filename, data); err != nil {
 		return err
 	}
-	o.cluster, _, err = f.Cluster(f.Printer(o.Streams).Scoped("local"))
+	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams).Scoped("local"))
 	return err
 }
 
+// Validate has nothing to check beyond what decoding checked: the document's fields are checked against
+// this cluster in Run.
+func (o *IdentityOptions) Validate() error { return nil }
+
 // Run imports the identity.
-func (o *IdentityOptions) Run(cmd *cobra.Command) error {
-	res, err := o.cluster.ImportIdentity(cmd.Context(), o.identity)
+func (o *IdentityOptions) Run(ctx context.Context) error {
+	res, err := o.cluster.ImportIdentity(ctx, o.identity)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@
 package info
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -9,57 +10,60 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
 // Options are the flags of `info`.
 type Options struct {
-	Output *util.OutputFormat
+	Output *cmdutil.Enum
 
+	f       *cmdutil.Factory
 	cluster *handshake.Cluster
-	util.Streams
+	cmdutil.Streams
 }
 
 // NewCmd returns the `info` command.
-func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
-	o := &Options{Output: util.NewOutputFormat("json", "yaml"), Streams: streams}
-	cmd := &cobra.Command{
+func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &Options{f: f, Streams: streams}
+	cmd := cmdutil.Wire(&cobra.Command{
 		Use:   "info [-o json|yaml]",
 		Short: "Show this cluster's federation identity, tenants and identities",
-		Long: util.LongDesc(`
+		Long: cmdutil.LongDesc(`
 			Show this cluster's ID and handshake key fingerprint, the consumers it serves as a provider
 			(Tenants, with their sandbox's Pod Security level and quota) and the providers it holds
 			identities on (Identities), with their expiry.`),
-		Example: util.Examples(`
+		Example: cmdutil.Examples(`
 			# Show the current cluster's federation state
 			kubectl federate info
 
 			# The same as JSON, for scripts
 			kubectl federate info -o json`),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			if o.cluster, _, err = f.Cluster(handshake.Discard); err != nil {
-				return err
-			}
-			cmd.SilenceUsage = true
-			return o.Run(cmd)
-		},
-	}
-	cmd.Flags().VarP(o.Output, "output", "o", "Output format. One of: (json, yaml)")
-	_ = cmd.RegisterFlagCompletionFunc("output", util.CompleteValues(o.Output.Allowed()))
+	}, o)
+	o.Output = printers.AddOutputFlag(cmd, "", "a table", "json", "yaml")
 	return cmd
 }
 
+// Complete builds the cluster client.
+func (o *Options) Complete(_ *cobra.Command, _ []string) error {
+	var err error
+	o.cluster, _, err = flags.Cluster(o.f, handshake.Discard)
+	return err
+}
+
+// Validate has nothing to check: -o is checked when parsed.
+func (o *Options) Validate() error { return nil }
+
 // Run prints the information.
-func (o *Options) Run(cmd *cobra.Command) error {
-	info, err := o.cluster.Info(cmd.Context())
+func (o *Options) Run(ctx context.Context) error {
+	info, err := o.cluster.Info(ctx)
 	if err != nil {
 		return err
 	}
-	if o.Output.Value != "" {
-		return util.Print(o.Out, o.Output.Value, info)
+	if o.Output.String() != "" {
+		return printers.Print(o.Out, o.Output.String(), info)
 	}
 	return printHuman(o.Out, info)
 }

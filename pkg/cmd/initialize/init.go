@@ -2,11 +2,14 @@
 package initialize
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
@@ -14,17 +17,18 @@ import (
 type Options struct {
 	ClusterID string
 
+	f       *cmdutil.Factory
 	cluster *handshake.Cluster
-	util.Streams
+	cmdutil.Streams
 }
 
 // NewCmd returns the `init` command.
-func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
-	o := &Options{Streams: streams}
-	cmd := &cobra.Command{
+func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &Options{f: f, Streams: streams}
+	cmd := cmdutil.Wire(&cobra.Command{
 		Use:   "init [--cluster-id ID]",
 		Short: "Prepare this cluster for kubectl federate",
-		Long: util.LongDesc(`
+		Long: cmdutil.LongDesc(`
 			Prepare this cluster for kubectl federate, once: create the federate-system namespace holding
 			the cluster ID and the cluster's Ed25519 handshake key pair, install the Tenant and Identity
 			CRDs, and the federate-tenant ClusterRole that tenants are bound to in their namespace.
@@ -33,32 +37,21 @@ func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
 			characters. Without --cluster-id it is "cluster-" followed by the first 8 characters of the
 			kube-system namespace's UID. The other commands initialize a cluster implicitly when needed.
 			Re-running init changes nothing; asking for a different ID on an initialized cluster fails.`),
-		Example: util.Examples(`
+		Example: cmdutil.Examples(`
 			# Initialize the current cluster with a chosen ID
 			kubectl federate init --cluster-id eu-west-prod
 
 			# Initialize it with the default ID, and show the result
 			kubectl federate init && kubectl federate info`),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(f); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			cmd.SilenceUsage = true
-			return o.Run(cmd)
-		},
-	}
+	}, o)
 	cmd.Flags().StringVar(&o.ClusterID, "cluster-id", "", "The ID of this cluster, a DNS label (default: derived from the kube-system namespace UID)")
 	return cmd
 }
 
 // Complete builds the cluster client.
-func (o *Options) Complete(f *util.Factory) error {
+func (o *Options) Complete(_ *cobra.Command, _ []string) error {
 	var err error
-	o.cluster, _, err = f.Cluster(f.Printer(o.Streams))
+	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
 	return err
 }
 
@@ -71,8 +64,12 @@ func (o *Options) Validate() error {
 }
 
 // Run initializes the cluster.
-func (o *Options) Run(cmd *cobra.Command) error {
-	self, err := o.cluster.Init(cmd.Context(), o.ClusterID)
+func (o *Options) Run(ctx context.Context) error {
+	self, err := o.cluster.Init(ctx, o.ClusterID)
+	var conflict *handshake.IDConflictError
+	if errors.As(err, &conflict) {
+		return fmt.Errorf("--cluster-id: %w", err)
+	}
 	if err != nil {
 		return err
 	}

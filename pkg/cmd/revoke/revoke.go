@@ -8,7 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
@@ -17,17 +18,18 @@ type Options struct {
 	RemoteClusterID string
 	Timeout         time.Duration
 
+	f       *cmdutil.Factory
 	cluster *handshake.Cluster
-	util.Streams
+	cmdutil.Streams
 }
 
 // NewCmd returns the `revoke` command.
-func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
-	o := &Options{Timeout: 2 * time.Minute, Streams: streams}
-	cmd := &cobra.Command{
+func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &Options{Timeout: flags.DefaultTimeout, f: f, Streams: streams}
+	cmd := cmdutil.Wire(&cobra.Command{
 		Use:   "revoke --remote-cluster-id CONSUMER",
 		Short: "Take a consumer's rights away at once and stop what it runs (provider side)",
-		Long: util.LongDesc(`
+		Long: cmdutil.LongDesc(`
 			Revoke the consumer cluster CONSUMER on this (provider) cluster alone, for example when the
 			consumer is compromised. The RoleBinding of its sandbox namespace federate-tenant-CONSUMER
 			is deleted first: from that moment its certificate is authorized for nothing more than any
@@ -39,26 +41,23 @@ func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
 			The namespace, its data and the Tenant stay for inspection; "unauthenticate" (with --force
 			if the consumer is gone) removes them. A later "authenticate" or "generate identity" issues
 			a new identity into the same sandbox. Running revoke again succeeds and changes nothing.`),
-		Example: util.Examples(`
+		Example: cmdutil.Examples(`
 			# The consumer "edge-1" is compromised: revoke it now
 			kubectl federate revoke --remote-cluster-id edge-1
 
 			# Then remove the pairing on this side, the consumer being unreachable
 			kubectl federate unauthenticate --remote-kubeconfig edge-1.kubeconfig --force --cluster-id edge-1`),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			if err := o.Complete(f); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
-	}
-	util.RemoteClusterIDFlag(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster to revoke")
+	}, o)
+	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster to revoke")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long the revocation may take before it is abandoned (exit code 124)")
 	return cmd
+}
+
+// Complete builds the cluster client.
+func (o *Options) Complete(_ *cobra.Command, _ []string) error {
+	var err error
+	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
+	return err
 }
 
 // Validate checks the flags.
@@ -72,13 +71,6 @@ func (o *Options) Validate() error {
 	return nil
 }
 
-// Complete builds the cluster client.
-func (o *Options) Complete(f *util.Factory) error {
-	var err error
-	o.cluster, _, err = f.Cluster(f.Printer(o.Streams))
-	return err
-}
-
 // Run revokes the consumer.
 func (o *Options) Run(ctx context.Context) error {
 	start := time.Now()
@@ -86,13 +78,13 @@ func (o *Options) Run(ctx context.Context) error {
 	defer cancel()
 	self, err := o.cluster.Load(ctx)
 	if err != nil {
-		return util.WithDeadline(ctx, err, "--timeout "+o.Timeout.String())
+		return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Timeout.String())
 	}
 	if self.ClusterID == o.RemoteClusterID {
-		return fmt.Errorf("--remote-cluster-id %q: is this cluster's own ID", o.RemoteClusterID)
+		return fmt.Errorf("--remote-cluster-id %q: %w", o.RemoteClusterID, handshake.ErrOwnID)
 	}
 	if err := o.cluster.Revoke(ctx, o.RemoteClusterID); err != nil {
-		return util.WithDeadline(ctx, err, "--timeout "+o.Timeout.String())
+		return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Timeout.String())
 	}
 	_, err = fmt.Fprintf(o.Out, "tenant.federate.dev/%s revoked in %s\n", o.RemoteClusterID, time.Since(start).Round(time.Millisecond))
 	return err

@@ -3,35 +3,33 @@ package unauthenticate
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/util"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
 // Options are the flags of `unauthenticate`.
 type Options struct {
-	KeepNamespaces  bool
-	Force           bool
-	ClusterID       string
-	RemoteClusterID string
-	Timeout         time.Duration
+	KeepNamespaces bool
+	Force          bool
+	IDs            flags.ClusterIDs
+	Pair           *flags.PairFlags
 
-	local, remote *util.Factory
-	pair          *util.Pair
-	util.Streams
+	pair *flags.Pair
+	cmdutil.Streams
 }
 
 // NewCmd returns the `unauthenticate` command.
-func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
-	o := &Options{Timeout: 2 * time.Minute, local: f, Streams: streams}
-	cmd := &cobra.Command{
+func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &Options{Streams: streams}
+	cmd := cmdutil.Wire(&cobra.Command{
 		Use:   "unauthenticate --kubeconfig CONSUMER --remote-kubeconfig PROVIDER [--keep-namespaces]",
 		Short: "Revoke this (consumer) cluster's identity on a provider cluster and remove the pairing",
-		Long: util.LongDesc(`
+		Long: cmdutil.LongDesc(`
 			Undo "authenticate" (or the manual flow) on both clusters. On the provider it revokes the
 			consumer as "revoke" does (the RoleBinding first, so the consumer's certificate grants nothing
 			from that moment, then every workload and pod in its sandbox and the tokens it could hold),
@@ -45,7 +43,7 @@ func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
 			side is cleaned, the command lists what it could not clean on the other side and exits 1,
 			and a later run with both sides reachable finishes the job. Name the unreachable side's
 			cluster ID with --cluster-id (consumer) or --remote-cluster-id (provider).`),
-		Example: util.Examples(`
+		Example: cmdutil.Examples(`
 			# Remove the pairing between two clusters
 			kubectl federate unauthenticate --kubeconfig consumer.kubeconfig --remote-kubeconfig provider.kubeconfig
 
@@ -55,51 +53,40 @@ func NewCmd(f *util.Factory, streams util.Streams) *cobra.Command {
 
 			# Keep the provider's sandbox namespace and its data (its workloads are still stopped)
 			kubectl federate unauthenticate --context edge-1 --remote-context gpu-farm --keep-namespaces`),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Timeout <= 0 {
-				return fmt.Errorf("--timeout %s: must be positive", o.Timeout)
-			}
-			for flag, id := range map[string]string{"--cluster-id": o.ClusterID, "--remote-cluster-id": o.RemoteClusterID} {
-				if id != "" {
-					if err := handshake.ValidateClusterID(flag, id); err != nil {
-						return err
-					}
-				}
-			}
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			cmd.SilenceUsage = true
-			return o.Run(cmd.Context())
-		},
-	}
-	o.remote = util.AddRemoteFlags(cmd.Flags(), streams)
+	}, o)
+	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the removal may take before it is abandoned (exit code 124)")
 	cmd.Flags().BoolVar(&o.KeepNamespaces, "keep-namespaces", false, "Keep the provider's sandbox namespace and its data (workloads and pods are still deleted)")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "Clean the reachable side even if the other cannot be reached (then exit 1, listing what was left)")
-	cmd.Flags().StringVar(&o.ClusterID, "cluster-id", "", "The consumer's cluster ID, needed with --force when the consumer is unreachable")
-	cmd.Flags().StringVar(&o.RemoteClusterID, "remote-cluster-id", "", "The provider's cluster ID, needed with --force when the provider is unreachable")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long the removal may take before it is abandoned (exit code 124)")
+	o.IDs.AddFlags(cmd, "The consumer's cluster ID, needed with --force when the consumer is unreachable",
+		"The provider's cluster ID, needed with --force when the provider is unreachable")
 	return cmd
 }
 
 // Complete builds both clusters' clients.
-func (o *Options) Complete() error {
+func (o *Options) Complete(_ *cobra.Command, _ []string) error {
 	var err error
-	o.pair, err = util.NewPair(o.local, o.remote, o.Streams)
+	o.pair, err = o.Pair.Complete(o.Streams)
 	return err
+}
+
+// Validate checks the flags: the pair, then the IDs.
+func (o *Options) Validate() error {
+	if err := o.Pair.Validate(); err != nil {
+		return err
+	}
+	return o.IDs.Validate()
 }
 
 // Run removes the pairing.
 func (o *Options) Run(ctx context.Context) error {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, o.Pair.Timeout)
 	defer cancel()
 	if err := handshake.Unauthenticate(ctx, o.pair.Consumer, o.pair.Provider, handshake.UnauthenticateOptions{
-		KeepNamespaces: o.KeepNamespaces, Force: o.Force, ConsumerID: o.ClusterID, ProviderID: o.RemoteClusterID,
+		KeepNamespaces: o.KeepNamespaces, Force: o.Force, ConsumerID: o.IDs.Local, ProviderID: o.IDs.Remote,
 	}); err != nil {
-		return util.WithDeadline(ctx, err, "--timeout "+o.Timeout.String())
+		return o.Pair.TimeoutError(ctx, flags.PairError(err))
 	}
-	o.pair.Printer.Info(util.Summary(o.local, o.remote, time.Since(start).Round(time.Millisecond)))
+	o.pair.Printer.Info(o.Pair.Summary(time.Since(start)))
 	return nil
 }

@@ -1,4 +1,4 @@
-package util
+package cmdutil
 
 import (
 	"context"
@@ -48,15 +48,24 @@ func WithDeadline(ctx context.Context, err error, timeoutFlag string) error {
 }
 
 // UsageError marks a flag or argument mistake, for which main adds a pointer to the help.
-type UsageError struct {
-	Cmd string
-	Err error
-}
+type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
-// UsageErrorf returns a UsageError for the command path cmd.
-func UsageErrorf(cmd, format string, a ...any) error {
-	return &UsageError{Cmd: cmd, Err: fmt.Errorf(format, a...)}
+// UsageErrorf returns a UsageError.
+func UsageErrorf(format string, a ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, a...)}
+}
+
+// Usage marks err as a usage error (nil stays nil).
+func Usage(err error) error {
+	if err == nil {
+		return nil
+	}
+	var u *UsageError
+	if errors.As(err, &u) {
+		return err
+	}
+	return &UsageError{Err: err}
 }

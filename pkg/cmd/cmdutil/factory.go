@@ -1,6 +1,8 @@
-// Package util holds what every command shares: the cluster connection factory, output format flags,
-// help-text helpers and the error type that carries an exit code.
-package util
+// Package cmdutil is the command plumbing every command shares, with no knowledge of the domain: the
+// cluster connection factory, the one command shape (Options -> Complete -> Validate -> Run), usage errors
+// and exit codes, help-text helpers and input files. It imports no domain package (lint enforces it), so
+// it can serve any command.
+package cmdutil
 
 import (
 	"fmt"
@@ -76,10 +78,9 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 // Clients are the clients of one cluster.
 type Clients struct {
-	Config    *rest.Config
-	Kube      kubernetes.Interface
-	Dynamic   dynamic.Interface
-	Namespace string // from -n or the kubeconfig context
+	Config  *rest.Config
+	Kube    kubernetes.Interface
+	Dynamic dynamic.Interface
 }
 
 // Clients builds the typed and dynamic clients from the factory's flags.
@@ -96,11 +97,7 @@ func (f *Factory) Clients() (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns, _, err := f.Flags.ToRawKubeConfigLoader().Namespace()
-	if err != nil {
-		return nil, fmt.Errorf("--%skubeconfig/--%scontext: %w", f.prefix, f.prefix, err)
-	}
-	return &Clients{Config: cfg, Kube: kube, Dynamic: dyn, Namespace: ns}, nil
+	return &Clients{Config: cfg, Kube: kube, Dynamic: dyn}, nil
 }
 
 // AddRemoteFlags registers the connection flags of the remote cluster (--remote-kubeconfig,

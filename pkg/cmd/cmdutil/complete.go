@@ -1,4 +1,4 @@
-package util
+package cmdutil
 
 import "github.com/spf13/cobra"
 

@@ -1,15 +1,14 @@
-package util
+package flags
 
 import (
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 )
@@ -20,7 +19,7 @@ type IssuanceFlags struct {
 	CAFile          string
 	Expiration      time.Duration
 	ClusterRole     string
-	PodSecurity     string
+	PodSecurity     *cmdutil.Enum
 	Quota           string
 	DefaultRequests string
 	DefaultLimits   string
@@ -38,8 +37,8 @@ func (i *IssuanceFlags) AddFlags(cmd *cobra.Command) {
 	fs.DurationVar(&i.Expiration, "expiration", i.Expiration, "Requested lifetime of the issued certificate; the signer may shorten it")
 	fs.StringVar(&i.ClusterRole, "cluster-role", handshake.DefaultClusterRole, "The ClusterRole bound to the identity in its tenant namespace on the provider")
 	_ = cmd.MarkFlagFilename("ca-file", "crt", "pem")
-	fs.StringVar(&i.PodSecurity, "pod-security", handshake.PodSecurityRestricted, "Pod Security level enforced in the tenant namespace. One of: ("+strings.Join(handshake.PodSecurityLevels, ", ")+"); privileged lets the tenant take over nodes")
-	_ = cmd.RegisterFlagCompletionFunc("pod-security", CompleteValues(handshake.PodSecurityLevels))
+	i.PodSecurity = cmdutil.NewEnum(handshake.PodSecurityRestricted, handshake.PodSecurityLevels...)
+	cmdutil.AddEnumFlag(cmd, i.PodSecurity, "pod-security", "", "Pod Security level enforced in the tenant namespace (privileged lets the tenant take over nodes)")
 	fs.StringVar(&i.Quota, "quota", "", "Hard limits of the tenant namespace's ResourceQuota, over the defaults, as NAME=QUANTITY pairs (e.g. pods=50,requests.cpu=16)")
 	fs.StringVar(&i.DefaultRequests, "default-requests", "", "Container resource requests the LimitRange fills in, over the defaults (cpu=100m,memory=128Mi)")
 	fs.StringVar(&i.DefaultLimits, "default-limits", "", "Container resource limits the LimitRange fills in, over the defaults (cpu=500m,memory=512Mi)")
@@ -62,15 +61,12 @@ func (i *IssuanceFlags) Validate() error {
 	if i.ClusterRole == "" {
 		return fmt.Errorf("--cluster-role: must not be empty")
 	}
-	if !slices.Contains(handshake.PodSecurityLevels, i.PodSecurity) {
-		return fmt.Errorf("--pod-security %q: must be one of %s", i.PodSecurity, strings.Join(handshake.PodSecurityLevels, ", "))
-	}
 	for _, pc := range i.PriorityClasses {
 		if err := handshake.ValidatePriorityClass(pc); err != nil {
 			return fmt.Errorf("--priority-classes: %w", err)
 		}
 	}
-	sb := handshake.SandboxOptions{PodSecurity: i.PodSecurity, PriorityClasses: i.PriorityClasses}
+	sb := handshake.SandboxOptions{PodSecurity: i.PodSecurity.String(), PriorityClasses: i.PriorityClasses}
 	var err error
 	if sb.Quota, err = handshake.ParseResourceList("--quota", i.Quota); err != nil {
 		return err

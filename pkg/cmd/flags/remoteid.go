@@ -1,0 +1,44 @@
+package flags
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+)
+
+// RemoteClusterID registers the --remote-cluster-id flag every single-cluster pairing command shares,
+// completed from the tenants and identities of the current cluster.
+func RemoteClusterID(f *cmdutil.Factory, cmd *cobra.Command, target *string, meaning string) {
+	cmd.Flags().StringVar(target, "remote-cluster-id", "", meaning)
+	_ = cmd.MarkFlagRequired("remote-cluster-id")
+	_ = cmd.RegisterFlagCompletionFunc("remote-cluster-id", func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+		cluster, _, err := Cluster(f, handshake.Discard)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		info, err := cluster.Info(cmd.Context())
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var ids []string
+		for _, t := range info.Tenants {
+			ids = append(ids, t.ConsumerID+"\tconsumer (tenant "+t.Namespace+")")
+		}
+		for _, i := range info.Identities {
+			ids = append(ids, i.ProviderID+"\tprovider ("+i.APIServer+")")
+		}
+		return ids, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// RemoteIDError names --remote-cluster-id in a domain error about the remote cluster's ID.
+func RemoteIDError(err error) error {
+	if errors.Is(err, handshake.ErrOwnID) {
+		return fmt.Errorf("--remote-cluster-id: %w", err)
+	}
+	return err
+}

@@ -1,0 +1,119 @@
+package cmd
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+)
+
+// Every command checks all of its input before it sends a single request: each bad input below must fail
+// with a message naming the flag (the same message for the same mistake on every command), as a usage
+// error, while two API servers that count requests see none.
+func TestBadInputFailsBeforeAnyRequest(t *testing.T) {
+	var requests atomic.Int64
+	server := func() string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			requests.Add(1)
+			http.Error(w, "no request expected", http.StatusTeapot)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	dir := t.TempDir()
+	kubeconfig := func(name string) string {
+		path := filepath.Join(dir, name)
+		cfg := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: " + server() + "}}]\n" +
+			"contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: x}}]\n"
+		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	local, remote := kubeconfig("local"), kubeconfig("remote")
+	nonceFile := filepath.Join(dir, "nonce")
+	if err := os.WriteFile(nonceFile, []byte("short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tenantFile := filepath.Join(dir, "tenant.yaml")
+	if err := os.WriteFile(tenantFile, []byte("apiVersion: federate.dev/v1alpha1\nkind: Tenant\nmetadata: {name: c}\n"+
+		"spec: {clusterID: c, providerClusterID: p, publicKey: AAAA, csr: AAAA, signature: AAAA}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	two := []string{"--kubeconfig", local, "--remote-kubeconfig", remote}
+	one := []string{"--kubeconfig", local}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{append([]string{"authenticate", "--kubeconfig", local}), "--remote-kubeconfig or --remote-context: one is required"},
+		{append([]string{"unauthenticate", "--kubeconfig", local}), "--remote-kubeconfig or --remote-context: one is required"},
+		{append([]string{"authenticate", "--cluster-id", "Bad_ID"}, two...), `--cluster-id "Bad_ID": must be a DNS label`},
+		{append([]string{"authenticate", "--cluster-id", "UPPER", "--remote-cluster-id", "Bad_ID"}, two...), `--cluster-id "UPPER"`},
+		{append([]string{"authenticate", "--cluster-id", "a", "--remote-cluster-id", "a"}, two...), "--cluster-id and --remote-cluster-id: must differ"},
+		{append([]string{"authenticate", "--key-algorithm", "dsa"}, two...), `invalid argument "dsa" for "--key-algorithm" flag: must be one of ecdsa-p256, ed25519, rsa-3072`},
+		{append([]string{"generate", "tenant", "--remote-cluster-id", "p", "--nonce-file", nonceFile, "--key-algorithm", "dsa"}, one...), `invalid argument "dsa" for "--key-algorithm" flag: must be one of ecdsa-p256, ed25519, rsa-3072`},
+		{append([]string{"authenticate", "--pod-security", "none"}, two...), `invalid argument "none" for "--pod-security" flag`},
+		{append([]string{"generate", "identity", "--remote-cluster-id", "c", "-f", tenantFile, "--pod-security", "none"}, one...), `invalid argument "none" for "--pod-security" flag`},
+		{append([]string{"authenticate", "--quota", "pods"}, two...), `--quota "pods": each entry must be NAME=QUANTITY`},
+		{append([]string{"authenticate", "--quota", "pods=ten"}, two...), `--quota: pods="ten" is not a quantity`},
+		{append([]string{"authenticate", "--priority-classes", "system-node-critical"}, two...), `--priority-classes: priority class "system-node-critical": system-* classes`},
+		{append([]string{"authenticate", "--default-requests", "cpu=2"}, two...), "--default-requests: default request cpu=2"},
+		{append([]string{"authenticate", "--expiration", "1m"}, two...), "--expiration 1m0s: must be at least 10m0s"},
+		{append([]string{"authenticate", "--proxy-url", "ftp://x"}, two...), "--proxy-url: proxy URL"},
+		{append([]string{"authenticate", "--timeout", "0s"}, two...), "--timeout 0s: must be positive"},
+		{append([]string{"unauthenticate", "--remote-cluster-id", "-x"}, two...), `--remote-cluster-id "-x"`},
+		{append([]string{"create", "nonce", "--remote-cluster-id", "X"}, one...), `--remote-cluster-id "X": must be a DNS label`},
+		{append([]string{"create", "nonce", "--remote-cluster-id", "c", "--ttl", "1s"}, one...), "--ttl 1s: must be between 1m and 168h"},
+		{append([]string{"create", "nonce"}, one...), `required flag(s) "remote-cluster-id" not set`},
+		{append([]string{"get", "nonce", "--remote-cluster-id", "X"}, one...), `--remote-cluster-id "X": must be a DNS label`},
+		{append([]string{"get", "nonce", "--remote-cluster-id", "c", "-o", "xml"}, one...), `invalid argument "xml" for "-o, --output" flag: must be one of json, yaml`},
+		{append([]string{"get", "kubeconfig", "--remote-cluster-id", "X"}, one...), `--remote-cluster-id "X": must be a DNS label`},
+		{append([]string{"generate", "tenant", "--remote-cluster-id", "p", "--nonce", "short"}, one...), "--nonce: nonce must be 43 characters"},
+		{append([]string{"generate", "tenant", "--remote-cluster-id", "p", "--nonce-file", nonceFile}, one...), "--nonce-file " + nonceFile + ": nonce must be 43 characters"},
+		{append([]string{"generate", "tenant", "--remote-cluster-id", "p", "--nonce", "x", "--nonce-file", nonceFile}, one...), "if any flags in the group [nonce nonce-file] are set none of the others can be"},
+		{append([]string{"generate", "tenant", "--remote-cluster-id", "p"}, one...), "at least one of the flags in the group [nonce nonce-file] is required"},
+		{append([]string{"generate", "identity", "--remote-cluster-id", "c"}, one...), `required flag(s) "filename" not set`},
+		{append([]string{"generate", "identity", "--remote-cluster-id", "X", "-f", tenantFile}, one...), `--remote-cluster-id "X": must be a DNS label`},
+		{append([]string{"generate", "identity", "--remote-cluster-id", "c", "-f", tenantFile, "--api-server", "http://x"}, one...), "--api-server: API server URL"},
+		{append([]string{"import", "identity"}, one...), `required flag(s) "filename" not set`},
+		{append([]string{"init", "--cluster-id", "-bad"}, one...), `--cluster-id "-bad": must be a DNS label`},
+		{append([]string{"revoke", "--remote-cluster-id", "X"}, one...), `--remote-cluster-id "X": must be a DNS label`},
+		{append([]string{"revoke", "--remote-cluster-id", "c", "--timeout", "-1s"}, one...), "--timeout -1s: must be positive"},
+		{append([]string{"info", "-o", "xml"}, one...), `invalid argument "xml" for "-o, --output" flag: must be one of json, yaml`},
+		{append([]string{"info", "extra"}, one...), `unknown command "extra"`},
+		{[]string{"version", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"create"}, "kubectl federate create needs a resource; one of: nonce"},
+	}
+	for _, c := range cases {
+		root := NewRootCmd(genericiooptions.NewTestIOStreamsDiscard())
+		root.SetArgs(c.args)
+		_, err := root.ExecuteC()
+		var usage *cmdutil.UsageError
+		switch {
+		case err == nil:
+			t.Errorf("%v: succeeded", c.args)
+		case !strings.Contains(err.Error(), c.want):
+			t.Errorf("%v:\n got %q\nwant %q", c.args, err, c.want)
+		case !errors.As(err, &usage):
+			t.Errorf("%v: %q is not a usage error (main would not point at the help)", c.args, err)
+		}
+	}
+	// A file that cannot be read is an input error, not a usage error: no pointer to the help.
+	root := NewRootCmd(genericiooptions.NewTestIOStreamsDiscard())
+	root.SetArgs(append([]string{"generate", "tenant", "--remote-cluster-id", "p", "--nonce-file", filepath.Join(dir, "missing")}, one...))
+	if _, err := root.ExecuteC(); err == nil || !strings.HasPrefix(err.Error(), "--nonce-file: open") {
+		t.Errorf("missing --nonce-file: %v", err)
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("bad input reached the API servers: %d requests", n)
+	}
+}
