@@ -5,6 +5,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/authenticate"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/create"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/generate"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/get"
@@ -13,7 +14,6 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/initialize"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/revoke"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/unauthenticate"
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 )
 
 // addCommands registers the handshake commands, in groups as the help shows them.

@@ -28,4 +28,3 @@ func ReadInput(flag, name string, stdin io.Reader, max int64) ([]byte, error) {
 	}
 	return data, nil
 }
-
