@@ -79,9 +79,18 @@ func DecodePEM(field string, data []byte, typ string) ([]byte, error) {
 	return block.Bytes, nil
 }
 
-// CheckCSR verifies a CSR exactly: a valid self-signature, the subject CN=expectedUser, O=TenantGroup and
-// nothing else, no SANs, no extensions or attributes, and an allowed key type. It returns the parsed CSR.
+// CheckCSR verifies a PEM CSR exactly (ParseCSR, then CheckCSRSubject) and returns the parsed CSR.
 func CheckCSR(csrPEM []byte, expectedUser string) (*x509.CertificateRequest, error) {
+	csr, err := ParseCSR(csrPEM)
+	if err != nil {
+		return nil, err
+	}
+	return csr, CheckCSRSubject(csr, expectedUser)
+}
+
+// ParseCSR decodes a PEM CSR once, with a valid self-signature and an allowed key type; csr.Raw is its
+// DER, which the handshake signature covers.
+func ParseCSR(csrPEM []byte) (*x509.CertificateRequest, error) {
 	der, err := DecodePEM("spec.csr", csrPEM, "CERTIFICATE REQUEST")
 	if err != nil {
 		return nil, err
@@ -96,26 +105,32 @@ func CheckCSR(csrPEM []byte, expectedUser string) (*x509.CertificateRequest, err
 	if err := checkKey(csr.PublicKey); err != nil {
 		return nil, err
 	}
+	return csr, nil
+}
+
+// CheckCSRSubject checks what a parsed CSR asks for: the subject CN=expectedUser, O=TenantGroup and
+// nothing else, no SANs, no extensions or attributes.
+func CheckCSRSubject(csr *x509.CertificateRequest, expectedUser string) error {
 	s := csr.Subject
 	if s.CommonName != expectedUser {
-		return nil, fmt.Errorf("spec.csr: subject CN %q is not the user expected for this consumer and nonce (%q)", truncate(s.CommonName), expectedUser)
+		return fmt.Errorf("spec.csr: subject CN %q is not the user expected for this consumer and nonce (%q)", truncate(s.CommonName), expectedUser)
 	}
 	if len(s.Organization) != 1 || s.Organization[0] != TenantGroup {
-		return nil, fmt.Errorf("spec.csr: subject O must be exactly [%q], got %q", TenantGroup, s.Organization)
+		return fmt.Errorf("spec.csr: subject O must be exactly [%q], got %q", TenantGroup, s.Organization)
 	}
 	if len(s.Names) != 2 || len(s.ExtraNames) > 0 {
-		return nil, fmt.Errorf("spec.csr: subject must hold only CN and O, it has %d attributes", len(s.Names))
+		return fmt.Errorf("spec.csr: subject must hold only CN and O, it has %d attributes", len(s.Names))
 	}
 	if len(csr.DNSNames)+len(csr.EmailAddresses)+len(csr.IPAddresses)+len(csr.URIs) > 0 {
-		return nil, errors.New("spec.csr: must not request subject alternative names")
+		return errors.New("spec.csr: must not request subject alternative names")
 	}
 	if len(csr.Extensions) > 0 {
-		return nil, fmt.Errorf("spec.csr: must not request extensions, it requests %d", len(csr.Extensions))
+		return fmt.Errorf("spec.csr: must not request extensions, it requests %d", len(csr.Extensions))
 	}
 	if len(csr.Attributes) > 0 { //nolint:staticcheck // Attributes is the only view of raw CSR attributes
-		return nil, errors.New("spec.csr: must not carry attributes")
+		return errors.New("spec.csr: must not carry attributes")
 	}
-	return csr, nil
+	return nil
 }
 
 func checkKey(pub any) error {

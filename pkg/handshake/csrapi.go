@@ -9,6 +9,7 @@ import (
 	"time"
 
 	certv1 "k8s.io/api/certificates/v1"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -11,9 +11,10 @@ import (
 	"time"
 
 	coordv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 )
 
 // lockPair takes a Lease in the provider's federate-system namespace for one consumer, so concurrent

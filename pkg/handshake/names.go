@@ -1,6 +1,3 @@
-// Package handshake is the protocol: the provider's and the consumer's steps, each written once, as
-// methods over one cluster's clients. The manual commands call one step each; authenticate calls them
-// all in one process. Nothing here prints: progress goes through a Reporter.
 package handshake
 
 import (

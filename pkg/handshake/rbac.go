@@ -1,7 +1,10 @@
 package handshake
 
 import (
+	"context"
+
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
@@ -41,4 +44,29 @@ func roleBinding(namespace, user, clusterRole, consumerID string) *rbacv1.RoleBi
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
 	}
+}
+
+// bindRole makes the one RoleBinding of the tenant namespace name exactly the new user, so an earlier
+// certificate of the same consumer loses its rights at once.
+func (c *Cluster) bindRole(ctx context.Context, ns, user, clusterRole, consumerID string) error {
+	rbs := c.Kube.RbacV1().RoleBindings(ns)
+	want := roleBinding(ns, user, clusterRole, consumerID)
+	existing, err := rbs.Get(ctx, RoleBindingName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = rbs.Create(ctx, want, metav1.CreateOptions{})
+		return err
+	case err != nil:
+		return err
+	case existing.RoleRef != want.RoleRef: // roleRef is immutable
+		if err := rbs.Delete(ctx, RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &existing.UID}}); err != nil {
+			return err
+		}
+		_, err = rbs.Create(ctx, want, metav1.CreateOptions{})
+		return err
+	}
+	existing.Subjects = want.Subjects
+	existing.Labels = want.Labels
+	_, err = rbs.Update(ctx, existing, metav1.UpdateOptions{})
+	return err
 }

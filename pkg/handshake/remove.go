@@ -89,3 +89,72 @@ func ignoreNotFound(err error) error {
 	}
 	return err
 }
+
+// UnauthenticateOptions configure Unauthenticate.
+type UnauthenticateOptions struct {
+	KeepNamespaces bool
+	// Force cleans the reachable side when the other cannot be reached, and then fails naming what was
+	// left. ConsumerID and ProviderID name an unreachable side's cluster ID.
+	Force                  bool
+	ConsumerID, ProviderID string
+}
+
+// Unauthenticate removes a pairing on both sides, both at once, and returns both sides' errors.
+func Unauthenticate(ctx context.Context, consumer, provider *Cluster, o UnauthenticateOptions) error {
+	cID, cErr := clusterID(ctx, consumer, o.ConsumerID, "consumer")
+	pID, pErr := clusterID(ctx, provider, o.ProviderID, "provider")
+	if errors.Is(cErr, ErrNotInitialized) || errors.Is(pErr, ErrNotInitialized) {
+		r := consumer.report()
+		if errors.Is(pErr, ErrNotInitialized) {
+			r = provider.report()
+		}
+		r.Info("This cluster was never initialized: there is no pairing to remove")
+		return nil
+	}
+	if cErr != nil || pErr != nil {
+		if !o.Force || (cErr != nil && pErr != nil) {
+			return errors.Join(wrapSide("consumer", cErr), wrapSide("provider", pErr))
+		}
+		if cID == "" || pID == "" {
+			return errors.Join(wrapSide("consumer", cErr), wrapSide("provider", pErr), ErrNeedUnreachableID)
+		}
+	}
+	if cID == pID {
+		return fmt.Errorf("%w: both have cluster ID %q", ErrSameCluster, cID)
+	}
+	// Both sides at once: neither depends on the other. The provider's RoleBinding is the first thing its
+	// side deletes; only the provider has a namespace to wait for.
+	var providerErr, consumerErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if pErr != nil {
+			providerErr = fmt.Errorf("provider: not cleaned, unreachable (%w); left there: RoleBinding, workloads, Tenant, nonce, CSRs and namespace %s of consumer %q",
+				pErr, TenantNamespace(cID), cID)
+			provider.report().Warn(providerErr.Error())
+			return
+		}
+		providerErr = wrapSide("provider", provider.RemoveTenant(ctx, cID, o.KeepNamespaces))
+	}()
+	if cErr != nil {
+		consumerErr = fmt.Errorf("consumer: not cleaned, unreachable (%w); left there: Identity, kubeconfig Secret and keys of provider %q in namespace %s",
+			cErr, pID, SystemNamespace)
+		consumer.report().Warn(consumerErr.Error())
+	} else {
+		consumerErr = wrapSide("consumer", consumer.RemoveIdentity(ctx, pID))
+	}
+	<-done
+	return errors.Join(providerErr, consumerErr)
+}
+
+// clusterID reads a cluster's ID; if that fails, it returns the ID given (if any) and the error.
+func clusterID(ctx context.Context, c *Cluster, given, side string) (string, error) {
+	self, err := c.Load(ctx)
+	if err != nil {
+		return given, err
+	}
+	if given != "" && given != self.ClusterID {
+		return "", &IDConflictError{Side: side, Want: given, Have: self.ClusterID}
+	}
+	return self.ClusterID, nil
+}

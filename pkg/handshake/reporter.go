@@ -1,6 +1,8 @@
 package handshake
 
-import "time"
+import (
+	"time"
+)
 
 // Reporter receives progress. pkg/output's Printer implements it; tests may use Discard.
 type Reporter interface {

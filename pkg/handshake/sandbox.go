@@ -2,18 +2,18 @@ package handshake
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 )
@@ -183,9 +183,6 @@ func FormatResourceList(m map[string]string) string {
 	}
 	return strings.Join(parts, ",")
 }
-
-// ErrNotOurs means a namespace exists that kubectl federate did not create for this consumer.
-var ErrNotOurs = errors.New("was not created by kubectl federate")
 
 // ensureSandbox creates or converges the sandbox namespace of a consumer and everything in it. An existing
 // namespace of that name that kubectl federate did not create for this consumer is refused, never adopted.

@@ -9,11 +9,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	certv1 "k8s.io/api/certificates/v1"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,64 +29,6 @@ const (
 	// MinExpiration is the shortest certificate the Kubernetes CSR API issues (expirationSeconds >= 600).
 	MinExpiration = 10 * time.Minute
 )
-
-// CreateNonce (provider) returns an unexpired nonce for the consumer, creating one valid for ttl if there is
-// none, after removing every expired nonce. It touches nothing outside federate-system: the consumer's
-// sandbox is created when its identity is issued. The cluster is initialized first if it never was.
-func (c *Cluster) CreateNonce(ctx context.Context, consumerID string, ttl time.Duration) (*nonce.Nonce, bool, error) {
-	self, err := c.Init(ctx, "")
-	if err != nil {
-		return nil, false, err
-	}
-	if consumerID == self.ClusterID {
-		return nil, false, fmt.Errorf("consumer cluster ID %q: %w", consumerID, ErrOwnID)
-	}
-	r := c.report()
-	if _, err := c.pruneNonces(ctx); err != nil {
-		return nil, false, err
-	}
-	var n *nonce.Nonce
-	var created bool
-	err = step(r, "Ensuring nonce", "Nonce ensured", func() error {
-		n, created, err = c.nonces().Ensure(ctx, consumerID, ttl)
-		c.rememberNonce(n)
-		return err
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	if !created {
-		r.Info(fmt.Sprintf("An unused nonce for %q already exists; it expires at %s", consumerID, n.ExpiresAt.Format(time.RFC3339)))
-	}
-	return n, created, nil
-}
-
-// ErrOwnID means a remote cluster ID names this very cluster.
-var ErrOwnID = errors.New("is this cluster's own ID")
-
-// pruneNonces removes expired nonces and says which.
-func (c *Cluster) pruneNonces(ctx context.Context) ([]string, error) {
-	removed, err := c.nonces().PruneExpired(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("removing expired nonces: %w", err)
-	}
-	if len(removed) > 0 {
-		c.report().Info("Removed expired nonces of " + strings.Join(removed, ", "))
-	}
-	return removed, nil
-}
-
-// GetNonce (provider) returns the consumer's unexpired, unused nonce, after removing every expired one.
-func (c *Cluster) GetNonce(ctx context.Context, consumerID string) (*nonce.Nonce, error) {
-	removed, err := c.pruneNonces(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if slices.Contains(removed, consumerID) {
-		return nil, fmt.Errorf("%w for consumer %q (and removed): create a new one", nonce.ErrExpired, consumerID)
-	}
-	return c.nonces().Get(ctx, consumerID)
-}
 
 // IssueOptions are the provider's choices for an issuance.
 type IssueOptions struct {
@@ -132,11 +73,12 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	if err := ValidateTenant(tenant, o.ConsumerID, self.ClusterID); err != nil {
 		return nil, err
 	}
-	csrDER, err := DecodePEM("spec.csr", tenant.Spec.CSR, "CERTIFICATE REQUEST")
+	// The CSR is decoded once; everything below works on this value.
+	csr, err := ParseCSR(tenant.Spec.CSR)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(csrDER)
+	sum := sha256.Sum256(csr.Raw)
 	csrHash := hex.EncodeToString(sum[:])
 	r := c.report()
 	ns := TenantNamespace(o.ConsumerID)
@@ -159,7 +101,7 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 				"unauthenticate the consumer first if its key really changed",
 				o.ConsumerID, Fingerprint(st.PinnedPublicKey), Fingerprint(tenant.Spec.PublicKey))
 		}
-		if c.alreadyIssued(st, tenant, csrHash) {
+		if c.alreadyIssued(st, tenant, csr, csrHash) {
 			rec, err := c.nonces().Record(ctx, o.ConsumerID)
 			if err != nil || string(rec[recordUser]) != st.User || len(rec[recordIntegrityKey]) == 0 {
 				return nil, fmt.Errorf("an identity was already issued for this request, but its integrity key is gone (a new nonce replaced it): have the consumer generate a new Tenant from a new nonce")
@@ -169,7 +111,6 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		}
 	}
 	var n *nonce.Nonce
-	var csr *x509.CertificateRequest
 	if err := step(r, "Verifying the tenant request", "Tenant request verified (nonce, signature, CSR)", func() error {
 		if n = c.nonceCache[o.ConsumerID]; n == nil || !c.now().Before(n.ExpiresAt) {
 			// Not created by this process (the manual flow): read it. A remembered one that was used or
@@ -178,11 +119,11 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 				return err
 			}
 		}
-		msg := Message(self.ClusterID, o.ConsumerID, n.Value, csrDER, tenant.Spec.ProxyURL)
+		msg := Message(self.ClusterID, o.ConsumerID, n.Value, csr.Raw, tenant.Spec.ProxyURL)
 		if err := VerifySignature(tenant.Spec.PublicKey, msg, tenant.Spec.Signature); err != nil {
 			return err
 		}
-		if csr, err = CheckCSR(tenant.Spec.CSR, ExpectedUser(o.ConsumerID, n.Value)); err != nil {
+		if err := CheckCSRSubject(csr, ExpectedUser(o.ConsumerID, n.Value)); err != nil {
 			return err
 		}
 		if samePublicKey(csr.PublicKey, self.PublicKey) || samePublicKey(csr.PublicKey, ed25519.PublicKey(tenant.Spec.PublicKey)) {
@@ -320,31 +261,6 @@ func (c *Cluster) identityFor(providerID string, o IssueOptions, tenant *v1alpha
 	return id
 }
 
-// bindRole makes the one RoleBinding of the tenant namespace name exactly the new user, so an earlier
-// certificate of the same consumer loses its rights at once.
-func (c *Cluster) bindRole(ctx context.Context, ns, user, clusterRole, consumerID string) error {
-	rbs := c.Kube.RbacV1().RoleBindings(ns)
-	want := roleBinding(ns, user, clusterRole, consumerID)
-	existing, err := rbs.Get(ctx, RoleBindingName, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		_, err = rbs.Create(ctx, want, metav1.CreateOptions{})
-		return err
-	case err != nil:
-		return err
-	case existing.RoleRef != want.RoleRef: // roleRef is immutable
-		if err := rbs.Delete(ctx, RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &existing.UID}}); err != nil {
-			return err
-		}
-		_, err = rbs.Create(ctx, want, metav1.CreateOptions{})
-		return err
-	}
-	existing.Subjects = want.Subjects
-	existing.Labels = want.Labels
-	_, err = rbs.Update(ctx, existing, metav1.UpdateOptions{})
-	return err
-}
-
 // waitIssued watches the Tenant until its status records a certificate for user.
 func (c *Cluster) waitIssued(ctx context.Context, ns, name, user string) ([]byte, error) {
 	var cert []byte
@@ -366,21 +282,11 @@ func (c *Cluster) waitIssued(ctx context.Context, ns, name, user string) ([]byte
 	return cert, err
 }
 
-func (c *Cluster) rememberNonce(n *nonce.Nonce) {
-	if n == nil {
-		return
-	}
-	if c.nonceCache == nil {
-		c.nonceCache = map[string]*nonce.Nonce{}
-	}
-	c.nonceCache[n.ConsumerID] = n
-}
-
 // alreadyIssued tells whether the Tenant's current, unexpired certificate answers this request: the same
 // CSR, or a CSR of the same user for the same client key from the same (pinned) handshake key, as a
 // consumer that re-ran generate tenant with the same nonce sends. The certificate is public and useless
 // without the consumer's private key, so returning it again grants nothing new.
-func (c *Cluster) alreadyIssued(st v1alpha1.TenantStatus, tenant *v1alpha1.Tenant, csrHash string) bool {
+func (c *Cluster) alreadyIssued(st v1alpha1.TenantStatus, tenant *v1alpha1.Tenant, csr *x509.CertificateRequest, csrHash string) bool {
 	if len(st.Certificate) == 0 || st.NotAfter == nil || !c.now().Before(st.NotAfter.Time) {
 		return false
 	}
@@ -394,6 +300,5 @@ func (c *Cluster) alreadyIssued(st v1alpha1.TenantStatus, tenant *v1alpha1.Tenan
 	if err != nil {
 		return false
 	}
-	csr, err := CheckCSR(tenant.Spec.CSR, st.User)
-	return err == nil && cert.Subject.CommonName == st.User && samePublicKey(cert.PublicKey, csr.PublicKey)
+	return CheckCSRSubject(csr, st.User) == nil && cert.Subject.CommonName == st.User && samePublicKey(cert.PublicKey, csr.PublicKey)
 }

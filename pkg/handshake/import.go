@@ -3,9 +3,6 @@ package handshake
 import (
 	"bytes"
 	"context"
-	"crypto"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"time"
@@ -17,7 +14,6 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
-	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
 const (
@@ -27,131 +23,6 @@ const (
 	// KubeconfigKey is the data key of the consumer's kubeconfig Secret.
 	KubeconfigKey = "kubeconfig"
 )
-
-// TenantOptions are the consumer's choices for a request.
-type TenantOptions struct {
-	ProviderID   string
-	Nonce        string
-	ProxyURL     string // how this cluster reaches the provider's API server, if through a proxy
-	KeyAlgorithm string // of the new client key; "" means ECDSA P-256
-}
-
-// GenerateTenant (consumer) prepares a request for an identity on a provider: a fresh client key, kept
-// in a Secret in federate-system (which no tenant of this cluster can read), a CSR for the user this nonce
-// entitles the consumer to, and the handshake signature binding provider, consumer, nonce, CSR and proxy
-// URL. The returned Tenant carries no secret. The cluster is initialized first if it never was. Re-running
-// with the same nonce reuses the key.
-func (c *Cluster) GenerateTenant(ctx context.Context, o TenantOptions) (*v1alpha1.Tenant, error) {
-	if _, err := nonce.Parse(o.Nonce); err != nil {
-		return nil, fmt.Errorf("nonce: %w", err)
-	}
-	self, err := c.Init(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	if o.ProviderID == self.ClusterID {
-		return nil, fmt.Errorf("provider cluster ID %q: %w", o.ProviderID, ErrOwnID)
-	}
-	r := c.report()
-	user := ExpectedUser(self.ClusterID, o.Nonce)
-	var key crypto.Signer
-	if err := step(r, "Ensuring the client key", "Client key ensured (it stays in Secret "+SystemNamespace+"/"+PendingKeySecretName(o.ProviderID)+")", func() error {
-		key, err = c.ensurePendingKey(ctx, o.ProviderID, user, o.KeyAlgorithm, IntegrityKey(o.Nonce))
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	var t *v1alpha1.Tenant
-	err = step(r, "Signing the request", "Tenant request signed", func() error {
-		csrPEM, err := NewCSR(user, key)
-		if err != nil {
-			return err
-		}
-		block, _ := pem.Decode(csrPEM)
-		sig := Sign(self.privateKey, Message(o.ProviderID, self.ClusterID, o.Nonce, block.Bytes, o.ProxyURL))
-		t = &v1alpha1.Tenant{
-			TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
-			ObjectMeta: metav1.ObjectMeta{
-				Name:      self.ClusterID,
-				Namespace: TenantNamespace(self.ClusterID),
-			},
-			Spec: v1alpha1.TenantSpec{
-				ClusterID:         self.ClusterID,
-				ProviderClusterID: o.ProviderID,
-				PublicKey:         self.PublicKey,
-				CSR:               csrPEM,
-				Signature:         sig,
-				ProxyURL:          o.ProxyURL,
-			},
-		}
-		return nil
-	})
-	return t, err
-}
-
-// ensurePendingKey returns the client key waiting for this user's certificate, creating it if needed,
-// with the key that will verify the identity's integrity MACs.
-func (c *Cluster) ensurePendingKey(ctx context.Context, providerID, user, alg string, macKey []byte) (crypto.Signer, error) {
-	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
-	name := PendingKeySecretName(providerID)
-	existing, err := secrets.Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		existing = nil
-	case err != nil:
-		return nil, err
-	case existing.Annotations[userAnnotation] == user:
-		if key, err := parseSigner(existing.Data[privateKeyKey]); err == nil {
-			return key, nil
-		}
-	}
-	key, err := NewClientKey(alg)
-	if err != nil {
-		return nil, err
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, err
-	}
-	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: IdentityLabels(providerID),
-			Annotations: map[string]string{userAnnotation: user}},
-		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{privateKeyKey: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), integrityKey: macKey},
-	}
-	if existing == nil {
-		_, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
-	} else {
-		sec.ResourceVersion = existing.ResourceVersion
-		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
-	}
-	if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
-		// A concurrent run stored a key first; use it if it waits for the same user.
-		if won, gerr := secrets.Get(ctx, name, metav1.GetOptions{}); gerr == nil && won.Annotations[userAnnotation] == user {
-			return parseSigner(won.Data[privateKeyKey])
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("storing the client key in Secret %s/%s: %w", sec.Namespace, name, err)
-	}
-	return key, nil
-}
-
-func parseSigner(data []byte) (crypto.Signer, error) {
-	der, err := DecodePEM(privateKeyKey, data, "PRIVATE KEY")
-	if err != nil {
-		return nil, err
-	}
-	k, err := x509.ParsePKCS8PrivateKey(der)
-	if err != nil {
-		return nil, err
-	}
-	s, ok := k.(crypto.Signer)
-	if !ok {
-		return nil, fmt.Errorf("%s: %T is not a signing key", privateKeyKey, k)
-	}
-	return s, nil
-}
 
 // Imported is the result of ImportIdentity.
 type Imported struct {

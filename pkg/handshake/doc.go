@@ -1,0 +1,32 @@
+// Package handshake is the protocol: the provider's and the consumer's steps, each written once, as
+// methods over one cluster's clients. The manual commands call one step each; authenticate calls them
+// all in one process. Nothing here prints: progress goes through a Reporter. Errors name what is wrong in
+// domain terms (a field, a cluster, an object), never a command's flag.
+//
+// One job per file:
+//
+//	cluster.go    a Cluster (one side's clients) and its identity: ID and handshake key
+//	install.go    init: federate-system, CRDs, the tenant ClusterRole, the sandbox admission policies
+//	kube.go       client plumbing: watches, server-side apply, parallel requests
+//	nonces.go     the provider's nonces (create, get, prune expired)
+//	tenant.go     the consumer's request: client key, CSR, signed Tenant
+//	decode.go     strict decoding of tenant.yaml and identity.yaml
+//	verify.go     shape checks of a Tenant and an Identity
+//	message.go    the signed handshake message and issuance user names
+//	integrity.go  the nonce-keyed MACs that seal identity.yaml
+//	csr.go        client keys and CSRs: build, parse once, check exactly
+//	csrapi.go     the Kubernetes CSR API: create, approve exactly ours, wait, check the certificate
+//	issue.go      the provider's issuance: verify, request, consume, sandbox, approve, bind, record
+//	sandbox.go    the tenant sandbox: namespace, quota, limits, network policy, ServiceAccount
+//	admission.go  the sandbox's ValidatingAdmissionPolicies
+//	rbac.go       the tenant ClusterRole and its RoleBinding
+//	import.go     the consumer's import: verify the identity, store the kubeconfig and Identity
+//	authenticate.go  the four steps in one process
+//	revoke.go     take a tenant's rights away and stop what it runs
+//	remove.go     unauthenticate: both sides' removal
+//	lock.go       one authenticate per pair at a time (a Lease)
+//	info.go       what this cluster provides and holds
+//	errors.go     errors callers test for and translate
+//	names.go      names and labels of what kubectl federate creates
+//	reporter.go   the progress seam
+package handshake

@@ -1,0 +1,39 @@
+package handshake
+
+import (
+	"errors"
+	"fmt"
+)
+
+// IDConflictError means a cluster ID was asked for that the cluster does not have. Side, when known, says
+// which cluster of a pair ("consumer" or "provider"), so a command can name its own flag.
+type IDConflictError struct {
+	Side       string
+	Want, Have string
+}
+
+func (e *IDConflictError) Error() string {
+	who := "this cluster"
+	if e.Side != "" {
+		who = "the " + e.Side
+	}
+	return fmt.Sprintf("cluster ID %q: %s is initialized with cluster ID %q", e.Want, who, e.Have)
+}
+
+// ErrSameCluster means both sides of a pairing are one cluster.
+var ErrSameCluster = errors.New("the consumer and the provider are one cluster")
+
+// ErrNotInitialized means the cluster has no federate-system record yet.
+var ErrNotInitialized = errors.New("this cluster is not initialized for kubectl federate")
+
+// ErrOwnID means a remote cluster ID names this very cluster.
+var ErrOwnID = errors.New("is this cluster's own ID")
+
+// ErrOtherConsumer means a Tenant was made by another consumer than the one being issued for.
+var ErrOtherConsumer = errors.New("is not the consumer this identity is being issued for")
+
+// ErrNotOurs means a namespace exists that kubectl federate did not create for this consumer.
+var ErrNotOurs = errors.New("was not created by kubectl federate")
+
+// ErrNeedUnreachableID means a forced removal cannot name the unreachable side's objects without its ID.
+var ErrNeedUnreachableID = errors.New("with one cluster unreachable, its cluster ID must be given")

@@ -1,0 +1,189 @@
+package handshake
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+)
+
+// Init makes this cluster ready for kubectl federate, once: the federate-system namespace with the
+// cluster ID and an Ed25519 handshake key, the Tenant and Identity CRDs, the default tenant ClusterRole
+// and the sandbox admission policy with its binding. wantID may be empty (keep the existing ID, or derive a default from the kube-system
+// namespace UID); a different explicit ID on an initialized cluster is an error. Safe to re-run.
+func (c *Cluster) Init(ctx context.Context, wantID string) (*Self, error) {
+	if c.self != nil && (wantID == "" || wantID == c.self.ClusterID) {
+		return c.self, nil
+	}
+	r := c.report()
+	cm, err := c.Kube.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, ClusterConfigMap, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		cm = nil
+	case err != nil:
+		return nil, err
+	}
+	if cm != nil {
+		if have := cm.Data[clusterIDKey]; wantID != "" && have != wantID {
+			return nil, &IDConflictError{Want: wantID, Have: have}
+		}
+		if cm.Annotations[installGenAnnot] == installGeneration {
+			self, err := c.loadKey(ctx, cm)
+			if err == nil {
+				r.Info(fmt.Sprintf("Cluster %q already initialized", self.ClusterID))
+			}
+			return self, err
+		}
+	}
+	var self *Self
+	err = step(r, "Initializing the cluster", "Cluster initialized", func() error {
+		var err error
+		self, err = c.install(ctx, cm, wantID)
+		return err
+	})
+	return self, err
+}
+
+func (c *Cluster) install(ctx context.Context, cm *corev1.ConfigMap, wantID string) (*Self, error) {
+	labels := map[string]string{LabelManagedBy: ManagedBy}
+	if err := c.ensureNamespace(ctx, SystemNamespace, labels); err != nil {
+		return nil, err
+	}
+	// The cluster-scoped pieces do not depend on each other: all at once, each its own request.
+	jobs := []func() error{
+		func() error { return c.installCRDs(ctx) },
+		func() error {
+			if err := c.applyTyped(ctx, rbacv1.SchemeGroupVersion.WithResource("clusterroles"), "", defaultClusterRole()); err != nil {
+				return fmt.Errorf("applying ClusterRole %s: %w", DefaultClusterRole, err)
+			}
+			return nil
+		},
+	}
+	for _, res := range SandboxPolicyResources {
+		jobs = append(jobs, func() error {
+			if err := c.applyTyped(ctx, policyGVR, "", sandboxPolicy(res)); err != nil {
+				return fmt.Errorf("applying ValidatingAdmissionPolicy %s-%s: %w", SandboxName, res, err)
+			}
+			if err := c.applyTyped(ctx, policyBindingGVR, "", sandboxPolicyBinding(res)); err != nil {
+				return fmt.Errorf("applying ValidatingAdmissionPolicyBinding %s-%s: %w", SandboxName, res, err)
+			}
+			return nil
+		})
+	}
+	if err := parallel(jobs...); err != nil {
+		return nil, err
+	}
+	// The handshake key: created once, never replaced by init.
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	privDER, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		return nil, err
+	}
+	pubDER, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return nil, err
+	}
+	_, err = c.Kube.CoreV1().Secrets(SystemNamespace).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: HandshakeKeySecret, Namespace: SystemNamespace, Labels: labels},
+		Type:       corev1.SecretTypeOpaque,
+		Data: map[string][]byte{
+			privateKeyDataKey: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: privDER}),
+			publicKeyDataKey:  pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}),
+		},
+	}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating Secret %s/%s: %w", SystemNamespace, HandshakeKeySecret, err)
+	}
+	// The cluster ID record, last: its install-generation annotation says everything above is in place.
+	cms := c.Kube.CoreV1().ConfigMaps(SystemNamespace)
+	if cm == nil {
+		id := wantID
+		if id == "" {
+			if id, err = c.defaultClusterID(ctx); err != nil {
+				return nil, err
+			}
+		}
+		cm, err = cms.Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: ClusterConfigMap, Namespace: SystemNamespace, Labels: labels,
+				Annotations: map[string]string{installGenAnnot: installGeneration}},
+			Data: map[string]string{clusterIDKey: id},
+		}, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) { // a concurrent init won
+			if cm, err = cms.Get(ctx, ClusterConfigMap, metav1.GetOptions{}); err == nil && wantID != "" && cm.Data[clusterIDKey] != wantID {
+				return nil, &IDConflictError{Want: wantID, Have: cm.Data[clusterIDKey]}
+			}
+		}
+	} else {
+		if cm.Annotations == nil {
+			cm.Annotations = map[string]string{}
+		}
+		cm.Annotations[installGenAnnot] = installGeneration
+		cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("recording the cluster ID: %w", err)
+	}
+	return c.loadKey(ctx, cm)
+}
+
+// defaultClusterID derives a stable ID from the kube-system namespace's UID: "cluster-" and its first 8
+// hex digits.
+func (c *Cluster) defaultClusterID(ctx context.Context) (string, error) {
+	ns, err := c.Kube.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("deriving a default cluster ID from the kube-system namespace: %w", err)
+	}
+	return "cluster-" + string(ns.UID)[:8], nil
+}
+
+// installCRDs applies the CRDs and waits, with a watch, until the API server serves them.
+func (c *Cluster) installCRDs(ctx context.Context) error {
+	crds, err := v1alpha1.CRDs()
+	if err != nil {
+		return err
+	}
+	for _, crd := range crds {
+		out, err := c.Dynamic.Resource(crdGVR).Apply(ctx, crd.GetName(), crd, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+		if err != nil {
+			return fmt.Errorf("applying CRD %s: %w", crd.GetName(), err)
+		}
+		if established(out) {
+			continue
+		}
+		if err := c.waitFor(ctx, c.Dynamic.Resource(crdGVR), crd.GetName(), out.GetResourceVersion(), func(ev watch.Event) (bool, error) {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			return ok && established(u), nil
+		}); err != nil {
+			return fmt.Errorf("waiting for CRD %s to be established: %w", crd.GetName(), err)
+		}
+	}
+	return nil
+}
+
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+func established(u *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Established" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,153 @@
+package handshake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// parallel runs the functions at once and joins their errors.
+func parallel(fns ...func() error) error {
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// watcher is what waitFor needs of a client: namespaced or not, typed or dynamic.
+type watcher interface {
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+}
+
+// waitFor watches the object called name from resourceVersion until done says so. A deletion of the
+// object ends the wait if done accepts the Deleted event.
+func (c *Cluster) waitFor(ctx context.Context, w watcher, name, resourceVersion string, done func(watch.Event) (bool, error)) error {
+	for {
+		wi, err := w.Watch(ctx, metav1.ListOptions{
+			FieldSelector:   fields.OneTermEqualSelector("metadata.name", name).String(),
+			ResourceVersion: resourceVersion,
+		})
+		if err != nil {
+			return err
+		}
+		restart, err := func() (bool, error) {
+			defer wi.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return false, ctx.Err()
+				case ev, ok := <-wi.ResultChan():
+					if !ok {
+						return true, nil // the server closed the watch: start another
+					}
+					if ev.Type == watch.Error {
+						return false, apierrors.FromObject(ev.Object)
+					}
+					if m, ok := ev.Object.(metav1.Object); ok {
+						resourceVersion = m.GetResourceVersion()
+					}
+					if ok, err := done(ev); ok || err != nil {
+						return false, err
+					}
+				}
+			}
+		}()
+		if !restart {
+			return err
+		}
+	}
+}
+
+// ensureNamespace creates a namespace, or accepts an existing one; one that is being deleted (a previous
+// unauthenticate) is waited out and created again.
+func (c *Cluster) ensureNamespace(ctx context.Context, name string, labels map[string]string) error {
+	if c.ensured[name] {
+		return nil
+	}
+	if err := c.createNamespace(ctx, name, labels); err != nil {
+		return err
+	}
+	if c.ensured == nil {
+		c.ensured = map[string]bool{}
+	}
+	c.ensured[name] = true
+	return nil
+}
+
+func (c *Cluster) createNamespace(ctx context.Context, name string, labels map[string]string) error {
+	nss := c.Kube.CoreV1().Namespaces()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	_, err := nss.Create(ctx, ns, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	existing, err := nss.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = nss.Create(ctx, ns, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if existing.DeletionTimestamp == nil {
+		return nil
+	}
+	if err := c.waitDeleted(ctx, nss, name, existing.ResourceVersion); err != nil {
+		return fmt.Errorf("waiting for namespace %s to finish terminating: %w", name, err)
+	}
+	_, err = nss.Create(ctx, ns, metav1.CreateOptions{})
+	return err
+}
+
+// waitDeleted waits until the named object is gone.
+func (c *Cluster) waitDeleted(ctx context.Context, w watcher, name, resourceVersion string) error {
+	return c.waitFor(ctx, w, name, resourceVersion, func(ev watch.Event) (bool, error) {
+		return ev.Type == watch.Deleted, nil
+	})
+}
+
+// applyTyped server-side-applies a typed object through the dynamic client.
+func (c *Cluster) applyTyped(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj any) error {
+	u, err := toUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	_, err = c.Dynamic.Resource(gvr).Namespace(namespace).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	return err
+}
+
+func toUnstructured(obj any) (*unstructured.Unstructured, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal(data, &u.Object); err != nil {
+		return nil, err
+	}
+	// Server-side apply refuses creationTimestamp: null and an empty status is noise.
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	return u, nil
+}
+
+func fromUnstructured(u *unstructured.Unstructured, into any) error {
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
+}

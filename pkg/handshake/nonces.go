@@ -1,0 +1,76 @@
+package handshake
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/federate-dev/kubectl-federate/pkg/nonce"
+)
+
+// CreateNonce (provider) returns an unexpired nonce for the consumer, creating one valid for ttl if there is
+// none, after removing every expired nonce. It touches nothing outside federate-system: the consumer's
+// sandbox is created when its identity is issued. The cluster is initialized first if it never was.
+func (c *Cluster) CreateNonce(ctx context.Context, consumerID string, ttl time.Duration) (*nonce.Nonce, bool, error) {
+	self, err := c.Init(ctx, "")
+	if err != nil {
+		return nil, false, err
+	}
+	if consumerID == self.ClusterID {
+		return nil, false, fmt.Errorf("consumer cluster ID %q: %w", consumerID, ErrOwnID)
+	}
+	r := c.report()
+	if _, err := c.pruneNonces(ctx); err != nil {
+		return nil, false, err
+	}
+	var n *nonce.Nonce
+	var created bool
+	err = step(r, "Ensuring nonce", "Nonce ensured", func() error {
+		n, created, err = c.nonces().Ensure(ctx, consumerID, ttl)
+		c.rememberNonce(n)
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if !created {
+		r.Info(fmt.Sprintf("An unused nonce for %q already exists; it expires at %s", consumerID, n.ExpiresAt.Format(time.RFC3339)))
+	}
+	return n, created, nil
+}
+
+// pruneNonces removes expired nonces and says which.
+func (c *Cluster) pruneNonces(ctx context.Context) ([]string, error) {
+	removed, err := c.nonces().PruneExpired(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("removing expired nonces: %w", err)
+	}
+	if len(removed) > 0 {
+		c.report().Info("Removed expired nonces of " + strings.Join(removed, ", "))
+	}
+	return removed, nil
+}
+
+// GetNonce (provider) returns the consumer's unexpired, unused nonce, after removing every expired one.
+func (c *Cluster) GetNonce(ctx context.Context, consumerID string) (*nonce.Nonce, error) {
+	removed, err := c.pruneNonces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(removed, consumerID) {
+		return nil, fmt.Errorf("%w for consumer %q (and removed): create a new one", nonce.ErrExpired, consumerID)
+	}
+	return c.nonces().Get(ctx, consumerID)
+}
+
+func (c *Cluster) rememberNonce(n *nonce.Nonce) {
+	if n == nil {
+		return
+	}
+	if c.nonceCache == nil {
+		c.nonceCache = map[string]*nonce.Nonce{}
+	}
+	c.nonceCache[n.ConsumerID] = n
+}
