@@ -285,6 +285,24 @@ func TestRevoke(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Tokens of the namespace's default ServiceAccount, as any pod running under it holds one. The API
+	// server caches a successful token authentication for 10 s, so the one used before revoke is not the
+	// one checked after.
+	saToken := func() kubernetes.Interface {
+		exp := int64(3600)
+		tr, err := admin.CoreV1().ServiceAccounts(tenantNS).CreateToken(ctx, "default", &authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := rest.AnonymousClientConfig(provider.Config)
+		cfg.BearerToken = tr.Status.Token
+		return kubernetes.NewForConfigOrDie(cfg)
+	}
+	usedToken, unusedToken := saToken(), saToken()
+	if _, err := usedToken.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("the default ServiceAccount's token before revoke: %v", err)
+	}
+
 	baseline := authenticatedOnlyRules(t, tenantNS)
 	beforeStatus := rulesIn(t, tenant, tenantNS)
 	before := expandRules(beforeStatus)
@@ -296,6 +314,7 @@ func TestRevoke(t *testing.T) {
 		t.Fatalf("before revoke the tenant already has no more rights than system:authenticated: the comparison proves nothing")
 	}
 
+	revokeStart := time.Now()
 	refused, r := measureRefusal(t, tenantCfg, "revoke", "--remote-cluster-id", "consumer", "--kubeconfig", provider.Kubeconfig)
 	if r.code != 0 {
 		t.Fatalf("revoke: %s", r)
@@ -329,6 +348,21 @@ func TestRevoke(t *testing.T) {
 		t.Errorf("ServiceAccount default was not recreated (UID %s): tokens bound to it still work", sa.UID)
 	case newSA.AutomountServiceAccountToken == nil || *newSA.AutomountServiceAccountToken:
 		t.Errorf("the recreated ServiceAccount default automounts its token")
+	}
+
+	// A token of the old ServiceAccount stops working (measured, bounded to 15 s after revoke started:
+	// a success cached by the API server would last 10 s).
+	var tokenErr error
+	for time.Since(revokeStart) < 15*time.Second {
+		_, tokenErr = unusedToken.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if apierrors.IsUnauthorized(tokenErr) {
+			t.Logf("revoke-to-token-refused: %s", time.Since(revokeStart).Round(time.Millisecond))
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // measurement polling
+	}
+	if !apierrors.IsUnauthorized(tokenErr) {
+		t.Errorf("a token of the old default ServiceAccount 15s after revoke started: err = %v, want Unauthorized", tokenErr)
 	}
 
 	// The certificate still authenticates (it cannot be revoked before it expires) but grants no more

@@ -283,7 +283,8 @@ func TestTamperDocsNeverApplyTenant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !regexp.MustCompile(`generate identity[^\n]*(-f|--filename)[ =]\s*\S*tenant`).Match(data) {
+		joined := regexp.MustCompile(`\\\n\s*`).ReplaceAllString(string(data), " ") // shell line continuations
+		if !regexp.MustCompile(`generate identity[^\n]*(-f|--filename)[ =]\s*\S*tenant`).MatchString(joined) {
 			t.Errorf("%s does not show `kubectl federate generate identity ... -f tenant.yaml`", f)
 		}
 	}
