@@ -111,6 +111,12 @@ func selfSignedPEM(t *testing.T, cn string, isCA bool) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
 
+// lastLine is the last non-empty line of a command's stderr (its error, on failure).
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 // An identity.yaml altered in transit is refused, naming the altered field, and nothing changes on either
@@ -166,6 +172,7 @@ func TestTamperedIdentityIsRefused(t *testing.T) {
 			before := takeSnapshot(t)
 			r := cli(t, "", "import", "identity", "--kubeconfig", consumer.Kubeconfig, "-f", path)
 			after := takeSnapshot(t)
+			t.Logf("%s", lastLine(r.stderr))
 			if r.code != 1 || !strings.Contains(r.stderr, tc.field) {
 				t.Errorf("import of an identity.yaml with %s altered: want exit 1 naming %s: %s", tc.field, tc.field, r)
 			}
@@ -220,6 +227,7 @@ func TestTamperedTenantProxyIsRefused(t *testing.T) {
 			before := takeSnapshot(t)
 			r := m.generateIdentity(t, path)
 			after := takeSnapshot(t)
+			t.Logf("%s", lastLine(r.stderr))
 			if r.code != 1 || !strings.Contains(r.stderr, "spec.signature") {
 				t.Errorf("generate identity of a tenant.yaml with its proxy URL %s: want exit 1 naming spec.signature: %s", tc.name, r)
 			}
