@@ -43,6 +43,13 @@ func startManualFlow(t *testing.T, extra ...string) *manualFlow {
 	mustRun(t, "", "init", "--kubeconfig", provider.Kubeconfig, "--cluster-id", "provider")
 	settle(t, consumer, "federate-system")
 	settle(t, provider, "federate-system")
+	return nextManualFlow(t, extra...)
+}
+
+// nextManualFlow runs the manual flow up to tenant.yaml again with a new nonce, without resetting the
+// pair (a renewal when an identity was issued before).
+func nextManualFlow(t *testing.T, extra ...string) *manualFlow {
+	t.Helper()
 	m := &manualFlow{dir: t.TempDir()}
 	mustRun(t, "", "create", "nonce", "--kubeconfig", provider.Kubeconfig, "--remote-cluster-id", "consumer")
 	m.nonce = strings.TrimSpace(mustRun(t, "", "get", "nonce", "--kubeconfig", provider.Kubeconfig, "--remote-cluster-id", "consumer").stdout)
