@@ -1,0 +1,939 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/test/kubeenv"
+)
+
+// Names fixed by the issue 8 design (spec8.md), spelled out here so that these tests state the contract
+// rather than whatever the implementation's constants say.
+const (
+	sandboxObject  = "federate-sandbox" // ResourceQuota, LimitRange, NetworkPolicy, ValidatingAdmissionPolicy (+Binding)
+	vapDenied      = "ValidatingAdmissionPolicy 'federate-sandbox'"
+	psaDenied      = "violates PodSecurity"
+	quotaExceeded  = "exceeded quota"
+	labelRole      = "federate.dev/role"
+	labelSandbox   = "federate.dev/sandbox"
+	psaLabelPrefix = "pod-security.kubernetes.io/"
+	pauseImage     = "registry.k8s.io/pause:3.10"
+	notOursPattern = `not created by kubectl[ -]federate`
+	watchTimeout   = 30 * time.Second
+	intruderNS     = "federate-tenant-provider" // the provider's sandbox on the consumer, in the reverse direction
+	intruderOwner  = "someone-else"
+	lowPriority    = "federate-e2e-batch"
+)
+
+var tenantsGVR = schema.GroupVersionResource{Group: "federate.dev", Version: "v1alpha1", Resource: "tenants"}
+
+// defaultQuota is spec8's default ResourceQuota.
+var defaultQuota = map[string]string{
+	"pods": "20", "requests.cpu": "4", "limits.cpu": "8", "requests.memory": "8Gi", "limits.memory": "16Gi",
+	"requests.storage": "20Gi", "persistentvolumeclaims": "10", "requests.ephemeral-storage": "20Gi",
+	"services": "10", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "50", "configmaps": "50",
+}
+
+// pairReverse authenticates the other direction: the provider cluster becomes a consumer of the consumer
+// cluster (on the consumer cluster, federate-tenant-provider is then the provider cluster's sandbox).
+func pairReverse(t *testing.T, extra ...string) result {
+	t.Helper()
+	return mustRun(t, "", append([]string{"authenticate", "--kubeconfig", provider.Kubeconfig, "--remote-kubeconfig", consumer.Kubeconfig,
+		"--cluster-id", "provider", "--remote-cluster-id", "consumer"}, extra...)...)
+}
+
+// unpairReverse undoes pairReverse.
+func unpairReverse(t *testing.T) {
+	t.Helper()
+	mustRun(t, "", "unauthenticate", "--kubeconfig", provider.Kubeconfig, "--remote-kubeconfig", consumer.Kubeconfig)
+}
+
+// issuedConfigOn returns the REST config of the kubeconfig that cluster c stored for its provider remoteID
+// (`get kubeconfig` on c), that is the tenant identity c holds on remoteID.
+func issuedConfigOn(t *testing.T, c *kubeenv.Cluster, remoteID string) *rest.Config {
+	t.Helper()
+	if c == consumer && remoteID == "provider" {
+		_, cfg := issuedConfig(t)
+		return cfg
+	}
+	r := mustRun(t, "", "get", "kubeconfig", "--kubeconfig", c.Kubeconfig, "--remote-cluster-id", remoteID)
+	cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(r.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// refused reports whether err is the API server refusing a request (403 or 422).
+func refused(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err)
+}
+
+// containsAny reports whether s contains one of subs (true when subs is empty).
+func containsAny(s string, subs []string) bool {
+	return len(subs) == 0 || slices.ContainsFunc(subs, func(sub string) bool { return strings.Contains(s, sub) })
+}
+
+// restrictedPod is a pod that the restricted Pod Security level admits, with no resources set (the
+// LimitRange fills them).
+func restrictedPod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot:   new(true),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name:  "c",
+				Image: pauseImage,
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: new(false),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+			}},
+		},
+	}
+}
+
+// smallPod is a restricted pod with explicit small requests and limits, so that only the pod count
+// binds in the quota.
+func smallPod(name string) *corev1.Pod {
+	p := restrictedPod(name)
+	rl := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
+	p.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()}
+	return p
+}
+
+// attack is one thing a tenant tries in its sandbox.
+type attack struct {
+	name string
+	// try performs the attack as the tenant.
+	try func(ctx context.Context, as kubernetes.Interface) error
+	// want lists the texts one of which the refusal must contain (any 403/422 when empty), naming the
+	// guard that must refuse it.
+	want []string
+	// intact checks, as the administrator, that the attack left nothing behind (nil when it did).
+	intact func(ctx context.Context, admin kubernetes.Interface) error
+}
+
+// absent turns a Get into an "it does not exist" check.
+func absent[T any](kind, name string, get func(ctx context.Context, admin kubernetes.Interface) (T, error)) func(context.Context, kubernetes.Interface) error {
+	return func(ctx context.Context, admin kubernetes.Interface) error {
+		_, err := get(ctx, admin)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
+		}
+		return fmt.Errorf("%s %s was created", kind, name)
+	}
+}
+
+func podAttack(name string, mutate func(*corev1.Pod), want ...string) attack {
+	return attack{
+		name: name,
+		try: func(ctx context.Context, as kubernetes.Interface) error {
+			p := restrictedPod("attack-" + name)
+			mutate(p)
+			_, err := as.CoreV1().Pods(tenantNS).Create(ctx, p, metav1.CreateOptions{})
+			return err
+		},
+		want: want,
+		intact: absent("pod", "attack-"+name, func(ctx context.Context, admin kubernetes.Interface) (*corev1.Pod, error) {
+			return admin.CoreV1().Pods(tenantNS).Get(ctx, "attack-"+name, metav1.GetOptions{})
+		}),
+	}
+}
+
+func serviceAttack(name string, mutate func(*corev1.Service), want ...string) attack {
+	return attack{
+		name: name,
+		try: func(ctx context.Context, as kubernetes.Interface) error {
+			s := &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: "attack-" + name},
+				Spec: corev1.ServiceSpec{
+					Selector: map[string]string{"app": "x"},
+					Ports:    []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}},
+				},
+			}
+			mutate(s)
+			_, err := as.CoreV1().Services(tenantNS).Create(ctx, s, metav1.CreateOptions{})
+			return err
+		},
+		want: want,
+		intact: absent("service", "attack-"+name, func(ctx context.Context, admin kubernetes.Interface) (*corev1.Service, error) {
+			return admin.CoreV1().Services(tenantNS).Get(ctx, "attack-"+name, metav1.GetOptions{})
+		}),
+	}
+}
+
+// unchanged checks that an object of the sandbox still has the resourceVersion it had before the attack.
+func unchanged(kind, name, rv string, get func(ctx context.Context, admin kubernetes.Interface) (metav1.Object, error)) func(context.Context, kubernetes.Interface) error {
+	return func(ctx context.Context, admin kubernetes.Interface) error {
+		o, err := get(ctx, admin)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", kind, name, err)
+		}
+		if o.GetResourceVersion() != rv || o.GetDeletionTimestamp() != nil {
+			return fmt.Errorf("%s %s was changed (resourceVersion %s -> %s, deletion %v)", kind, name, rv, o.GetResourceVersion(), o.GetDeletionTimestamp())
+		}
+		return nil
+	}
+}
+
+// waitQuotaSynced waits, with a watch, until the quota controller has written the sandbox quota's status
+// for every hard limit: before that the API server does not count against it.
+func waitQuotaSynced(t *testing.T, cs kubernetes.Interface, ns string) *corev1.ResourceQuota {
+	t.Helper()
+	synced := func(q *corev1.ResourceQuota) bool {
+		for name, hard := range q.Spec.Hard {
+			h, ok := q.Status.Hard[name]
+			if _, used := q.Status.Used[name]; !ok || !used || h.Cmp(hard) != 0 {
+				return false
+			}
+		}
+		return len(q.Spec.Hard) > 0
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), watchTimeout)
+	defer cancel()
+	quotas := cs.CoreV1().ResourceQuotas(ns)
+	q, err := quotas.Get(ctx, sandboxObject, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("ResourceQuota %s/%s: %v", ns, sandboxObject, err)
+	}
+	if synced(q) {
+		return q
+	}
+	w, err := quotas.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + sandboxObject, ResourceVersion: q.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		if q, ok := ev.Object.(*corev1.ResourceQuota); ok && ev.Type == watch.Modified && synced(q) {
+			return q
+		}
+	}
+	t.Fatalf("the quota controller did not sync ResourceQuota %s/%s within %s", ns, sandboxObject, watchTimeout)
+	return nil
+}
+
+// waitNamespaceGone waits, with a watch, until a namespace no longer exists.
+func waitNamespaceGone(t *testing.T, cs kubernetes.Interface, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), watchTimeout)
+	defer cancel()
+	list, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) == 0 {
+		return
+	}
+	w, err := cs.CoreV1().Namespaces().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name, ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Deleted {
+			return
+		}
+	}
+	t.Fatalf("namespace %s still exists after %s", name, watchTimeout)
+}
+
+// checkQuota compares the sandbox quota's hard limits with want.
+func checkQuota(t *testing.T, q *corev1.ResourceQuota, want map[string]string) {
+	t.Helper()
+	for name, v := range want {
+		got, ok := q.Spec.Hard[corev1.ResourceName(name)]
+		if !ok {
+			t.Errorf("ResourceQuota %s lacks hard limit %s (want %s)", q.Name, name, v)
+			continue
+		}
+		if got.Cmp(resource.MustParse(v)) != 0 {
+			t.Errorf("ResourceQuota %s: %s = %s, want %s", q.Name, name, got.String(), v)
+		}
+	}
+}
+
+// checkPSA checks the namespace's Pod Security labels.
+func checkPSA(t *testing.T, ns *corev1.Namespace, level string) {
+	t.Helper()
+	for _, mode := range []string{"enforce", "warn", "audit"} {
+		if got := ns.Labels[psaLabelPrefix+mode]; got != level {
+			t.Errorf("namespace %s: label %s%s = %q, want %q", ns.Name, psaLabelPrefix, mode, got, level)
+		}
+		// A version pinned to an old release would weaken the level; absent means latest.
+		if v, ok := ns.Labels[psaLabelPrefix+mode+"-version"]; ok && v != "latest" {
+			t.Errorf("namespace %s: label %s%s-version = %q, want latest", ns.Name, psaLabelPrefix, mode, v)
+		}
+	}
+}
+
+// ingressFromOtherNamespaces says why a NetworkPolicy lets traffic in from another namespace (other
+// namespaces are the cluster's real ones), or "" when it does not.
+func ingressFromOtherNamespaces(np *networkingv1.NetworkPolicy, others []corev1.Namespace) string {
+	if len(np.Spec.PodSelector.MatchLabels)+len(np.Spec.PodSelector.MatchExpressions) > 0 {
+		return "podSelector does not select every pod of the namespace"
+	}
+	if !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) {
+		return "policyTypes lacks Ingress"
+	}
+	for i, rule := range np.Spec.Ingress {
+		if len(rule.From) == 0 {
+			return fmt.Sprintf("ingress rule %d allows every source", i)
+		}
+		for _, peer := range rule.From {
+			if peer.IPBlock != nil {
+				return fmt.Sprintf("ingress rule %d allows ipBlock %s (other namespaces' pod IPs may be in it)", i, peer.IPBlock.CIDR)
+			}
+			if peer.NamespaceSelector == nil {
+				continue // a podSelector alone means this namespace
+			}
+			sel, err := metav1.LabelSelectorAsSelector(peer.NamespaceSelector)
+			if err != nil {
+				return err.Error()
+			}
+			for _, ns := range others {
+				if sel.Matches(labels.Set(ns.Labels)) {
+					return fmt.Sprintf("ingress rule %d allows namespace %s", i, ns.Name)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// egressAllowed says why a NetworkPolicy lets a pod reach addr:port/proto, or "" when it does not.
+func egressAllowed(np *networkingv1.NetworkPolicy, addr netip.Addr, port int32, proto corev1.Protocol) string {
+	if !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeEgress) {
+		return "policyTypes lacks Egress"
+	}
+	portMatches := func(rule networkingv1.NetworkPolicyEgressRule) bool {
+		if len(rule.Ports) == 0 {
+			return true
+		}
+		for _, p := range rule.Ports {
+			pr := corev1.ProtocolTCP
+			if p.Protocol != nil {
+				pr = *p.Protocol
+			}
+			if pr != proto {
+				continue
+			}
+			switch {
+			case p.Port == nil:
+				return true
+			case p.Port.Type == intstr.Int && p.EndPort != nil:
+				if port >= p.Port.IntVal && port <= *p.EndPort {
+					return true
+				}
+			case p.Port.Type == intstr.Int:
+				if port == p.Port.IntVal {
+					return true
+				}
+			}
+			// a named port only names pods' ports, never an address outside the cluster
+		}
+		return false
+	}
+	for i, rule := range np.Spec.Egress {
+		if !portMatches(rule) {
+			continue
+		}
+		if len(rule.To) == 0 {
+			return fmt.Sprintf("egress rule %d allows every destination on %d/%s", i, port, proto)
+		}
+		for _, peer := range rule.To {
+			if peer.IPBlock == nil {
+				continue // pods: never a link-local address
+			}
+			in, err := netip.ParsePrefix(peer.IPBlock.CIDR)
+			if err != nil || !in.Contains(addr) {
+				continue
+			}
+			excepted := false
+			for _, ex := range peer.IPBlock.Except {
+				if p, err := netip.ParsePrefix(ex); err == nil && p.Contains(addr) {
+					excepted = true
+				}
+			}
+			if !excepted {
+				return fmt.Sprintf("egress rule %d allows %s through ipBlock %s", i, addr, peer.IPBlock.CIDR)
+			}
+		}
+	}
+	return ""
+}
+
+// Finding 1 of issue 8: the tenant's namespace on the provider is a sandbox the API server enforces. Every
+// escape is attempted with the tenant's own issued kubeconfig, refused, and leaves nothing behind.
+func TestSandboxRefusesEscapes(t *testing.T) {
+	unauthenticate(t)
+	t.Cleanup(func() { unauthenticate(t) })
+	authenticate(t)
+	ctx := t.Context()
+	admin := kubernetes.NewForConfigOrDie(provider.Config)
+	_, cfg := issuedConfig(t)
+	as := kubernetes.NewForConfigOrDie(cfg)
+
+	// A priority class that exists but that the provider did not allow (yet).
+	_, err := admin.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
+		ObjectMeta: metav1.ObjectMeta{Name: lowPriority}, Value: 1000}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := admin.SchedulingV1().PriorityClasses().Delete(context.WithoutCancel(ctx), lowPriority, metav1.DeleteOptions{}); err != nil {
+			t.Error(err)
+		}
+	})
+
+	// The sandbox as installed.
+	q, err := admin.CoreV1().ResourceQuotas(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("ResourceQuota %s/%s: %v", tenantNS, sandboxObject, err)
+	}
+	if len(q.Status.Hard) == 0 {
+		t.Logf("note: authenticate returned before the quota controller synced the quota (the API server enforces it only once synced)")
+	}
+	checkQuota(t, q, defaultQuota)
+	q = waitQuotaSynced(t, admin, tenantNS)
+
+	ns, err := admin.CoreV1().Namespaces().Get(ctx, tenantNS, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPSA(t, ns, "restricted")
+	for k, v := range map[string]string{handshake.LabelManagedBy: handshake.ManagedBy, handshake.LabelRemoteClusterID: "consumer", labelRole: "provider", labelSandbox: "true"} {
+		if ns.Labels[k] != v {
+			t.Errorf("namespace %s: label %s = %q, want %q", tenantNS, k, ns.Labels[k], v)
+		}
+	}
+	sa, err := admin.CoreV1().ServiceAccounts(tenantNS).Get(ctx, "default", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sa.AutomountServiceAccountToken == nil || *sa.AutomountServiceAccountToken {
+		t.Errorf("ServiceAccount %s/default: automountServiceAccountToken = %v, want false", tenantNS, sa.AutomountServiceAccountToken)
+	}
+	lr, err := admin.CoreV1().LimitRanges(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
+	if err != nil {
+		t.Errorf("LimitRange %s/%s: %v", tenantNS, sandboxObject, err)
+	}
+	np, err := admin.NetworkingV1().NetworkPolicies(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("NetworkPolicy %s/%s: %v", tenantNS, sandboxObject, err)
+	}
+	allNS, err := admin.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	others := slices.DeleteFunc(allNS.Items, func(n corev1.Namespace) bool { return n.Name == tenantNS })
+	// Two namespaces that do not exist yet but could: any namespace's pods must stay out.
+	others = append(others,
+		corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere", Labels: map[string]string{corev1.LabelMetadataName: "elsewhere"}}},
+		corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "federate-tenant-other", Labels: map[string]string{corev1.LabelMetadataName: "federate-tenant-other",
+			handshake.LabelManagedBy: handshake.ManagedBy, handshake.LabelRemoteClusterID: "other", labelRole: "provider", labelSandbox: "true"}}})
+	if why := ingressFromOtherNamespaces(np, others); why != "" {
+		t.Errorf("NetworkPolicy %s lets other namespaces in: %s", sandboxObject, why)
+	}
+	for _, dst := range []struct {
+		addr  string
+		port  int32
+		proto corev1.Protocol
+	}{{"169.254.169.254", 80, corev1.ProtocolTCP}, {"169.254.169.254", 443, corev1.ProtocolTCP}, {"169.254.0.1", 8080, corev1.ProtocolTCP}, {"169.254.255.254", 80, corev1.ProtocolUDP}} {
+		if why := egressAllowed(np, netip.MustParseAddr(dst.addr), dst.port, dst.proto); why != "" {
+			t.Errorf("NetworkPolicy %s lets pods reach link-local %s:%d/%s: %s", sandboxObject, dst.addr, dst.port, dst.proto, why)
+		}
+	}
+
+	// The sandbox is not "deny all": a compliant pod is admitted, the LimitRange fills its resources and no
+	// service-account token is mounted.
+	ok, err := as.CoreV1().Pods(tenantNS).Create(ctx, restrictedPod("compliant"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a restricted-compliant pod was refused: %v", err)
+	}
+	res := ok.Spec.Containers[0].Resources
+	for what, got := range map[string]resource.Quantity{
+		"requests.cpu": res.Requests[corev1.ResourceCPU], "requests.memory": res.Requests[corev1.ResourceMemory],
+		"limits.cpu": res.Limits[corev1.ResourceCPU], "limits.memory": res.Limits[corev1.ResourceMemory],
+	} {
+		if got.IsZero() {
+			t.Errorf("the LimitRange did not default %s of a pod without resources (LimitRange: %+v)", what, lr)
+		}
+	}
+	for _, v := range ok.Spec.Volumes {
+		if v.Projected != nil && strings.HasPrefix(v.Name, "kube-api-access-") {
+			t.Errorf("the compliant pod got a service-account token volume %s", v.Name)
+		}
+	}
+
+	// What the tenant may not do to its sandbox itself.
+	rv := func(o metav1.Object, err error) string {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.GetResourceVersion()
+	}
+	npRV := np.ResourceVersion
+	lrRV := rv(admin.CoreV1().LimitRanges(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{}))
+	rbac := []string{"cannot "} // RBAC: `User "..." cannot create resource ...`
+	getNP := func(ctx context.Context, a kubernetes.Interface) (metav1.Object, error) {
+		return a.NetworkingV1().NetworkPolicies(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
+	}
+	getLR := func(ctx context.Context, a kubernetes.Interface) (metav1.Object, error) {
+		return a.CoreV1().LimitRanges(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
+	}
+	mergePatch := []byte(`{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"privileged"}}}`)
+
+	attacks := []attack{
+		// Pod Security Admission, restricted.
+		podAttack("privileged", func(p *corev1.Pod) {
+			p.Spec.Containers[0].SecurityContext.Privileged = new(true)
+			p.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = new(true)
+		}, psaDenied),
+		podAttack("hostpath-root", func(p *corev1.Pod) {
+			p.Spec.Volumes = []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
+			p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "root", MountPath: "/host"}}
+		}, psaDenied),
+		podAttack("hostnetwork", func(p *corev1.Pod) { p.Spec.HostNetwork = true }, psaDenied),
+		podAttack("hostpid", func(p *corev1.Pod) { p.Spec.HostPID = true }, psaDenied),
+		podAttack("cap-sys-admin", func(p *corev1.Pod) {
+			p.Spec.Containers[0].SecurityContext.Capabilities.Add = []corev1.Capability{"SYS_ADMIN"}
+		}, psaDenied),
+		// Restricted, not merely baseline: a pod that baseline admits (root, no seccomp profile).
+		podAttack("root-no-seccomp", func(p *corev1.Pod) {
+			p.Spec.SecurityContext = nil
+			p.Spec.Containers[0].SecurityContext = nil
+		}, psaDenied),
+		// ValidatingAdmissionPolicy federate-sandbox.
+		podAttack("system-node-critical", func(p *corev1.Pod) { p.Spec.PriorityClassName = "system-node-critical" }, vapDenied),
+		podAttack("system-cluster-critical", func(p *corev1.Pod) { p.Spec.PriorityClassName = "system-cluster-critical" }, vapDenied),
+		podAttack("unlisted-priority-class", func(p *corev1.Pod) { p.Spec.PriorityClassName = lowPriority }, vapDenied),
+		podAttack("nodename", func(p *corev1.Pod) { p.Spec.NodeName = "control-plane-0" }, vapDenied),
+		podAttack("tolerate-everything", func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+		}, vapDenied),
+		podAttack("tolerate-control-plane", func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+		}, vapDenied),
+		{
+			name: "service-account-token-secret",
+			try: func(ctx context.Context, as kubernetes.Interface) error {
+				_, err := as.CoreV1().Secrets(tenantNS).Create(ctx, &corev1.Secret{
+					ObjectMeta: metav1.ObjectMeta{Name: "attack-sa-token", Annotations: map[string]string{corev1.ServiceAccountNameKey: "default"}},
+					Type:       corev1.SecretTypeServiceAccountToken,
+				}, metav1.CreateOptions{})
+				return err
+			},
+			want: []string{vapDenied},
+			intact: absent("secret", "attack-sa-token", func(ctx context.Context, a kubernetes.Interface) (*corev1.Secret, error) {
+				return a.CoreV1().Secrets(tenantNS).Get(ctx, "attack-sa-token", metav1.GetOptions{})
+			}),
+		},
+		serviceAttack("externalips", func(s *corev1.Service) { s.Spec.ExternalIPs = []string{"10.0.0.1", "203.0.113.7"} }, vapDenied),
+		serviceAttack("nodeport", func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort }, vapDenied, quotaExceeded),
+		serviceAttack("loadbalancer", func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeLoadBalancer }, vapDenied, quotaExceeded),
+		serviceAttack("externalname", func(s *corev1.Service) {
+			s.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "kubernetes.default.svc.cluster.local"}
+		}, vapDenied),
+		// RBAC.
+		{
+			name: "daemonset",
+			try: func(ctx context.Context, as kubernetes.Interface) error {
+				tmpl := restrictedPod("")
+				_, err := as.AppsV1().DaemonSets(tenantNS).Create(ctx, &appsv1.DaemonSet{
+					ObjectMeta: metav1.ObjectMeta{Name: "attack-daemonset"},
+					Spec: appsv1.DaemonSetSpec{
+						Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "everywhere"}},
+						Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "everywhere"}}, Spec: tmpl.Spec},
+					},
+				}, metav1.CreateOptions{})
+				return err
+			},
+			want: rbac,
+			intact: absent("daemonset", "attack-daemonset", func(ctx context.Context, a kubernetes.Interface) (*appsv1.DaemonSet, error) {
+				return a.AppsV1().DaemonSets(tenantNS).Get(ctx, "attack-daemonset", metav1.GetOptions{})
+			}),
+		},
+		{
+			name: "allow-all-networkpolicy",
+			try: func(ctx context.Context, as kubernetes.Interface) error {
+				_, err := as.NetworkingV1().NetworkPolicies(tenantNS).Create(ctx, &networkingv1.NetworkPolicy{
+					ObjectMeta: metav1.ObjectMeta{Name: "attack-allow-all"},
+					Spec: networkingv1.NetworkPolicySpec{
+						PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
+						Ingress:     []networkingv1.NetworkPolicyIngressRule{{}},
+						Egress:      []networkingv1.NetworkPolicyEgressRule{{}},
+					},
+				}, metav1.CreateOptions{})
+				return err
+			},
+			want: rbac,
+			intact: absent("networkpolicy", "attack-allow-all", func(ctx context.Context, a kubernetes.Interface) (*networkingv1.NetworkPolicy, error) {
+				return a.NetworkingV1().NetworkPolicies(tenantNS).Get(ctx, "attack-allow-all", metav1.GetOptions{})
+			}),
+		},
+		{
+			name: "delete-networkpolicy",
+			try: func(ctx context.Context, as kubernetes.Interface) error {
+				return as.NetworkingV1().NetworkPolicies(tenantNS).Delete(ctx, sandboxObject, metav1.DeleteOptions{})
+			},
+			want:   rbac,
+			intact: unchanged("networkpolicy", sandboxObject, npRV, getNP),
+		},
+		{
+			name: "raise-quota",
+			try: func(ctx context.Context, as kubernetes.Interface) error {
+				_, err := as.CoreV1().ResourceQuotas(tenantNS).Patch(ctx, sandboxObject, types.MergePatchType, []byte(`{"spec":{"hard":{"pods":"100000"}}}`), metav1.PatchOptions{})
+				return err
+			},
+			want: rbac,
+			intact: func(ctx context.Context, a kubernetes.Interface) error {
+				now, err := a.CoreV1().ResourceQuotas(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if !equality.Semantic.DeepEqual(now.Spec, q.Spec) {
+					return fmt.Errorf("ResourceQuota spec changed: %v -> %v", q.Spec.Hard, now.Spec.Hard)
+				}
+				return nil
+			},
+		},
+		{
+			name: "delete-limitrange",
+			try: func(ctx context.Context, as kubernetes.Interface) error {
+				return as.CoreV1().LimitRanges(tenantNS).Delete(ctx, sandboxObject, metav1.DeleteOptions{})
+			},
+			want:   rbac,
+			intact: unchanged("limitrange", sandboxObject, lrRV, getLR),
+		},
+		{
+			name: "relabel-namespace-privileged",
+			try: func(ctx context.Context, as kubernetes.Interface) error {
+				_, err := as.CoreV1().Namespaces().Patch(ctx, tenantNS, types.MergePatchType, mergePatch, metav1.PatchOptions{})
+				return err
+			},
+			want: rbac,
+			intact: func(ctx context.Context, a kubernetes.Interface) error {
+				now, err := a.CoreV1().Namespaces().Get(ctx, tenantNS, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if !maps.Equal(now.Labels, ns.Labels) {
+					return fmt.Errorf("namespace labels changed: %v -> %v", ns.Labels, now.Labels)
+				}
+				return nil
+			},
+		},
+		{
+			name: "automount-default-serviceaccount",
+			try: func(ctx context.Context, as kubernetes.Interface) error {
+				_, err := as.CoreV1().ServiceAccounts(tenantNS).Patch(ctx, "default", types.MergePatchType, []byte(`{"automountServiceAccountToken":true}`), metav1.PatchOptions{})
+				return err
+			},
+			want: rbac,
+			intact: func(ctx context.Context, a kubernetes.Interface) error {
+				now, err := a.CoreV1().ServiceAccounts(tenantNS).Get(ctx, "default", metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if now.AutomountServiceAccountToken == nil || *now.AutomountServiceAccountToken {
+					return fmt.Errorf("default ServiceAccount now automounts its token")
+				}
+				return nil
+			},
+		},
+		// ResourceQuota: more CPU than the whole quota, in an otherwise compliant pod.
+		podAttack("cpu-over-quota", func(p *corev1.Pod) {
+			rl := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("5"), corev1.ResourceMemory: resource.MustParse("64Mi")}
+			p.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()}
+		}, quotaExceeded, "maximum cpu usage"),
+	}
+	for _, a := range attacks {
+		t.Run(a.name, func(t *testing.T) {
+			err := a.try(ctx, as)
+			if err == nil {
+				t.Errorf("admitted (want refused)")
+			} else if !refused(err) {
+				t.Errorf("err = %v, want 403 Forbidden or 422 Invalid", err)
+			} else if !containsAny(err.Error(), a.want) {
+				t.Errorf("refused by the wrong guard: %v\nwant one of %q", err, a.want)
+			}
+			if err := a.intact(ctx, admin); err != nil {
+				t.Errorf("left behind: %v", err)
+			}
+		})
+	}
+
+	// Priority classes: a system-* class is never allowed, an allowed list is honoured.
+	if r := cli(t, "", "authenticate", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig,
+		"--cluster-id", "consumer", "--remote-cluster-id", "provider", "--priority-classes", "system-node-critical"); r.code == 0 {
+		t.Errorf("--priority-classes system-node-critical was accepted: %s", r)
+	}
+	authenticate(t, "--priority-classes", lowPriority)
+	_, cfg = issuedConfig(t)
+	as = kubernetes.NewForConfigOrDie(cfg)
+	p := restrictedPod("allowed-priority")
+	p.Spec.PriorityClassName = lowPriority
+	if _, err := as.CoreV1().Pods(tenantNS).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Errorf("a pod with the allowed priority class %s was refused: %v", lowPriority, err)
+	}
+	p = restrictedPod("system-priority-again")
+	p.Spec.PriorityClassName = "system-node-critical"
+	if _, err := as.CoreV1().Pods(tenantNS).Create(ctx, p, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), vapDenied) {
+		t.Errorf("with an allowed list, system-node-critical: err = %v, want refused by %s", err, vapDenied)
+	}
+
+	// The pod count: fill the quota to 20 pods, then a 21st is refused.
+	pods, err := admin.CoreV1().Pods(tenantNS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(pods.Items); i < 20; i++ {
+		if _, err := as.CoreV1().Pods(tenantNS).Create(ctx, smallPod(fmt.Sprintf("fill-%02d", i)), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("pod %d of the 20 the quota allows: %v", i+1, err)
+		}
+	}
+	_, err = as.CoreV1().Pods(tenantNS).Create(ctx, smallPod("twenty-first"), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), quotaExceeded) || !strings.Contains(err.Error(), "pods") {
+		t.Errorf("21st pod: err = %v, want Forbidden: exceeded quota ... pods", err)
+	}
+	if _, err := admin.CoreV1().Pods(tenantNS).Get(ctx, "twenty-first", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("21st pod exists after refusal (err = %v)", err)
+	}
+	t.Logf("quota used after filling: pods=%v", quotaUsedPods(t, admin, q.Name))
+
+	// Re-runs converge to new settings, and other limits stay at their defaults.
+	authenticate(t, "--pod-security", "baseline", "--quota", "pods=3")
+	ns, err = admin.CoreV1().Namespaces().Get(ctx, tenantNS, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPSA(t, ns, "baseline")
+	q, err = admin.CoreV1().ResourceQuotas(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := maps.Clone(defaultQuota)
+	want["pods"] = "3"
+	checkQuota(t, q, want)
+	_, cfg = issuedConfig(t)
+	as = kubernetes.NewForConfigOrDie(cfg)
+	// Baseline now lets through what only restricted refused (the quota, full, refuses it instead) and still
+	// refuses a privileged pod.
+	p = restrictedPod("baseline-root")
+	p.Spec.SecurityContext, p.Spec.Containers[0].SecurityContext = nil, nil
+	if _, err := as.CoreV1().Pods(tenantNS).Create(ctx, p, metav1.CreateOptions{}); err != nil && strings.Contains(err.Error(), psaDenied) {
+		t.Errorf("baseline: a root pod without seccomp profile was refused by Pod Security: %v", err)
+	}
+	p = restrictedPod("baseline-privileged")
+	p.Spec.Containers[0].SecurityContext.Privileged = new(true)
+	p.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = new(true)
+	if _, err := as.CoreV1().Pods(tenantNS).Create(ctx, p, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), psaDenied) {
+		t.Errorf("baseline: privileged pod: err = %v, want refused by Pod Security", err)
+	}
+
+	// privileged only when named, and then with a warning.
+	r := authenticate(t, "--pod-security", "privileged")
+	if !strings.Contains(r.stderr, "WARNING") {
+		t.Errorf("--pod-security privileged printed no WARNING line:\n%s", r.stderr)
+	}
+	ns, err = admin.CoreV1().Namespaces().Get(ctx, tenantNS, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPSA(t, ns, "privileged")
+	// And back to the default without the flag.
+	authenticate(t)
+	ns, err = admin.CoreV1().Namespaces().Get(ctx, tenantNS, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPSA(t, ns, "restricted")
+	q, err = admin.CoreV1().ResourceQuotas(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkQuota(t, q, defaultQuota)
+}
+
+// quotaUsedPods returns the quota's status.used.pods (admission itself keeps it current).
+func quotaUsedPods(t *testing.T, cs kubernetes.Interface, name string) string {
+	t.Helper()
+	q, err := cs.CoreV1().ResourceQuotas(tenantNS).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := q.Status.Used[corev1.ResourcePods]
+	return u.String()
+}
+
+// A namespace federate-tenant-<id> that kubectl federate did not create is refused, named in the error,
+// never relabelled, never adopted, and never deleted. The namespace is the provider cluster's sandbox on
+// the consumer cluster in the reverse direction, which a third party created first.
+func TestSandboxRefusesForeignNamespace(t *testing.T) {
+	unauthenticate(t)
+	unpairReverse(t)
+	admin := kubernetes.NewForConfigOrDie(consumer.Config)
+	ctx := t.Context()
+	t.Cleanup(func() {
+		err := admin.CoreV1().Namespaces().Delete(context.WithoutCancel(ctx), intruderNS, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Error(err)
+		}
+		waitNamespaceGone(t, admin, intruderNS)
+		unpairReverse(t)
+	})
+	created, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: intruderNS, Labels: map[string]string{"owner": intruderOwner}, Annotations: map[string]string{"note": "not kubectl federate's"},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CoreV1().ConfigMaps(intruderNS).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "precious"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	notOurs := regexp.MustCompile(notOursPattern)
+	check := func(t *testing.T, r result, step string, before *corev1.Namespace) {
+		t.Helper()
+		if r.code == 0 {
+			t.Errorf("%s adopted the foreign namespace %s: %s", step, intruderNS, r)
+		} else if !strings.Contains(r.stderr, intruderNS) || !notOurs.MatchString(r.stderr) {
+			t.Errorf("%s: the error does not name %s and say it was not created by kubectl federate: %s", step, intruderNS, r)
+		}
+		after, err := admin.CoreV1().Namespaces().Get(ctx, intruderNS, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(after.Labels, before.Labels) || !maps.Equal(after.Annotations, before.Annotations) || after.DeletionTimestamp != nil {
+			t.Errorf("%s changed the foreign namespace: labels %v -> %v, annotations %v -> %v, deletion %v",
+				step, before.Labels, after.Labels, before.Annotations, after.Annotations, after.DeletionTimestamp)
+		}
+		for what, err := range map[string]error{
+			"RoleBinding federate-tenant": getErr(admin.RbacV1().RoleBindings(intruderNS).Get(ctx, "federate-tenant", metav1.GetOptions{})),
+			"ResourceQuota":               getErr(admin.CoreV1().ResourceQuotas(intruderNS).Get(ctx, sandboxObject, metav1.GetOptions{})),
+			"LimitRange":                  getErr(admin.CoreV1().LimitRanges(intruderNS).Get(ctx, sandboxObject, metav1.GetOptions{})),
+			"NetworkPolicy":               getErr(admin.NetworkingV1().NetworkPolicies(intruderNS).Get(ctx, sandboxObject, metav1.GetOptions{})),
+		} {
+			if !apierrors.IsNotFound(err) {
+				t.Errorf("%s created %s in the foreign namespace (err = %v)", step, what, err)
+			}
+		}
+		tenants, err := dyn(t, consumer).Resource(tenantsGVR).Namespace(intruderNS).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tenants.Items) > 0 {
+			t.Errorf("%s created a Tenant in the foreign namespace", step)
+		}
+	}
+
+	t.Run("unlabelled", func(t *testing.T) {
+		r := cli(t, "", "authenticate", "--kubeconfig", provider.Kubeconfig, "--remote-kubeconfig", consumer.Kubeconfig,
+			"--cluster-id", "provider", "--remote-cluster-id", "consumer")
+		check(t, r, "authenticate", created)
+	})
+
+	t.Run("manual flow", func(t *testing.T) {
+		before, err := admin.CoreV1().Namespaces().Get(ctx, intruderNS, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := manualFlowReverse(t)
+		check(t, r, "the manual flow", before)
+	})
+
+	t.Run("another pairing's labels", func(t *testing.T) {
+		ns, err := admin.CoreV1().Namespaces().Get(ctx, intruderNS, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns.Labels = map[string]string{"owner": intruderOwner, handshake.LabelManagedBy: handshake.ManagedBy, handshake.LabelRemoteClusterID: "someone-else"}
+		if ns, err = admin.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		r := cli(t, "", "authenticate", "--kubeconfig", provider.Kubeconfig, "--remote-kubeconfig", consumer.Kubeconfig,
+			"--cluster-id", "provider", "--remote-cluster-id", "consumer")
+		check(t, r, "authenticate", ns)
+	})
+
+	t.Run("unauthenticate leaves it alone", func(t *testing.T) {
+		before, err := admin.CoreV1().Namespaces().Get(ctx, intruderNS, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Whether it says so or succeeds, it must not delete or relabel what it did not create.
+		r := cli(t, "", "unauthenticate", "--kubeconfig", provider.Kubeconfig, "--remote-kubeconfig", consumer.Kubeconfig)
+		t.Logf("unauthenticate with a foreign %s: exit %d, stderr: %s", intruderNS, r.code, strings.TrimSpace(r.stderr))
+		after, err := admin.CoreV1().Namespaces().Get(ctx, intruderNS, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("unauthenticate deleted the foreign namespace %s: %v", intruderNS, err)
+		}
+		if after.DeletionTimestamp != nil || !maps.Equal(after.Labels, before.Labels) {
+			t.Errorf("unauthenticate touched the foreign namespace %s: deletion %v, labels %v -> %v", intruderNS, after.DeletionTimestamp, before.Labels, after.Labels)
+		}
+		if _, err := admin.CoreV1().ConfigMaps(intruderNS).Get(ctx, "precious", metav1.GetOptions{}); err != nil {
+			t.Errorf("the foreign namespace's ConfigMap: %v", err)
+		}
+	})
+}
+
+// manualFlowReverse runs the manual flow with the consumer cluster as provider for the provider cluster,
+// stopping at the first step that fails, and returns that step's result (or the last one's).
+func manualFlowReverse(t *testing.T) result {
+	t.Helper()
+	C, P := consumer.Kubeconfig, provider.Kubeconfig
+	mustRun(t, "", "init", "--kubeconfig", C, "--cluster-id", "consumer")
+	mustRun(t, "", "init", "--kubeconfig", P, "--cluster-id", "provider")
+	r := cli(t, "", "create", "nonce", "--kubeconfig", C, "--remote-cluster-id", "provider")
+	if r.code != 0 {
+		return r
+	}
+	if r = cli(t, "", "get", "nonce", "--kubeconfig", C, "--remote-cluster-id", "provider"); r.code != 0 {
+		return r
+	}
+	if r = cli(t, "", "generate", "tenant", "--kubeconfig", P, "--remote-cluster-id", "consumer", "--nonce", r.stdout); r.code != 0 {
+		return r
+	}
+	path := filepath.Join(t.TempDir(), "tenant.yaml")
+	if err := os.WriteFile(path, []byte(r.stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cli(t, "", "generate", "identity", "--kubeconfig", C, "--remote-cluster-id", "provider", "-f", path)
+}
+
+func getErr[T any](_ T, err error) error { return err }
