@@ -16,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,19 +38,20 @@ import (
 // Names fixed by the issue 8 design (spec8.md), spelled out here so that these tests state the contract
 // rather than whatever the implementation's constants say.
 const (
-	sandboxObject  = "federate-sandbox" // ResourceQuota, LimitRange, NetworkPolicy, ValidatingAdmissionPolicy (+Binding)
-	vapDenied      = "ValidatingAdmissionPolicy 'federate-sandbox'"
-	psaDenied      = "violates PodSecurity"
-	quotaExceeded  = "exceeded quota"
-	labelRole      = "federate.dev/role"
-	labelSandbox   = "federate.dev/sandbox"
-	psaLabelPrefix = "pod-security.kubernetes.io/"
-	pauseImage     = "registry.k8s.io/pause:3.10"
-	notOursPattern = `not created by kubectl[ -]federate`
-	watchTimeout   = 30 * time.Second
-	intruderNS     = "federate-tenant-provider" // the provider's sandbox on the consumer, in the reverse direction
-	intruderOwner  = "someone-else"
-	lowPriority    = "federate-e2e-batch"
+	sandboxObject        = "federate-sandbox" // ResourceQuota, LimitRange, NetworkPolicy, ValidatingAdmissionPolicy (+Binding)
+	vapDenied            = "ValidatingAdmissionPolicy 'federate-sandbox'"
+	psaDenied            = "violates PodSecurity"
+	quotaExceeded        = "exceeded quota"
+	labelRole            = "federate.dev/role"
+	labelSandbox         = "federate.dev/sandbox"
+	psaLabelPrefix       = "pod-security.kubernetes.io/"
+	pauseImage           = "registry.k8s.io/pause:3.10"
+	notOursPattern       = `not created by kubectl[ -]federate`
+	watchTimeout         = 30 * time.Second
+	intruderNS           = "federate-tenant-provider" // the provider's sandbox on the consumer, in the reverse direction
+	intruderOwner        = "someone-else"
+	lowPriority          = "federate-e2e-batch"
+	allowPrivilegedFalse = "securityContext.privileged: Forbidden: disallowed by cluster policy"
 )
 
 var tenantsGVR = schema.GroupVersionResource{Group: "federate.dev", Version: "v1alpha1", Resource: "tenants"}
@@ -401,24 +403,49 @@ func egressAllowed(np *networkingv1.NetworkPolicy, addr netip.Addr, port int32, 
 // escape is attempted with the tenant's own issued kubeconfig, refused, and leaves nothing behind.
 func TestSandboxRefusesEscapes(t *testing.T) {
 	unauthenticate(t)
-	t.Cleanup(func() { unauthenticate(t) })
-	authenticate(t)
+	defer teardown(t, "unauthenticate", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
 	ctx := t.Context()
 	admin := kubernetes.NewForConfigOrDie(provider.Config)
+	if _, err := admin.Discovery().ServerVersion(); err != nil { // a connection ready for the first probe
+		t.Fatal(err)
+	}
+	authenticate(t)
+	returned := time.Now()
+	// The sandbox holds from the moment authenticate hands out the kubeconfig. The API server loads a new
+	// ValidatingAdmissionPolicy asynchronously (its policy source refreshes about once a second), so on a
+	// provider that init has just set up, it is checked here at once, before anything else.
+	probe := restrictedPod("probe-at-return")
+	probe.Spec.NodeName = "control-plane-0"
+	_, err := admin.CoreV1().Pods(tenantNS).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil || !strings.Contains(err.Error(), vapDenied) {
+		t.Errorf("authenticate returned before the API server enforced %s: %s after it returned, a pod with spec.nodeName passed admission (dry run): err = %v",
+			vapDenied, time.Since(returned).Round(time.Millisecond), err)
+	}
 	_, cfg := issuedConfig(t)
 	as := kubernetes.NewForConfigOrDie(cfg)
+	early := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "attack-early-token", Annotations: map[string]string{corev1.ServiceAccountNameKey: "default"}},
+		Type:       corev1.SecretTypeServiceAccountToken,
+	}
+	if _, err := as.CoreV1().Secrets(tenantNS).Create(ctx, early, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), vapDenied) {
+		t.Errorf("the tenant's first request, %s after authenticate returned: a service-account-token Secret: err = %v, want refused by %s",
+			time.Since(returned).Round(time.Millisecond), err, vapDenied)
+	}
+	if _, err := admin.CoreV1().Secrets(tenantNS).Get(ctx, early.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the early service-account-token Secret exists (err = %v)", err)
+	}
 
 	// A priority class that exists but that the provider did not allow (yet).
-	_, err := admin.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
+	_, err = admin.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
 		ObjectMeta: metav1.ObjectMeta{Name: lowPriority}, Value: 1000}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := admin.SchedulingV1().PriorityClasses().Delete(context.WithoutCancel(ctx), lowPriority, metav1.DeleteOptions{}); err != nil {
+	defer func() {
+		if err := admin.SchedulingV1().PriorityClasses().Delete(ctx, lowPriority, metav1.DeleteOptions{}); err != nil {
 			t.Error(err)
 		}
-	})
+	}()
 
 	// The sandbox as installed.
 	q, err := admin.CoreV1().ResourceQuotas(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
@@ -520,8 +547,13 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 
 	attacks := []attack{
 		// Pod Security Admission, restricted.
+		// The test clusters' kube-apiserver runs with the default --allow-privileged=false, whose
+		// validation refuses a privileged container before Pod Security sees it; real providers allow it.
 		podAttack("privileged", func(p *corev1.Pod) {
 			p.Spec.Containers[0].SecurityContext.Privileged = new(true)
+			p.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = new(true)
+		}, psaDenied, allowPrivilegedFalse),
+		podAttack("privilege-escalation", func(p *corev1.Pod) {
 			p.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = new(true)
 		}, psaDenied),
 		podAttack("hostpath-root", func(p *corev1.Pod) {
@@ -759,11 +791,21 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 	if _, err := as.CoreV1().Pods(tenantNS).Create(ctx, p, metav1.CreateOptions{}); err != nil && strings.Contains(err.Error(), psaDenied) {
 		t.Errorf("baseline: a root pod without seccomp profile was refused by Pod Security: %v", err)
 	}
-	p = restrictedPod("baseline-privileged")
-	p.Spec.Containers[0].SecurityContext.Privileged = new(true)
-	p.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = new(true)
-	if _, err := as.CoreV1().Pods(tenantNS).Create(ctx, p, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), psaDenied) {
-		t.Errorf("baseline: privileged pod: err = %v, want refused by Pod Security", err)
+	for name, mutate := range map[string]func(*corev1.Pod){
+		"baseline-hostpath": func(p *corev1.Pod) {
+			p.Spec.Volumes = []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
+		},
+		"baseline-hostpid": func(p *corev1.Pod) { p.Spec.HostPID = true },
+		"baseline-sys-admin": func(p *corev1.Pod) {
+			p.Spec.Containers[0].SecurityContext.Capabilities.Add = []corev1.Capability{"SYS_ADMIN"}
+		},
+		"baseline-hostnetwork": func(p *corev1.Pod) { p.Spec.HostNetwork = true },
+	} {
+		p = restrictedPod(name)
+		mutate(p)
+		if _, err := as.CoreV1().Pods(tenantNS).Create(ctx, p, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), psaDenied) {
+			t.Errorf("baseline: %s: err = %v, want refused by Pod Security", name, err)
+		}
 	}
 
 	// privileged only when named, and then with a warning.
@@ -809,14 +851,14 @@ func TestSandboxRefusesForeignNamespace(t *testing.T) {
 	unpairReverse(t)
 	admin := kubernetes.NewForConfigOrDie(consumer.Config)
 	ctx := t.Context()
-	t.Cleanup(func() {
-		err := admin.CoreV1().Namespaces().Delete(context.WithoutCancel(ctx), intruderNS, metav1.DeleteOptions{})
+	defer func() {
+		err := admin.CoreV1().Namespaces().Delete(ctx, intruderNS, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			t.Error(err)
 		}
 		waitNamespaceGone(t, admin, intruderNS)
-		unpairReverse(t)
-	})
+		teardown(t, "unauthenticate", "--kubeconfig", provider.Kubeconfig, "--remote-kubeconfig", consumer.Kubeconfig)
+	}()
 	created, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		Name: intruderNS, Labels: map[string]string{"owner": intruderOwner}, Annotations: map[string]string{"note": "not kubectl federate's"},
 	}}, metav1.CreateOptions{})
@@ -825,6 +867,22 @@ func TestSandboxRefusesForeignNamespace(t *testing.T) {
 	}
 	if _, err := admin.CoreV1().ConfigMaps(intruderNS).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "precious"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	// The owner's own RoleBinding, which happens to have the name kubectl federate uses.
+	theirs, err := admin.RbacV1().RoleBindings(intruderNS).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: handshake.RoleBindingName},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: intruderOwner}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirsIntact := func(t *testing.T, step string) {
+		t.Helper()
+		rb, err := admin.RbacV1().RoleBindings(intruderNS).Get(ctx, handshake.RoleBindingName, metav1.GetOptions{})
+		if err != nil || rb.UID != theirs.UID || rb.ResourceVersion != theirs.ResourceVersion {
+			t.Errorf("%s deleted or changed the namespace owner's RoleBinding %s/%s (err = %v)", step, intruderNS, handshake.RoleBindingName, err)
+		}
 	}
 
 	notOurs := regexp.MustCompile(notOursPattern)
@@ -844,15 +902,15 @@ func TestSandboxRefusesForeignNamespace(t *testing.T) {
 				step, before.Labels, after.Labels, before.Annotations, after.Annotations, after.DeletionTimestamp)
 		}
 		for what, err := range map[string]error{
-			"RoleBinding federate-tenant": getErr(admin.RbacV1().RoleBindings(intruderNS).Get(ctx, "federate-tenant", metav1.GetOptions{})),
-			"ResourceQuota":               getErr(admin.CoreV1().ResourceQuotas(intruderNS).Get(ctx, sandboxObject, metav1.GetOptions{})),
-			"LimitRange":                  getErr(admin.CoreV1().LimitRanges(intruderNS).Get(ctx, sandboxObject, metav1.GetOptions{})),
-			"NetworkPolicy":               getErr(admin.NetworkingV1().NetworkPolicies(intruderNS).Get(ctx, sandboxObject, metav1.GetOptions{})),
+			"ResourceQuota": getErr(admin.CoreV1().ResourceQuotas(intruderNS).Get(ctx, sandboxObject, metav1.GetOptions{})),
+			"LimitRange":    getErr(admin.CoreV1().LimitRanges(intruderNS).Get(ctx, sandboxObject, metav1.GetOptions{})),
+			"NetworkPolicy": getErr(admin.NetworkingV1().NetworkPolicies(intruderNS).Get(ctx, sandboxObject, metav1.GetOptions{})),
 		} {
 			if !apierrors.IsNotFound(err) {
 				t.Errorf("%s created %s in the foreign namespace (err = %v)", step, what, err)
 			}
 		}
+		theirsIntact(t, step)
 		tenants, err := dyn(t, consumer).Resource(tenantsGVR).Namespace(intruderNS).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -906,6 +964,7 @@ func TestSandboxRefusesForeignNamespace(t *testing.T) {
 		if after.DeletionTimestamp != nil || !maps.Equal(after.Labels, before.Labels) {
 			t.Errorf("unauthenticate touched the foreign namespace %s: deletion %v, labels %v -> %v", intruderNS, after.DeletionTimestamp, before.Labels, after.Labels)
 		}
+		theirsIntact(t, "unauthenticate")
 		if _, err := admin.CoreV1().ConfigMaps(intruderNS).Get(ctx, "precious", metav1.GetOptions{}); err != nil {
 			t.Errorf("the foreign namespace's ConfigMap: %v", err)
 		}
@@ -934,6 +993,15 @@ func manualFlowReverse(t *testing.T) result {
 		t.Fatal(err)
 	}
 	return cli(t, "", "generate", "identity", "--kubeconfig", C, "--remote-cluster-id", "provider", "-f", path)
+}
+
+// teardown runs a clean-up command from a deferred call (t.Cleanup runs after t.Context is cancelled,
+// which cli's commands are bound to), reporting rather than aborting on failure.
+func teardown(t *testing.T, args ...string) {
+	t.Helper()
+	if r := cli(t, "", args...); r.code != 0 {
+		t.Errorf("clean-up kubectl-federate %s: %s", strings.Join(args, " "), r)
+	}
 }
 
 func getErr[T any](_ T, err error) error { return err }

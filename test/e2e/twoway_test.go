@@ -307,13 +307,13 @@ func TestTwoWayPairing(t *testing.T) {
 	fwd, rev := bothDirections()
 	unauthenticate(t)
 	rev.unauthenticate(t)
-	t.Cleanup(func() {
-		unauthenticate(t)
-		rev.unauthenticate(t)
+	defer func() {
+		teardown(t, "unauthenticate", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
+		teardown(t, "unauthenticate", "--kubeconfig", provider.Kubeconfig, "--remote-kubeconfig", consumer.Kubeconfig)
 		if left := append(pairingObjects(t, consumer, "provider"), pairingObjects(t, provider, "consumer")...); len(left) > 0 {
 			t.Errorf("left after unauthenticating both directions: %v", left)
 		}
-	})
+	}()
 	fwd.authenticate(t)
 	rev.authenticate(t)
 	fwdCfg, revCfg := fwd.tenant(t), rev.tenant(t)
