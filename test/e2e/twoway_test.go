@@ -51,7 +51,7 @@ func (d direction) unauthenticate(t *testing.T) {
 // tenant returns the direction's issued kubeconfig, as `get kubeconfig` on its consumer gives it.
 func (d direction) tenant(t *testing.T) *rest.Config {
 	t.Helper()
-	cfg := issuedConfigOn(t, d.consumer, d.providerID)
+	cfg := unlimited(issuedConfigOn(t, d.consumer, d.providerID))
 	if cfg.Host != d.provider.Server {
 		t.Fatalf("%s: the issued kubeconfig points at %s, want the provider %s", d.name, cfg.Host, d.provider.Server)
 	}
@@ -164,56 +164,78 @@ func (d direction) isolated(t *testing.T, cfg *rest.Config, user authnv1.UserInf
 	as := kubernetes.NewForConfigOrDie(cfg)
 	admin := kubernetes.NewForConfigOrDie(d.provider.Config)
 	sys := handshake.SystemNamespace
-	peerKubeconfig := "kubeconfig-controlplane-" + d.consumerID // the other direction's kubeconfig, on this cluster
-	peerIdentity := "controlplane-" + d.consumerID
-	before, err := admin.CoreV1().Secrets(sys).Get(ctx, peerKubeconfig, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("%s: the other direction's kubeconfig Secret %s/%s on %s: %v", d.name, sys, peerKubeconfig, d.provider.Name, err)
-	}
 	forbidden := func(what string, err error) {
 		t.Helper()
 		if !apierrors.IsForbidden(err) {
 			t.Errorf("%s tenant: %s: err = %v, want Forbidden", d.name, what, err)
 		}
 	}
+	// The other direction's credentials on this cluster, found by what they are rather than where spec8
+	// says they live: every Secret labelled for the peer that holds a kubeconfig or a key.
+	labelled, err := admin.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: handshake.LabelRemoteClusterID + "=" + d.consumerID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var peer []corev1.Secret
+	for _, s := range labelled.Items {
+		if slices.ContainsFunc(credentialKeys, func(k string) bool { _, ok := s.Data[k]; return ok }) {
+			peer = append(peer, s)
+		}
+	}
+	if !slices.ContainsFunc(peer, func(s corev1.Secret) bool { _, ok := s.Data["kubeconfig"]; return ok }) {
+		t.Fatalf("%s: no Secret on %s holds its own kubeconfig for %s (the other direction)", d.name, d.provider.Name, d.consumerID)
+	}
+	// The attack of finding 2: read the kubeconfig (client key included), or replace it with one that runs
+	// a program on the administrator's machine at the next `get kubeconfig`.
+	evilKubeconfig := []byte("apiVersion: v1\nkind: Config\nusers:\n- name: x\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/sh\n      args: [-c, 'touch /tmp/owned']\n")
+	for _, s := range peer {
+		ref := s.Namespace + "/" + s.Name
+		secrets := as.CoreV1().Secrets(s.Namespace)
+		_, err := secrets.Get(ctx, s.Name, metav1.GetOptions{})
+		forbidden("get Secret "+ref, err)
+		_, err = secrets.List(ctx, metav1.ListOptions{})
+		forbidden("list Secrets in "+s.Namespace, err)
+		_, err = secrets.Watch(ctx, metav1.ListOptions{})
+		forbidden("watch Secrets in "+s.Namespace, err)
+		evil := s.DeepCopy()
+		evil.Data = map[string][]byte{"kubeconfig": evilKubeconfig}
+		_, err = secrets.Update(ctx, evil, metav1.UpdateOptions{})
+		forbidden("update Secret "+ref, err)
+		_, err = secrets.Patch(ctx, s.Name, types.MergePatchType, []byte(`{"data":{"kubeconfig":"eA=="}}`), metav1.PatchOptions{})
+		forbidden("patch Secret "+ref, err)
+		forbidden("delete Secret "+ref, secrets.Delete(ctx, s.Name, metav1.DeleteOptions{}))
+		after, err := admin.CoreV1().Secrets(s.Namespace).Get(ctx, s.Name, metav1.GetOptions{})
+		if err != nil || after.ResourceVersion != s.ResourceVersion {
+			t.Errorf("%s: the other direction's Secret %s changed or went (err %v)", d.name, ref, err)
+		}
+	}
 	secrets := as.CoreV1().Secrets(sys)
-	_, err = secrets.Get(ctx, peerKubeconfig, metav1.GetOptions{})
-	forbidden("get Secret "+sys+"/"+peerKubeconfig, err)
 	_, err = secrets.List(ctx, metav1.ListOptions{})
 	forbidden("list Secrets in "+sys, err)
 	_, err = as.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
 	forbidden("list Secrets in all namespaces", err)
-	_, err = secrets.Watch(ctx, metav1.ListOptions{})
-	forbidden("watch Secrets in "+sys, err)
 	_, err = secrets.Get(ctx, handshake.HandshakeKeySecret, metav1.GetOptions{})
 	forbidden("get Secret "+sys+"/"+handshake.HandshakeKeySecret, err)
-	// The attack of finding 2: replace the kubeconfig with one that runs a program on the administrator's
-	// machine at the next `get kubeconfig`.
-	evil := before.DeepCopy()
-	evil.Data = map[string][]byte{"kubeconfig": []byte("apiVersion: v1\nkind: Config\nusers:\n- name: x\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/sh\n      args: [-c, 'touch /tmp/owned']\n")}
-	_, err = secrets.Update(ctx, evil, metav1.UpdateOptions{})
-	forbidden("update Secret "+sys+"/"+peerKubeconfig, err)
-	_, err = secrets.Patch(ctx, peerKubeconfig, types.MergePatchType, []byte(`{"data":{"kubeconfig":"eA=="}}`), metav1.PatchOptions{})
-	forbidden("patch Secret "+sys+"/"+peerKubeconfig, err)
-	forbidden("delete Secret "+sys+"/"+peerKubeconfig, secrets.Delete(ctx, peerKubeconfig, metav1.DeleteOptions{}))
-	_, err = secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: peerKubeconfig + "-x"}}, metav1.CreateOptions{})
+	_, err = secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "planted-by-tenant"}}, metav1.CreateOptions{})
 	forbidden("create Secret in "+sys, err)
+	if _, err := admin.CoreV1().Secrets(sys).Get(ctx, "planted-by-tenant", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("%s: the tenant created a Secret in %s (err = %v)", d.name, sys, err)
+	}
+	// The other direction's Identity, wherever it is.
 	tenantDyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = tenantDyn.Resource(identitiesGVR).Namespace(sys).Get(ctx, peerIdentity, metav1.GetOptions{})
-	forbidden("get Identity "+sys+"/"+peerIdentity, err)
+	peerIDs, err := dyn(t, d.provider).Resource(identitiesGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range peerIDs.Items {
+		_, err = tenantDyn.Resource(identitiesGVR).Namespace(id.GetNamespace()).Get(ctx, id.GetName(), metav1.GetOptions{})
+		forbidden("get Identity "+id.GetNamespace()+"/"+id.GetName(), err)
+	}
 	_, err = tenantDyn.Resource(identitiesGVR).List(ctx, metav1.ListOptions{})
 	forbidden("list Identities in all namespaces", err)
-
-	after, err := admin.CoreV1().Secrets(sys).Get(ctx, peerKubeconfig, metav1.GetOptions{})
-	if err != nil || after.ResourceVersion != before.ResourceVersion {
-		t.Errorf("%s: the other direction's kubeconfig Secret changed or went (err %v)", d.name, err)
-	}
-	if _, err := admin.CoreV1().Secrets(sys).Get(ctx, peerKubeconfig+"-x", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("%s: the tenant created a Secret in %s (err = %v)", d.name, sys, err)
-	}
 
 	// Nothing of a cluster's own credentials in the sandbox the tenant can read.
 	own, err := as.CoreV1().Secrets(d.sandbox()).List(ctx, metav1.ListOptions{})
