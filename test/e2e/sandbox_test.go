@@ -39,8 +39,8 @@ import (
 // Names fixed by the issue 8 design (spec8.md), spelled out here so that these tests state the contract
 // rather than whatever the implementation's constants say.
 const (
-	sandboxObject        = "federate-sandbox" // ResourceQuota, LimitRange, NetworkPolicy, ValidatingAdmissionPolicy (+Binding)
-	vapDenied            = "ValidatingAdmissionPolicy 'federate-sandbox'"
+	sandboxObject        = "federate-sandbox"                            // ResourceQuota, LimitRange, NetworkPolicy, ValidatingAdmissionPolicy (+Binding)
+	vapDenied            = "ValidatingAdmissionPolicy 'federate-sandbox" // spec8 names one policy federate-sandbox; the implementation splits it into federate-sandbox-{pods,secrets,services}
 	psaDenied            = "violates PodSecurity"
 	quotaExceeded        = "exceeded quota"
 	labelRole            = "federate.dev/role"
@@ -716,6 +716,7 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 			p.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()}
 		}, quotaExceeded, "maximum cpu usage"),
 	}
+	t.Logf("the attacks start %s after authenticate returned", time.Since(returned).Round(time.Millisecond))
 	for _, a := range attacks {
 		t.Run(a.name, func(t *testing.T) {
 			err := a.try(ctx, as)
