@@ -505,7 +505,7 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 		addr  string
 		port  int32
 		proto corev1.Protocol
-	}{{"169.254.169.254", 80, corev1.ProtocolTCP}, {"169.254.169.254", 443, corev1.ProtocolTCP}, {"169.254.0.1", 8080, corev1.ProtocolTCP}, {"169.254.255.254", 80, corev1.ProtocolUDP}} {
+	}{{"169.254.169.254", 80, corev1.ProtocolTCP}, {"169.254.169.254", 443, corev1.ProtocolTCP}, {"169.254.0.1", 8080, corev1.ProtocolTCP}, {"169.254.255.254", 80, corev1.ProtocolUDP}, {"fe80::a9fe:a9fe", 80, corev1.ProtocolTCP}} {
 		if why := egressAllowed(np, netip.MustParseAddr(dst.addr), dst.port, dst.proto); why != "" {
 			t.Errorf("NetworkPolicy %s lets pods reach link-local %s:%d/%s: %s", sandboxObject, dst.addr, dst.port, dst.proto, why)
 		}
