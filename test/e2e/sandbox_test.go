@@ -414,7 +414,9 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 	returned := time.Now()
 	// The sandbox holds from the moment authenticate hands out the kubeconfig. The API server loads a new
 	// ValidatingAdmissionPolicy asynchronously (its policy source refreshes about once a second), so on a
-	// provider that init has just set up, it is checked here at once, before anything else.
+	// provider that init has just set up it is checked here at once, before anything else. (This bites
+	// only when this test is the first to initialize the provider, e.g. `-run TestSandbox`; later in a
+	// full run the policy has long been loaded.)
 	probe := restrictedPod("probe-at-return")
 	probe.Spec.NodeName = "control-plane-0"
 	_, err := admin.CoreV1().Pods(tenantNS).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
