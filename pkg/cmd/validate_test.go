@@ -54,8 +54,8 @@ func TestBadInputFailsBeforeAnyRequest(t *testing.T) {
 		args []string
 		want string
 	}{
-		{append([]string{"authenticate", "--kubeconfig", local}), "--remote-kubeconfig or --remote-context: one is required"},
-		{append([]string{"unauthenticate", "--kubeconfig", local}), "--remote-kubeconfig or --remote-context: one is required"},
+		{[]string{"authenticate", "--kubeconfig", local}, "--remote-kubeconfig or --remote-context: one is required"},
+		{[]string{"unauthenticate", "--kubeconfig", local}, "--remote-kubeconfig or --remote-context: one is required"},
 		{append([]string{"authenticate", "--cluster-id", "Bad_ID"}, two...), `--cluster-id "Bad_ID": must be a DNS label`},
 		{append([]string{"authenticate", "--cluster-id", "UPPER", "--remote-cluster-id", "Bad_ID"}, two...), `--cluster-id "UPPER"`},
 		{append([]string{"authenticate", "--cluster-id", "a", "--remote-cluster-id", "a"}, two...), "--cluster-id and --remote-cluster-id: must differ"},

@@ -70,7 +70,7 @@ func DefaultContainerRequests() corev1.ResourceList {
 	return mustResources(map[string]string{"cpu": "100m", "memory": "128Mi"})
 }
 
-// DefaultContainerLimits: see DefaultContainerRequests.
+// DefaultContainerLimits are the limits the LimitRange fills in (see DefaultContainerRequests).
 func DefaultContainerLimits() corev1.ResourceList {
 	return mustResources(map[string]string{"cpu": "500m", "memory": "512Mi"})
 }
@@ -198,9 +198,13 @@ func (c *Cluster) ensureSandbox(ctx context.Context, ns, consumerID string, o Sa
 	if err := c.ensureOwnNamespace(ctx, ns, consumerID, labels, annotations); err != nil {
 		return err
 	}
-	return parallel(
+	err := parallel(
 		func() error {
-			return wrapApply("ResourceQuota", ns, c.applyTyped(ctx, resourceQuotaGVR, ns, sandboxQuota(ns, consumerID, o)))
+			quota, err := c.applyQuota(ctx, ns, sandboxQuota(ns, consumerID, o))
+			if err != nil {
+				return wrapApply("ResourceQuota", ns, err)
+			}
+			return c.waitQuota(ctx, ns, quota)
 		},
 		func() error {
 			return wrapApply("LimitRange", ns, c.applyTyped(ctx, limitRangeGVR, ns, sandboxLimitRange(ns, consumerID, o)))
@@ -212,6 +216,24 @@ func (c *Cluster) ensureSandbox(ctx context.Context, ns, consumerID string, o Sa
 			return wrapApply("ServiceAccount", ns, c.applyTyped(ctx, serviceAccountGVR, ns, sandboxServiceAccount(ns)))
 		},
 	)
+	if err != nil {
+		return err
+	}
+	return c.waitEnforced(ctx, ns, o.PodSecurity)
+}
+
+// applyQuota server-side applies the quota and returns it as stored, with its status.
+func (c *Cluster) applyQuota(ctx context.Context, ns string, q *corev1.ResourceQuota) (*corev1.ResourceQuota, error) {
+	u, err := toUnstructured(q)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.Dynamic.Resource(resourceQuotaGVR).Namespace(ns).Apply(ctx, q.Name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	if err != nil {
+		return nil, err
+	}
+	applied := &corev1.ResourceQuota{}
+	return applied, fromUnstructured(out, applied)
 }
 
 func wrapApply(kind, ns string, err error) error {

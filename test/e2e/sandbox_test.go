@@ -24,7 +24,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
@@ -55,7 +54,6 @@ const (
 	allowPrivilegedFalse = "securityContext.privileged: Forbidden: disallowed by cluster policy"
 )
 
-var tenantsGVR = schema.GroupVersionResource{Group: "federate.dev", Version: "v1alpha1", Resource: "tenants"}
 
 // defaultQuota is spec8's default ResourceQuota.
 var defaultQuota = map[string]string{

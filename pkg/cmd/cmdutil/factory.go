@@ -48,7 +48,7 @@ func (f *Factory) measureSkew(resp *http.Response) {
 	if err != nil {
 		return
 	}
-	f.skew.Store(int64(d.Add(500 * time.Millisecond).Sub(time.Now())))
+	f.skew.Store(int64(time.Until(d.Add(500 * time.Millisecond))))
 }
 
 // NewFactory returns a factory whose REST configs send our user agent and count requests.

@@ -1,0 +1,126 @@
+package handshake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// A sandbox is only as good as the moment it starts to hold. The API server enforces what was just
+// written asynchronously: a ResourceQuota counts nothing until the quota controller has written its
+// status, and admission policies, their bindings and a namespace's labels reach admission through
+// informers (a policy about a second after it was created). So the identity is not issued until the
+// sandbox is seen to hold: the quota by watching its status, admission by dry-run requests that it must
+// refuse (a dry run is admitted or refused exactly like the real thing, and stores nothing).
+
+// policyTimeout bounds the wait for admission to refuse the probes.
+const policyTimeout = 15 * time.Second
+
+// waitQuota watches the sandbox's ResourceQuota until its status enforces its spec.
+func (c *Cluster) waitQuota(ctx context.Context, ns string, applied *corev1.ResourceQuota) error {
+	if apiequality.Semantic.DeepEqual(applied.Spec.Hard, applied.Status.Hard) {
+		return nil
+	}
+	quotas := c.Kube.CoreV1().ResourceQuotas(ns)
+	err := c.waitFor(ctx, quotas, SandboxName, applied.ResourceVersion, func(ev watch.Event) (bool, error) {
+		q, ok := ev.Object.(*corev1.ResourceQuota)
+		if ev.Type == watch.Deleted {
+			return false, fmt.Errorf("ResourceQuota %s/%s was deleted", ns, SandboxName)
+		}
+		return ok && apiequality.Semantic.DeepEqual(q.Spec.Hard, q.Status.Hard), nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the quota controller to enforce ResourceQuota %s/%s: %w", ns, SandboxName, err)
+	}
+	return nil
+}
+
+// probe is a request the sandbox must refuse, and who must refuse it.
+type probe struct {
+	what   string
+	by     string // a substring of the refusal that names the guard
+	create func(ctx context.Context, dry metav1.CreateOptions) error
+}
+
+func (c *Cluster) probes(ns, level string) []probe {
+	restricted := func(p *corev1.Pod) *corev1.Pod {
+		yes, no := true, false
+		p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: &yes, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+		p.Spec.Containers = []corev1.Container{{Name: "probe", Image: "registry.k8s.io/pause:3.10", SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}}}
+		return p
+	}
+	meta := metav1.ObjectMeta{Name: "federate-sandbox-probe", Namespace: ns}
+	ps := []probe{
+		{"a pod with spec.nodeName", SandboxName + "-pods", func(ctx context.Context, dry metav1.CreateOptions) error {
+			_, err := c.Kube.CoreV1().Pods(ns).Create(ctx, restricted(&corev1.Pod{ObjectMeta: meta, Spec: corev1.PodSpec{NodeName: "probe"}}), dry)
+			return err
+		}},
+		{"a Service with externalIPs", SandboxName + "-services", func(ctx context.Context, dry metav1.CreateOptions) error {
+			_, err := c.Kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: meta, Spec: corev1.ServiceSpec{
+				Ports: []corev1.ServicePort{{Port: 80}}, ExternalIPs: []string{"192.0.2.1"}}}, dry)
+			return err
+		}},
+		{"a service-account-token Secret", SandboxName + "-secrets", func(ctx context.Context, dry metav1.CreateOptions) error {
+			m := meta
+			m.Annotations = map[string]string{corev1.ServiceAccountNameKey: "default"}
+			_, err := c.Kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: m, Type: corev1.SecretTypeServiceAccountToken}, dry)
+			return err
+		}},
+	}
+	if level != PodSecurityPrivileged {
+		ps = append(ps, probe{"a hostPID pod", "PodSecurity", func(ctx context.Context, dry metav1.CreateOptions) error {
+			p := restricted(&corev1.Pod{ObjectMeta: meta})
+			p.Spec.HostPID = true
+			_, err := c.Kube.CoreV1().Pods(ns).Create(ctx, p, dry)
+			return err
+		}})
+	}
+	return ps
+}
+
+// waitEnforced sends each probe as a dry run until the guard it names refuses it. On a cluster whose
+// policies were loaded long ago, that is one request each, all at once.
+func (c *Cluster) waitEnforced(ctx context.Context, ns, level string) error {
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	var fns []func() error
+	for _, p := range c.probes(ns, level) {
+		fns = append(fns, func() error {
+			var last error
+			// Polling, not watching: admission has no object to watch. The first try is immediate.
+			err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, policyTimeout, true, func(ctx context.Context) (bool, error) {
+				last = p.create(ctx, dry)
+				switch {
+				case last == nil:
+					return false, nil // admitted: the guard is not active yet
+				case (apierrors.IsInvalid(last) || apierrors.IsForbidden(last)) && strings.Contains(last.Error(), p.by):
+					return true, nil
+				case apierrors.IsInvalid(last) || apierrors.IsForbidden(last):
+					return false, nil // refused by another guard; keep asking until ours answers
+				}
+				return false, last
+			})
+			if err != nil {
+				if ctx.Err() == nil && (last == nil || apierrors.IsInvalid(last) || apierrors.IsForbidden(last)) {
+					return fmt.Errorf("%w: %s in %s was not refused by %s within %s (last answer: %v); is ValidatingAdmissionPolicy enabled on this cluster?",
+						ErrNotEnforced, p.what, ns, p.by, policyTimeout, last)
+				}
+				return fmt.Errorf("checking that the sandbox %s refuses %s: %w", ns, p.what, err)
+			}
+			return nil
+		})
+	}
+	return parallel(fns...)
+}
+
+// ErrNotEnforced means the API server does not (yet) enforce a sandbox guard.
+var ErrNotEnforced = errors.New("the sandbox is not enforced")
