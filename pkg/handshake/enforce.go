@@ -11,7 +11,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -88,38 +87,47 @@ func (c *Cluster) probes(ns, level string) []probe {
 	return ps
 }
 
-// waitEnforced sends each probe as a dry run until the guard it names refuses it. On a cluster whose
-// policies were loaded long ago, that is one request each, all at once.
+// waitEnforced sends each probe as a dry run until the guard it names refuses it. The first probe goes
+// alone: the policies reach admission together, so once it is refused the others are checked at once, all in
+// parallel. On a cluster whose policies were loaded long ago, that is one request per probe.
 func (c *Cluster) waitEnforced(ctx context.Context, ns, level string) error {
-	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	probes := c.probes(ns, level)
+	if err := c.waitRefused(ctx, ns, probes[0]); err != nil {
+		return err
+	}
 	var fns []func() error
-	for _, p := range c.probes(ns, level) {
-		fns = append(fns, func() error {
-			var last error
-			// Polling, not watching: admission has no object to watch. The first try is immediate.
-			err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, policyTimeout, true, func(ctx context.Context) (bool, error) {
-				last = p.create(ctx, dry)
-				switch {
-				case last == nil:
-					return false, nil // admitted: the guard is not active yet
-				case (apierrors.IsInvalid(last) || apierrors.IsForbidden(last)) && strings.Contains(last.Error(), p.by):
-					return true, nil
-				case apierrors.IsInvalid(last) || apierrors.IsForbidden(last):
-					return false, nil // refused by another guard; keep asking until ours answers
-				}
-				return false, last
-			})
-			if err != nil {
-				if ctx.Err() == nil && (last == nil || apierrors.IsInvalid(last) || apierrors.IsForbidden(last)) {
-					return fmt.Errorf("%w: %s in %s was not refused by %s within %s (last answer: %v); is ValidatingAdmissionPolicy enabled on this cluster?",
-						ErrNotEnforced, p.what, ns, p.by, policyTimeout, last)
-				}
-				return fmt.Errorf("checking that the sandbox %s refuses %s: %w", ns, p.what, err)
-			}
-			return nil
-		})
+	for _, p := range probes[1:] {
+		fns = append(fns, func() error { return c.waitRefused(ctx, ns, p) })
 	}
 	return parallel(fns...)
+}
+
+// waitRefused repeats one probe, with a growing pause (admission has nothing to watch), until its guard
+// refuses it.
+func (c *Cluster) waitRefused(ctx context.Context, ns string, p probe) error {
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	deadline := time.Now().Add(policyTimeout)
+	pause := 100 * time.Millisecond
+	for {
+		err := p.create(ctx, dry)
+		refused := apierrors.IsInvalid(err) || apierrors.IsForbidden(err)
+		switch {
+		case refused && strings.Contains(err.Error(), p.by):
+			return nil
+		case err != nil && !refused:
+			return fmt.Errorf("checking that the sandbox %s refuses %s: %w", ns, p.what, err)
+		case time.Now().After(deadline):
+			// Admitted, or refused by another guard only.
+			return fmt.Errorf("%w: %s in %s was not refused by %s within %s (last answer: %v); is ValidatingAdmissionPolicy enabled on this cluster?",
+				ErrNotEnforced, p.what, ns, p.by, policyTimeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("checking that the sandbox %s refuses %s: %w", ns, p.what, ctx.Err())
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Second)
+	}
 }
 
 // ErrNotEnforced means the API server does not (yet) enforce a sandbox guard.

@@ -98,7 +98,7 @@ func (c *Cluster) install(ctx context.Context, cm *corev1.ConfigMap, wantID stri
 	if err != nil {
 		return nil, err
 	}
-	_, err = c.Kube.CoreV1().Secrets(SystemNamespace).Create(ctx, &corev1.Secret{
+	_, keyErr := c.Kube.CoreV1().Secrets(SystemNamespace).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: HandshakeKeySecret, Namespace: SystemNamespace, Labels: labels},
 		Type:       corev1.SecretTypeOpaque,
 		Data: map[string][]byte{
@@ -106,8 +106,8 @@ func (c *Cluster) install(ctx context.Context, cm *corev1.ConfigMap, wantID stri
 			publicKeyDataKey:  pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}),
 		},
 	}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating Secret %s/%s: %w", SystemNamespace, HandshakeKeySecret, err)
+	if keyErr != nil && !apierrors.IsAlreadyExists(keyErr) {
+		return nil, fmt.Errorf("creating Secret %s/%s: %w", SystemNamespace, HandshakeKeySecret, keyErr)
 	}
 	// The cluster ID record, last: its install-generation annotation says everything above is in place.
 	cms := c.Kube.CoreV1().ConfigMaps(SystemNamespace)
@@ -137,6 +137,13 @@ func (c *Cluster) install(ctx context.Context, cm *corev1.ConfigMap, wantID stri
 	}
 	if err != nil {
 		return nil, fmt.Errorf("recording the cluster ID: %w", err)
+	}
+	if keyErr == nil { // the key this run created: no need to read it back
+		if err := ValidateClusterID("ConfigMap "+SystemNamespace+"/"+ClusterConfigMap+" data."+clusterIDKey, cm.Data[clusterIDKey]); err != nil {
+			return nil, err
+		}
+		c.self = &Self{ClusterID: cm.Data[clusterIDKey], PublicKey: pub, privateKey: priv}
+		return c.self, nil
 	}
 	return c.loadKey(ctx, cm)
 }
