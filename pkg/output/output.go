@@ -129,14 +129,15 @@ func (p *Printer) Error(msg string) { p.line("ERROR", msg) }
 // function ends it, printing done (or the error) as one line.
 func (p *Printer) Begin(running, done string) func(error) {
 	start := time.Now()
-	if !p.styled {
-		return func(err error) {
-			if err != nil {
-				p.line("ERROR", fmt.Sprintf("%s: %v", running, err))
-				return
-			}
-			p.line("INFO", done)
+	plain := func(err error) {
+		if err != nil {
+			p.line("ERROR", fmt.Sprintf("%s: %v", running, err))
+			return
 		}
+		p.line("INFO", done)
+	}
+	if !p.styled {
+		return plain
 	}
 	spinner := pterm.SpinnerPrinter{
 		Sequence:            []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"},
@@ -154,14 +155,10 @@ func (p *Printer) Begin(running, done string) func(error) {
 	}
 	s, err := spinner.Start(p.text(running))
 	if err != nil {
-		s = nil
+		return plain // no spinner: a step still ends in its success or its error, never the wrong one
 	}
 	return func(err error) {
 		elapsed := time.Since(start).Round(time.Millisecond)
-		if s == nil {
-			fmt.Fprintln(p.w, p.text(done))
-			return
-		}
 		if err != nil {
 			s.Fail(p.text(fmt.Sprintf("%s: %v", running, err)))
 			return

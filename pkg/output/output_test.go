@@ -65,4 +65,7 @@ func TestStyledPrinter(t *testing.T) {
 			t.Errorf("styled output lacks %q: %q", want, out)
 		}
 	}
+	if strings.Contains(out, "never") {
+		t.Errorf("a failed step printed its success text: %q", out)
+	}
 }
