@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 )
@@ -33,7 +34,7 @@ var workloadGVRs = []schema.GroupVersionResource{
 func (c *Cluster) Revoke(ctx context.Context, consumerID string) error {
 	ns := TenantNamespace(consumerID)
 	r := c.report()
-	if err := step(r, "Removing the RoleBinding of "+consumerID, "RoleBinding removed: the certificate grants nothing in "+ns, func() error {
+	if err := step(r, "Removing the RoleBinding of "+consumerID, "No RoleBinding left for "+consumerID+": its certificate grants nothing in "+ns, func() error {
 		rbs := c.Kube.RbacV1().RoleBindings(ns)
 		rb, err := rbs.Get(ctx, RoleBindingName, metav1.GetOptions{})
 		if err != nil {
@@ -65,7 +66,9 @@ func (c *Cluster) Revoke(ctx context.Context, consumerID string) error {
 		return err
 	}
 	return step(r, "Marking the Tenant revoked", "Tenant "+ns+"/"+consumerID+" marked "+PhaseRevoked, func() error {
-		err := c.applyTenantStatus(ctx, consumerID, v1alpha1.TenantStatus{Phase: PhaseRevoked})
+		// A merge patch of the phase alone: the pinned key, the expiry and the sandbox stay on record.
+		_, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Patch(ctx, consumerID, types.MergePatchType,
+			[]byte(`{"status":{"phase":"`+PhaseRevoked+`"}}`), metav1.PatchOptions{FieldManager: FieldManager}, "status")
 		if apierrors.IsNotFound(err) {
 			return nil // nothing was ever issued, or it was removed
 		}

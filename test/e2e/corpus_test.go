@@ -67,6 +67,10 @@ func TestBadInputCorpus(t *testing.T) {
 		{"document", "empty file", gi(file("t3", "")), "", "is empty"},
 		{"document", "only comments", gi(file("t4", "# nothing\n---\n")), "", "exactly one"},
 		{"document", "two documents", gi(file("t5", string(genuine)+"---\n"+string(genuine))), "", "exactly one"},
+		{"document", "tenant.yaml with a cluster-admin ClusterRoleBinding appended", gi(file("t5b", string(genuine)+"---\n"+
+			"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: tenants-are-admins}\n"+
+			"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\n"+
+			"subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: kubectl-federate:tenants}]\n")), "", "exactly one"},
 		{"document", "wrong kind", gi(edit("t6", func(m map[string]any) { m["kind"] = "Secret" })), "", "kind is \"Secret\""},
 		{"document", "wrong apiVersion", gi(edit("t7", func(m map[string]any) { m["apiVersion"] = "federate.dev/v2" })), "", "apiVersion"},
 		{"document", "extra field", gi(edit("t8", func(m map[string]any) { spec(m)["admin"] = true })), "", "unknown field"},

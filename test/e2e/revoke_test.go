@@ -333,8 +333,19 @@ func TestRevoke(t *testing.T) {
 	u, err := dyn(t, provider).Resource(tenantsGVR).Namespace(tenantNS).Get(ctx, "consumer", metav1.GetOptions{})
 	if err != nil {
 		t.Errorf("Tenant after revoke: %v", err)
-	} else if phase, _, _ := unstructured.NestedString(u.Object, "status", "phase"); phase != "Revoked" {
-		t.Errorf("Tenant status.phase = %q, want Revoked", phase)
+	} else {
+		if phase, _, _ := unstructured.NestedString(u.Object, "status", "phase"); phase != "Revoked" {
+			t.Errorf("Tenant status.phase = %q, want Revoked", phase)
+		}
+		// Only the phase changes: the pinned handshake key, the expiry and the sandbox stay on record.
+		for _, field := range []string{"pinnedPublicKey", "notAfter", "user", "certificate"} {
+			if v, _, _ := unstructured.NestedString(u.Object, "status", field); v == "" {
+				t.Errorf("Tenant status.%s is gone after revoke: %v", field, u.Object["status"])
+			}
+		}
+		if sb, _, _ := unstructured.NestedMap(u.Object, "status", "sandbox"); len(sb) == 0 {
+			t.Errorf("Tenant status.sandbox is gone after revoke: %v", u.Object["status"])
+		}
 	}
 	ns, err := admin.CoreV1().Namespaces().Get(ctx, tenantNS, metav1.GetOptions{})
 	if err != nil || ns.DeletionTimestamp != nil {

@@ -30,15 +30,17 @@ func NewCmdNonce(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 		Short: "Create a single-use nonce for a consumer cluster (provider side)",
 		Long: cmdutil.LongDesc(`
 			Create a single-use nonce that entitles the consumer cluster CONSUMER to request one identity
-			on this (provider) cluster, and the consumer's tenant namespace federate-tenant-CONSUMER.
+			on this (provider) cluster. Nothing else is created: the consumer's sandbox namespace
+			federate-tenant-CONSUMER is created when its identity is issued.
 
 			The nonce is 32 random bytes, expires after --ttl and is consumed when an identity is issued.
 			It is stored in the federate-system namespace, which no issued identity can read. Hand it to
 			the consumer's administrator over a channel you trust (print it with "get nonce"): whoever
 			holds it can request the consumer's identity until it is used or expires.
 
-			If an unused, unexpired nonce for CONSUMER exists, it is kept. The cluster is initialized
-			first if it never was.`),
+			If an unused, unexpired nonce for CONSUMER exists, it is kept. Expired nonces, of any
+			consumer, are removed, judged by the API server's clock. The cluster is initialized first if
+			it never was.`),
 		Example: cmdutil.Examples(`
 			# Create a nonce for the consumer cluster "edge-1", valid for 30 minutes, and print it
 			kubectl federate create nonce --remote-cluster-id edge-1 --ttl 30m

@@ -34,7 +34,8 @@ func NewCmdNonce(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			Print the unused, unexpired nonce created for the consumer cluster CONSUMER by "create nonce".
 
 			Only the nonce is written to stdout, with a trailing newline only on a terminal, so that
-			$(kubectl federate get nonce ...) is exact. -o json or yaml adds its expiry.`),
+			$(kubectl federate get nonce ...) is exact. -o json or yaml adds its expiry. Expired nonces
+			are removed first (judged by the API server's clock); asking for one says it expired.`),
 		Example: cmdutil.Examples(`
 			# Save the nonce for the consumer cluster "edge-1" to a file
 			kubectl federate get nonce --remote-cluster-id edge-1 > nonce.txt`),

@@ -45,8 +45,9 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			# The consumer "edge-1" is compromised: revoke it now
 			kubectl federate revoke --remote-cluster-id edge-1
 
-			# Then remove the pairing on this side, the consumer being unreachable
-			kubectl federate unauthenticate --remote-kubeconfig edge-1.kubeconfig --force --cluster-id edge-1`),
+			# Later, remove the pairing; with the consumer unreachable, this cleans the provider side only
+			kubectl federate unauthenticate --kubeconfig edge-1.kubeconfig --remote-kubeconfig provider.kubeconfig \
+			  --force --cluster-id edge-1`),
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster to revoke")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long the revocation may take before it is abandoned (exit code 124)")
