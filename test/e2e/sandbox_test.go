@@ -54,7 +54,6 @@ const (
 	allowPrivilegedFalse = "securityContext.privileged: Forbidden: disallowed by cluster policy"
 )
 
-
 // defaultQuota is spec8's default ResourceQuota.
 var defaultQuota = map[string]string{
 	"pods": "20", "requests.cpu": "4", "limits.cpu": "8", "requests.memory": "8Gi", "limits.memory": "16Gi",
