@@ -56,9 +56,11 @@ type SandboxOptions struct {
 
 // DefaultQuota bounds what one tenant can consume: compute, storage, object counts (etcd), and no
 // NodePort or LoadBalancer Services, which would open the provider's nodes or cloud account to the world.
+// Its limits fit 20 pods of the default container size (DefaultContainerLimits), so no one limit hides
+// another.
 func DefaultQuota() corev1.ResourceList {
 	return mustResources(map[string]string{
-		"pods": "20", "requests.cpu": "4", "limits.cpu": "8", "requests.memory": "8Gi", "limits.memory": "16Gi",
+		"pods": "20", "requests.cpu": "4", "limits.cpu": "10", "requests.memory": "8Gi", "limits.memory": "16Gi",
 		"requests.storage": "20Gi", "persistentvolumeclaims": "10", "requests.ephemeral-storage": "20Gi",
 		"services": "10", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "50", "configmaps": "50",
 	})
