@@ -120,9 +120,13 @@ func (c *Cluster) waitRefused(ctx context.Context, ns string, p probe) error {
 		case err != nil && !refused:
 			return fmt.Errorf("checking that the sandbox %s refuses %s: %w", ns, p.what, err)
 		case time.Now().After(deadline):
-			// Admitted, or refused by another guard only.
-			return fmt.Errorf("%w: %s in %s was not refused by %s within %s (last answer: %v); is ValidatingAdmissionPolicy enabled on this cluster?",
-				ErrNotEnforced, p.what, ns, p.by, policyTimeout, err)
+			// Admitted (err is nil), or refused by another guard only.
+			last := "admitted"
+			if err != nil {
+				last = err.Error()
+			}
+			return fmt.Errorf("%w: %s in %s was not refused by %s within %s (last answer: %s); is ValidatingAdmissionPolicy enabled on this cluster?",
+				ErrNotEnforced, p.what, ns, p.by, policyTimeout, last)
 		}
 		select {
 		case <-ctx.Done():

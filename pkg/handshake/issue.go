@@ -166,34 +166,32 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		return c.identityFor(self.ClusterID, o, tenant, cert, integrityKey), nil
 	}
 
-	// The sandbox and the Tenant record do not depend on the certificate: build them while the signer works.
-	sandboxDone := make(chan error, 1)
-	go func() {
-		sandboxDone <- step(r, "Building the sandbox "+ns, "Sandbox "+ns+" ready (Pod Security "+o.Sandbox.PodSecurity+", quota, limits, network policy)", func() error {
-			if err := c.ensureSandbox(ctx, ns, o.ConsumerID, o.Sandbox); err != nil {
-				return err
-			}
-			t := &v1alpha1.Tenant{
-				TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
-				ObjectMeta: metav1.ObjectMeta{Name: o.ConsumerID, Namespace: ns, Labels: TenantLabels(o.ConsumerID)},
-				Spec:       tenant.Spec,
-			}
-			return c.applyTyped(ctx, v1alpha1.TenantGVR, ns, t)
-		})
-	}()
-	var cert *x509.Certificate
-	var certPEM []byte
-	certErr := step(r, "Issuing the client certificate through the CSR API", "Client certificate issued", func() error {
-		if err := c.removeStaleCSRs(ctx, o.ConsumerID, req); err != nil {
+	// Nothing is approved until the sandbox holds: a certificate exists only for a tenant whose namespace
+	// the API server already keeps in bounds. Stale CSRs are cleared meanwhile.
+	staleDone := make(chan error, 1)
+	go func() { staleDone <- c.removeStaleCSRs(ctx, o.ConsumerID, req) }()
+	if err := errors.Join(step(r, "Building the sandbox "+ns, "Sandbox "+ns+" ready (Pod Security "+o.Sandbox.PodSecurity+", quota, limits, network policy)", func() error {
+		if err := c.ensureSandbox(ctx, ns, o.ConsumerID, o.Sandbox); err != nil {
 			return err
 		}
+		t := &v1alpha1.Tenant{
+			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
+			ObjectMeta: metav1.ObjectMeta{Name: o.ConsumerID, Namespace: ns, Labels: TenantLabels(o.ConsumerID)},
+			Spec:       tenant.Spec,
+		}
+		return c.applyTyped(ctx, v1alpha1.TenantGVR, ns, t)
+	}), <-staleDone); err != nil {
+		return nil, err
+	}
+	var cert *x509.Certificate
+	var certPEM []byte
+	if err := step(r, "Issuing the client certificate through the CSR API", "Client certificate issued", func() error {
 		if certPEM, err = c.approveAndWait(ctx, req); err != nil {
 			return err
 		}
 		cert, err = checkIssued(certPEM, csr, c.now().Add(o.Expiration+issuedSlack))
 		return err
-	})
-	if err := errors.Join(<-sandboxDone, certErr); err != nil {
+	}); err != nil {
 		return nil, err
 	}
 	// The signer backdates NotBefore by a few minutes; the lifetime is what it may have cut.

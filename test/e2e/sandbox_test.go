@@ -61,14 +61,6 @@ var defaultQuota = map[string]string{
 	"services": "10", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "50", "configmaps": "50",
 }
 
-// pairReverse authenticates the other direction: the provider cluster becomes a consumer of the consumer
-// cluster (on the consumer cluster, federate-tenant-provider is then the provider cluster's sandbox).
-func pairReverse(t *testing.T, extra ...string) result {
-	t.Helper()
-	return mustRun(t, "", append([]string{"authenticate", "--kubeconfig", provider.Kubeconfig, "--remote-kubeconfig", consumer.Kubeconfig,
-		"--cluster-id", "provider", "--remote-cluster-id", "consumer"}, extra...)...)
-}
-
 // unpairReverse undoes pairReverse.
 func unpairReverse(t *testing.T) {
 	t.Helper()
