@@ -93,11 +93,11 @@ func TestManualFlowOnFakes(t *testing.T) {
 	if res, err := consumer.ImportIdentity(t.Context(), id); err != nil || !res.AlreadyImported {
 		t.Errorf("second import: %+v %v", res, err)
 	}
-	info, err := provider.Info(t.Context())
+	info, err := provider.Pairings(t.Context())
 	if err != nil || len(info.Tenants) != 1 || info.Tenants[0].Sandbox == nil {
 		t.Errorf("provider info %+v %v", info, err)
 	}
-	if info, err := consumer.Info(t.Context()); err != nil || len(info.Identities) != 1 || info.Identities[0].ProviderID != "provider" {
+	if info, err := consumer.Pairings(t.Context()); err != nil || len(info.Identities) != 1 || info.Identities[0].ProviderID != "provider" {
 		t.Errorf("consumer info %+v %v", info, err)
 	}
 }

@@ -41,8 +41,9 @@ type IdentityInfo struct {
 	NotAfter         *time.Time `json:"notAfter,omitempty"`
 }
 
-// Info reads this cluster's ID, key fingerprint, tenants and identities.
-func (c *Cluster) Info(ctx context.Context) (*ClusterInfo, error) {
+// Pairings reads this cluster's ID, key fingerprint, tenants and identities (named apart from
+// Reporter.Info, which prints).
+func (c *Cluster) Pairings(ctx context.Context) (*ClusterInfo, error) {
 	self, err := c.Load(ctx)
 	if err != nil {
 		return nil, err

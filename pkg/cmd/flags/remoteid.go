@@ -20,7 +20,7 @@ func RemoteClusterID(f *cmdutil.Factory, cmd *cobra.Command, target *string, mea
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		info, err := cluster.Info(cmd.Context())
+		info, err := cluster.Pairings(cmd.Context())
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

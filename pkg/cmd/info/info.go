@@ -58,7 +58,7 @@ func (o *Options) Validate() error { return nil }
 
 // Run prints the information.
 func (o *Options) Run(ctx context.Context) error {
-	info, err := o.cluster.Info(ctx)
+	info, err := o.cluster.Pairings(ctx)
 	if err != nil {
 		return err
 	}
