@@ -37,3 +37,6 @@ var ErrNotOurs = errors.New("was not created by kubectl federate")
 
 // ErrNeedUnreachableID means a forced removal cannot name the unreachable side's objects without its ID.
 var ErrNeedUnreachableID = errors.New("with one cluster unreachable, its cluster ID must be given")
+
+// ErrRevoked means the request answers an identity the provider revoked.
+var ErrRevoked = errors.New("was revoked")

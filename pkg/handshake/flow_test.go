@@ -525,3 +525,29 @@ func TestSandboxOptions(t *testing.T) {
 		t.Error("key algorithm dsa accepted")
 	}
 }
+
+// After revoke, the same (old) request gets no identity back: a new one needs a new nonce.
+func TestRevokedRequestIsNotReturned(t *testing.T) {
+	consumer, provider := fakePair(t)
+	tenant, _ := manualFlow(t, consumer, provider)
+	if _, err := provider.IssueIdentity(t.Context(), issueOptions(tenant)); err != nil {
+		t.Fatal(err)
+	}
+	if err := provider.Revoke(t.Context(), "consumer"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provider.IssueIdentity(t.Context(), issueOptions(tenant)); !errors.Is(err, ErrRevoked) {
+		t.Fatalf("re-issue of a revoked request: %v", err)
+	}
+	if _, err := provider.kube.RbacV1().RoleBindings(TenantNamespace("consumer")).Get(t.Context(), RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a binding came back: %v", err)
+	}
+	// A new nonce and Tenant issue anew, into the same sandbox.
+	fresh, _ := manualFlow(t, consumer, provider)
+	if _, err := provider.IssueIdentity(t.Context(), issueOptions(fresh)); err != nil {
+		t.Fatalf("a new request after revoke: %v", err)
+	}
+	if st := provider.tenant(t).Status; st.Phase != PhaseActive {
+		t.Errorf("phase after re-issuance %q", st.Phase)
+	}
+}

@@ -102,6 +102,9 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 				o.ConsumerID, Fingerprint(st.PinnedPublicKey), Fingerprint(tenant.Spec.PublicKey))
 		}
 		if c.alreadyIssued(st, tenant, csr, csrHash) {
+			if st.Phase == PhaseRevoked {
+				return nil, fmt.Errorf("consumer %q %w: its identity for this request was revoked; a new identity needs a new nonce and a new Tenant", o.ConsumerID, ErrRevoked)
+			}
 			rec, err := c.nonces().Record(ctx, o.ConsumerID)
 			if err != nil || string(rec[recordUser]) != st.User || len(rec[recordIntegrityKey]) == 0 {
 				return nil, fmt.Errorf("an identity was already issued for this request, but its integrity key is gone (a new nonce replaced it): have the consumer generate a new Tenant from a new nonce")
@@ -158,8 +161,15 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		// wait for its certificate instead of failing.
 		var cert []byte
 		if err := step(r, "Waiting for the concurrent run that used the nonce", "Concurrent run's certificate received", func() error {
-			cert, err = c.waitIssued(ctx, ns, o.ConsumerID, user)
-			return err
+			if cert, err = c.waitIssued(ctx, ns, o.ConsumerID, user); err != nil {
+				return err
+			}
+			// Only a certificate for this very request's key answers it; anything else means the nonce was
+			// used for another request (the same user, another key): refuse as used.
+			if issued, perr := parseCertificate("status.certificate", cert); perr != nil || !samePublicKey(issued.PublicKey, csr.PublicKey) {
+				return fmt.Errorf("%w for consumer %q by another request (another client key)", nonce.ErrUsed, o.ConsumerID)
+			}
+			return nil
 		}); err != nil {
 			return nil, err
 		}
