@@ -22,17 +22,7 @@ func TestFactoryUserAgentAndCount(t *testing.T) {
 		_, _ = w.Write([]byte(`{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"x"}}`))
 	}))
 	defer srv.Close()
-	kc := filepath.Join(t.TempDir(), "kc")
-	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "+srv.URL+"}}]\n"+
-		"contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {}}]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f := NewFactory(genericiooptions.NewTestIOStreamsDiscard())
-	f.Flags.KubeConfig = &kc
-	c, err := f.Clients()
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, c := factoryFor(t, srv.URL)
 	for range 3 {
 		if _, err := c.Kube.CoreV1().Namespaces().Get(t.Context(), "x", metav1.GetOptions{}); err != nil {
 			t.Fatal(err)
@@ -58,17 +48,7 @@ func TestFactoryServerNowFollowsTheDateHeader(t *testing.T) {
 		_, _ = w.Write([]byte(`{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"x"}}`))
 	}))
 	defer srv.Close()
-	kc := filepath.Join(t.TempDir(), "kc")
-	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "+srv.URL+"}}]\n"+
-		"contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {}}]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f := NewFactory(genericiooptions.NewTestIOStreamsDiscard())
-	f.Flags.KubeConfig = &kc
-	c, err := f.Clients()
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, c := factoryFor(t, srv.URL)
 	if d := time.Until(f.ServerNow()); d.Abs() > time.Second {
 		t.Fatalf("before any response ServerNow is %s off the local clock", d)
 	}
@@ -78,4 +58,21 @@ func TestFactoryServerNowFollowsTheDateHeader(t *testing.T) {
 	if d := f.ServerNow().Sub(time.Now().Add(ahead)); d.Abs() > 2*time.Second {
 		t.Fatalf("ServerNow is %s off the server's clock", d)
 	}
+}
+
+// factoryFor returns a factory, and its clients, for a kubeconfig pointing at server.
+func factoryFor(t *testing.T, server string) (*Factory, *Clients) {
+	t.Helper()
+	kc := filepath.Join(t.TempDir(), "kc")
+	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "+server+"}}]\n"+
+		"contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {}}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := NewFactory(genericiooptions.NewTestIOStreamsDiscard())
+	f.Flags.KubeConfig = &kc
+	c, err := f.Clients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, c
 }
