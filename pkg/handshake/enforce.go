@@ -77,9 +77,11 @@ func (c *Cluster) probes(ns, level string) []probe {
 		}},
 	}
 	if level != PodSecurityPrivileged {
-		ps = append(ps, probe{"a hostPID pod", "PodSecurity", func(ctx context.Context, dry metav1.CreateOptions) error {
+		// A host port: Pod Security baseline and restricted refuse it, and nothing else does (API validation
+		// accepts it, unlike host namespaces, which a cluster may forbid with --allow-privileged=false).
+		ps = append(ps, probe{"a pod with a host port", "PodSecurity", func(ctx context.Context, dry metav1.CreateOptions) error {
 			p := restricted(&corev1.Pod{ObjectMeta: meta})
-			p.Spec.HostPID = true
+			p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080, HostPort: 8080}}
 			_, err := c.Kube.CoreV1().Pods(ns).Create(ctx, p, dry)
 			return err
 		}})
