@@ -19,7 +19,7 @@ import (
 
 // installGeneration is bumped whenever the CRDs, the default ClusterRole or the sandbox admission policy
 // change; init re-applies them when the cluster's record is older.
-const installGeneration = "3"
+const installGeneration = "4"
 
 const (
 	clusterIDKey      = "clusterID"
@@ -34,6 +34,7 @@ type Cluster struct {
 	Dynamic dynamic.Interface
 	Report  Reporter
 	Now     func() time.Time // nil: time.Now
+	Dial    DialFunc         // builds clients from a stored kubeconfig; nil: real clients
 
 	self       *Self                   // cached after Init or Load
 	ensured    map[string]bool         // namespaces this process already ensured

@@ -166,3 +166,27 @@ func ValidateKeyAlgorithm(alg string) error {
 	}
 	return fmt.Errorf("%q: must be one of %s", alg, strings.Join(KeyAlgorithms, ", "))
 }
+
+// clientKey is a client key with its PKIX public key DER, which names a slice's user.
+type clientKey struct {
+	crypto.Signer
+	spki []byte
+}
+
+func newClientKey(s crypto.Signer) (*clientKey, error) {
+	der, err := x509.MarshalPKIXPublicKey(s.Public())
+	if err != nil {
+		return nil, err
+	}
+	return &clientKey{Signer: s, spki: der}, nil
+}
+
+// clientAuth tells whether a certificate is valid for client authentication.
+func clientAuth(cert *x509.Certificate) bool {
+	for _, u := range cert.ExtKeyUsage {
+		if u == x509.ExtKeyUsageClientAuth {
+			return true
+		}
+	}
+	return false
+}

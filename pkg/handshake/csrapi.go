@@ -24,10 +24,11 @@ const issuedSlack = 2 * time.Minute
 // createCSR submits the consumer's CSR to the kube-apiserver-client signer under a name the API server
 // generates, so that nobody can pre-create "our" CSR: the run approves exactly the object this call
 // returns, never one it finds.
-func (c *Cluster) createCSR(ctx context.Context, consumerID string, csrPEM []byte, expiration time.Duration) (*certv1.CertificateSigningRequest, error) {
+// labels carry at least TenantLabels(consumerID), which unauthenticate removes CSRs by.
+func (c *Cluster) createCSR(ctx context.Context, consumerID string, labels map[string]string, csrPEM []byte, expiration time.Duration) (*certv1.CertificateSigningRequest, error) {
 	seconds := int32(min(expiration/time.Second, 1<<31-1)) //nolint:gosec // bounded just before
 	obj, err := c.Kube.CertificatesV1().CertificateSigningRequests().Create(ctx, &certv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "federate-" + consumerID + "-", Labels: TenantLabels(consumerID)},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "federate-" + consumerID + "-", Labels: labels},
 		Spec: certv1.CertificateSigningRequestSpec{
 			Request:           csrPEM,
 			SignerName:        certv1.KubeAPIServerClientSignerName,
@@ -56,7 +57,8 @@ func (c *Cluster) deleteCSR(ctx context.Context, obj *certv1.CertificateSigningR
 // a concurrent run for the same nonce has lost, and deletes only its own.
 func (c *Cluster) removeStaleCSRs(ctx context.Context, consumerID string, ours *certv1.CertificateSigningRequest) error {
 	csrs := c.Kube.CertificatesV1().CertificateSigningRequests()
-	list, err := csrs.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(TenantLabels(consumerID)).String()})
+	// A slice's CSRs (LabelSlice) belong to another issuance, which may be running now.
+	list, err := csrs.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(TenantLabels(consumerID)).String() + ",!" + LabelSlice})
 	if err != nil {
 		return fmt.Errorf("listing stale CertificateSigningRequests: %w", err)
 	}

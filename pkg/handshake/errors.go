@@ -40,3 +40,12 @@ var ErrNeedUnreachableID = errors.New("with one cluster unreachable, its cluster
 
 // ErrRevoked means the request answers an identity the provider revoked.
 var ErrRevoked = errors.New("was revoked")
+
+// ErrNameTaken means a namespace name is already used by something else; nothing is adopted.
+var ErrNameTaken = errors.New("the name is taken")
+
+// ErrNotActive means a consumer has no active identity to extend (never issued, or revoked).
+var ErrNotActive = errors.New("has no active identity on this provider")
+
+// ErrDenied means the provider denied a request.
+var ErrDenied = errors.New("was denied")

@@ -18,8 +18,10 @@ import (
 	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -71,6 +73,9 @@ func (f *fakeCluster) afterWatch(resource string, fn func()) {
 var listKinds = map[schema.GroupVersionResource]string{
 	v1alpha1.TenantGVR:   "TenantList",
 	v1alpha1.IdentityGVR: "IdentityList",
+	v1alpha1.ResourceSliceGVR:      "ResourceSliceList",
+	v1alpha1.ResourceSliceClassGVR: "ResourceSliceClassList",
+	v1alpha1.NamespaceRequestGVR:   "NamespaceRequestList",
 	crdGVR:               "CustomResourceDefinitionList",
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}: "ClusterRoleList",
 	policyGVR:         "ValidatingAdmissionPolicyList",
@@ -183,6 +188,11 @@ func (f *fakeCluster) teach(t *testing.T) {
 		}
 		return true, csr, nil
 	})
+	// DeleteCollection honours its label selector, as the API server does (the fake ignores it otherwise).
+	f.kube.PrependReactor("delete-collection", "secrets", deleteCollection(f.kube.Tracker(), corev1.SchemeGroupVersion.WithKind("Secret")))
+	for gvr, list := range listKinds {
+		f.dyn.PrependReactor("delete-collection", gvr.Resource, deleteCollection(f.dyn.Tracker(), gvr.GroupVersion().WithKind(strings.TrimSuffix(list, "List"))))
+	}
 	// The namespace controller: a deleted namespace terminates first and is gone a moment later, as on a
 	// real cluster, so that the code's watch for its deletion has something to see.
 	f.kube.PrependReactor("delete", "namespaces", func(a clienttesting.Action) (bool, runtime.Object, error) {
@@ -335,4 +345,36 @@ func (f *fakeCluster) tenant(t *testing.T) *v1alpha1.Tenant {
 		t.Fatal(err)
 	}
 	return &tn
+}
+
+// deleteCollection deletes, from a fake's tracker, the objects of one kind that the action's label
+// selector matches.
+func deleteCollection(tr clienttesting.ObjectTracker, gvk schema.GroupVersionKind) clienttesting.ReactionFunc {
+	return func(a clienttesting.Action) (bool, runtime.Object, error) {
+		dc, ok := a.(clienttesting.DeleteCollectionActionImpl)
+		if !ok {
+			return false, nil, nil
+		}
+		list, err := tr.List(a.GetResource(), gvk, a.GetNamespace())
+		if err != nil {
+			return true, nil, err
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return true, nil, err
+		}
+		sel := dc.GetListRestrictions().Labels
+		for _, it := range items {
+			m, err := meta.Accessor(it)
+			if err != nil {
+				return true, nil, err
+			}
+			if sel == nil || sel.Matches(labels.Set(m.GetLabels())) {
+				if err := tr.Delete(a.GetResource(), m.GetNamespace(), m.GetName()); err != nil && !apierrors.IsNotFound(err) {
+					return true, nil, err
+				}
+			}
+		}
+		return true, nil, nil
+	}
 }

@@ -138,9 +138,14 @@ func (c *Cluster) storeKubeconfig(ctx context.Context, providerID string, data, 
 
 func (c *Cluster) applyIdentity(ctx context.Context, id *v1alpha1.Identity, res *Imported) error {
 	providerID := id.Spec.ClusterID
+	return c.applyIdentityNamed(ctx, IdentityName(providerID), IdentityLabels(providerID), id, res)
+}
+
+// applyIdentityNamed records an Identity (spec, then status) under name in federate-system.
+func (c *Cluster) applyIdentityNamed(ctx context.Context, name string, labels map[string]string, id *v1alpha1.Identity, res *Imported) error {
 	obj := &v1alpha1.Identity{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.IdentityKind},
-		ObjectMeta: metav1.ObjectMeta{Name: IdentityName(providerID), Namespace: SystemNamespace, Labels: IdentityLabels(providerID)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: labels},
 		Spec:       id.Spec,
 	}
 	identities := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(SystemNamespace)

@@ -158,28 +158,32 @@ func (c *Cluster) defaultClusterID(ctx context.Context) (string, error) {
 	return "cluster-" + string(ns.UID)[:8], nil
 }
 
-// installCRDs applies the CRDs and waits, with a watch, until the API server serves them.
+// installCRDs applies the CRDs, all at once, and waits, with a watch, until the API server serves them.
 func (c *Cluster) installCRDs(ctx context.Context) error {
 	crds, err := v1alpha1.CRDs()
 	if err != nil {
 		return err
 	}
-	for _, crd := range crds {
-		out, err := c.Dynamic.Resource(crdGVR).Apply(ctx, crd.GetName(), crd, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
-		if err != nil {
-			return fmt.Errorf("applying CRD %s: %w", crd.GetName(), err)
-		}
-		if established(out) {
-			continue
-		}
-		if err := c.waitFor(ctx, c.Dynamic.Resource(crdGVR), crd.GetName(), out.GetResourceVersion(), func(ev watch.Event) (bool, error) {
-			u, ok := ev.Object.(*unstructured.Unstructured)
-			return ok && established(u), nil
-		}); err != nil {
-			return fmt.Errorf("waiting for CRD %s to be established: %w", crd.GetName(), err)
+	jobs := make([]func() error, len(crds))
+	for i, crd := range crds {
+		jobs[i] = func() error {
+			out, err := c.Dynamic.Resource(crdGVR).Apply(ctx, crd.GetName(), crd, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+			if err != nil {
+				return fmt.Errorf("applying CRD %s: %w", crd.GetName(), err)
+			}
+			if established(out) {
+				return nil
+			}
+			if err := c.waitFor(ctx, c.Dynamic.Resource(crdGVR), crd.GetName(), out.GetResourceVersion(), func(ev watch.Event) (bool, error) {
+				u, ok := ev.Object.(*unstructured.Unstructured)
+				return ok && established(u), nil
+			}); err != nil {
+				return fmt.Errorf("waiting for CRD %s to be established: %w", crd.GetName(), err)
+			}
+			return nil
 		}
 	}
-	return nil
+	return parallel(jobs...)
 }
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}

@@ -143,7 +143,7 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	// leaves the nonce for a re-run; it stays unapproved until the nonce is ours.
 	var req *certv1.CertificateSigningRequest
 	if err := step(r, "Requesting the client certificate", "CertificateSigningRequest created", func() error {
-		req, err = c.createCSR(ctx, o.ConsumerID, tenant.Spec.CSR, o.Expiration)
+		req, err = c.createCSR(ctx, o.ConsumerID, TenantLabels(o.ConsumerID), tenant.Spec.CSR, o.Expiration)
 		return err
 	}); err != nil {
 		return nil, err
@@ -181,7 +181,7 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	staleDone := make(chan error, 1)
 	go func() { staleDone <- c.removeStaleCSRs(ctx, o.ConsumerID, req) }()
 	if err := errors.Join(step(r, "Building the sandbox "+ns, "Sandbox "+ns+" ready (Pod Security "+o.Sandbox.PodSecurity+", quota, limits, network policy)", func() error {
-		if err := c.ensureSandbox(ctx, ns, o.ConsumerID, o.Sandbox); err != nil {
+		if err := c.ensureSandbox(ctx, ns, tenantOwner(o.ConsumerID), o.Sandbox); err != nil {
 			return err
 		}
 		t := &v1alpha1.Tenant{
@@ -209,8 +209,12 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		r.Warn(fmt.Sprintf("The signer shortened the certificate to %s (requested %s): it expires at %s",
 			lifetime.Round(time.Second), o.Expiration, cert.NotAfter.UTC().Format(time.RFC3339)))
 	}
-	if err := step(r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns, func() error {
-		return c.bindRole(ctx, ns, user, o.ClusterRole, o.ConsumerID)
+	if err := step(r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns+" and the consumer's extra namespaces", func() error {
+		// The tenant namespace and every extra namespace: the new user everywhere, no older one anywhere.
+		return parallel(
+			func() error { return c.bindRole(ctx, ns, user, o.ClusterRole, o.ConsumerID) },
+			func() error { return c.rebindExtra(ctx, o.ConsumerID, user, o.ClusterRole) },
+		)
 	}); err != nil {
 		return nil, err
 	}

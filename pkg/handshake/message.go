@@ -63,3 +63,34 @@ func Fingerprint(publicKey []byte) string {
 	sum := sha256.Sum256(publicKey)
 	return "SHA256:" + hex.EncodeToString(sum[:])
 }
+
+// sliceContext separates ResourceSlice signatures from handshake signatures made with the same key.
+const sliceContext = "kubectl-federate resourceslice v1"
+
+// SliceMessage is what the consumer signs for a ResourceSlice: provider, consumer, slice name, class, the
+// resources asked (canonical, sorted) and the exact CSR, so that a request altered in any of them, moved to
+// another consumer or provider, or given another key, verifies for nothing. IDs and slice names are DNS
+// labels and resources are validated before they get here; the class is hashed, so nothing can inject a
+// separator.
+func SliceMessage(providerID, consumerID, slice, class string, resources map[string]string, csrDER []byte) []byte {
+	sum := sha256.Sum256(csrDER)
+	cls := sha256.Sum256([]byte(class))
+	res := sha256.Sum256([]byte(canonicalResources(resources)))
+	return []byte(strings.Join([]string{
+		sliceContext,
+		"provider=" + providerID,
+		"consumer=" + consumerID,
+		"slice=" + slice,
+		"class-sha256=" + hex.EncodeToString(cls[:]),
+		"resources-sha256=" + hex.EncodeToString(res[:]),
+		"csr-sha256=" + hex.EncodeToString(sum[:]),
+	}, "\n"))
+}
+
+// SliceUser is the Kubernetes user of a slice's identity, derived from the slice's client public key
+// (its PKIX DER): a new key is a new user, so a RoleBinding for one slice request never applies to an
+// earlier certificate of the same slice.
+func SliceUser(consumerID, slice string, publicKeyDER []byte) string {
+	sum := sha256.Sum256(append([]byte(sliceContext+" user\n"), publicKeyDER...))
+	return UserPrefix + consumerID + ":slice-" + slice + ":" + hex.EncodeToString(sum[:8])
+}

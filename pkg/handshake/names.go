@@ -1,6 +1,8 @@
 package handshake
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -30,6 +32,20 @@ const (
 	RoleConsumer = "consumer"
 	FieldManager = "kubectl-federate"
 
+	// LabelNamespaceKind says what a provider's namespace for a consumer is: KindTenant (federate-tenant-C,
+	// where the pairing's identity works), KindSlice (a ResourceSlice's own namespace) or KindExtra (a
+	// namespace granted on request). Ownership checks compare it, so no kind of grant can take over
+	// another's namespace.
+	LabelNamespaceKind = "federate.dev/namespace-kind"
+	KindTenant         = "tenant"
+	KindSlice          = "slice"
+	KindExtra          = "extra"
+	// LabelSlice names the ResourceSlice a namespace, CSR or consumer object belongs to.
+	LabelSlice = "federate.dev/resource-slice"
+
+	// MaxSliceNameLength keeps every name derived from a slice within its limits.
+	MaxSliceNameLength = 40
+
 	// MaxClusterIDLength keeps federate-tenant-<ID> within the 63 characters of a namespace name.
 	MaxClusterIDLength = 63 - len(TenantNamespacePrefix)
 )
@@ -58,6 +74,57 @@ func TenantLabels(consumerID string) map[string]string {
 // IdentityLabels are carried by every object a consumer creates for a provider.
 func IdentityLabels(providerID string) map[string]string {
 	return map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: providerID, LabelRole: RoleConsumer}
+}
+
+// SliceNamespace is a ResourceSlice's sandbox namespace on the provider: readable, and unique per
+// (consumer, slice) through a hash, since "-" may appear in both IDs and names.
+func SliceNamespace(consumerID, slice string) string {
+	sum := sha256.Sum256([]byte(consumerID + "\n" + slice))
+	readable := consumerID + "-" + slice
+	const prefix, room = "fs-", 63 - len("fs-") - 1 - 8
+	if len(readable) > room {
+		readable = strings.TrimRight(readable[:room], "-")
+	}
+	return prefix + readable + "-" + hex.EncodeToString(sum[:4])
+}
+
+// SliceKey names a consumer's objects for the slice of a provider: provider and slice joined by a dot,
+// which neither a cluster ID nor a slice name contains.
+func SliceKey(providerID, slice string) string { return providerID + "." + slice }
+
+// SliceIdentityName, SliceKubeconfigSecretName and SlicePendingKeySecretName are the consumer's Identity,
+// kubeconfig Secret and waiting client key of a slice, in federate-system.
+func SliceIdentityName(providerID, slice string) string { return "resource-" + SliceKey(providerID, slice) }
+
+// SliceKubeconfigSecretName is the Secret holding a slice's kubeconfig.
+func SliceKubeconfigSecretName(providerID, slice string) string {
+	return "kubeconfig-resource-" + SliceKey(providerID, slice)
+}
+
+// SlicePendingKeySecretName holds a slice's client key until its certificate is imported.
+func SlicePendingKeySecretName(providerID, slice string) string {
+	return "resource-" + SliceKey(providerID, slice) + "-pending-key"
+}
+
+// SliceLabels are carried by a consumer's objects for a slice.
+func SliceLabels(providerID, slice string) map[string]string {
+	l := IdentityLabels(providerID)
+	l[LabelSlice] = slice
+	return l
+}
+
+// ValidateSliceName checks a ResourceSlice name: a DNS label of at most MaxSliceNameLength characters.
+func ValidateSliceName(what, name string) error {
+	if name == "" {
+		return fmt.Errorf("%s: must not be empty", what)
+	}
+	if len(name) > MaxSliceNameLength {
+		return fmt.Errorf("%s %q: must be at most %d characters, got %d", what, truncate(name), MaxSliceNameLength, len(name))
+	}
+	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+		return fmt.Errorf("%s %q: must be a DNS label (lowercase letters, digits and '-', starting and ending with a letter or digit)", what, truncate(name))
+	}
+	return nil
 }
 
 // ValidateClusterID checks a cluster ID: a lowercase DNS label short enough to prefix namespace names.

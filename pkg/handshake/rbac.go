@@ -13,7 +13,7 @@ import (
 // defaultClusterRole is what a tenant may do in its sandbox on the provider: run ordinary namespaced
 // workloads, see its quota and limits, and read its own Tenant. It grants nothing on RBAC, CSRs,
 // ServiceAccounts (so no token minting), NetworkPolicies, other namespaces or the federation's own objects
-// beyond that read, and it is only ever bound with a RoleBinding. DaemonSets are left out on purpose: a
+// beyond that read and leaving its own requests (ResourceSlices, NamespaceRequests), and it is only ever bound with a RoleBinding. DaemonSets are left out on purpose: a
 // DaemonSet asks for one pod on every node, the provider's most sensitive ones included, which is never
 // what a tenant's share of a cluster means. docs/security.md gives the reasoning for each rule.
 func defaultClusterRole() *rbacv1.ClusterRole {
@@ -33,6 +33,10 @@ func defaultClusterRole() *rbacv1.ClusterRole {
 				"replicasets", "deployments/scale", "statefulsets/scale"}, Verbs: rw},
 			{APIGroups: []string{"batch"}, Resources: []string{"jobs", "cronjobs"}, Verbs: rw},
 			{APIGroups: []string{v1alpha1.Group}, Resources: []string{"tenants"}, Verbs: ro},
+			// The consumer's requests to its provider travel through its own identity: it may leave and
+			// withdraw them, never answer them (no status subresource), and the quota bounds their number.
+			{APIGroups: []string{v1alpha1.Group}, Resources: []string{"resourceslices", "namespacerequests"},
+				Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
 		},
 	}
 }

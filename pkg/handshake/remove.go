@@ -21,6 +21,13 @@ func (c *Cluster) RemoveTenant(ctx context.Context, consumerID string, keepNames
 	}
 	r := c.report()
 	ns := TenantNamespace(consumerID)
+	granted, err := c.grantedNamespaces(ctx, consumerID)
+	if err != nil {
+		return err
+	}
+	if len(granted) > 0 && !keepNamespace {
+		ns = fmt.Sprintf("%s and %d more", ns, len(granted))
+	}
 	return step(r, "Removing tenant "+consumerID, "Tenant "+consumerID+" removed (Tenant, nonce, CSRs"+nsNote(keepNamespace, ns)+")", func() error {
 		errs := []error{
 			ignoreNotFound(c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Delete(ctx, consumerID, metav1.DeleteOptions{})),
@@ -30,22 +37,29 @@ func (c *Cluster) RemoveTenant(ctx context.Context, consumerID string, keepNames
 				metav1.ListOptions{LabelSelector: labels.SelectorFromSet(TenantLabels(consumerID)).String()})),
 		}
 		if !keepNamespace {
-			errs = append(errs, c.deleteNamespace(ctx, ns, consumerID))
+			// Every namespace at once: the tenant's, its slices' and its extra ones.
+			jobs := []func() error{func() error { return c.deleteNamespace(ctx, TenantNamespace(consumerID), consumerID) }}
+			for _, g := range granted {
+				jobs = append(jobs, func() error { return c.deleteNamespace(ctx, g.Name, consumerID) })
+			}
+			errs = append(errs, parallel(jobs...))
 		}
 		return errors.Join(errs...)
 	})
 }
 
-// RemoveIdentity (consumer) forgets a provider: its Identity, kubeconfig Secret and pending client key,
-// all in federate-system. Nothing of the other direction of a two-way pairing is touched.
+// RemoveIdentity (consumer) forgets a provider: every Identity, kubeconfig Secret, waiting client key and
+// ResourceSlice record this cluster holds for it (the pairing's and its slices'), all in federate-system,
+// found by their labels. Nothing of the other direction of a two-way pairing is touched: those carry the
+// provider role.
 func (c *Cluster) RemoveIdentity(ctx context.Context, providerID string) error {
 	r := c.report()
-	return step(r, "Removing identity for "+providerID, "Identity for "+providerID+" removed (Identity, kubeconfig, keys)", func() error {
-		secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
+	return step(r, "Removing identity for "+providerID, "Identities for "+providerID+" removed (Identities, kubeconfigs, keys, slice records)", func() error {
+		sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(IdentityLabels(providerID)).String()}
 		return errors.Join(
-			ignoreNotFound(c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(SystemNamespace).Delete(ctx, IdentityName(providerID), metav1.DeleteOptions{})),
-			ignoreNotFound(secrets.Delete(ctx, KubeconfigSecretName(providerID), metav1.DeleteOptions{})),
-			ignoreNotFound(secrets.Delete(ctx, PendingKeySecretName(providerID), metav1.DeleteOptions{})),
+			ignoreNotFound(c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
+			ignoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
+			ignoreNotFound(c.Kube.CoreV1().Secrets(SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
 		)
 	})
 }

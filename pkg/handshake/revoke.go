@@ -25,43 +25,43 @@ var workloadGVRs = []schema.GroupVersionResource{
 	{Version: "v1", Resource: "replicationcontrollers"},
 }
 
-// Revoke (provider) takes a consumer's rights away at once, on this cluster alone: the RoleBinding goes
-// first, so from that moment its certificate is authorized for nothing more than any authenticated user;
-// then everything it runs is stopped (workloads, then pods, which ends its open exec, attach and
-// port-forward streams), the service-account tokens it could hold are invalidated (token Secrets deleted,
-// the default ServiceAccount replaced, so tokens bound to the old one fail), and the Tenant is marked
-// Revoked. The namespace and its data stay for inspection. Safe to re-run.
+// Revoke (provider) takes a consumer's rights away at once, on this cluster alone, in every namespace it
+// was granted (its tenant namespace, its slices' and its extra namespaces): the RoleBindings go first, so
+// from that moment its certificates are authorized for nothing more than any authenticated user; then
+// everything it runs is stopped (workloads, then pods, which ends its open exec, attach and port-forward
+// streams), the service-account tokens it could hold are invalidated (token Secrets deleted, the default
+// ServiceAccount replaced, so tokens bound to the old one fail), and the Tenant is marked Revoked. The
+// namespaces and their data stay for inspection. Safe to re-run.
 func (c *Cluster) Revoke(ctx context.Context, consumerID string) error {
 	ns := TenantNamespace(consumerID)
 	r := c.report()
-	if err := step(r, "Removing the RoleBinding of "+consumerID, "No RoleBinding left for "+consumerID+": its certificate grants nothing in "+ns, func() error {
-		rbs := c.Kube.RbacV1().RoleBindings(ns)
-		rb, err := rbs.Get(ctx, RoleBindingName, metav1.GetOptions{})
-		if err != nil {
-			return ignoreNotFound(err)
+	granted, err := c.grantedNamespaces(ctx, consumerID)
+	if err != nil {
+		return err
+	}
+	names := []string{ns}
+	for _, g := range granted {
+		names = append(names, g.Name)
+	}
+	what := ns
+	if len(granted) > 0 {
+		what = fmt.Sprintf("%s and %d more namespaces", ns, len(granted))
+	}
+	if err := step(r, "Removing the RoleBindings of "+consumerID, "No RoleBinding left for "+consumerID+": its certificates grant nothing in "+what, func() error {
+		jobs := make([]func() error, len(names))
+		for i, name := range names {
+			jobs[i] = func() error { return c.deleteRoleBinding(ctx, name, consumerID) }
 		}
-		if rb.Labels[LabelManagedBy] != ManagedBy || rb.Labels[LabelRemoteClusterID] != consumerID {
-			return fmt.Errorf("RoleBinding %s/%s %w for consumer %q: left in place", ns, RoleBindingName, ErrNotOurs, consumerID)
-		}
-		return ignoreNotFound(rbs.Delete(ctx, RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
+		return parallel(jobs...)
 	}); err != nil {
 		return err
 	}
 	if err := step(r, "Stopping the tenant's workloads and tokens", "Workloads, pods and tokens of "+consumerID+" removed", func() error {
-		live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
+		jobs := []func() error{func() error { return c.stopIn(ctx, ns, tenantOwner(consumerID)) }}
+		for _, g := range granted {
+			jobs = append(jobs, func() error { return c.stopIn(ctx, g.Name, ownerOf(g.Labels)) })
 		}
-		if err != nil {
-			return err
-		}
-		if live.DeletionTimestamp != nil {
-			return nil // the namespace controller is already removing everything in it
-		}
-		if live.Labels[LabelManagedBy] != ManagedBy || live.Labels[LabelRemoteClusterID] != consumerID {
-			return fmt.Errorf("namespace %s %w for consumer %q: nothing in it was touched", ns, ErrNotOurs, consumerID)
-		}
-		return c.stopTenant(ctx, ns)
+		return parallel(jobs...)
 	}); err != nil {
 		return err
 	}
@@ -74,6 +74,59 @@ func (c *Cluster) Revoke(ctx context.Context, consumerID string) error {
 		}
 		return err
 	})
+}
+
+// deleteRoleBinding deletes the tenant RoleBinding of a namespace if kubectl federate made it for
+// consumerID; another one of that name is left in place, with an error.
+func (c *Cluster) deleteRoleBinding(ctx context.Context, ns, consumerID string) error {
+	rbs := c.Kube.RbacV1().RoleBindings(ns)
+	rb, err := rbs.Get(ctx, RoleBindingName, metav1.GetOptions{})
+	if err != nil {
+		return ignoreNotFound(err)
+	}
+	if rb.Labels[LabelManagedBy] != ManagedBy || rb.Labels[LabelRemoteClusterID] != consumerID {
+		return fmt.Errorf("RoleBinding %s/%s %w for consumer %q: left in place", ns, RoleBindingName, ErrNotOurs, consumerID)
+	}
+	return ignoreNotFound(rbs.Delete(ctx, RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
+}
+
+// stopIn stops what runs in a namespace created for owner; a namespace of another owner is not touched.
+func (c *Cluster) stopIn(ctx context.Context, ns string, owner nsOwner) error {
+	live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if live.DeletionTimestamp != nil {
+		return nil // the namespace controller is already removing everything in it
+	}
+	if !owner.owns(live.Labels) {
+		return fmt.Errorf("namespace %s %w for %s: nothing in it was touched", ns, ErrNotOurs, owner)
+	}
+	return c.stopTenant(ctx, ns)
+}
+
+// revokeNamespace takes one granted namespace's rights away and stops what runs there.
+func (c *Cluster) revokeNamespace(ctx context.Context, ns string, owner nsOwner) error {
+	live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !owner.owns(live.Labels) {
+		return fmt.Errorf("namespace %s %w for %s: left in place", ns, ErrNotOurs, owner)
+	}
+	if err := c.deleteRoleBinding(ctx, ns, owner.consumerID); err != nil {
+		return err
+	}
+	if live.DeletionTimestamp != nil {
+		return nil
+	}
+	return c.stopTenant(ctx, ns)
 }
 
 // stopTenant deletes what runs in the sandbox and the tokens it could use: workloads and token Secrets at

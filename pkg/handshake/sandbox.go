@@ -63,6 +63,7 @@ func DefaultQuota() corev1.ResourceList {
 		"pods": "20", "requests.cpu": "4", "limits.cpu": "10", "requests.memory": "8Gi", "limits.memory": "16Gi",
 		"requests.storage": "20Gi", "persistentvolumeclaims": "10", "requests.ephemeral-storage": "20Gi",
 		"services": "10", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "50", "configmaps": "50",
+		"count/resourceslices.federate.dev": "10", "count/namespacerequests.federate.dev": "10",
 	})
 }
 
@@ -186,18 +187,57 @@ func FormatResourceList(m map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-// ensureSandbox creates or converges the sandbox namespace of a consumer and everything in it. An existing
-// namespace of that name that kubectl federate did not create for this consumer is refused, never adopted.
-// The objects inside are server-side applied, all at once, so a re-run with other options converges.
-func (c *Cluster) ensureSandbox(ctx context.Context, ns, consumerID string, o SandboxOptions) error {
-	labels := TenantLabels(consumerID)
+// nsOwner is what a provider namespace was created for: a consumer, and which of its grants (the tenant
+// namespace, a slice's, or an extra one).
+type nsOwner struct{ consumerID, kind, slice string }
+
+func tenantOwner(consumerID string) nsOwner { return nsOwner{consumerID: consumerID, kind: KindTenant} }
+
+// labels are the ownership labels the namespace carries.
+func (o nsOwner) labels() map[string]string {
+	l := TenantLabels(o.consumerID)
+	l[LabelNamespaceKind] = o.kind
+	if o.slice != "" {
+		l[LabelSlice] = o.slice
+	}
+	return l
+}
+
+// owns tells whether a namespace with these labels was created by kubectl federate for exactly this
+// owner. Tenant namespaces created before the kind label existed carry none; they count as tenant ones.
+func (o nsOwner) owns(l map[string]string) bool {
+	kind, hasKind := l[LabelNamespaceKind]
+	if !hasKind && o.kind == KindTenant {
+		kind = KindTenant
+	}
+	return l[LabelManagedBy] == ManagedBy && l[LabelRemoteClusterID] == o.consumerID && l[LabelRole] == RoleProvider &&
+		kind == o.kind && l[LabelSlice] == o.slice
+}
+
+func (o nsOwner) String() string {
+	switch o.kind {
+	case KindSlice:
+		return fmt.Sprintf("resource slice %q of consumer %q", o.slice, o.consumerID)
+	case KindExtra:
+		return fmt.Sprintf("an extra namespace of consumer %q", o.consumerID)
+	}
+	return fmt.Sprintf("consumer %q", o.consumerID)
+}
+
+// ensureSandbox creates or converges a sandbox namespace of a consumer and everything in it. An existing
+// namespace of that name that kubectl federate did not create for this very owner is refused, never
+// adopted. The objects inside are server-side applied, all at once, so a re-run with other options
+// converges.
+func (c *Cluster) ensureSandbox(ctx context.Context, ns string, owner nsOwner, o SandboxOptions) error {
+	consumerID := owner.consumerID
+	labels := owner.labels()
 	labels[LabelSandbox] = "true"
 	for _, mode := range []string{"enforce", "warn", "audit"} {
 		labels[psaPrefix+mode] = o.PodSecurity
 		labels[psaPrefix+mode+"-version"] = "latest"
 	}
 	annotations := map[string]string{AnnotationPriorityClasses: strings.Join(o.PriorityClasses, ",")}
-	if err := c.ensureOwnNamespace(ctx, ns, consumerID, labels, annotations); err != nil {
+	if err := c.ensureOwnNamespace(ctx, ns, owner, labels, annotations); err != nil {
 		return err
 	}
 	err := parallel(
@@ -246,8 +286,8 @@ func wrapApply(kind, ns string, err error) error {
 }
 
 // ensureOwnNamespace creates the namespace with labels and annotations, or converges one this tool created
-// for consumerID; one that is terminating (a previous unauthenticate) is waited out and created again.
-func (c *Cluster) ensureOwnNamespace(ctx context.Context, name, consumerID string, labels, annotations map[string]string) error {
+// for owner; one that is terminating (a previous unauthenticate) is waited out and created again.
+func (c *Cluster) ensureOwnNamespace(ctx context.Context, name string, owner nsOwner, labels, annotations map[string]string) error {
 	nss := c.Kube.CoreV1().Namespaces()
 	want := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations}}
 	for {
@@ -262,8 +302,8 @@ func (c *Cluster) ensureOwnNamespace(ctx context.Context, name, consumerID strin
 		if err != nil {
 			return err
 		}
-		if existing.Labels[LabelManagedBy] != ManagedBy || existing.Labels[LabelRemoteClusterID] != consumerID || existing.Labels[LabelRole] != RoleProvider {
-			return fmt.Errorf("namespace %s exists and %w for consumer %q: refusing to adopt it (delete or rename it, or pair under another cluster ID)", name, ErrNotOurs, consumerID)
+		if !owner.owns(existing.Labels) {
+			return fmt.Errorf("namespace %s exists and %w for %s: refusing to adopt it (%w: delete or rename that namespace, or use another name or cluster ID)", name, ErrNotOurs, owner, ErrNameTaken)
 		}
 		if existing.DeletionTimestamp != nil {
 			if err := c.waitDeleted(ctx, nss, name, existing.ResourceVersion); err != nil {

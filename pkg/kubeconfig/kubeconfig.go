@@ -102,3 +102,21 @@ func ClientCertificate(data []byte) ([]byte, error) {
 	}
 	return user.ClientCertificateData, nil
 }
+
+// Endpoint returns the API server URL, CA bundle (PEM) and proxy URL of a kubeconfig's current context, so
+// that a second credential for the same cluster reaches it the same way.
+func Endpoint(data []byte) (server string, ca []byte, proxyURL string, err error) {
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		return "", nil, "", err
+	}
+	ctx, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok {
+		return "", nil, "", errors.New("kubeconfig has no current context")
+	}
+	cluster, ok := cfg.Clusters[ctx.Cluster]
+	if !ok {
+		return "", nil, "", fmt.Errorf("kubeconfig has no cluster %q", ctx.Cluster)
+	}
+	return cluster.Server, cluster.CertificateAuthorityData, cluster.ProxyURL, nil
+}

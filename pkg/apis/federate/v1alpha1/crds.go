@@ -11,10 +11,10 @@ import (
 //go:embed crds/*.yaml
 var crdFiles embed.FS
 
-// CRDs returns the Tenant and Identity CustomResourceDefinitions, parsed from the embedded manifests.
+// CRDs returns the CustomResourceDefinitions of the API, parsed from the embedded manifests.
 func CRDs() ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	for _, name := range []string{"crds/tenants.yaml", "crds/identities.yaml"} {
+	for _, name := range []string{"crds/tenants.yaml", "crds/identities.yaml", "crds/resourceslices.yaml", "crds/resourcesliceclasses.yaml", "crds/namespacerequests.yaml"} {
 		data, err := crdFiles.ReadFile(name)
 		if err != nil {
 			return nil, err

@@ -1,5 +1,8 @@
-// Package v1alpha1 holds the federate.dev/v1alpha1 API: Tenant (on a provider, one per consumer) and
-// Identity (on a consumer, one per provider), and their CRD manifests.
+// Package v1alpha1 holds the federate.dev/v1alpha1 API: Tenant (on a provider, one per consumer),
+// Identity (on a consumer, one per credential it holds on a provider), ResourceSlice (a consumer's signed
+// request for resources with their own identity, and the provider's grant), ResourceSliceClass (a
+// provider's policy for slices), NamespaceRequest (a consumer's request for one more namespace), and
+// their CRD manifests.
 package v1alpha1
 
 import (
@@ -18,14 +21,26 @@ var APIVersion = Group + "/" + Version
 
 // Kinds and resources.
 var (
-	TenantGVR   = schema.GroupVersionResource{Group: Group, Version: Version, Resource: "tenants"}
-	IdentityGVR = schema.GroupVersionResource{Group: Group, Version: Version, Resource: "identities"}
+	TenantGVR             = schema.GroupVersionResource{Group: Group, Version: Version, Resource: "tenants"}
+	IdentityGVR           = schema.GroupVersionResource{Group: Group, Version: Version, Resource: "identities"}
+	ResourceSliceGVR      = schema.GroupVersionResource{Group: Group, Version: Version, Resource: "resourceslices"}
+	ResourceSliceClassGVR = schema.GroupVersionResource{Group: Group, Version: Version, Resource: "resourcesliceclasses"}
+	NamespaceRequestGVR   = schema.GroupVersionResource{Group: Group, Version: Version, Resource: "namespacerequests"}
 )
 
 // Kind names.
 const (
-	TenantKind   = "Tenant"
-	IdentityKind = "Identity"
+	TenantKind             = "Tenant"
+	IdentityKind           = "Identity"
+	ResourceSliceKind      = "ResourceSlice"
+	ResourceSliceClassKind = "ResourceSliceClass"
+	NamespaceRequestKind   = "NamespaceRequest"
+)
+
+// Identity types.
+const (
+	IdentityControlPlane = "ControlPlane" // the pairing's own identity, in the tenant namespace
+	IdentityResource     = "Resource"     // a ResourceSlice's identity, in the slice's namespace
 )
 
 // Tenant is what a consumer cluster asks of a provider. The consumer generates it (generate tenant); the
@@ -115,6 +130,11 @@ type IdentitySpec struct {
 	Certificate []byte `json:"certificate"`
 	// ProxyURL, if set, is written into the kubeconfig.
 	ProxyURL string `json:"proxyURL,omitempty"`
+	// Type is ControlPlane (empty means ControlPlane) or Resource. Only import identity reads an Identity
+	// from a file, and it accepts ControlPlane only; a Resource identity is recorded by import resourceslice.
+	Type string `json:"type,omitempty"`
+	// ResourceSlice names the slice of a Resource identity.
+	ResourceSlice string `json:"resourceSlice,omitempty"`
 	// Integrity holds, for each field above, an HMAC-SHA256 keyed from the nonce of this issuance, which
 	// only the two administrators hold: the consumer refuses a field altered after the provider issued it.
 	Integrity map[string][]byte `json:"integrity,omitempty"`
@@ -128,6 +148,110 @@ type IdentityStatus struct {
 	NotAfter *metav1.Time `json:"notAfter,omitempty"`
 	// KubeconfigSecret names the Secret (same namespace, key "kubeconfig") holding the kubeconfig.
 	KubeconfigSecret string `json:"kubeconfigSecret,omitempty"`
+}
+
+// ResourceSlice is a consumer's request for an amount of resources on a provider, with an identity of its
+// own. The consumer creates it in its tenant namespace on the provider, through the pairing's identity, and
+// keeps a copy in its own federate-system; the provider's administrator accepts (or denies) it, which
+// writes the grant into its status.
+type ResourceSlice struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              ResourceSliceSpec   `json:"spec"`
+	Status            ResourceSliceStatus `json:"status,omitempty"`
+}
+
+// ResourceSliceSpec is the consumer's signed request.
+type ResourceSliceSpec struct {
+	// ClusterID is the consumer's cluster ID.
+	ClusterID string `json:"clusterID"`
+	// ProviderClusterID is the provider the request was made for.
+	ProviderClusterID string `json:"providerClusterID"`
+	// Slice is the slice's name, the same on both sides.
+	Slice string `json:"slice"`
+	// Class is the ResourceSliceClass asked for ("" means the provider's default).
+	Class string `json:"class,omitempty"`
+	// Resources asked for: cpu, memory, pods, ephemeral-storage.
+	Resources map[string]string `json:"resources"`
+	// CSR is the PEM certificate signing request for the slice's own client key.
+	CSR []byte `json:"csr"`
+	// Signature is the Ed25519 signature, by the consumer's pinned handshake key, over the slice message that
+	// binds provider, consumer, slice name, class, resources and CSR.
+	Signature []byte `json:"signature"`
+}
+
+// ResourceSliceStatus is written by the provider's accept or deny on its copy, and by import on the
+// consumer's copy.
+type ResourceSliceStatus struct {
+	// Phase is Accepted or Denied on the provider (empty while pending); Imported on the consumer once the
+	// credential is stored.
+	Phase string `json:"phase,omitempty"`
+	// Reason says why a slice was denied, or granted less than asked.
+	Reason string `json:"reason,omitempty"`
+	// Class is the class the grant was made under.
+	Class string `json:"class,omitempty"`
+	// Granted is what the slice's namespace quota allows.
+	Granted map[string]string `json:"granted,omitempty"`
+	// Namespace is the slice's sandbox namespace on the provider.
+	Namespace string `json:"namespace,omitempty"`
+	// User is the Kubernetes user of the slice's identity.
+	User string `json:"user,omitempty"`
+	// Certificate is the slice's issued client certificate (PEM, public).
+	Certificate []byte `json:"certificate,omitempty"`
+	// NotAfter is when the certificate expires.
+	NotAfter *metav1.Time `json:"notAfter,omitempty"`
+	// ClusterRole is the ClusterRole bound in the slice's namespace.
+	ClusterRole string `json:"clusterRole,omitempty"`
+	// PodSecurity is the Pod Security level of the slice's namespace.
+	PodSecurity string `json:"podSecurity,omitempty"`
+	// KubeconfigSecret (consumer) names the Secret in federate-system holding the slice's kubeconfig.
+	KubeconfigSecret string `json:"kubeconfigSecret,omitempty"`
+}
+
+// ResourceSliceClass is a provider's policy for the slices asked of it: the most each may get, what its
+// identity may do, its Pod Security level, and whether a pending slice of the class is accepted without a
+// decision per slice.
+type ResourceSliceClass struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              ResourceSliceClassSpec `json:"spec"`
+}
+
+// ResourceSliceClassSpec is the class's policy.
+type ResourceSliceClassSpec struct {
+	// Max bounds each resource of a slice (cpu, memory, pods, ephemeral-storage); a missing one is unbounded.
+	Max map[string]string `json:"max,omitempty"`
+	// OverMax is Clamp (grant the maximum) or Deny (refuse the whole request).
+	OverMax string `json:"overMax,omitempty"`
+	// ClusterRole is bound to the slice's identity in its namespace.
+	ClusterRole string `json:"clusterRole,omitempty"`
+	// PodSecurity is the level enforced in the slice's namespace.
+	PodSecurity string `json:"podSecurity,omitempty"`
+	// AutoAccept lets "accept resourceslice --pending" grant the class's slices without naming them.
+	AutoAccept bool `json:"autoAccept,omitempty"`
+}
+
+// NamespaceRequest is a consumer's request, left in its tenant namespace on the provider, for one more
+// namespace where its pairing identity works. Its name is the namespace asked for.
+type NamespaceRequest struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              NamespaceRequestSpec   `json:"spec,omitempty"`
+	Status            NamespaceRequestStatus `json:"status,omitempty"`
+}
+
+// NamespaceRequestSpec is the request.
+type NamespaceRequestSpec struct {
+	// Reason is the consumer's note to the provider's administrator.
+	Reason string `json:"reason,omitempty"`
+}
+
+// NamespaceRequestStatus is the provider's answer.
+type NamespaceRequestStatus struct {
+	// Phase is Granted or Refused (empty while pending).
+	Phase string `json:"phase,omitempty"`
+	// Reason says why a request was refused.
+	Reason string `json:"reason,omitempty"`
 }
 
 // DeepCopyTenant returns a deep copy of t.

@@ -1,0 +1,268 @@
+package handshake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+)
+
+// A ResourceSlice is an amount of a provider's resources with an identity of its own (Liqo's resource
+// acquisition), done without a controller: the consumer signs the request with its pinned handshake key and
+// leaves it in its tenant namespace through the pairing's identity; the provider's administrator accepts it
+// under a ResourceSliceClass, which builds a sandbox namespace whose quota is the grant and issues the
+// slice's own certificate there; the consumer imports that certificate for the key it kept.
+
+// Slice resources a consumer may ask for.
+const (
+	SliceCPU              = "cpu"
+	SliceMemory           = "memory"
+	SlicePods             = "pods"
+	SliceEphemeralStorage = "ephemeral-storage"
+)
+
+// SliceResources lists them in the order they are shown.
+var SliceResources = []string{SliceCPU, SliceMemory, SlicePods, SliceEphemeralStorage}
+
+// Slice phases. Pending is the empty phase of a request nobody has answered.
+const (
+	SlicePending  = "Pending"
+	SliceAccepted = "Accepted"
+	SliceDenied   = "Denied"
+	SliceImported = "Imported"
+)
+
+// Over-maximum policies of a class.
+const (
+	OverMaxClamp = "Clamp"
+	OverMaxDeny  = "Deny"
+)
+
+// DefaultSliceClass is the class a request without one gets. Unless the provider's administrator defines
+// a class of that name, it grants what is asked (as Liqo does by default), binds DefaultClusterRole and
+// enforces the restricted Pod Security level.
+const DefaultSliceClass = "default"
+
+// ParseSliceResources validates a slice's resources: known names, quantities, positive; cpu and memory
+// are required. field prefixes the resource name in errors (a flag prefix, or "spec.resources.").
+func ParseSliceResources(field string, m map[string]string) (corev1.ResourceList, error) {
+	out := corev1.ResourceList{}
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(SliceResources, name) {
+			return nil, fmt.Errorf("%s%s: is not a slice resource (%s)", field, truncate(name), strings.Join(SliceResources, ", "))
+		}
+		q, err := resource.ParseQuantity(m[name])
+		if err != nil {
+			return nil, fmt.Errorf("%s%s %q: is not a quantity", field, name, truncate(m[name]))
+		}
+		if q.Sign() <= 0 {
+			return nil, fmt.Errorf("%s%s %s: must be positive", field, name, m[name])
+		}
+		if name == SlicePods && !q.IsZero() && q.MilliValue()%1000 != 0 {
+			return nil, fmt.Errorf("%s%s %s: must be a whole number", field, name, m[name])
+		}
+		out[corev1.ResourceName(name)] = q
+	}
+	for _, req := range []string{SliceCPU, SliceMemory} {
+		if _, ok := out[corev1.ResourceName(req)]; !ok {
+			return nil, fmt.Errorf("%s%s: is required", field, req)
+		}
+	}
+	return out, nil
+}
+
+// canonicalResources is the signed form of a slice's resources: sorted name=value lines, the values
+// exactly as written.
+func canonicalResources(m map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		b.WriteString(k + "=" + m[k] + "\n")
+	}
+	return b.String()
+}
+
+// sliceClass is a class's policy, parsed.
+type sliceClass struct {
+	name        string
+	max         corev1.ResourceList
+	overMax     string
+	clusterRole string
+	podSecurity string
+	autoAccept  bool
+}
+
+// ValidateSliceClass checks a class's spec and returns it parsed, its defaults filled in.
+func ValidateSliceClass(name string, s v1alpha1.ResourceSliceClassSpec) (*sliceClass, error) {
+	if err := ValidateSliceName("class name", name); err != nil {
+		return nil, err
+	}
+	cls := &sliceClass{name: name, max: corev1.ResourceList{}, overMax: s.OverMax, clusterRole: s.ClusterRole,
+		podSecurity: s.PodSecurity, autoAccept: s.AutoAccept}
+	for _, k := range slices.Sorted(maps.Keys(s.Max)) {
+		if !slices.Contains(SliceResources, k) {
+			return nil, fmt.Errorf("max %s: is not a slice resource (%s)", truncate(k), strings.Join(SliceResources, ", "))
+		}
+		q, err := resource.ParseQuantity(s.Max[k])
+		if err != nil || q.Sign() <= 0 {
+			return nil, fmt.Errorf("max %s %q: must be a positive quantity", k, truncate(s.Max[k]))
+		}
+		cls.max[corev1.ResourceName(k)] = q
+	}
+	if cls.overMax == "" {
+		cls.overMax = OverMaxClamp
+	}
+	if cls.overMax != OverMaxClamp && cls.overMax != OverMaxDeny {
+		return nil, fmt.Errorf("overMax %q: must be %s or %s", truncate(cls.overMax), OverMaxClamp, OverMaxDeny)
+	}
+	if cls.clusterRole == "" {
+		cls.clusterRole = DefaultClusterRole
+	}
+	if cls.podSecurity == "" {
+		cls.podSecurity = PodSecurityRestricted
+	}
+	if !slices.Contains(PodSecurityLevels, cls.podSecurity) {
+		return nil, fmt.Errorf("podSecurity %q: must be one of %s", truncate(cls.podSecurity), strings.Join(PodSecurityLevels, ", "))
+	}
+	return cls, nil
+}
+
+// getSliceClass reads a class; the default class exists implicitly.
+func (c *Cluster) getSliceClass(ctx context.Context, name string) (*sliceClass, error) {
+	if name == "" {
+		name = DefaultSliceClass
+	}
+	u, err := c.Dynamic.Resource(v1alpha1.ResourceSliceClassGVR).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) && name == DefaultSliceClass {
+		return ValidateSliceClass(name, v1alpha1.ResourceSliceClassSpec{})
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("spec.class %q: %w: no ResourceSliceClass of that name on this provider (kubectl federate create resourceslice-class)", truncate(name), ErrNoClass)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading ResourceSliceClass %s: %w", name, err)
+	}
+	var cls v1alpha1.ResourceSliceClass
+	if err := fromUnstructured(u, &cls); err != nil {
+		return nil, err
+	}
+	parsed, err := ValidateSliceClass(name, cls.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("ResourceSliceClass %s: %w", name, err)
+	}
+	return parsed, nil
+}
+
+// ErrNoClass means a slice asks for a class the provider does not define.
+var ErrNoClass = errors.New("unknown class")
+
+// grant decides what a slice gets: what it asks, bounded by the class's maximum (clamped, or the whole
+// request denied when the class says so), and by the administrator's own choice, which may only lower it.
+// It returns the grant and a note on what was lowered; a denial is an error wrapping ErrDenied.
+func (cls *sliceClass) grant(asked, override corev1.ResourceList) (corev1.ResourceList, string, error) {
+	granted := asked.DeepCopy()
+	var notes []string
+	for _, name := range slices.Sorted(maps.Keys(asked)) {
+		q := asked[name]
+		if mx, ok := cls.max[name]; ok && q.Cmp(mx) > 0 {
+			if cls.overMax == OverMaxDeny {
+				return nil, "", fmt.Errorf("%w: %s %s is over class %q's maximum of %s", ErrDenied, name, q.String(), cls.name, mx.String())
+			}
+			granted[name] = mx
+			notes = append(notes, fmt.Sprintf("%s lowered from %s to class %q's maximum %s", name, q.String(), cls.name, mx.String()))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(override)) {
+		q := override[name]
+		have, asked := granted[name]
+		if !asked {
+			return nil, "", fmt.Errorf("%s: the slice did not ask for it, so it cannot be granted", name)
+		}
+		if q.Cmp(have) > 0 {
+			return nil, "", fmt.Errorf("%s %s: is more than the %s this slice can get (a grant is never more than asked, nor over the class's maximum)", name, q.String(), have.String())
+		}
+		if q.Cmp(have) < 0 {
+			notes = append(notes, fmt.Sprintf("%s lowered from %s to %s by the provider", name, have.String(), q.String()))
+			granted[name] = q
+		}
+	}
+	return granted, strings.Join(notes, "; "), nil
+}
+
+// sliceSandbox is the sandbox of a slice's namespace: the grant as its quota (requests and limits of cpu,
+// memory and ephemeral storage, and pods), over the object-count defaults, and container defaults no
+// larger than the grant.
+func sliceSandbox(granted corev1.ResourceList, cls *sliceClass) (SandboxOptions, error) {
+	quota := corev1.ResourceList{}
+	reqs, lims := DefaultContainerRequests(), DefaultContainerLimits()
+	for name, q := range granted {
+		switch string(name) {
+		case SliceCPU, SliceMemory:
+			quota["requests."+name] = q
+			quota["limits."+name] = q
+			if q.Cmp(lims[name]) < 0 {
+				lims[name] = q
+			}
+			if q.Cmp(reqs[name]) < 0 {
+				reqs[name] = q
+			}
+		case SliceEphemeralStorage:
+			quota["requests."+name] = q
+		case SlicePods:
+			quota[name] = q
+		}
+	}
+	return SandboxOptions{PodSecurity: cls.podSecurity, Quota: quota, DefaultRequests: reqs, DefaultLimits: lims}.Validate()
+}
+
+func formatList(l corev1.ResourceList) map[string]string {
+	out := map[string]string{}
+	for k, v := range l {
+		out[string(k)] = v.String()
+	}
+	return out
+}
+
+// SliceClassOptions define a ResourceSliceClass.
+type SliceClassOptions struct {
+	Name string
+	Spec v1alpha1.ResourceSliceClassSpec
+}
+
+// ApplySliceClass (provider) creates or updates a ResourceSliceClass after validating it.
+func (c *Cluster) ApplySliceClass(ctx context.Context, o SliceClassOptions) (*v1alpha1.ResourceSliceClass, error) {
+	cls, err := ValidateSliceClass(o.Name, o.Spec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Init(ctx, ""); err != nil {
+		return nil, err
+	}
+	obj := &v1alpha1.ResourceSliceClass{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ResourceSliceClassKind},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Labels: map[string]string{LabelManagedBy: ManagedBy}},
+		Spec: v1alpha1.ResourceSliceClassSpec{Max: formatList(cls.max), OverMax: cls.overMax, ClusterRole: cls.clusterRole,
+			PodSecurity: cls.podSecurity, AutoAccept: cls.autoAccept},
+	}
+	if len(obj.Spec.Max) == 0 {
+		obj.Spec.Max = nil
+	}
+	return obj, c.applyTyped(ctx, v1alpha1.ResourceSliceClassGVR, "", obj)
+}
+
+// DeleteSliceClass (provider) deletes a class; slices already granted under it keep their grant.
+func (c *Cluster) DeleteSliceClass(ctx context.Context, name string) error {
+	err := c.Dynamic.Resource(v1alpha1.ResourceSliceClassGVR).Delete(ctx, name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("ResourceSliceClass %q: not found", truncate(name))
+	}
+	return err
+}

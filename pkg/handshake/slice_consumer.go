@@ -1,0 +1,441 @@
+package handshake
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+)
+
+// SliceRequestOptions are the consumer's choices for a ResourceSlice.
+type SliceRequestOptions struct {
+	ProviderID   string
+	Name         string
+	Class        string            // "" means the provider's default class
+	Resources    map[string]string // cpu and memory required; pods, ephemeral-storage optional
+	KeyAlgorithm string
+}
+
+// Validate checks the options without I/O.
+func (o SliceRequestOptions) Validate() error {
+	if err := ValidateClusterID("provider cluster ID", o.ProviderID); err != nil {
+		return err
+	}
+	if err := ValidateSliceName("slice name", o.Name); err != nil {
+		return err
+	}
+	if o.Class != "" {
+		if err := ValidateSliceName("class", o.Class); err != nil {
+			return err
+		}
+	}
+	if _, err := ParseSliceResources("", o.Resources); err != nil {
+		return err
+	}
+	return ValidateKeyAlgorithm(o.KeyAlgorithm)
+}
+
+// RequestSlice (consumer) prepares a ResourceSlice for a provider this cluster is paired with: a fresh
+// client key that never leaves this cluster (kept in federate-system until the certificate comes), a CSR
+// for the user that key entitles, and the signature by the pinned handshake key over provider, consumer,
+// slice, class, resources and CSR. It records the request in federate-system and returns it, ready for the
+// provider's tenant namespace. Re-running it reuses the waiting key.
+func (c *Cluster) RequestSlice(ctx context.Context, o SliceRequestOptions) (*v1alpha1.ResourceSlice, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	self, err := c.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if o.ProviderID == self.ClusterID {
+		return nil, fmt.Errorf("provider cluster ID %q: %w", o.ProviderID, ErrOwnID)
+	}
+	r := c.report()
+	var slice *v1alpha1.ResourceSlice
+	err = step(r, "Signing resource slice "+o.Name, "ResourceSlice "+o.Name+" signed (its client key stays in Secret "+SystemNamespace+"/"+SlicePendingKeySecretName(o.ProviderID, o.Name)+")", func() error {
+		// Only a paired cluster has a pinned handshake key on the provider: without a pairing the request
+		// could never verify, so refuse it here rather than there.
+		if _, err := c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, KubeconfigSecretName(o.ProviderID), metav1.GetOptions{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				return fmt.Errorf("this cluster is not paired with provider %q (no Secret %s/%s): authenticate first", o.ProviderID, SystemNamespace, KubeconfigSecretName(o.ProviderID))
+			}
+			return err
+		}
+		key, user, err := c.ensureSliceKey(ctx, self.ClusterID, o)
+		if err != nil {
+			return err
+		}
+		csrPEM, err := NewCSR(user, key.Signer)
+		if err != nil {
+			return err
+		}
+		block, _ := pem.Decode(csrPEM)
+		spec := v1alpha1.ResourceSliceSpec{ClusterID: self.ClusterID, ProviderClusterID: o.ProviderID, Slice: o.Name,
+			Class: o.Class, Resources: o.Resources, CSR: csrPEM}
+		spec.Signature = Sign(self.privateKey, SliceMessage(o.ProviderID, self.ClusterID, o.Name, o.Class, o.Resources, block.Bytes))
+		slice = &v1alpha1.ResourceSlice{
+			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ResourceSliceKind},
+			ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: TenantNamespace(self.ClusterID)},
+			Spec:       spec,
+		}
+		record := &v1alpha1.ResourceSlice{TypeMeta: slice.TypeMeta, Spec: slice.Spec}
+		record.ObjectMeta = metav1.ObjectMeta{Name: SliceKey(o.ProviderID, o.Name), Namespace: SystemNamespace, Labels: SliceLabels(o.ProviderID, o.Name)}
+		if err := c.applyTyped(ctx, v1alpha1.ResourceSliceGVR, SystemNamespace, record); err != nil {
+			return fmt.Errorf("recording ResourceSlice %s/%s: %w", SystemNamespace, record.Name, err)
+		}
+		return c.applySliceStatus(ctx, SystemNamespace, record.Name, v1alpha1.ResourceSliceStatus{Phase: SlicePending})
+	})
+	return slice, err
+}
+
+// ensureSliceKey returns the slice's waiting client key and the user it entitles, creating the key if
+// none waits.
+func (c *Cluster) ensureSliceKey(ctx context.Context, selfID string, o SliceRequestOptions) (*clientKey, string, error) {
+	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
+	name := SlicePendingKeySecretName(o.ProviderID, o.Name)
+	existing, err := secrets.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		if key, err := parseSigner(existing.Data[privateKeyKey]); err == nil {
+			k, err := newClientKey(key)
+			if err == nil && existing.Annotations[userAnnotation] == SliceUser(selfID, o.Name, k.spki) {
+				return k, existing.Annotations[userAnnotation], nil
+			}
+		}
+		existing = existing.DeepCopy()
+	case apierrors.IsNotFound(err):
+		existing = nil
+	default:
+		return nil, "", err
+	}
+	signer, err := NewClientKey(o.KeyAlgorithm)
+	if err != nil {
+		return nil, "", err
+	}
+	k, err := newClientKey(signer)
+	if err != nil {
+		return nil, "", err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(signer)
+	if err != nil {
+		return nil, "", err
+	}
+	user := SliceUser(selfID, o.Name, k.spki)
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: SliceLabels(o.ProviderID, o.Name),
+			Annotations: map[string]string{userAnnotation: user}},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{privateKeyKey: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})},
+	}
+	if existing == nil {
+		_, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
+	} else {
+		sec.ResourceVersion = existing.ResourceVersion
+		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("storing the slice's client key in Secret %s/%s: %w", SystemNamespace, name, err)
+	}
+	return k, user, nil
+}
+
+// SubmitSlice (consumer) leaves the request in this cluster's tenant namespace on the provider, as seen
+// through provider (the pairing's identity, or the provider's administrator in one shot). A request of the
+// same name is replaced: it is this consumer's own, and a new request (a new key) is how a slice is renewed.
+func (c *Cluster) SubmitSlice(ctx context.Context, provider *Cluster, slice *v1alpha1.ResourceSlice) error {
+	return step(c.report(), "Submitting resource slice "+slice.Name, "ResourceSlice "+slice.Name+" submitted to the provider", func() error {
+		rs := provider.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(slice.Namespace)
+		u, err := toUnstructured(slice)
+		if err != nil {
+			return err
+		}
+		unstructured.RemoveNestedField(u.Object, "status")
+		_, err = rs.Create(ctx, u, metav1.CreateOptions{})
+		if !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		existing, err := rs.Get(ctx, slice.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		var have v1alpha1.ResourceSlice
+		if err := fromUnstructured(existing, &have); err != nil {
+			return err
+		}
+		if bytes.Equal(have.Spec.Signature, slice.Spec.Signature) {
+			return nil
+		}
+		u.SetResourceVersion(existing.GetResourceVersion())
+		_, err = rs.Update(ctx, u, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// SliceImport is the result of ImportSlice.
+type SliceImport struct {
+	Slice            string
+	Namespace        string
+	KubeconfigSecret string
+	User             string
+	NotAfter         time.Time
+	Granted          map[string]string
+	AlreadyImported  bool
+}
+
+// ImportSlice (consumer) stores the credential the provider issued for a slice: answer is the provider's
+// copy of the ResourceSlice (from a file, or read through provider when nil). The certificate must certify
+// the client key waiting for it, as the user that key entitles, in the namespace that slice must have; the
+// kubeconfig reaches the provider as the pairing's does. Before anything is stored, the new credential
+// reads its own quota, which proves it works and records the grant as the provider's API server enforces it.
+func (c *Cluster) ImportSlice(ctx context.Context, providerID, name string, answer *v1alpha1.ResourceSlice, provider *Cluster) (*SliceImport, error) {
+	self, err := c.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := c.report()
+	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
+	if answer == nil {
+		if provider == nil {
+			return nil, errors.New("no answer to import: give the provider's ResourceSlice, or a way to read it")
+		}
+		u, err := provider.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(TenantNamespace(self.ClusterID)).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("provider %q holds no ResourceSlice %q from this cluster: create it first", providerID, name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading ResourceSlice %s from provider %q: %w", name, providerID, err)
+		}
+		answer = &v1alpha1.ResourceSlice{}
+		if err := fromUnstructured(u, answer); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkSliceAnswer(answer, self.ClusterID, providerID, name); err != nil {
+		return nil, err
+	}
+	res := &SliceImport{Slice: name, Namespace: SliceNamespace(self.ClusterID, name), KubeconfigSecret: SliceKubeconfigSecretName(providerID, name)}
+	recordName := SliceKey(providerID, name)
+	switch answer.Status.Phase {
+	case SliceDenied:
+		_ = c.applySliceStatus(ctx, SystemNamespace, recordName, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: answer.Status.Reason})
+		return nil, fmt.Errorf("resource slice %q %w by provider %q: %s", name, ErrDenied, providerID, answer.Status.Reason)
+	case SliceAccepted:
+	default:
+		return nil, fmt.Errorf("resource slice %q: provider %q has not accepted it yet (its administrator runs: kubectl federate accept resourceslice %s --remote-cluster-id %s)",
+			name, providerID, name, self.ClusterID)
+	}
+	cert, err := parseCertificate("status.certificate", answer.Status.Certificate)
+	if err != nil {
+		return nil, err
+	}
+	res.User, res.NotAfter = cert.Subject.CommonName, cert.NotAfter
+	if !c.now().Before(cert.NotAfter) {
+		return nil, fmt.Errorf("status.certificate: expired at %s", cert.NotAfter.UTC().Format(time.RFC3339))
+	}
+	if answer.Status.Namespace != res.Namespace {
+		return nil, fmt.Errorf("status.namespace %q: the slice's namespace is %q", truncate(answer.Status.Namespace), res.Namespace)
+	}
+	var kc []byte
+	if err := step(r, "Matching the slice's certificate with its client key", "Certificate matches the slice's client key", func() error {
+		pending, err := secrets.Get(ctx, SlicePendingKeySecretName(providerID, name), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			if same, err := c.sameSliceCert(ctx, providerID, name, answer.Status.Certificate); err != nil || same {
+				res.AlreadyImported = same
+				return err
+			}
+			return fmt.Errorf("no client key is waiting for slice %q of provider %q (Secret %s/%s): the answer is for a request this cluster did not make, or one already replaced; run create resourceslice again",
+				name, providerID, SystemNamespace, SlicePendingKeySecretName(providerID, name))
+		}
+		if err != nil {
+			return err
+		}
+		if want := pending.Annotations[userAnnotation]; cert.Subject.CommonName != want {
+			return fmt.Errorf("status.certificate: is for user %q, the waiting key is for %q", truncate(cert.Subject.CommonName), want)
+		}
+		key, err := parseSigner(pending.Data[privateKeyKey])
+		if err != nil {
+			return fmt.Errorf("secret %s/%s: %w", SystemNamespace, pending.Name, err)
+		}
+		if !samePublicKey(key.Public(), cert.PublicKey) || !clientAuth(cert) {
+			return errors.New("status.certificate: does not certify the slice's waiting client key for client authentication")
+		}
+		pairing, err := c.GetKubeconfig(ctx, providerID)
+		if err != nil {
+			return err
+		}
+		server, ca, proxy, err := kubeconfig.Endpoint(pairing)
+		if err != nil {
+			return fmt.Errorf("the kubeconfig stored for provider %q: %w", providerID, err)
+		}
+		kc, err = kubeconfig.Build(kubeconfig.Params{Name: SliceKey(providerID, name), Server: server, CA: ca, ProxyURL: proxy,
+			CertPEM: answer.Status.Certificate, KeyPEM: pending.Data[privateKeyKey], Namespace: res.Namespace})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if res.AlreadyImported {
+		res.Granted = answer.Status.Granted
+		return res, nil
+	}
+	if err := step(r, "Checking the slice's credential on the provider", "The slice's credential works in "+res.Namespace, func() error {
+		granted, err := c.grantSeenBy(ctx, kc, res.Namespace)
+		if err != nil {
+			return err
+		}
+		if granted == nil {
+			r.Warn("The slice's role cannot read its ResourceQuota: the grant recorded is the provider's answer, not checked")
+			granted = answer.Status.Granted
+		}
+		res.Granted = granted
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := step(r, "Storing the slice's kubeconfig", "Kubeconfig stored in Secret "+SystemNamespace+"/"+res.KubeconfigSecret, func() error {
+		sec := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: res.KubeconfigSecret, Namespace: SystemNamespace, Labels: SliceLabels(providerID, name)},
+			Type:       corev1.SecretTypeOpaque,
+			Data:       map[string][]byte{KubeconfigKey: kc},
+		}
+		_, err := secrets.Create(ctx, sec, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := step(r, "Recording the slice's Identity", "Identity "+SystemNamespace+"/"+SliceIdentityName(providerID, name)+" recorded", func() error {
+		id := &v1alpha1.Identity{Spec: v1alpha1.IdentitySpec{ClusterID: providerID, ConsumerClusterID: self.ClusterID, Namespace: res.Namespace,
+			Certificate: answer.Status.Certificate, Type: v1alpha1.IdentityResource, ResourceSlice: name}}
+		if id.Spec.APIServer, id.Spec.CA, id.Spec.ProxyURL, err = kubeconfig.Endpoint(kc); err != nil {
+			return err
+		}
+		imp := &Imported{KubeconfigSecret: res.KubeconfigSecret, User: res.User, NotAfter: res.NotAfter}
+		if err := c.applyIdentityNamed(ctx, SliceIdentityName(providerID, name), SliceLabels(providerID, name), id, imp); err != nil {
+			return err
+		}
+		na := metav1.NewTime(res.NotAfter)
+		return c.applySliceStatus(ctx, SystemNamespace, recordName, v1alpha1.ResourceSliceStatus{Phase: SliceImported, Reason: answer.Status.Reason,
+			Class: answer.Status.Class, Granted: res.Granted, Namespace: res.Namespace, User: res.User, NotAfter: &na,
+			ClusterRole: answer.Status.ClusterRole, PodSecurity: answer.Status.PodSecurity, KubeconfigSecret: res.KubeconfigSecret})
+	}); err != nil {
+		return nil, err
+	}
+	return res, ignoreNotFound(secrets.Delete(ctx, SlicePendingKeySecretName(providerID, name), metav1.DeleteOptions{}))
+}
+
+// checkSliceAnswer checks that a provider's ResourceSlice answers this consumer's request for name.
+func checkSliceAnswer(s *v1alpha1.ResourceSlice, selfID, providerID, name string) error {
+	switch {
+	case s.Spec.ClusterID != selfID:
+		return fmt.Errorf("spec.clusterID %q: this slice was requested by another consumer (this cluster is %q)", truncate(s.Spec.ClusterID), selfID)
+	case s.Spec.ProviderClusterID != providerID:
+		return fmt.Errorf("spec.providerClusterID %q: want %q", truncate(s.Spec.ProviderClusterID), providerID)
+	case s.Spec.Slice != name || (s.Name != "" && s.Name != name):
+		return fmt.Errorf("spec.slice %q: want %q", truncate(s.Spec.Slice), name)
+	}
+	return nil
+}
+
+// grantSeenBy reads the slice's quota through the slice's own credential and returns what it grants, in
+// slice resource names; nil when the credential may not read quotas.
+func (c *Cluster) grantSeenBy(ctx context.Context, kc []byte, ns string) (map[string]string, error) {
+	as, err := c.dial(kc)
+	if err != nil {
+		return nil, err
+	}
+	q, err := as.Kube.CoreV1().ResourceQuotas(ns).Get(ctx, SandboxName, metav1.GetOptions{})
+	if apierrors.IsForbidden(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the slice's credential cannot read ResourceQuota %s/%s: %w", ns, SandboxName, err)
+	}
+	out := map[string]string{}
+	for _, name := range SliceResources {
+		key := "requests." + name
+		if name == SlicePods {
+			key = name
+		}
+		if v, ok := q.Spec.Hard[corev1.ResourceName(key)]; ok {
+			out[name] = v.String()
+		}
+	}
+	return out, nil
+}
+
+// sameSliceCert tells whether the slice's stored kubeconfig already holds this certificate.
+func (c *Cluster) sameSliceCert(ctx context.Context, providerID, name string, certPEM []byte) (bool, error) {
+	sec, err := c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, SliceKubeconfigSecretName(providerID, name), metav1.GetOptions{})
+	if err != nil {
+		return false, nil //nolint:nilerr // no kubeconfig: not imported, and the caller explains what is missing
+	}
+	have, err := kubeconfig.ClientCertificate(sec.Data[KubeconfigKey])
+	return err == nil && bytes.Equal(bytes.TrimSpace(have), bytes.TrimSpace(certPEM)), nil
+}
+
+// applySliceStatus server-side applies a ResourceSlice's status.
+func (c *Cluster) applySliceStatus(ctx context.Context, ns, name string, st v1alpha1.ResourceSliceStatus) error {
+	obj := &v1alpha1.ResourceSlice{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ResourceSliceKind},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Status:     st,
+	}
+	u, err := toUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	unstructured.RemoveNestedField(u.Object, "spec")
+	_, err = c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(ns).ApplyStatus(ctx, name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	return err
+}
+
+// DeleteSliceLocal (consumer) forgets a slice: its Identity, kubeconfig, waiting key and record in
+// federate-system, then, through provider (the pairing, or nil when unreachable), withdraws the request
+// from the tenant namespace. The client key is gone with the Secret, so the certificate is useless to
+// anyone; the provider's administrator removes the slice's namespace (delete resourceslice there), or
+// it goes with the pairing.
+func (c *Cluster) DeleteSliceLocal(ctx context.Context, providerID, name string, provider *Cluster) error {
+	self, err := c.Load(ctx)
+	if err != nil {
+		return err
+	}
+	return step(c.report(), "Removing resource slice "+name+" of "+providerID, "Resource slice "+name+" removed (Identity, kubeconfig, key, record"+
+		map[bool]string{true: ", request on the provider", false: ""}[provider != nil]+")", func() error {
+		secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
+		errs := []error{
+			ignoreNotFound(c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(SystemNamespace).Delete(ctx, SliceIdentityName(providerID, name), metav1.DeleteOptions{})),
+			ignoreNotFound(secrets.Delete(ctx, SliceKubeconfigSecretName(providerID, name), metav1.DeleteOptions{})),
+			ignoreNotFound(secrets.Delete(ctx, SlicePendingKeySecretName(providerID, name), metav1.DeleteOptions{})),
+			ignoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(SystemNamespace).Delete(ctx, SliceKey(providerID, name), metav1.DeleteOptions{})),
+		}
+		if provider != nil {
+			errs = append(errs, ignoreNotFound(provider.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(TenantNamespace(self.ClusterID)).Delete(ctx, name, metav1.DeleteOptions{})))
+		}
+		return errors.Join(errs...)
+	})
+}
+
+// HasSliceRecord (consumer) tells whether this cluster holds anything of a slice of providerID.
+func (c *Cluster) HasSliceRecord(ctx context.Context, providerID, name string) (bool, error) {
+	l, err := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(SystemNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(SliceLabels(providerID, name)).String()})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil && len(l.Items) > 0, err
+}

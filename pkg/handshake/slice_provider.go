@@ -1,0 +1,389 @@
+package handshake
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+)
+
+// AcceptSliceOptions are the provider's choices when it accepts a slice.
+type AcceptSliceOptions struct {
+	ConsumerID string
+	Name       string
+	// Request is the consumer's ResourceSlice from a file; nil reads it from the tenant namespace.
+	Request *v1alpha1.ResourceSlice
+	// Grant lowers what the class would give (never raises it); nil grants all of it.
+	Grant      corev1.ResourceList
+	Expiration time.Duration // of the slice's certificate; 0 means DefaultExpiration
+}
+
+// activeTenant reads a consumer's Tenant and requires an active identity with a pinned handshake key.
+func (c *Cluster) activeTenant(ctx context.Context, consumerID string) (*v1alpha1.Tenant, error) {
+	ns := TenantNamespace(consumerID)
+	u, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Get(ctx, consumerID, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("consumer %q %w (no Tenant %s/%s): authenticate it first", consumerID, ErrNotActive, ns, consumerID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading Tenant %s/%s: %w", ns, consumerID, err)
+	}
+	var t v1alpha1.Tenant
+	if err := fromUnstructured(u, &t); err != nil {
+		return nil, err
+	}
+	if t.Status.Phase != PhaseActive || len(t.Status.PinnedPublicKey) == 0 || t.Status.User == "" {
+		return nil, fmt.Errorf("consumer %q %w (Tenant phase %q): authenticate it again first", consumerID, ErrNotActive, t.Status.Phase)
+	}
+	return &t, nil
+}
+
+// ValidateSliceRequest checks a ResourceSlice's shape for this provider and consumer, before any
+// cryptography, and returns its resources parsed.
+func ValidateSliceRequest(s *v1alpha1.ResourceSlice, consumerID, providerID, name string) (corev1.ResourceList, error) {
+	if err := ValidateClusterID("spec.clusterID", s.Spec.ClusterID); err != nil {
+		return nil, err
+	}
+	if s.Spec.ClusterID != consumerID {
+		return nil, fmt.Errorf("spec.clusterID %q: %w %q", s.Spec.ClusterID, ErrOtherConsumer, consumerID)
+	}
+	if s.Spec.ProviderClusterID != providerID {
+		return nil, fmt.Errorf("spec.providerClusterID %q: this request was made for another provider (this cluster is %q)", truncate(s.Spec.ProviderClusterID), providerID)
+	}
+	if err := ValidateSliceName("spec.slice", s.Spec.Slice); err != nil {
+		return nil, err
+	}
+	if s.Spec.Slice != name || (s.Name != "" && s.Name != name) {
+		return nil, fmt.Errorf("spec.slice %q: must equal the slice's name %q", s.Spec.Slice, name)
+	}
+	if ns := TenantNamespace(consumerID); s.Namespace != "" && s.Namespace != ns {
+		return nil, fmt.Errorf("metadata.namespace %q: must be %q", truncate(s.Namespace), ns)
+	}
+	if s.Spec.Class != "" {
+		if err := ValidateSliceName("spec.class", s.Spec.Class); err != nil {
+			return nil, err
+		}
+	}
+	if len(s.Spec.Signature) == 0 {
+		return nil, errors.New("spec.signature: is missing")
+	}
+	return ParseSliceResources("spec.resources.", s.Spec.Resources)
+}
+
+// AcceptSlice (provider) grants a consumer's ResourceSlice. Nothing is created unless every check
+// passes: the consumer has an active pairing, the request verifies with the consumer's pinned handshake
+// key for this provider, this consumer, this slice, its class, its resources and its exact CSR, and the
+// CSR asks for exactly the user its key entitles. Then the class decides the grant (clamped to its
+// maximum or denied, and lowered by Grant), a CSR is created, the slice's sandbox namespace is built with
+// the grant as its quota, exactly that CSR is approved and its certificate checked, the class's role is
+// bound to the slice's user there, and the grant is recorded in the slice's status, which the consumer
+// reads. Re-running it for a request already granted returns the grant.
+func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alpha1.ResourceSlice, error) {
+	self, err := c.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := ValidateClusterID("consumer cluster ID", o.ConsumerID); err != nil {
+		return nil, err
+	}
+	if err := ValidateSliceName("slice name", o.Name); err != nil {
+		return nil, err
+	}
+	if o.Expiration == 0 {
+		o.Expiration = DefaultExpiration
+	}
+	r := c.report()
+	tns := TenantNamespace(o.ConsumerID)
+	rs := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(tns)
+	tenant, err := c.activeTenant(ctx, o.ConsumerID)
+	if err != nil {
+		return nil, err
+	}
+	stored, err := c.getSlice(ctx, o.ConsumerID, o.Name)
+	if err != nil && !(o.Request != nil && apierrors.IsNotFound(err)) {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("consumer %q has left no ResourceSlice %q in %s (it runs kubectl federate create resourceslice)", o.ConsumerID, o.Name, tns)
+		}
+		return nil, err
+	}
+	slice := o.Request
+	if slice == nil {
+		slice = stored
+	}
+	asked, err := ValidateSliceRequest(slice, o.ConsumerID, self.ClusterID, o.Name)
+	if err != nil {
+		return nil, err
+	}
+	csr, err := ParseCSR(slice.Spec.CSR)
+	if err != nil {
+		return nil, err
+	}
+	if err := step(r, "Verifying resource slice "+o.Name, "ResourceSlice "+o.Name+" verified (pinned key, signature, CSR)", func() error {
+		msg := SliceMessage(self.ClusterID, o.ConsumerID, o.Name, slice.Spec.Class, slice.Spec.Resources, csr.Raw)
+		if err := VerifySignature(tenant.Status.PinnedPublicKey, msg, slice.Spec.Signature); err != nil {
+			return fmt.Errorf("spec.signature: does not verify with consumer %q's pinned handshake key for this provider, slice, class, resources and CSR (the request was altered, or is not the consumer's)", o.ConsumerID)
+		}
+		if err := CheckCSRSubject(csr, SliceUser(o.ConsumerID, o.Name, csr.RawSubjectPublicKeyInfo)); err != nil {
+			return err
+		}
+		if samePublicKey(csr.PublicKey, self.PublicKey) || samePublicKey(csr.PublicKey, ed25519.PublicKey(tenant.Status.PinnedPublicKey)) {
+			return errors.New("spec.csr: the client key must not be a handshake key")
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	user := csr.Subject.CommonName
+	if stored != nil && stored.Status.Phase == SliceAccepted && stored.Status.User == user && stored.Status.NotAfter != nil && c.now().Before(stored.Status.NotAfter.Time) {
+		if cert, err := parseCertificate("status.certificate", stored.Status.Certificate); err == nil && samePublicKey(cert.PublicKey, csr.PublicKey) {
+			r.Info("Resource slice " + o.Name + " was already accepted for this request; returning the grant again")
+			return stored, nil
+		}
+	}
+	if o.Request != nil {
+		// A request from a file, now verified, is stored where a submitted one would be, so its status can
+		// carry the grant; one of the same name is replaced (the consumer's newer request).
+		if err := c.storeSliceRequest(ctx, rs, o.Request, stored); err != nil {
+			return nil, err
+		}
+	}
+	cls, err := c.getSliceClass(ctx, slice.Spec.Class)
+	if err != nil {
+		return nil, err
+	}
+	granted, note, err := cls.grant(asked, o.Grant)
+	if errors.Is(err, ErrDenied) {
+		if serr := c.applySliceStatus(ctx, tns, o.Name, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: err.Error(), Class: cls.name}); serr != nil {
+			return nil, errors.Join(err, serr)
+		}
+		return nil, fmt.Errorf("resource slice %q: %w", o.Name, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		r.Warn("Resource slice " + o.Name + ": " + note)
+	}
+	sb, err := sliceSandbox(granted, cls)
+	if err != nil {
+		return nil, err
+	}
+	ns := SliceNamespace(o.ConsumerID, o.Name)
+	csrLabels := TenantLabels(o.ConsumerID)
+	csrLabels[LabelSlice] = o.Name
+	req, err := c.createCSR(ctx, o.ConsumerID, csrLabels, slice.Spec.CSR, o.Expiration)
+	if err != nil {
+		return nil, err
+	}
+	defer c.deleteCSR(ctx, req)
+	if err := step(r, "Building the slice's sandbox "+ns, "Sandbox "+ns+" ready (quota "+FormatResourceList(formatList(granted))+", Pod Security "+cls.podSecurity+")", func() error {
+		return c.ensureSandbox(ctx, ns, nsOwner{consumerID: o.ConsumerID, kind: KindSlice, slice: o.Name}, sb)
+	}); err != nil {
+		return nil, err
+	}
+	var certPEM []byte
+	var notAfter time.Time
+	if err := step(r, "Issuing the slice's certificate through the CSR API", "Slice certificate issued", func() error {
+		if certPEM, err = c.approveAndWait(ctx, req); err != nil {
+			return err
+		}
+		cert, err := checkIssued(certPEM, csr, c.now().Add(o.Expiration+issuedSlack))
+		if err == nil {
+			notAfter = cert.NotAfter
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := step(r, "Binding ClusterRole "+cls.clusterRole, "ClusterRole "+cls.clusterRole+" bound in "+ns+" to the slice's user", func() error {
+		return c.bindRole(ctx, ns, user, cls.clusterRole, o.ConsumerID)
+	}); err != nil {
+		return nil, err
+	}
+	na := metav1.NewTime(notAfter)
+	st := v1alpha1.ResourceSliceStatus{Phase: SliceAccepted, Reason: note, Class: cls.name, Granted: formatList(granted), Namespace: ns,
+		User: user, Certificate: certPEM, NotAfter: &na, ClusterRole: cls.clusterRole, PodSecurity: cls.podSecurity}
+	if err := c.applySliceStatus(ctx, tns, o.Name, st); err != nil {
+		return nil, fmt.Errorf("recording the grant in ResourceSlice %s/%s: %w", tns, o.Name, err)
+	}
+	slice.Status = st
+	slice.Namespace, slice.Name = tns, o.Name
+	return slice, nil
+}
+
+// storeSliceRequest creates or replaces the consumer's request in its tenant namespace.
+func (c *Cluster) storeSliceRequest(ctx context.Context, rs interface {
+	Create(context.Context, *unstructured.Unstructured, metav1.CreateOptions, ...string) (*unstructured.Unstructured, error)
+	Update(context.Context, *unstructured.Unstructured, metav1.UpdateOptions, ...string) (*unstructured.Unstructured, error)
+}, req, stored *v1alpha1.ResourceSlice) error {
+	obj := &v1alpha1.ResourceSlice{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ResourceSliceKind},
+		ObjectMeta: metav1.ObjectMeta{Name: req.Spec.Slice, Namespace: TenantNamespace(req.Spec.ClusterID)}, Spec: req.Spec}
+	u, err := toUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	unstructured.RemoveNestedField(u.Object, "status")
+	if stored == nil {
+		_, err = rs.Create(ctx, u, metav1.CreateOptions{})
+	} else if !bytes.Equal(stored.Spec.Signature, req.Spec.Signature) {
+		u.SetResourceVersion(stored.ResourceVersion)
+		_, err = rs.Update(ctx, u, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("storing ResourceSlice %s/%s: %w", obj.Namespace, obj.Name, err)
+	}
+	return nil
+}
+
+// getSlice reads a consumer's ResourceSlice from its tenant namespace.
+func (c *Cluster) getSlice(ctx context.Context, consumerID, name string) (*v1alpha1.ResourceSlice, error) {
+	u, err := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(TenantNamespace(consumerID)).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	s := &v1alpha1.ResourceSlice{}
+	return s, fromUnstructured(u, s)
+}
+
+// DenySlice (provider) answers a pending slice with a refusal the consumer's import shows. A slice already
+// accepted is not denied: delete it to take its identity away.
+func (c *Cluster) DenySlice(ctx context.Context, consumerID, name, reason string) error {
+	s, err := c.getSlice(ctx, consumerID, name)
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("consumer %q has left no ResourceSlice %q in %s", consumerID, name, TenantNamespace(consumerID))
+	}
+	if err != nil {
+		return err
+	}
+	if s.Status.Phase == SliceAccepted {
+		return fmt.Errorf("resource slice %q of consumer %q is already accepted: delete it to revoke its identity", name, consumerID)
+	}
+	return step(c.report(), "Denying resource slice "+name, "ResourceSlice "+name+" of "+consumerID+" denied", func() error {
+		return c.applySliceStatus(ctx, TenantNamespace(consumerID), name, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: reason, Class: s.Spec.Class})
+	})
+}
+
+// SliceInfo summarizes a slice for listings.
+type SliceInfo struct {
+	ConsumerID string            `json:"consumerID,omitempty"`
+	ProviderID string            `json:"providerID,omitempty"`
+	Name       string            `json:"name"`
+	Class      string            `json:"class,omitempty"`
+	Phase      string            `json:"phase"`
+	Reason     string            `json:"reason,omitempty"`
+	Requested  map[string]string `json:"requested"`
+	Granted    map[string]string `json:"granted,omitempty"`
+	Namespace  string            `json:"namespace,omitempty"`
+	User       string            `json:"user,omitempty"`
+	NotAfter   *time.Time        `json:"notAfter,omitempty"`
+	AutoAccept bool              `json:"autoAccept,omitempty"`
+}
+
+func sliceInfo(s *v1alpha1.ResourceSlice) SliceInfo {
+	phase := s.Status.Phase
+	if phase == "" {
+		phase = SlicePending
+	}
+	return SliceInfo{ConsumerID: s.Spec.ClusterID, ProviderID: s.Spec.ProviderClusterID, Name: s.Spec.Slice, Class: s.Spec.Class, Phase: phase,
+		Reason: s.Status.Reason, Requested: s.Spec.Resources, Granted: s.Status.Granted, Namespace: s.Status.Namespace, User: s.Status.User,
+		NotAfter: timeOf(s.Status.NotAfter)}
+}
+
+// ProviderSlices (provider) lists the slices consumers left in their tenant namespaces (consumerID ""
+// means every consumer), with whether their class accepts them without a decision per slice.
+func (c *Cluster) ProviderSlices(ctx context.Context, consumerID string) ([]SliceInfo, error) {
+	rs := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR)
+	var l *unstructured.UnstructuredList
+	var err error
+	if consumerID != "" {
+		l, err = rs.Namespace(TenantNamespace(consumerID)).List(ctx, metav1.ListOptions{})
+	} else {
+		l, err = rs.List(ctx, metav1.ListOptions{})
+	}
+	if err != nil {
+		return nil, ignoreNotFound(err)
+	}
+	classes := map[string]*sliceClass{}
+	out := []SliceInfo{}
+	for i := range l.Items {
+		var s v1alpha1.ResourceSlice
+		if err := fromUnstructured(&l.Items[i], &s); err != nil || s.Namespace != TenantNamespace(s.Spec.ClusterID) {
+			continue // only a consumer's own tenant namespace holds its requests
+		}
+		info := sliceInfo(&s)
+		cls, ok := classes[s.Spec.Class]
+		if !ok {
+			cls, _ = c.getSliceClass(ctx, s.Spec.Class)
+			classes[s.Spec.Class] = cls
+		}
+		info.AutoAccept = cls != nil && cls.autoAccept
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b SliceInfo) int {
+		return cmpStrings(a.ConsumerID+"/"+a.Name, b.ConsumerID+"/"+b.Name)
+	})
+	return out, nil
+}
+
+func cmpStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// ConsumerSlices (consumer) lists this cluster's slices of a provider ("" for every provider) from its
+// records in federate-system.
+func (c *Cluster) ConsumerSlices(ctx context.Context, providerID string) ([]SliceInfo, error) {
+	sel := map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleConsumer}
+	if providerID != "" {
+		sel[LabelRemoteClusterID] = providerID
+	}
+	l, err := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String()})
+	if err != nil {
+		return nil, ignoreNotFound(err)
+	}
+	out := []SliceInfo{}
+	for i := range l.Items {
+		var s v1alpha1.ResourceSlice
+		if err := fromUnstructured(&l.Items[i], &s); err == nil {
+			out = append(out, sliceInfo(&s))
+		}
+	}
+	return out, nil
+}
+
+// DeleteSliceProvider (provider) takes a slice away: its RoleBinding first (its certificate is then
+// authorized for nothing), then what runs in its namespace, the namespace itself (waiting until it is
+// gone), the consumer's request and the slice's CSRs. Only a namespace created for exactly this slice is
+// touched. It succeeds when there is nothing left to remove.
+func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name string) error {
+	ns := SliceNamespace(consumerID, name)
+	owner := nsOwner{consumerID: consumerID, kind: KindSlice, slice: name}
+	return step(c.report(), "Revoking and removing resource slice "+name+" of "+consumerID, "Resource slice "+name+" of "+consumerID+" revoked and removed (binding, workloads, namespace "+ns+", request)", func() error {
+		if err := c.revokeNamespace(ctx, ns, owner); err != nil {
+			return err
+		}
+		sel := labels.SelectorFromSet(map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: consumerID, LabelSlice: name}).String()
+		return errors.Join(
+			c.deleteNamespace(ctx, ns, consumerID),
+			ignoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{})),
+			ignoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})),
+		)
+	})
+}
+
