@@ -71,12 +71,12 @@ func (f *fakeCluster) afterWatch(resource string, fn func()) {
 }
 
 var listKinds = map[schema.GroupVersionResource]string{
-	v1alpha1.TenantGVR:   "TenantList",
-	v1alpha1.IdentityGVR: "IdentityList",
+	v1alpha1.TenantGVR:             "TenantList",
+	v1alpha1.IdentityGVR:           "IdentityList",
 	v1alpha1.ResourceSliceGVR:      "ResourceSliceList",
 	v1alpha1.ResourceSliceClassGVR: "ResourceSliceClassList",
 	v1alpha1.NamespaceRequestGVR:   "NamespaceRequestList",
-	crdGVR:               "CustomResourceDefinitionList",
+	crdGVR:                         "CustomResourceDefinitionList",
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}: "ClusterRoleList",
 	policyGVR:         "ValidatingAdmissionPolicyList",
 	policyBindingGVR:  "ValidatingAdmissionPolicyBindingList",

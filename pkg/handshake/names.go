@@ -94,7 +94,9 @@ func SliceKey(providerID, slice string) string { return providerID + "." + slice
 
 // SliceIdentityName, SliceKubeconfigSecretName and SlicePendingKeySecretName are the consumer's Identity,
 // kubeconfig Secret and waiting client key of a slice, in federate-system.
-func SliceIdentityName(providerID, slice string) string { return "resource-" + SliceKey(providerID, slice) }
+func SliceIdentityName(providerID, slice string) string {
+	return "resource-" + SliceKey(providerID, slice)
+}
 
 // SliceKubeconfigSecretName is the Secret holding a slice's kubeconfig.
 func SliceKubeconfigSecretName(providerID, slice string) string {

@@ -386,4 +386,3 @@ func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name stri
 		)
 	})
 }
-
