@@ -4,14 +4,19 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/accept"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/authenticate"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/create"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/deletecmd"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/deny"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/generate"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/grant"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/get"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/importcmd"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/info"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/initialize"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/request"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/revoke"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/unauthenticate"
 )
@@ -21,6 +26,7 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory, streams genericiooptio
 	root.AddGroup(
 		&cobra.Group{ID: "oneshot", Title: "Both clusters at once (one machine holds both kubeconfigs):"},
 		&cobra.Group{ID: "manual", Title: "One cluster at a time (each administrator holds their own):"},
+		&cobra.Group{ID: "grants", Title: "Grants beyond the pairing (resource slices, extra namespaces):"},
 		&cobra.Group{ID: "cluster", Title: "This cluster:"},
 	)
 	for _, c := range []*cobra.Command{authenticate.NewCmd(f, streams), unauthenticate.NewCmd(f, streams)} {
@@ -30,6 +36,11 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory, streams genericiooptio
 	for _, c := range []*cobra.Command{create.NewCmd(f, streams), get.NewCmd(f, streams), generate.NewCmd(f, streams), importcmd.NewCmd(f, streams),
 		revoke.NewCmd(f, streams)} {
 		c.GroupID = "manual"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{accept.NewCmd(f, streams), deny.NewCmd(f, streams), deletecmd.NewCmd(f, streams),
+		grant.NewCmd(f, streams), request.NewCmd(f, streams)} {
+		c.GroupID = "grants"
 		root.AddCommand(c)
 	}
 	for _, c := range []*cobra.Command{initialize.NewCmd(f, streams), info.NewCmd(f, streams)} {

@@ -59,7 +59,8 @@ func decodeDocument(source string, data []byte, kind string, into any) error {
 var byteFields = map[string][][]string{
 	v1alpha1.TenantKind: {{"spec", "publicKey"}, {"spec", "csr"}, {"spec", "signature"},
 		{"status", "pinnedPublicKey"}, {"status", "certificate"}},
-	v1alpha1.IdentityKind: {{"spec", "ca"}, {"spec", "certificate"}},
+	v1alpha1.IdentityKind:      {{"spec", "ca"}, {"spec", "certificate"}},
+	v1alpha1.ResourceSliceKind: {{"spec", "csr"}, {"spec", "signature"}, {"status", "certificate"}},
 }
 
 func checkBase64(source string, data []byte, paths [][]string) error {
@@ -129,4 +130,13 @@ func DecodeIdentity(source string, data []byte) (*v1alpha1.Identity, error) {
 		return nil, err
 	}
 	return id, nil
+}
+
+// DecodeResourceSlice parses a ResourceSlice document (a request, or a grant with its status).
+func DecodeResourceSlice(source string, data []byte) (*v1alpha1.ResourceSlice, error) {
+	s := &v1alpha1.ResourceSlice{}
+	if err := decodeDocument(source, data, v1alpha1.ResourceSliceKind, s); err != nil {
+		return nil, err
+	}
+	return s, nil
 }

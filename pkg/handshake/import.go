@@ -173,10 +173,19 @@ func (c *Cluster) applyIdentityNamed(ctx context.Context, name string, labels ma
 
 // GetKubeconfig (consumer) returns the kubeconfig stored for a provider.
 func (c *Cluster) GetKubeconfig(ctx context.Context, providerID string) ([]byte, error) {
+	return c.storedKubeconfig(ctx, KubeconfigSecretName(providerID), fmt.Sprintf("provider %q", providerID), "import its identity first")
+}
+
+// GetSliceKubeconfig (consumer) returns the kubeconfig stored for a provider's resource slice.
+func (c *Cluster) GetSliceKubeconfig(ctx context.Context, providerID, slice string) ([]byte, error) {
+	return c.storedKubeconfig(ctx, SliceKubeconfigSecretName(providerID, slice), fmt.Sprintf("resource slice %q of provider %q", slice, providerID), "import the slice first")
+}
+
+func (c *Cluster) storedKubeconfig(ctx context.Context, name, what, hint string) ([]byte, error) {
 	ns := SystemNamespace
-	sec, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, KubeconfigSecretName(providerID), metav1.GetOptions{})
+	sec, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("no kubeconfig for provider %q (Secret %s/%s not found): import its identity first", providerID, ns, KubeconfigSecretName(providerID))
+		return nil, fmt.Errorf("no kubeconfig for %s (Secret %s/%s not found): %s", what, ns, name, hint)
 	}
 	if err != nil {
 		return nil, err

@@ -203,7 +203,7 @@ func (c *Cluster) RequestNamespace(ctx context.Context, provider *Cluster, name,
 			return err
 		}
 		unstructured.RemoveNestedField(u.Object, "status")
-		_, err = provider.Dynamic.Resource(v1alpha1.NamespaceRequestGVR).Namespace(tns).Create(ctx, u, metav1.CreateOptions{})
+		_, err = c.createCounted(ctx, provider, v1alpha1.NamespaceRequestGVR, u)
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}

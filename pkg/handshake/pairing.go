@@ -2,10 +2,20 @@ package handshake
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -24,6 +34,7 @@ func dialKubeconfig(data []byte) (*Cluster, error) {
 		return nil, err
 	}
 	cfg.QPS, cfg.Burst = 50, 100
+	cfg.WarningHandler = rest.NoWarnings{}
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -55,4 +66,30 @@ func (c *Cluster) ViaPairing(ctx context.Context, providerID string) (*Cluster, 
 	}
 	p.Report, p.Now = c.Report, c.Now
 	return p, nil
+}
+
+// createCounted creates a request object in a sandbox whose quota counts such objects. Until the
+// provider's quota controller has discovered the federate.dev resources (up to 30 seconds after init on a
+// fresh cluster) the API server refuses the creation as "status unknown": then it watches the quota until
+// the count is known, and creates once more.
+func (c *Cluster) createCounted(ctx context.Context, provider *Cluster, gvr schema.GroupVersionResource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	client := provider.Dynamic.Resource(gvr).Namespace(u.GetNamespace())
+	out, err := client.Create(ctx, u, metav1.CreateOptions{})
+	if err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "status unknown for quota") {
+		return out, err
+	}
+	key := corev1.ResourceName("count/" + gvr.Resource + "." + gvr.Group)
+	c.report().Info("Waiting for the provider's quota controller to count " + gvr.Resource + " (a freshly initialized provider takes up to 30 seconds)")
+	quotas := provider.Kube.CoreV1().ResourceQuotas(u.GetNamespace())
+	if werr := c.waitFor(ctx, quotas, SandboxName, "", func(ev watch.Event) (bool, error) {
+		q, ok := ev.Object.(*corev1.ResourceQuota)
+		if !ok {
+			return false, nil
+		}
+		_, counted := q.Status.Used[key]
+		return counted, nil
+	}); werr != nil {
+		return nil, errors.Join(err, werr)
+	}
+	return client.Create(ctx, u, metav1.CreateOptions{})
 }

@@ -55,6 +55,21 @@ const DefaultSliceClass = "default"
 // ParseSliceResources validates a slice's resources: known names, quantities, positive; cpu and memory
 // are required. field prefixes the resource name in errors (a flag prefix, or "spec.resources.").
 func ParseSliceResources(field string, m map[string]string) (corev1.ResourceList, error) {
+	out, err := ParseSliceQuantities(field, m)
+	if err != nil {
+		return nil, err
+	}
+	for _, req := range []string{SliceCPU, SliceMemory} {
+		if _, ok := out[corev1.ResourceName(req)]; !ok {
+			return nil, fmt.Errorf("%s%s: is required", field, req)
+		}
+	}
+	return out, nil
+}
+
+// ParseSliceQuantities is ParseSliceResources with nothing required: a class's maximum, or a grant lower
+// than asked.
+func ParseSliceQuantities(field string, m map[string]string) (corev1.ResourceList, error) {
 	out := corev1.ResourceList{}
 	for _, name := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(SliceResources, name) {
@@ -71,11 +86,6 @@ func ParseSliceResources(field string, m map[string]string) (corev1.ResourceList
 			return nil, fmt.Errorf("%s%s %s: must be a whole number", field, name, m[name])
 		}
 		out[corev1.ResourceName(name)] = q
-	}
-	for _, req := range []string{SliceCPU, SliceMemory} {
-		if _, ok := out[corev1.ResourceName(req)]; !ok {
-			return nil, fmt.Errorf("%s%s: is required", field, req)
-		}
 	}
 	return out, nil
 }
@@ -107,16 +117,11 @@ func ValidateSliceClass(name string, s v1alpha1.ResourceSliceClassSpec) (*sliceC
 	}
 	cls := &sliceClass{name: name, max: corev1.ResourceList{}, overMax: s.OverMax, clusterRole: s.ClusterRole,
 		podSecurity: s.PodSecurity, autoAccept: s.AutoAccept}
-	for _, k := range slices.Sorted(maps.Keys(s.Max)) {
-		if !slices.Contains(SliceResources, k) {
-			return nil, fmt.Errorf("max %s: is not a slice resource (%s)", truncate(k), strings.Join(SliceResources, ", "))
-		}
-		q, err := resource.ParseQuantity(s.Max[k])
-		if err != nil || q.Sign() <= 0 {
-			return nil, fmt.Errorf("max %s %q: must be a positive quantity", k, truncate(s.Max[k]))
-		}
-		cls.max[corev1.ResourceName(k)] = q
+	mx, err := ParseSliceQuantities("max ", s.Max)
+	if err != nil {
+		return nil, err
 	}
+	cls.max = mx
 	if cls.overMax == "" {
 		cls.overMax = OverMaxClamp
 	}
@@ -184,10 +189,10 @@ func (cls *sliceClass) grant(asked, override corev1.ResourceList) (corev1.Resour
 		q := override[name]
 		have, asked := granted[name]
 		if !asked {
-			return nil, "", fmt.Errorf("%s: the slice did not ask for it, so it cannot be granted", name)
+			return nil, "", &GrantError{Resource: string(name), Problem: "the slice did not ask for it, so it cannot be granted"}
 		}
 		if q.Cmp(have) > 0 {
-			return nil, "", fmt.Errorf("%s %s: is more than the %s this slice can get (a grant is never more than asked, nor over the class's maximum)", name, q.String(), have.String())
+			return nil, "", &GrantError{Resource: string(name), Problem: fmt.Sprintf("%s is more than the %s this slice can get (a grant is never more than asked, nor over the class's maximum)", q.String(), have.String())}
 		}
 		if q.Cmp(have) < 0 {
 			notes = append(notes, fmt.Sprintf("%s lowered from %s to %s by the provider", name, have.String(), q.String()))
@@ -197,30 +202,58 @@ func (cls *sliceClass) grant(asked, override corev1.ResourceList) (corev1.Resour
 	return granted, strings.Join(notes, "; "), nil
 }
 
-// sliceSandbox is the sandbox of a slice's namespace: the grant as its quota (requests and limits of cpu,
-// memory and ephemeral storage, and pods), over the object-count defaults, and container defaults no
-// larger than the grant.
+// sliceQuotaKey is the quota entry that bounds a slice resource (its requests; pods by count).
+func sliceQuotaKey(name string) corev1.ResourceName {
+	if name == SlicePods {
+		return corev1.ResourceName(name)
+	}
+	return corev1.ResourceName("requests." + name)
+}
+
+// sliceSandbox is the sandbox of a slice's namespace: the grant as its quota (requests and limits of cpu
+// and memory, requests of ephemeral storage, pods), over the object-count defaults; a resource the slice
+// did not ask for keeps the default quota, but never more than the class's maximum; container defaults are
+// no larger than the grant.
 func sliceSandbox(granted corev1.ResourceList, cls *sliceClass) (SandboxOptions, error) {
 	quota := corev1.ResourceList{}
+	defaults := DefaultQuota()
+	for _, name := range SliceResources {
+		key := sliceQuotaKey(name)
+		q, asked := granted[corev1.ResourceName(name)]
+		if !asked {
+			q = defaults[key]
+			if mx, ok := cls.max[corev1.ResourceName(name)]; ok && q.Cmp(mx) > 0 {
+				q = mx
+			}
+		}
+		quota[key] = q
+		if name == SliceCPU || name == SliceMemory {
+			quota[corev1.ResourceName("limits."+name)] = q
+		}
+	}
 	reqs, lims := DefaultContainerRequests(), DefaultContainerLimits()
-	for name, q := range granted {
-		switch string(name) {
-		case SliceCPU, SliceMemory:
-			quota["requests."+name] = q
-			quota["limits."+name] = q
-			if q.Cmp(lims[name]) < 0 {
-				lims[name] = q
-			}
-			if q.Cmp(reqs[name]) < 0 {
-				reqs[name] = q
-			}
-		case SliceEphemeralStorage:
-			quota["requests."+name] = q
-		case SlicePods:
-			quota[name] = q
+	for _, name := range []corev1.ResourceName{SliceCPU, SliceMemory} {
+		q := quota[sliceQuotaKey(string(name))]
+		if q.Cmp(lims[name]) < 0 {
+			lims[name] = q
+		}
+		if q.Cmp(reqs[name]) < 0 {
+			reqs[name] = q
 		}
 	}
 	return SandboxOptions{PodSecurity: cls.podSecurity, Quota: quota, DefaultRequests: reqs, DefaultLimits: lims}.Validate()
+}
+
+// sliceGrant is what a slice's quota enforces, by slice resource: what the status records and the
+// consumer's import reads back through the slice's own credential.
+func sliceGrant(quota corev1.ResourceList) map[string]string {
+	out := map[string]string{}
+	for _, name := range SliceResources {
+		if q, ok := quota[sliceQuotaKey(name)]; ok {
+			out[name] = q.String()
+		}
+	}
+	return out
 }
 
 func formatList(l corev1.ResourceList) map[string]string {
@@ -266,3 +299,8 @@ func (c *Cluster) DeleteSliceClass(ctx context.Context, name string) error {
 	}
 	return err
 }
+
+// GrantError is a provider's grant that a slice cannot get; Resource names the slice resource.
+type GrantError struct{ Resource, Problem string }
+
+func (e *GrantError) Error() string { return "grant of " + e.Resource + ": " + e.Problem }

@@ -163,7 +163,7 @@ func (c *Cluster) SubmitSlice(ctx context.Context, provider *Cluster, slice *v1a
 			return err
 		}
 		unstructured.RemoveNestedField(u.Object, "status")
-		_, err = rs.Create(ctx, u, metav1.CreateOptions{})
+		_, err = c.createCounted(ctx, provider, v1alpha1.ResourceSliceGVR, u)
 		if !apierrors.IsAlreadyExists(err) {
 			return err
 		}
@@ -365,17 +365,7 @@ func (c *Cluster) grantSeenBy(ctx context.Context, kc []byte, ns string) (map[st
 	if err != nil {
 		return nil, fmt.Errorf("the slice's credential cannot read ResourceQuota %s/%s: %w", ns, SandboxName, err)
 	}
-	out := map[string]string{}
-	for _, name := range SliceResources {
-		key := "requests." + name
-		if name == SlicePods {
-			key = name
-		}
-		if v, ok := q.Spec.Hard[corev1.ResourceName(key)]; ok {
-			out[name] = v.String()
-		}
-	}
-	return out, nil
+	return sliceGrant(q.Spec.Hard), nil
 }
 
 // sameSliceCert tells whether the slice's stored kubeconfig already holds this certificate.

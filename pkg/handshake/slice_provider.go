@@ -187,7 +187,7 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 		return nil, err
 	}
 	defer c.deleteCSR(ctx, req)
-	if err := step(r, "Building the slice's sandbox "+ns, "Sandbox "+ns+" ready (quota "+FormatResourceList(formatList(granted))+", Pod Security "+cls.podSecurity+")", func() error {
+	if err := step(r, "Building the slice's sandbox "+ns, "Sandbox "+ns+" ready (quota "+FormatResourceList(sliceGrant(sb.Quota))+", Pod Security "+cls.podSecurity+")", func() error {
 		return c.ensureSandbox(ctx, ns, nsOwner{consumerID: o.ConsumerID, kind: KindSlice, slice: o.Name}, sb)
 	}); err != nil {
 		return nil, err
@@ -212,7 +212,7 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 		return nil, err
 	}
 	na := metav1.NewTime(notAfter)
-	st := v1alpha1.ResourceSliceStatus{Phase: SliceAccepted, Reason: note, Class: cls.name, Granted: formatList(granted), Namespace: ns,
+	st := v1alpha1.ResourceSliceStatus{Phase: SliceAccepted, Reason: note, Class: cls.name, Granted: sliceGrant(sb.Quota), Namespace: ns,
 		User: user, Certificate: certPEM, NotAfter: &na, ClusterRole: cls.clusterRole, PodSecurity: cls.podSecurity}
 	if err := c.applySliceStatus(ctx, tns, o.Name, st); err != nil {
 		return nil, fmt.Errorf("recording the grant in ResourceSlice %s/%s: %w", tns, o.Name, err)
@@ -235,7 +235,7 @@ func (c *Cluster) storeSliceRequest(ctx context.Context, rs interface {
 	}
 	unstructured.RemoveNestedField(u.Object, "status")
 	if stored == nil {
-		_, err = rs.Create(ctx, u, metav1.CreateOptions{})
+		_, err = c.createCounted(ctx, c, v1alpha1.ResourceSliceGVR, u)
 	} else if !bytes.Equal(stored.Spec.Signature, req.Spec.Signature) {
 		u.SetResourceVersion(stored.ResourceVersion)
 		_, err = rs.Update(ctx, u, metav1.UpdateOptions{})
@@ -385,4 +385,16 @@ func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name stri
 			ignoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})),
 		)
 	})
+}
+
+// HasSliceNamespace (provider) tells whether a namespace exists for the consumer's slice.
+func (c *Cluster) HasSliceNamespace(ctx context.Context, consumerID, name string) (bool, error) {
+	ns, err := c.Kube.CoreV1().Namespaces().Get(ctx, SliceNamespace(consumerID, name), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return nsOwner{consumerID: consumerID, kind: KindSlice, slice: name}.owns(ns.Labels), nil
 }

@@ -59,6 +59,12 @@ func ValidateIdentity(id *v1alpha1.Identity, consumerID string, now time.Time) (
 	if want := TenantNamespace(consumerID); id.Spec.Namespace != want {
 		return nil, fmt.Errorf("spec.namespace %q: must be %q", truncate(id.Spec.Namespace), want)
 	}
+	if id.Spec.Type != "" && id.Spec.Type != v1alpha1.IdentityControlPlane {
+		return nil, fmt.Errorf("spec.type %q: an identity.yaml carries the pairing's own identity (%s); a slice's is imported with import resourceslice", truncate(id.Spec.Type), v1alpha1.IdentityControlPlane)
+	}
+	if id.Spec.ResourceSlice != "" {
+		return nil, errors.New("spec.resourceSlice: an identity.yaml carries the pairing's own identity, not a slice's")
+	}
 	if want := IdentityName(id.Spec.ClusterID); id.Name != "" && id.Name != want {
 		return nil, fmt.Errorf("metadata.name %q: must be %q", truncate(id.Name), want)
 	}

@@ -51,3 +51,23 @@ func SetupRoot(root *cobra.Command) {
 		return Usage(cmd.ValidateFlagGroups())
 	}
 }
+
+// ExactArgs requires n positional arguments, named in the message (for example "NAME").
+func ExactArgs(n int, names string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return UsageErrorf("%s: exactly %d argument(s) required, got %d", names, n, len(args))
+		}
+		return nil
+	}
+}
+
+// MaximumArgs accepts at most n positional arguments, named in the message.
+func MaximumArgs(n int, names string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) > n {
+			return UsageErrorf("%s: at most %d argument(s) accepted, got %d", names, n, len(args))
+		}
+		return nil
+	}
+}

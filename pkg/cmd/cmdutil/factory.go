@@ -58,6 +58,9 @@ func NewFactory(streams genericiooptions.IOStreams) *Factory {
 	f.Flags.ProxyURL = nil // --proxy-url belongs to generate tenant, where it means the consumer's route to the provider
 	f.Flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
 		c.UserAgent = version.UserAgent()
+		// The API server's warnings concern the objects a request sends; ours are our own (the sandbox's
+		// dry-run probes send a deprecated field on purpose), so they would only alarm the reader.
+		c.WarningHandler = rest.NoWarnings{}
 		c.QPS, c.Burst = 50, 100
 		c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 			return roundTripFunc(func(r *http.Request) (*http.Response, error) {

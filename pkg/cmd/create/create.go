@@ -9,7 +9,7 @@ import (
 
 // NewCmd returns the `create` group.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
-	cmd := cmdutil.NewGroup("create", "Create a federation resource", "Create a federation resource on this cluster.")
-	cmd.AddCommand(NewCmdNonce(f, streams))
+	cmd := cmdutil.NewGroup("create", "Create a federation resource: a nonce, a resource slice, a resource slice class", "Create a federation resource on this cluster.")
+	cmd.AddCommand(NewCmdNonce(f, streams), NewCmdResourceSlice(f, streams), NewCmdResourceSliceClass(f, streams))
 	return cmd
 }

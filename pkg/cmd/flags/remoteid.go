@@ -13,8 +13,14 @@ import (
 // RemoteClusterID registers the --remote-cluster-id flag every single-cluster pairing command shares,
 // completed from the tenants and identities of the current cluster.
 func RemoteClusterID(f *cmdutil.Factory, cmd *cobra.Command, target *string, meaning string) {
-	cmd.Flags().StringVar(target, "remote-cluster-id", "", meaning)
+	OptionalRemoteClusterID(f, cmd, target, meaning)
 	_ = cmd.MarkFlagRequired("remote-cluster-id")
+}
+
+// OptionalRemoteClusterID is RemoteClusterID for commands that can also learn the ID another way (from
+// the remote cluster in one shot, or by listing every pairing).
+func OptionalRemoteClusterID(f *cmdutil.Factory, cmd *cobra.Command, target *string, meaning string) {
+	cmd.Flags().StringVar(target, "remote-cluster-id", "", meaning)
 	_ = cmd.RegisterFlagCompletionFunc("remote-cluster-id", func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		cluster, _, err := Cluster(f, handshake.Discard)
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 
 // NewCmd returns the `get` group.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
-	cmd := cmdutil.NewGroup("get", "Print a federation value: a nonce or a kubeconfig", "Print a federation value stored on this cluster, for pipes and scripts.")
-	cmd.AddCommand(NewCmdNonce(f, streams), NewCmdKubeconfig(f, streams))
+	cmd := cmdutil.NewGroup("get", "Print a federation value: a nonce, a kubeconfig, resource slices", "Print a federation value stored on this cluster, for pipes and scripts.")
+	cmd.AddCommand(NewCmdNonce(f, streams), NewCmdKubeconfig(f, streams), NewCmdResourceSlices(f, streams))
 	return cmd
 }

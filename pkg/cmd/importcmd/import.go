@@ -16,8 +16,8 @@ import (
 
 // NewCmd returns the `import` group.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
-	cmd := cmdutil.NewGroup("import", "Import a document from the other cluster's administrator: an identity", "Import a document generated on the other cluster.")
-	cmd.AddCommand(NewCmdIdentity(f, streams))
+	cmd := cmdutil.NewGroup("import", "Import what the other cluster's administrator issued: an identity, a resource slice", "Import a credential issued on the other cluster.")
+	cmd.AddCommand(NewCmdIdentity(f, streams), NewCmdResourceSlice(f, streams))
 	return cmd
 }
 
@@ -41,7 +41,7 @@ func NewCmdIdentity(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 			Import the Identity document a provider's administrator generated for this cluster: check
 			that it was issued to this cluster, for the client key this cluster is waiting with, then
 			store the kubeconfig (certificate and key) in the Secret kubeconfig-controlplane-PROVIDER and
-			the Identity itself in the namespace federate-tenant-PROVIDER. Importing the same Identity
+			the Identity itself, both in the namespace federate-system, which no tenant can read. Importing the same Identity
 			again changes nothing.`),
 		Example: cmdutil.Examples(`
 			# Import the identity and print the resulting kubeconfig

@@ -27,18 +27,19 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{Timeout: flags.DefaultTimeout, f: f, Streams: streams}
 	cmd := cmdutil.Wire(&cobra.Command{
-		Use:   "revoke --remote-cluster-id CONSUMER",
+		Use:   "revoke --remote-cluster-id CONSUMER | revoke namespace NAME --remote-cluster-id CONSUMER",
 		Short: "Take a consumer's rights away at once and stop what it runs (provider side)",
 		Long: cmdutil.LongDesc(`
 			Revoke the consumer cluster CONSUMER on this (provider) cluster alone, for example when the
-			consumer is compromised. The RoleBinding of its sandbox namespace federate-tenant-CONSUMER
-			is deleted first: from that moment its certificate is authorized for nothing more than any
-			authenticated user. Then every workload and pod in the sandbox is deleted (their containers
+			consumer is compromised. The RoleBindings of its sandbox namespace federate-tenant-CONSUMER,
+			of its resource slices' namespaces and of its extra namespaces are deleted first: from that
+			moment its certificates are authorized for nothing more than any authenticated user. Then
+			every workload and pod in those namespaces is deleted (their containers
 			are killed, which ends open exec, attach and port-forward streams), Secrets of type
 			kubernetes.io/service-account-token are deleted and the default ServiceAccount is replaced
 			(tokens bound to the old one stop working), and the Tenant is marked Revoked.
 
-			The namespace, its data and the Tenant stay for inspection; "unauthenticate" (with --force
+			The namespaces, their data and the Tenant stay for inspection; "unauthenticate" (with --force
 			if the consumer is gone) removes them. A later "authenticate" or "generate identity" issues
 			a new identity into the same sandbox. Running revoke again succeeds and changes nothing.`),
 		Example: cmdutil.Examples(`
@@ -51,6 +52,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster to revoke")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long the revocation may take before it is abandoned (exit code 124)")
+	cmd.AddCommand(NewCmdNamespace(f, streams))
 	return cmd
 }
 

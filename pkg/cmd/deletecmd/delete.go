@@ -1,0 +1,242 @@
+// Package delete implements `kubectl federate delete`.
+package deletecmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+)
+
+// NewCmd returns the `delete` group.
+func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	cmd := cmdutil.NewGroup("delete", "Delete a grant: a resource slice, a resource slice class", "Delete a grant on this cluster (and, given both kubeconfigs, on the other).")
+	cmd.AddCommand(NewCmdResourceSlice(f, streams), NewCmdResourceSliceClass(f, streams))
+	return cmd
+}
+
+// Sides of a slice.
+const (
+	sideAuto     = "auto"
+	sideConsumer = "consumer"
+	sideProvider = "provider"
+)
+
+// ResourceSliceOptions are the flags of `delete resourceslice`.
+type ResourceSliceOptions struct {
+	Name            string
+	RemoteClusterID string
+	Side            *cmdutil.Enum
+	Pair            *flags.PairFlags
+
+	f       *cmdutil.Factory
+	oneShot bool
+	local   *handshake.Cluster
+	pair    *flags.Pair
+	cmdutil.Streams
+}
+
+// NewCmdResourceSlice returns `delete resourceslice`.
+func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &ResourceSliceOptions{f: f, Streams: streams}
+	cmd := cmdutil.Wire(&cobra.Command{
+		Use:     "resourceslice NAME --remote-cluster-id REMOTE [--side consumer|provider]",
+		Aliases: []string{"resourceslices", "fslice"},
+		Short:   "Revoke a resource slice's identity and remove its namespace and records (either side)",
+		Long: cmdutil.LongDesc(`
+			Delete the ResourceSlice NAME of a pairing with the cluster REMOTE.
+
+			On the provider (this cluster serves the consumer REMOTE): the slice's RoleBinding goes first,
+			so its certificate is authorized for nothing from that moment; then its workloads and pods are
+			stopped, its namespace is deleted (waited until gone), and the consumer's request and the
+			slice's CSRs are removed. Only a namespace created for exactly this slice is touched.
+
+			On the consumer (this cluster holds a slice of the provider REMOTE): the slice's Identity,
+			kubeconfig, waiting key and record are removed from federate-system, and the request is
+			withdrawn from the provider through the pairing's kubeconfig. The slice's client key is gone
+			with its Secret, so its certificate is useless to anyone; its namespace on the provider stays
+			until the provider's administrator deletes the slice there, or the pairing is removed.
+
+			The side is found from what this cluster holds; --side chooses when it holds both (a two-way
+			pairing with a slice of the same name each way). With --remote-kubeconfig or --remote-context
+			(this cluster the consumer, the remote one the provider), both sides are cleaned at once,
+			the provider first. Deleting a slice that is gone succeeds.`),
+		Example: cmdutil.Examples(`
+			# On the provider: take the slice "batch" of the consumer "edge-1" away
+			kubectl federate delete resourceslice batch --remote-cluster-id edge-1
+
+			# Holding both kubeconfigs: remove the slice on both clusters
+			kubectl federate delete resourceslice batch --kubeconfig edge-1.kubeconfig --remote-kubeconfig gpu-farm.kubeconfig`),
+		Args: cmdutil.ExactArgs(1, "NAME"),
+	}, o)
+	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the other cluster of the pairing (required unless --remote-kubeconfig or --remote-context names it)")
+	o.Side = cmdutil.NewEnum(sideAuto, sideAuto, sideConsumer, sideProvider)
+	cmdutil.AddEnumFlag(cmd, o.Side, "side", "", "Which side of the slice this cluster is")
+	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the deletion may take before it is abandoned (exit code 124)")
+	return cmd
+}
+
+// Complete reads the name and builds the clients.
+func (o *ResourceSliceOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.Name = args[0]
+	o.oneShot = cmd.Flags().Changed("remote-kubeconfig") || cmd.Flags().Changed("remote-context")
+	var err error
+	if o.oneShot {
+		o.pair, err = o.Pair.Complete(o.Streams)
+		return err
+	}
+	o.local, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
+	return err
+}
+
+// Validate checks the flags.
+func (o *ResourceSliceOptions) Validate() error {
+	if err := handshake.ValidateSliceName("NAME", o.Name); err != nil {
+		return err
+	}
+	if !o.oneShot || o.RemoteClusterID != "" {
+		if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
+			return err
+		}
+	}
+	if o.oneShot && o.Side.String() == sideProvider {
+		return errors.New("--side provider: with --remote-kubeconfig this cluster is the consumer and the remote one the provider")
+	}
+	if o.Pair.Timeout <= 0 {
+		return fmt.Errorf("--timeout %s: must be positive", o.Pair.Timeout)
+	}
+	return nil
+}
+
+// Run deletes the slice on the side(s) reachable.
+func (o *ResourceSliceOptions) Run(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, o.Pair.Timeout)
+	defer cancel()
+	if o.oneShot {
+		start := time.Now()
+		err := o.both(ctx)
+		if err != nil {
+			return o.Pair.TimeoutError(ctx, flags.PairError(err))
+		}
+		o.pair.Printer.Info(o.Pair.Summary(time.Since(start)))
+		return nil
+	}
+	side := o.Side.String()
+	if side == sideAuto {
+		var err error
+		if side, err = o.findSide(ctx); err != nil {
+			return err
+		}
+	}
+	if side == sideProvider {
+		return cmdutil.WithDeadline(ctx, o.local.DeleteSliceProvider(ctx, o.RemoteClusterID, o.Name), "--timeout "+o.Pair.Timeout.String())
+	}
+	via, err := o.local.ViaPairing(ctx, o.RemoteClusterID)
+	if err != nil {
+		o.local.Report.Warn(fmt.Sprintf("Cannot reach provider %q through the pairing (%v): the request stays there until its administrator deletes the slice", o.RemoteClusterID, err))
+		via = nil
+	}
+	return cmdutil.WithDeadline(ctx, o.local.DeleteSliceLocal(ctx, o.RemoteClusterID, o.Name, via), "--timeout "+o.Pair.Timeout.String())
+}
+
+// findSide tells which side of the slice this cluster holds.
+func (o *ResourceSliceOptions) findSide(ctx context.Context) (string, error) {
+	asConsumer, err := o.local.HasSliceRecord(ctx, o.RemoteClusterID, o.Name)
+	if err != nil {
+		return "", err
+	}
+	slices, err := o.local.ProviderSlices(ctx, o.RemoteClusterID)
+	if err != nil {
+		return "", err
+	}
+	asProvider := false
+	for _, s := range slices {
+		asProvider = asProvider || s.Name == o.Name
+	}
+	if !asProvider {
+		asProvider, err = o.local.HasSliceNamespace(ctx, o.RemoteClusterID, o.Name)
+		if err != nil {
+			return "", err
+		}
+	}
+	switch {
+	case asConsumer && asProvider:
+		return "", cmdutil.UsageErrorf("--side: this cluster holds slice %q both as consumer and as provider of %q; say which to delete", o.Name, o.RemoteClusterID)
+	case asProvider:
+		return sideProvider, nil
+	}
+	return sideConsumer, nil // nothing found as provider: clean whatever the consumer side may hold
+}
+
+// both deletes the slice on the provider, then on the consumer.
+func (o *ResourceSliceOptions) both(ctx context.Context) error {
+	cSelf, err := o.pair.Consumer.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("consumer: %w", err)
+	}
+	pSelf, err := o.pair.Provider.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("provider: %w", err)
+	}
+	if o.RemoteClusterID != "" && o.RemoteClusterID != pSelf.ClusterID {
+		return fmt.Errorf("--remote-cluster-id %q: the provider is initialized with cluster ID %q", o.RemoteClusterID, pSelf.ClusterID)
+	}
+	if err := o.pair.Provider.DeleteSliceProvider(ctx, cSelf.ClusterID, o.Name); err != nil {
+		return fmt.Errorf("provider: %w", err)
+	}
+	if err := o.pair.Consumer.DeleteSliceLocal(ctx, pSelf.ClusterID, o.Name, nil); err != nil {
+		return fmt.Errorf("consumer: %w", err)
+	}
+	return nil
+}
+
+// ResourceSliceClassOptions are the flags of `delete resourceslice-class`.
+type ResourceSliceClassOptions struct {
+	Name string
+
+	f       *cmdutil.Factory
+	cluster *handshake.Cluster
+	cmdutil.Streams
+}
+
+// NewCmdResourceSliceClass returns `delete resourceslice-class`.
+func NewCmdResourceSliceClass(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &ResourceSliceClassOptions{f: f, Streams: streams}
+	return cmdutil.Wire(&cobra.Command{
+		Use:     "resourceslice-class NAME",
+		Aliases: []string{"resourcesliceclass"},
+		Short:   "Delete a resource slice class (provider side); slices granted under it keep their grant",
+		Long: cmdutil.LongDesc(`
+			Delete the ResourceSliceClass NAME. Slices already granted under it keep their namespace,
+			quota and identity; slices asking for it afterwards are not accepted.`),
+		Example: cmdutil.Examples(`
+			kubectl federate delete resourceslice-class gpu`),
+		Args: cmdutil.ExactArgs(1, "NAME"),
+	}, o)
+}
+
+// Complete reads the name and builds the cluster client.
+func (o *ResourceSliceClassOptions) Complete(_ *cobra.Command, args []string) error {
+	o.Name = args[0]
+	var err error
+	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
+	return err
+}
+
+// Validate checks the name.
+func (o *ResourceSliceClassOptions) Validate() error { return handshake.ValidateSliceName("NAME", o.Name) }
+
+// Run deletes the class.
+func (o *ResourceSliceClassOptions) Run(ctx context.Context) error {
+	if err := o.cluster.DeleteSliceClass(ctx, o.Name); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(o.Out, "resourcesliceclass/%s deleted\n", o.Name)
+	return err
+}

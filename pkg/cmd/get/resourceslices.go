@@ -1,0 +1,74 @@
+package get
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+)
+
+// ResourceSlicesOptions are the flags of `get resourceslices`.
+type ResourceSlicesOptions struct {
+	RemoteClusterID string
+	Output          *cmdutil.Enum
+
+	f       *cmdutil.Factory
+	cluster *handshake.Cluster
+	cmdutil.Streams
+}
+
+// NewCmdResourceSlices returns `get resourceslices`.
+func NewCmdResourceSlices(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &ResourceSlicesOptions{f: f, Streams: streams}
+	cmd := cmdutil.Wire(&cobra.Command{
+		Use:     "resourceslices [--remote-cluster-id REMOTE]",
+		Aliases: []string{"resourceslice", "fslice", "fslices"},
+		Short:   "List the resource slices this cluster grants and holds",
+		Long: cmdutil.LongDesc(`
+			List the ResourceSlices this cluster takes part in: as a provider, the requests consumers left in
+			their tenant namespaces and what was granted (the CONSUMER column); as a consumer, the slices it
+			asked of providers and imported (the PROVIDER column). --remote-cluster-id keeps one pairing.
+
+			"kubectl get resourceslices" names Kubernetes' own dynamic resource allocation kind; this
+			tool's are "kubectl get resourceslices.federate.dev -A" (short name fslice).`),
+		Example: cmdutil.Examples(`
+			kubectl federate get resourceslices
+			kubectl federate get resourceslices --remote-cluster-id edge-1 -o yaml`),
+	}, o)
+	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "Only the slices of the pairing with this cluster")
+	o.Output = printers.AddOutputFlag(cmd, "", "a table", "yaml", "json")
+	return cmd
+}
+
+// Complete builds the cluster client.
+func (o *ResourceSlicesOptions) Complete(_ *cobra.Command, _ []string) error {
+	var err error
+	o.cluster, _, err = flags.Cluster(o.f, handshake.Discard)
+	return err
+}
+
+// Validate checks the flags.
+func (o *ResourceSlicesOptions) Validate() error {
+	if o.RemoteClusterID == "" {
+		return nil
+	}
+	return handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID)
+}
+
+// Run lists the slices, the provider's first.
+func (o *ResourceSlicesOptions) Run(ctx context.Context) error {
+	provided, err := o.cluster.ProviderSlices(ctx, o.RemoteClusterID)
+	if err != nil {
+		return err
+	}
+	held, err := o.cluster.ConsumerSlices(ctx, o.RemoteClusterID)
+	if err != nil {
+		return err
+	}
+	return views.Slices(o.Out, o.Output.String(), append(provided, held...))
+}

@@ -1,0 +1,136 @@
+// Package grant implements `kubectl federate grant`.
+package grant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+)
+
+// NewCmd returns the `grant` group.
+func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	cmd := cmdutil.NewGroup("grant", "Give a consumer more on this cluster: a namespace", "Give a consumer cluster more on this (provider) cluster.")
+	cmd.AddCommand(NewCmdNamespace(f, streams))
+	return cmd
+}
+
+// NamespaceOptions are the flags of `grant namespace`.
+type NamespaceOptions struct {
+	Name            string
+	RemoteClusterID string
+	PodSecurity     *cmdutil.Enum
+	Quota           string
+	Output          *cmdutil.Enum
+
+	f       *cmdutil.Factory
+	cluster *handshake.Cluster
+	sandbox *handshake.SandboxOptions
+	changed bool
+	cmdutil.Streams
+}
+
+// NewCmdNamespace returns `grant namespace`.
+func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &NamespaceOptions{f: f, Streams: streams}
+	cmd := cmdutil.Wire(&cobra.Command{
+		Use:     "namespace [NAME] --remote-cluster-id CONSUMER [--pod-security LEVEL] [--quota NAME=QTY,...]",
+		Aliases: []string{"namespaces", "ns"},
+		Short:   "Give a consumer one more namespace where its identity works, or list its requests (provider side)",
+		Long: cmdutil.LongDesc(`
+			Create the namespace NAME for the consumer cluster CONSUMER and bind its pairing's current
+			identity there with the same ClusterRole as in its tenant namespace. NAME is a sandbox like
+			the tenant namespace: Pod Security, ResourceQuota, LimitRange, the sandbox admission policy, a
+			NetworkPolicy and a default ServiceAccount without token, with the tenant namespace's settings
+			unless --pod-security or --quota say otherwise.
+
+			A NAME already in use by anything but an extra namespace of CONSUMER is refused, never adopted,
+			and the consumer's request for it (if any) is answered Refused. Names starting with kube-,
+			federate- or fs-, and "default", are reserved. Granting again converges.
+
+			Renewing the pairing ("authenticate" again) moves the binding in every extra namespace to the
+			new user; "revoke" removes it; "unauthenticate" deletes every extra namespace. Without NAME,
+			the consumer's requests ("kubectl federate request namespace" on its side) and extra
+			namespaces are listed.`),
+		Example: cmdutil.Examples(`
+			# See what the consumer "edge-1" asked for, then grant it the namespace "edge-1-ci"
+			kubectl federate grant namespace --remote-cluster-id edge-1
+			kubectl federate grant namespace edge-1-ci --remote-cluster-id edge-1
+
+			# A namespace with a larger quota than its tenant namespace
+			kubectl federate grant namespace edge-1-batch --remote-cluster-id edge-1 --quota pods=100,requests.cpu=32`),
+		Args: cmdutil.MaximumArgs(1, "NAME"),
+	}, o)
+	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
+	o.PodSecurity = cmdutil.NewEnum("", handshake.PodSecurityLevels...)
+	cmdutil.AddEnumFlag(cmd, o.PodSecurity, "pod-security", "", "Pod Security level enforced in the namespace (default: the tenant namespace's)")
+	cmd.Flags().StringVar(&o.Quota, "quota", "", "Hard limits of the namespace's ResourceQuota, over the defaults, as NAME=QUANTITY pairs (default: the tenant namespace's)")
+	o.Output = printers.AddOutputFlag(cmd, "", "a table when listing", "yaml", "json")
+	return cmd
+}
+
+// Complete reads the name and builds the cluster client.
+func (o *NamespaceOptions) Complete(cmd *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		o.Name = args[0]
+	}
+	o.changed = cmd.Flags().Changed("pod-security") || cmd.Flags().Changed("quota")
+	var err error
+	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
+	return err
+}
+
+// Validate checks the flags.
+func (o *NamespaceOptions) Validate() error {
+	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
+		return err
+	}
+	if o.Name == "" {
+		if o.changed {
+			return errors.New("NAME: is required with --pod-security or --quota")
+		}
+		return nil
+	}
+	if err := handshake.ValidateExtraNamespace("NAME", o.Name); err != nil {
+		return err
+	}
+	if !o.changed {
+		return nil
+	}
+	quota, err := handshake.ParseResourceList("--quota", o.Quota)
+	if err != nil {
+		return err
+	}
+	sb, err := handshake.SandboxOptions{PodSecurity: o.PodSecurity.String(), Quota: quota}.Validate()
+	if err != nil {
+		return fmt.Errorf("--pod-security: %w", err)
+	}
+	o.sandbox = &sb
+	return nil
+}
+
+// Run grants the namespace, or lists the requests.
+func (o *NamespaceOptions) Run(ctx context.Context) error {
+	if o.Name == "" {
+		list, err := o.cluster.ExtraNamespaces(ctx, o.RemoteClusterID, false)
+		if err != nil {
+			return err
+		}
+		return views.Namespaces(o.Out, o.Output.String(), list)
+	}
+	if o.sandbox != nil && o.sandbox.PodSecurity == handshake.PodSecurityPrivileged {
+		o.cluster.Report.Warn("--pod-security privileged: the consumer may run privileged pods in " + o.Name + ", which means root on this cluster's nodes")
+	}
+	if err := o.cluster.GrantNamespace(ctx, handshake.GrantNamespaceOptions{ConsumerID: o.RemoteClusterID, Name: o.Name, Sandbox: o.sandbox}); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(o.Out, "namespace/%s granted to %s\n", o.Name, o.RemoteClusterID)
+	return err
+}

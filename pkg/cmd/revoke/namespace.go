@@ -1,0 +1,75 @@
+package revoke
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+)
+
+// NamespaceOptions are the flags of `revoke namespace`.
+type NamespaceOptions struct {
+	Name            string
+	RemoteClusterID string
+	Timeout         time.Duration
+
+	f       *cmdutil.Factory
+	cluster *handshake.Cluster
+	cmdutil.Streams
+}
+
+// NewCmdNamespace returns `revoke namespace`.
+func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &NamespaceOptions{f: f, Streams: streams, Timeout: flags.DefaultTimeout}
+	cmd := cmdutil.Wire(&cobra.Command{
+		Use:   "namespace NAME --remote-cluster-id CONSUMER",
+		Short: "Take an extra namespace away from a consumer and delete it (provider side)",
+		Long: cmdutil.LongDesc(`
+			Take the extra namespace NAME away from the consumer cluster CONSUMER: its RoleBinding first,
+			so the pairing's identity is authorized for nothing there from that moment, then its workloads
+			and pods, then the namespace itself (waited until gone) and the consumer's request for it. Only
+			a namespace granted to CONSUMER with "grant namespace" is touched. Revoking a namespace that
+			is gone succeeds.`),
+		Example: cmdutil.Examples(`
+			kubectl federate revoke namespace edge-1-ci --remote-cluster-id edge-1`),
+		Args: cmdutil.ExactArgs(1, "NAME"),
+	}, o)
+	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long the removal may take before it is abandoned (exit code 124)")
+	return cmd
+}
+
+// Complete reads the name and builds the cluster client.
+func (o *NamespaceOptions) Complete(_ *cobra.Command, args []string) error {
+	o.Name = args[0]
+	var err error
+	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
+	return err
+}
+
+// Validate checks the flags.
+func (o *NamespaceOptions) Validate() error {
+	if err := handshake.ValidateExtraNamespace("NAME", o.Name); err != nil {
+		return err
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("--timeout %s: must be positive", o.Timeout)
+	}
+	return handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID)
+}
+
+// Run revokes the namespace.
+func (o *NamespaceOptions) Run(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	if err := o.cluster.RevokeNamespace(ctx, o.RemoteClusterID, o.Name); err != nil {
+		return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Timeout.String())
+	}
+	_, err := fmt.Fprintf(o.Out, "namespace/%s revoked from %s\n", o.Name, o.RemoteClusterID)
+	return err
+}

@@ -1,0 +1,72 @@
+// Package views prints the domain's listings as the tables and documents commands show: resource slices
+// and extra namespaces. Commands that list the same thing print it the same way.
+package views
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+)
+
+// Slices prints slices as a table, or as a JSON or YAML list when format is set.
+func Slices(out io.Writer, format string, list []handshake.SliceInfo) error {
+	if format != "" {
+		return printers.Print(out, format, list)
+	}
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(out, "No resource slices found.")
+		return err
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
+	fmt.Fprintln(w, "CONSUMER\tPROVIDER\tNAME\tCLASS\tPHASE\tREQUESTED\tGRANTED\tNAMESPACE\tAUTO-ACCEPT\tEXPIRES")
+	for _, s := range list {
+		auto := "-"
+		if s.AutoAccept {
+			auto = "yes"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", Dash(s.ConsumerID), Dash(s.ProviderID), s.Name, Dash(s.Class), s.Phase,
+			Dash(handshake.FormatResourceList(s.Requested)), Dash(handshake.FormatResourceList(s.Granted)), Dash(s.Namespace), auto, Expiry(s.NotAfter))
+	}
+	return w.Flush()
+}
+
+// Namespaces prints extra namespaces and requests as a table, or as a JSON or YAML list.
+func Namespaces(out io.Writer, format string, list []handshake.NamespaceInfo) error {
+	if format != "" {
+		return printers.Print(out, format, list)
+	}
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(out, "No namespace requests or extra namespaces found.")
+		return err
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
+	fmt.Fprintln(w, "CONSUMER\tNAMESPACE\tPHASE\tREQUESTED\tREASON")
+	for _, n := range list {
+		req := "no"
+		if n.Requested {
+			req = "yes"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", n.ConsumerID, n.Namespace, n.Phase, req, Dash(n.Reason))
+	}
+	return w.Flush()
+}
+
+// Dash shows an empty value as "-".
+func Dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Expiry shows a time in UTC, RFC 3339, or "-".
+func Expiry(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
