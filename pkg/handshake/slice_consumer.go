@@ -358,12 +358,16 @@ func (c *Cluster) grantSeenBy(ctx context.Context, kc []byte, ns string) (map[st
 	if err != nil {
 		return nil, err
 	}
-	q, err := as.Kube.CoreV1().ResourceQuotas(ns).Get(ctx, SandboxName, metav1.GetOptions{})
+	u, err := as.Dynamic.Resource(resourceQuotaGVR).Namespace(ns).Get(ctx, SandboxName, metav1.GetOptions{})
 	if apierrors.IsForbidden(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the slice's credential cannot read ResourceQuota %s/%s: %w", ns, SandboxName, err)
+	}
+	q := &corev1.ResourceQuota{}
+	if err := fromUnstructured(u, q); err != nil {
+		return nil, err
 	}
 	return sliceGrant(q.Spec.Hard), nil
 }

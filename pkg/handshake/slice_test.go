@@ -1,0 +1,235 @@
+package handshake
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+)
+
+// pairedFakes authenticates a consumer with a provider and lets the consumer "dial" the provider through
+// its stored kubeconfig (the fake provider stands for what the pairing's identity sees).
+func pairedFakes(t *testing.T) (consumer, provider *fakeCluster) {
+	t.Helper()
+	consumer, provider = newFakeCluster(t), newFakeCluster(t)
+	o := AuthenticateOptions{ConsumerID: "consumer", ProviderID: "provider", APIServer: "https://provider.example:6443", CA: testCAPEM, Expiration: time.Hour}
+	if _, err := Authenticate(t.Context(), consumer.Cluster, provider.Cluster, o); err != nil {
+		t.Fatalf("Authenticate: %v", err)
+	}
+	consumer.Dial = func([]byte) (*Cluster, error) { return provider.Cluster, nil }
+	return consumer, provider
+}
+
+func requestSlice(t *testing.T, consumer *fakeCluster, name, class string, res map[string]string) *v1alpha1.ResourceSlice {
+	t.Helper()
+	s, err := consumer.RequestSlice(t.Context(), SliceRequestOptions{ProviderID: "provider", Name: name, Class: class, Resources: res})
+	if err != nil {
+		t.Fatalf("RequestSlice: %v", err)
+	}
+	return s
+}
+
+// The slice flow on fakes: request, submit through the pairing, accept under a class that clamps, import;
+// a second accept and a second import change nothing.
+func TestSliceFlowOnFakes(t *testing.T) {
+	consumer, provider := pairedFakes(t)
+	if _, err := provider.ApplySliceClass(t.Context(), SliceClassOptions{Name: "small", Spec: v1alpha1.ResourceSliceClassSpec{
+		Max: map[string]string{"cpu": "1", "pods": "2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	slice := requestSlice(t, consumer, "batch", "small", map[string]string{"cpu": "2", "memory": "1Gi"})
+	via, err := consumer.ViaPairing(t.Context(), "provider")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := consumer.SubmitSlice(t.Context(), via, slice); err != nil {
+		t.Fatalf("SubmitSlice: %v", err)
+	}
+	granted, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "batch", Expiration: time.Hour})
+	if err != nil {
+		t.Fatalf("AcceptSlice: %v", err)
+	}
+	want := map[string]string{"cpu": "1", "memory": "1Gi", "pods": "2", "ephemeral-storage": "20Gi"}
+	if fmtAny(granted.Status.Granted) != fmtAny(want) {
+		t.Errorf("granted %v, want %v (cpu clamped to the class maximum, pods never over it)", granted.Status.Granted, want)
+	}
+	ns := SliceNamespace("consumer", "batch")
+	u, err := provider.dyn.Resource(resourceQuotaGVR).Namespace(ns).Get(t.Context(), SandboxName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("slice quota: %v", err)
+	}
+	q := &corev1.ResourceQuota{}
+	if err := fromUnstructured(u, q); err != nil {
+		t.Fatal(err)
+	}
+	for key, v := range map[string]string{"requests.cpu": "1", "limits.cpu": "1", "requests.memory": "1Gi", "pods": "2"} {
+		if got := q.Spec.Hard[corev1.ResourceName(key)]; got.Cmp(resource.MustParse(v)) != 0 {
+			t.Errorf("quota %s = %s, want %s", key, got.String(), v)
+		}
+	}
+	rb, err := provider.kube.RbacV1().RoleBindings(ns).Get(t.Context(), RoleBindingName, metav1.GetOptions{})
+	if err != nil || len(rb.Subjects) != 1 || rb.Subjects[0].Name != granted.Status.User || !strings.Contains(granted.Status.User, ":slice-batch:") {
+		t.Errorf("slice binding %+v %v", rb, err)
+	}
+	again, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "batch", Expiration: time.Hour})
+	if err != nil || string(again.Status.Certificate) != string(granted.Status.Certificate) {
+		t.Errorf("a second accept issued again: %v", err)
+	}
+	res, err := consumer.ImportSlice(t.Context(), "provider", "batch", nil, via)
+	if err != nil {
+		t.Fatalf("ImportSlice: %v", err)
+	}
+	if res.Namespace != ns || res.User != granted.Status.User {
+		t.Errorf("import %+v", res)
+	}
+	if _, err := consumer.GetSliceKubeconfig(t.Context(), "provider", "batch"); err != nil {
+		t.Errorf("slice kubeconfig: %v", err)
+	}
+	if res, err := consumer.ImportSlice(t.Context(), "provider", "batch", nil, via); err != nil || !res.AlreadyImported {
+		t.Errorf("a second import: %+v %v", res, err)
+	}
+	// Unauthenticate removes the slice on both sides.
+	if err := Unauthenticate(t.Context(), consumer.Cluster, provider.Cluster, UnauthenticateOptions{}); err != nil {
+		t.Fatalf("Unauthenticate: %v", err)
+	}
+	if _, err := provider.kube.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("slice namespace left: %v", err)
+	}
+	if _, err := consumer.GetSliceKubeconfig(t.Context(), "provider", "batch"); err == nil {
+		t.Error("slice kubeconfig left on the consumer")
+	}
+}
+
+// Requests altered after signing, or not the consumer's, are refused before anything is created.
+func TestForgedSlicesGrantNothing(t *testing.T) {
+	consumer, provider := pairedFakes(t)
+	other := newFakeCluster(t)
+	if _, err := other.Init(t.Context(), "consumer"); err != nil { // same ID, another handshake key
+		t.Fatal(err)
+	}
+	other.kube.Tracker().Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: KubeconfigSecretName("provider"), Namespace: SystemNamespace}}) //nolint:errcheck // a fresh tracker
+	foreign, err := other.RequestSlice(t.Context(), SliceRequestOptions{ProviderID: "provider", Name: "x", Resources: map[string]string{"cpu": "1", "memory": "1Gi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signature := "spec.signature: does not verify"
+	cases := map[string]struct {
+		alter func(s *v1alpha1.ResourceSlice)
+		want  string
+	}{
+		"resources changed": {func(s *v1alpha1.ResourceSlice) { s.Spec.Resources["cpu"] = "64" }, signature},
+		"class changed":     {func(s *v1alpha1.ResourceSlice) { s.Spec.Class = "gold" }, signature},
+		"signature flipped": {func(s *v1alpha1.ResourceSlice) { s.Spec.Signature[0] ^= 1 }, signature},
+		"another consumer":  {func(s *v1alpha1.ResourceSlice) { s.Spec.ClusterID = "intruder" }, "is not the consumer"},
+		"csr of another slice": {func(s *v1alpha1.ResourceSlice) {
+			s.Spec.CSR = requestSlice(t, consumer, "y", "", map[string]string{"cpu": "1", "memory": "1Gi"}).Spec.CSR
+		}, signature},
+		"wrong key": {func(s *v1alpha1.ResourceSlice) { *s = *foreign }, signature},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := requestSlice(t, consumer, "x", "", map[string]string{"cpu": "1", "memory": "1Gi"})
+			s.Spec.Resources = map[string]string{"cpu": "1", "memory": "1Gi"}
+			tc.alter(s)
+			provider.kube.ClearActions()
+			provider.dyn.ClearActions()
+			_, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "x", Request: s, Expiration: time.Hour})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want a refusal saying %q", err, tc.want)
+			}
+			for _, a := range append(provider.actions(), dynActions(provider)...) {
+				if strings.HasPrefix(a, "create") || strings.HasPrefix(a, "update") || strings.HasPrefix(a, "patch") {
+					t.Errorf("%s after a refused request (%v)", a, err)
+				}
+			}
+		})
+	}
+}
+
+// A grant is never more than asked nor over the class's maximum; a class that denies over its maximum
+// records the denial, which the consumer's import reports.
+func TestSliceGrantPolicy(t *testing.T) {
+	consumer, provider := pairedFakes(t)
+	if _, err := provider.ApplySliceClass(t.Context(), SliceClassOptions{Name: "strict", Spec: v1alpha1.ResourceSliceClassSpec{
+		Max: map[string]string{"memory": "1Gi"}, OverMax: OverMaxDeny}}); err != nil {
+		t.Fatal(err)
+	}
+	via, _ := consumer.ViaPairing(t.Context(), "provider")
+	big := requestSlice(t, consumer, "big", "strict", map[string]string{"cpu": "1", "memory": "2Gi"})
+	if err := consumer.SubmitSlice(t.Context(), via, big); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "big"}); !errors.Is(err, ErrDenied) {
+		t.Fatalf("over a deny class's maximum: %v", err)
+	}
+	if _, err := consumer.ImportSlice(t.Context(), "provider", "big", nil, via); !errors.Is(err, ErrDenied) || !strings.Contains(err.Error(), "maximum") {
+		t.Errorf("import of a denied slice: %v", err)
+	}
+	ok := requestSlice(t, consumer, "ok", "", map[string]string{"cpu": "2", "memory": "1Gi"})
+	if err := consumer.SubmitSlice(t.Context(), via, ok); err != nil {
+		t.Fatal(err)
+	}
+	var ge *GrantError
+	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "ok", Grant: corev1.ResourceList{"cpu": resource.MustParse("3")}}); !errors.As(err, &ge) {
+		t.Errorf("a grant over the request: %v", err)
+	}
+	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "missing"}); err == nil {
+		t.Error("accepted a slice nobody asked for")
+	}
+	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "nobody", Name: "ok"}); !errors.Is(err, ErrNotActive) {
+		t.Errorf("a slice for an unpaired consumer: %v", err)
+	}
+}
+
+// Extra namespaces follow the pairing's identity: granted, rebound at renewal, refused when taken.
+func TestExtraNamespacesOnFakes(t *testing.T) {
+	consumer, provider := pairedFakes(t)
+	via, _ := consumer.ViaPairing(t.Context(), "provider")
+	if err := consumer.RequestNamespace(t.Context(), via, "team-a", "ci"); err != nil {
+		t.Fatal(err)
+	}
+	if err := provider.GrantNamespace(t.Context(), GrantNamespaceOptions{ConsumerID: "consumer", Name: "team-a"}); err != nil {
+		t.Fatalf("GrantNamespace: %v", err)
+	}
+	list, err := provider.ExtraNamespaces(t.Context(), "consumer", false)
+	if err != nil || len(list) != 1 || list[0].Phase != NamespaceGranted || !list[0].Requested {
+		t.Errorf("extra namespaces %+v %v", list, err)
+	}
+	o := AuthenticateOptions{ConsumerID: "consumer", ProviderID: "provider", APIServer: "https://provider.example:6443", Expiration: time.Hour}
+	renewed, err := Authenticate(t.Context(), consumer.Cluster, provider.Cluster, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := provider.kube.RbacV1().RoleBindings("team-a").Get(t.Context(), RoleBindingName, metav1.GetOptions{})
+	if err != nil || rb.Subjects[0].Name != renewed.User {
+		t.Errorf("extra namespace not rebound at renewal: %+v %v", rb, err)
+	}
+	provider.kube.Tracker().Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "taken"}}) //nolint:errcheck // a fresh name
+	if err := provider.GrantNamespace(t.Context(), GrantNamespaceOptions{ConsumerID: "consumer", Name: "taken"}); !errors.Is(err, ErrNameTaken) {
+		t.Errorf("a taken name: %v", err)
+	}
+	if err := provider.GrantNamespace(t.Context(), GrantNamespaceOptions{ConsumerID: "consumer", Name: TenantNamespace("consumer")}); err == nil {
+		t.Error("granted the tenant namespace as an extra one")
+	}
+	if err := provider.RevokeNamespace(t.Context(), "consumer", "team-a"); err != nil {
+		t.Fatalf("RevokeNamespace: %v", err)
+	}
+	if _, err := provider.kube.CoreV1().Namespaces().Get(t.Context(), "team-a", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("revoked namespace left: %v", err)
+	}
+}
+
+func dynActions(f *fakeCluster) []string {
+	var out []string
+	for _, a := range f.dyn.Actions() {
+		out = append(out, a.GetVerb()+" "+a.GetResource().Resource)
+	}
+	return out
+}
