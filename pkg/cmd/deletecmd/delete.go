@@ -230,7 +230,9 @@ func (o *ResourceSliceClassOptions) Complete(_ *cobra.Command, args []string) er
 }
 
 // Validate checks the name.
-func (o *ResourceSliceClassOptions) Validate() error { return handshake.ValidateSliceName("NAME", o.Name) }
+func (o *ResourceSliceClassOptions) Validate() error {
+	return handshake.ValidateSliceName("NAME", o.Name)
+}
 
 // Run deletes the class.
 func (o *ResourceSliceClassOptions) Run(ctx context.Context) error {
