@@ -92,8 +92,8 @@ func SliceNamespace(consumerID, slice string) string {
 // which neither a cluster ID nor a slice name contains.
 func SliceKey(providerID, slice string) string { return providerID + "." + slice }
 
-// SliceIdentityName, SliceKubeconfigSecretName and SlicePendingKeySecretName are the consumer's Identity,
-// kubeconfig Secret and waiting client key of a slice, in federate-system.
+// SliceIdentityName is the consumer's Identity of a slice in federate-system; its kubeconfig Secret and
+// waiting client key are named by SliceKubeconfigSecretName and SlicePendingKeySecretName.
 func SliceIdentityName(providerID, slice string) string {
 	return "resource-" + SliceKey(providerID, slice)
 }

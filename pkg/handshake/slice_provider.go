@@ -111,10 +111,12 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 		return nil, err
 	}
 	stored, err := c.getSlice(ctx, o.ConsumerID, o.Name)
-	if err != nil && !(o.Request != nil && apierrors.IsNotFound(err)) {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("consumer %q has left no ResourceSlice %q in %s (it runs kubectl federate create resourceslice)", o.ConsumerID, o.Name, tns)
-		}
+	switch {
+	case apierrors.IsNotFound(err) && o.Request != nil:
+		stored = nil // the request comes from a file
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("consumer %q has left no ResourceSlice %q in %s (it runs kubectl federate create resourceslice)", o.ConsumerID, o.Name, tns)
+	case err != nil:
 		return nil, err
 	}
 	slice := o.Request
