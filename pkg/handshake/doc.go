@@ -22,7 +22,12 @@
 //	rbac.go       the tenant ClusterRole and its RoleBinding
 //	import.go     the consumer's import: verify the identity, store the kubeconfig and Identity
 //	authenticate.go  the four steps in one process
-//	revoke.go     take a tenant's rights away and stop what it runs
+//	slice.go      resource slices: resources, classes, the grant and the slice's sandbox
+//	slice_consumer.go  a slice's request, submission, import and local removal
+//	slice_provider.go  a slice's verification, acceptance, denial, listing and removal
+//	namespaces.go extra namespaces: grant, revoke, request, list, rebind at renewal
+//	pairing.go    the consumer's way to the provider: its stored kubeconfig
+//	revoke.go     take a tenant's rights away, in every namespace it was granted, and stop what it runs
 //	remove.go     unauthenticate: both sides' removal
 //	lock.go       one authenticate per pair at a time (a Lease)
 //	info.go       what this cluster provides and holds
