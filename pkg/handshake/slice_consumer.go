@@ -228,7 +228,7 @@ func (c *Cluster) ImportSlice(ctx context.Context, providerID, name string, answ
 	}
 	res := &SliceImport{Slice: name, Namespace: SliceNamespace(self.ClusterID, name), KubeconfigSecret: SliceKubeconfigSecretName(providerID, name)}
 	recordName := SliceKey(providerID, name)
-	switch answer.Status.Phase {
+	switch slicePhase(answer) {
 	case SliceDenied:
 		_ = c.applySliceStatus(ctx, SystemNamespace, recordName, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: answer.Status.Reason})
 		return nil, fmt.Errorf("resource slice %q %w by provider %q: %s", name, ErrDenied, providerID, answer.Status.Reason)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -166,7 +168,7 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	}
 	granted, note, err := cls.grant(asked, o.Grant)
 	if errors.Is(err, ErrDenied) {
-		if serr := c.applySliceStatus(ctx, tns, o.Name, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: err.Error(), Class: cls.name}); serr != nil {
+		if serr := c.applySliceStatus(ctx, tns, o.Name, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: err.Error(), Answers: requestHash(slice), Class: cls.name}); serr != nil {
 			return nil, errors.Join(err, serr)
 		}
 		return nil, fmt.Errorf("resource slice %q: %w", o.Name, err)
@@ -214,7 +216,7 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 		return nil, err
 	}
 	na := metav1.NewTime(notAfter)
-	st := v1alpha1.ResourceSliceStatus{Phase: SliceAccepted, Reason: note, Class: cls.name, Granted: sliceGrant(sb.Quota), Namespace: ns,
+	st := v1alpha1.ResourceSliceStatus{Phase: SliceAccepted, Reason: note, Answers: requestHash(slice), Class: cls.name, Granted: sliceGrant(sb.Quota), Namespace: ns,
 		User: user, Certificate: certPEM, NotAfter: &na, ClusterRole: cls.clusterRole, PodSecurity: cls.podSecurity}
 	if err := c.applySliceStatus(ctx, tns, o.Name, st); err != nil {
 		return nil, fmt.Errorf("recording the grant in ResourceSlice %s/%s: %w", tns, o.Name, err)
@@ -268,11 +270,11 @@ func (c *Cluster) DenySlice(ctx context.Context, consumerID, name, reason string
 	if err != nil {
 		return err
 	}
-	if s.Status.Phase == SliceAccepted {
+	if slicePhase(s) == SliceAccepted {
 		return fmt.Errorf("resource slice %q of consumer %q is already accepted: delete it to revoke its identity", name, consumerID)
 	}
 	return step(c.report(), "Denying resource slice "+name, "ResourceSlice "+name+" of "+consumerID+" denied", func() error {
-		return c.applySliceStatus(ctx, TenantNamespace(consumerID), name, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: reason, Class: s.Spec.Class})
+		return c.applySliceStatus(ctx, TenantNamespace(consumerID), name, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: reason, Answers: requestHash(s), Class: s.Spec.Class})
 	})
 }
 
@@ -292,11 +294,23 @@ type SliceInfo struct {
 	AutoAccept bool              `json:"autoAccept,omitempty"`
 }
 
-func sliceInfo(s *v1alpha1.ResourceSlice) SliceInfo {
-	phase := s.Status.Phase
-	if phase == "" {
-		phase = SlicePending
+// requestHash names a slice request by its signature, which covers every field the provider acts on.
+func requestHash(s *v1alpha1.ResourceSlice) string {
+	sum := sha256.Sum256(s.Spec.Signature)
+	return hex.EncodeToString(sum[:])
+}
+
+// slicePhase is a slice's phase for the request it holds now: an answer to an earlier request (the
+// consumer asked again since) leaves the current one pending.
+func slicePhase(s *v1alpha1.ResourceSlice) string {
+	if s.Status.Phase == "" || (s.Status.Answers != "" && s.Status.Answers != requestHash(s)) {
+		return SlicePending
 	}
+	return s.Status.Phase
+}
+
+func sliceInfo(s *v1alpha1.ResourceSlice) SliceInfo {
+	phase := slicePhase(s)
 	return SliceInfo{ConsumerID: s.Spec.ClusterID, ProviderID: s.Spec.ProviderClusterID, Name: s.Spec.Slice, Class: s.Spec.Class, Phase: phase,
 		Reason: s.Status.Reason, Requested: s.Spec.Resources, Granted: s.Status.Granted, Namespace: s.Status.Namespace, User: s.Status.User,
 		NotAfter: timeOf(s.Status.NotAfter)}

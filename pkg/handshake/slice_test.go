@@ -233,3 +233,39 @@ func dynActions(f *fakeCluster) []string {
 	}
 	return out
 }
+
+// Asking again for an imported slice is its renewal: a new key and user, pending until accepted, and the
+// binding then names only the new user.
+func TestSliceRenewalOnFakes(t *testing.T) {
+	consumer, provider := pairedFakes(t)
+	via, _ := consumer.ViaPairing(t.Context(), "provider")
+	round := func() *SliceImport {
+		t.Helper()
+		if err := consumer.SubmitSlice(t.Context(), via, requestSlice(t, consumer, "s", "", map[string]string{"cpu": "1", "memory": "1Gi"})); err != nil {
+			t.Fatal(err)
+		}
+		list, err := provider.ProviderSlices(t.Context(), "consumer")
+		if err != nil || len(list) != 1 || list[0].Phase != SlicePending {
+			t.Fatalf("a new request is not pending: %+v %v", list, err)
+		}
+		if _, err := consumer.ImportSlice(t.Context(), "provider", "s", nil, via); err == nil || !strings.Contains(err.Error(), "not accepted it yet") {
+			t.Fatalf("import before the answer: %v", err)
+		}
+		if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "s"}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := consumer.ImportSlice(t.Context(), "provider", "s", nil, via)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first, second := round(), round()
+	if first.User == second.User {
+		t.Fatalf("a renewal kept the user %s", first.User)
+	}
+	rb, err := provider.kube.RbacV1().RoleBindings(SliceNamespace("consumer", "s")).Get(t.Context(), RoleBindingName, metav1.GetOptions{})
+	if err != nil || len(rb.Subjects) != 1 || rb.Subjects[0].Name != second.User {
+		t.Errorf("binding after the slice's renewal: %+v %v", rb, err)
+	}
+}

@@ -188,6 +188,9 @@ type ResourceSliceStatus struct {
 	Phase string `json:"phase,omitempty"`
 	// Reason says why a slice was denied, or granted less than asked.
 	Reason string `json:"reason,omitempty"`
+	// Answers is the hex SHA-256 of the signature of the request this status answers: a request replaced
+	// since (a new key, other resources) is pending again.
+	Answers string `json:"answers,omitempty"`
 	// Class is the class the grant was made under.
 	Class string `json:"class,omitempty"`
 	// Granted is what the slice's namespace quota allows.
