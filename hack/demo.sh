@@ -55,6 +55,21 @@ if run kubectl --kubeconfig "$work/provider.kubeconfig" create service nodeport 
 fi
 run kubectl --kubeconfig "$PROVIDER_KUBECONFIG" describe resourcequota federate-sandbox -n federate-tenant-consumer
 
+say "A resource slice: 1 CPU and 1Gi with an identity and a namespace of its own, under a provider class"
+run kubectl federate create resourceslice-class small --kubeconfig "$PROVIDER_KUBECONFIG" --max-cpu 1 --max-memory 1Gi --max-pods 2
+run kubectl federate create resourceslice batch --kubeconfig "$CONSUMER_KUBECONFIG" --remote-cluster-id provider \
+  --cpu 2 --memory 1Gi --class small
+run kubectl federate accept resourceslice batch --kubeconfig "$PROVIDER_KUBECONFIG" --remote-cluster-id consumer
+run kubectl federate import resourceslice batch --kubeconfig "$CONSUMER_KUBECONFIG" --remote-cluster-id provider
+run kubectl federate get resourceslices --kubeconfig "$CONSUMER_KUBECONFIG"
+run kubectl federate get kubeconfig --kubeconfig "$CONSUMER_KUBECONFIG" --remote-cluster-id provider --resource-slice batch > "$work/batch.kubeconfig"
+run kubectl --kubeconfig "$work/batch.kubeconfig" auth whoami
+echo "# denied: the slice's identity in the pairing's tenant namespace" >&2
+if run kubectl --kubeconfig "$work/batch.kubeconfig" get pods -n federate-tenant-consumer; then
+  echo "demo: the slice's identity acted outside its namespace; that must not happen" >&2
+  exit 1
+fi
+
 say "Take it away again, on both sides"
 run kubectl federate unauthenticate --kubeconfig "$CONSUMER_KUBECONFIG" --remote-kubeconfig "$PROVIDER_KUBECONFIG"
 if run kubectl --kubeconfig "$work/provider.kubeconfig" get pods; then

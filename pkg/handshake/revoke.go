@@ -45,7 +45,7 @@ func (c *Cluster) Revoke(ctx context.Context, consumerID string) error {
 	}
 	what := ns
 	if len(granted) > 0 {
-		what = fmt.Sprintf("%s and %d more namespaces", ns, len(granted))
+		what = fmt.Sprintf("%s and %d more namespace%s", ns, len(granted), map[bool]string{true: "s"}[len(granted) > 1])
 	}
 	if err := step(r, "Removing the RoleBindings of "+consumerID, "No RoleBinding left for "+consumerID+": its certificates grant nothing in "+what, func() error {
 		jobs := make([]func() error, len(names))
