@@ -34,6 +34,8 @@ type TenantInfo struct {
 // IdentityInfo is this (consumer) cluster's identity on a provider.
 type IdentityInfo struct {
 	ProviderID       string     `json:"providerID"`
+	Type             string     `json:"type"`
+	ResourceSlice    string     `json:"resourceSlice,omitempty"`
 	Namespace        string     `json:"namespace"`
 	APIServer        string     `json:"apiServer"`
 	User             string     `json:"user,omitempty"`
@@ -75,7 +77,11 @@ func (c *Cluster) Pairings(ctx context.Context) (*ClusterInfo, error) {
 			if err := fromUnstructured(&il.Items[i], &id); err != nil {
 				return nil, err
 			}
-			out.Identities = append(out.Identities, IdentityInfo{ProviderID: id.Spec.ClusterID, Namespace: id.Namespace,
+			typ := id.Spec.Type
+			if typ == "" {
+				typ = v1alpha1.IdentityControlPlane
+			}
+			out.Identities = append(out.Identities, IdentityInfo{ProviderID: id.Spec.ClusterID, Type: typ, ResourceSlice: id.Spec.ResourceSlice, Namespace: id.Namespace,
 				APIServer: id.Spec.APIServer, User: id.Status.User, KubeconfigSecret: id.Status.KubeconfigSecret, NotAfter: timeOf(id.Status.NotAfter)})
 		}
 	}

@@ -35,7 +35,9 @@ func OptionalRemoteClusterID(f *cmdutil.Factory, cmd *cobra.Command, target *str
 			ids = append(ids, t.ConsumerID+"\tconsumer (tenant "+t.Namespace+")")
 		}
 		for _, i := range info.Identities {
-			ids = append(ids, i.ProviderID+"\tprovider ("+i.APIServer+")")
+			if i.ResourceSlice == "" { // a slice's identity names a provider already listed
+				ids = append(ids, i.ProviderID+"\tprovider ("+i.APIServer+")")
+			}
 		}
 		return ids, cobra.ShellCompDirectiveNoFileComp
 	})

@@ -89,9 +89,9 @@ func printHuman(out io.Writer, info *handshake.ClusterInfo) error {
 	if len(info.Identities) == 0 {
 		fmt.Fprintln(w, "  none")
 	} else {
-		fmt.Fprintln(w, "  PROVIDER\tAPI SERVER\tKUBECONFIG SECRET\tEXPIRES")
+		fmt.Fprintln(w, "  PROVIDER\tTYPE\tSLICE\tAPI SERVER\tKUBECONFIG SECRET\tEXPIRES")
 		for _, i := range info.Identities {
-			fmt.Fprintf(w, "  %s\t%s\t%s/%s\t%s\n", i.ProviderID, i.APIServer, i.Namespace, dash(i.KubeconfigSecret), expiry(i.NotAfter))
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s/%s\t%s\n", i.ProviderID, i.Type, dash(i.ResourceSlice), i.APIServer, i.Namespace, dash(i.KubeconfigSecret), expiry(i.NotAfter))
 		}
 	}
 	return w.Flush()
