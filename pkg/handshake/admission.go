@@ -50,10 +50,25 @@ var sandboxValidations = map[string][]admissionv1.Validation{
 }
 
 // SandboxPolicyResources are the kinds the sandbox policies check; each has a policy and a binding named
-// SandboxName-<resource>.
-var SandboxPolicyResources = []string{"pods", "services", "secrets"}
+// SandboxName-<resource>. "finalizers" checks every kind (see finalizersPolicy).
+var SandboxPolicyResources = []string{"pods", "services", "secrets", "finalizers"}
+
+// finalizersValidation keeps a tenant from adding finalizers: one that no controller serves would keep
+// an object, and so its namespace, from ever being deleted, and the provider could never finish removing
+// a slice or a pairing. A tenant may keep the finalizers an object already has (a controller's), use the
+// garbage collector's, and carry the one the API server itself adds to a new PersistentVolumeClaim.
+var finalizersValidation = admissionv1.Validation{
+	Expression: `!has(object.metadata.finalizers) || object.metadata.finalizers.all(f, ` +
+		`f in ['foregroundDeletion', 'orphan'] || ` +
+		`(f == 'kubernetes.io/pvc-protection' && request.resource.resource == 'persistentvolumeclaims') || ` +
+		`(oldObject != null && has(oldObject.metadata.finalizers) && f in oldObject.metadata.finalizers))`,
+	Message: "kubectl federate sandbox: a tenant may not add finalizers (one no controller removes would keep the namespace from ever being deleted)",
+}
 
 func sandboxPolicy(resource string) *admissionv1.ValidatingAdmissionPolicy {
+	if resource == "finalizers" {
+		return finalizersPolicy()
+	}
 	fail := admissionv1.Fail
 	return &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
@@ -67,6 +82,31 @@ func sandboxPolicy(resource string) *admissionv1.ValidatingAdmissionPolicy {
 				},
 			}}},
 			Validations: sandboxValidations[resource],
+		},
+	}
+}
+
+// finalizersPolicy applies finalizersValidation to every kind, for the requests of tenant identities (the
+// group every issued certificate carries); the provider's own requests and its controllers' are not
+// matched.
+func finalizersPolicy() *admissionv1.ValidatingAdmissionPolicy {
+	fail := admissionv1.Fail
+	return &admissionv1.ValidatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: SandboxName + "-finalizers", Labels: map[string]string{LabelManagedBy: ManagedBy}},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: &fail,
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+					Rule:       admissionv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
+				},
+			}}},
+			MatchConditions: []admissionv1.MatchCondition{{
+				Name:       "tenant",
+				Expression: `request.userInfo.groups.exists(g, g == '` + TenantGroup + `')`,
+			}},
+			Validations: []admissionv1.Validation{finalizersValidation},
 		},
 	}
 }

@@ -234,11 +234,14 @@ func (c *Cluster) ExtraNamespaces(ctx context.Context, consumerID string, asTena
 			if fromUnstructured(&l.Items[i], &req) != nil {
 				continue
 			}
-			phase := req.Status.Phase
+			phase, reason := req.Status.Phase, req.Status.Reason
 			if phase == "" {
 				phase = NamespacePending
 			}
-			byName[req.Name] = &NamespaceInfo{ConsumerID: consumerID, Namespace: req.Name, Phase: phase, Reason: req.Status.Reason, Requested: true}
+			if err := ValidateExtraNamespace("name", req.Name); err != nil && phase == NamespacePending {
+				phase, reason = NamespaceRefused, err.Error() // never grantable: say so rather than leave it pending
+			}
+			byName[req.Name] = &NamespaceInfo{ConsumerID: consumerID, Namespace: req.Name, Phase: phase, Reason: reason, Requested: true}
 		}
 	}
 	if !asTenant {

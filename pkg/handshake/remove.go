@@ -25,13 +25,15 @@ func (c *Cluster) RemoveTenant(ctx context.Context, consumerID string, keepNames
 	if err != nil {
 		return err
 	}
+	shown := ns
 	if len(granted) > 0 && !keepNamespace {
-		ns = fmt.Sprintf("%s and %d more", ns, len(granted))
+		shown = fmt.Sprintf("%s and %d more", ns, len(granted))
 	}
-	return step(r, "Removing tenant "+consumerID, "Tenant "+consumerID+" removed (Tenant, nonce, CSRs"+nsNote(keepNamespace, ns)+")", func() error {
+	return step(r, "Removing tenant "+consumerID, "Tenant "+consumerID+" removed (Tenant, nonce, CSRs, slice decisions"+nsNote(keepNamespace, shown)+")", func() error {
 		errs := []error{
 			ignoreNotFound(c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Delete(ctx, consumerID, metav1.DeleteOptions{})),
 			c.nonces().Delete(ctx, consumerID),
+			ignoreNotFound(c.Kube.CoreV1().ConfigMaps(SystemNamespace).Delete(ctx, sliceDecisionsName(consumerID), metav1.DeleteOptions{})),
 			ignoreNotFound(c.Kube.CoordinationV1().Leases(SystemNamespace).Delete(ctx, "authenticate-"+consumerID, metav1.DeleteOptions{})),
 			ignoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{},
 				metav1.ListOptions{LabelSelector: labels.SelectorFromSet(TenantLabels(consumerID)).String()})),

@@ -184,6 +184,18 @@ func (c *Cluster) SubmitSlice(ctx context.Context, provider *Cluster, slice *v1a
 	})
 }
 
+// ImportSliceOptions say what to import and where the provider's answer comes from.
+type ImportSliceOptions struct {
+	ProviderID, Name string
+	// Answer is the provider's ResourceSlice; nil reads it through Provider.
+	Answer   *v1alpha1.ResourceSlice
+	Provider *Cluster
+	// FromFile marks an Answer read from a file: only what the import verifies itself is recorded (the
+	// certificate, the namespace, the grant read back through the new credential), and a denial is shown,
+	// not recorded.
+	FromFile bool
+}
+
 // SliceImport is the result of ImportSlice.
 type SliceImport struct {
 	Slice            string
@@ -200,7 +212,8 @@ type SliceImport struct {
 // the client key waiting for it, as the user that key entitles, in the namespace that slice must have; the
 // kubeconfig reaches the provider as the pairing's does. Before anything is stored, the new credential
 // reads its own quota, which proves it works and records the grant as the provider's API server enforces it.
-func (c *Cluster) ImportSlice(ctx context.Context, providerID, name string, answer *v1alpha1.ResourceSlice, provider *Cluster) (*SliceImport, error) {
+func (c *Cluster) ImportSlice(ctx context.Context, o ImportSliceOptions) (*SliceImport, error) {
+	providerID, name, answer, provider := o.ProviderID, o.Name, o.Answer, o.Provider
 	self, err := c.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -230,6 +243,9 @@ func (c *Cluster) ImportSlice(ctx context.Context, providerID, name string, answ
 	recordName := SliceKey(providerID, name)
 	switch slicePhase(answer) {
 	case SliceDenied:
+		if o.FromFile {
+			return nil, fmt.Errorf("resource slice %q %w by provider %q, according to the file (not recorded: a file proves no denial): %s", name, ErrDenied, providerID, answer.Status.Reason)
+		}
 		_ = c.applySliceStatus(ctx, SystemNamespace, recordName, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: answer.Status.Reason})
 		return nil, fmt.Errorf("resource slice %q %w by provider %q: %s", name, ErrDenied, providerID, answer.Status.Reason)
 	case SliceAccepted:
@@ -329,9 +345,12 @@ func (c *Cluster) ImportSlice(ctx context.Context, providerID, name string, answ
 			return err
 		}
 		na := metav1.NewTime(res.NotAfter)
-		return c.applySliceStatus(ctx, SystemNamespace, recordName, v1alpha1.ResourceSliceStatus{Phase: SliceImported, Reason: answer.Status.Reason,
-			Class: answer.Status.Class, Granted: res.Granted, Namespace: res.Namespace, User: res.User, NotAfter: &na,
-			ClusterRole: answer.Status.ClusterRole, PodSecurity: answer.Status.PodSecurity, KubeconfigSecret: res.KubeconfigSecret})
+		st := v1alpha1.ResourceSliceStatus{Phase: SliceImported, Granted: res.Granted, Namespace: res.Namespace, User: res.User, NotAfter: &na,
+			KubeconfigSecret: res.KubeconfigSecret}
+		if !o.FromFile { // read from the provider itself, through the pairing or its administrator
+			st.Reason, st.Class, st.ClusterRole, st.PodSecurity = answer.Status.Reason, answer.Status.Class, answer.Status.ClusterRole, answer.Status.PodSecurity
+		}
+		return c.applySliceStatus(ctx, SystemNamespace, recordName, st)
 	}); err != nil {
 		return nil, err
 	}

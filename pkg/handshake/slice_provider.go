@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +30,9 @@ type AcceptSliceOptions struct {
 	// Grant lowers what the class would give (never raises it); nil grants all of it.
 	Grant      corev1.ResourceList
 	Expiration time.Duration // of the slice's certificate; 0 means DefaultExpiration
+	// RequireAutoAccept is the unattended run (accept --pending): it grants only a request of a class with
+	// auto-accept that the provider did not deny.
+	RequireAutoAccept bool
 }
 
 // activeTenant reads a consumer's Tenant and requires an active identity with a pinned handshake key.
@@ -66,8 +70,11 @@ func ValidateSliceRequest(s *v1alpha1.ResourceSlice, consumerID, providerID, nam
 	if err := ValidateSliceName("spec.slice", s.Spec.Slice); err != nil {
 		return nil, err
 	}
-	if s.Spec.Slice != name || (s.Name != "" && s.Name != name) {
+	if s.Spec.Slice != name {
 		return nil, fmt.Errorf("spec.slice %q: must equal the slice's name %q", s.Spec.Slice, name)
+	}
+	if s.Name != "" && s.Name != name {
+		return nil, fmt.Errorf("metadata.name %q: must equal the slice's name %q", truncate(s.Name), name)
 	}
 	if ns := TenantNamespace(consumerID); s.Namespace != "" && s.Namespace != ns {
 		return nil, fmt.Errorf("metadata.namespace %q: must be %q", truncate(s.Namespace), ns)
@@ -149,25 +156,44 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 		return nil, err
 	}
 	user := csr.Subject.CommonName
-	if stored != nil && stored.Status.Phase == SliceAccepted && stored.Status.User == user && stored.Status.NotAfter != nil && c.now().Before(stored.Status.NotAfter.Time) {
-		if cert, err := parseCertificate("status.certificate", stored.Status.Certificate); err == nil && samePublicKey(cert.PublicKey, csr.PublicKey) {
-			r.Info("Resource slice " + o.Name + " was already accepted for this request; returning the grant again")
-			return stored, nil
-		}
+	decisions, err := c.sliceDecisions(ctx, o.ConsumerID)
+	if err != nil {
+		return nil, err
 	}
-	if o.Request != nil {
-		// A request from a file, now verified, is stored where a submitted one would be, so its status can
-		// carry the grant; one of the same name is replaced (the consumer's newer request).
-		if err := c.storeSliceRequest(ctx, rs, o.Request, stored); err != nil {
-			return nil, err
-		}
+	// The provider's decisions hold whatever the tenant does to its requests: a key whose slice was
+	// deleted is never granted again (the consumer asks anew, with a new key), and the unattended --pending
+	// run grants neither a request the provider denied nor one of a class without auto-accept.
+	if when, revoked := decisions[revokedKey(user)]; revoked {
+		return nil, fmt.Errorf("resource slice %q: this request's key was revoked (its slice was deleted %s); the consumer must ask again, which makes a new key", o.Name, when)
+	}
+	if _, denied := decisions[deniedKey(requestHash(slice))]; denied && o.RequireAutoAccept {
+		return nil, fmt.Errorf("resource slice %q %w earlier by the provider: only an explicit accept grants it", o.Name, ErrDenied)
 	}
 	cls, err := c.getSliceClass(ctx, slice.Spec.Class)
 	if err != nil {
 		return nil, err
 	}
+	if o.RequireAutoAccept && !cls.autoAccept {
+		return nil, fmt.Errorf("resource slice %q: class %q does not accept slices without a decision (no auto-accept)", o.Name, cls.name)
+	}
+	ns := SliceNamespace(o.ConsumerID, o.Name)
+	if err := c.checkSliceCount(ctx, o.ConsumerID, ns); err != nil {
+		return nil, err
+	}
+	// The same request, already granted and still valid, keeps its certificate; everything else (the
+	// class's sandbox, the grant, the binding) converges to this run's decision.
+	var certPEM []byte
+	var notAfter time.Time
+	if stored != nil && stored.Status.User == user && stored.Status.NotAfter != nil && c.now().Before(stored.Status.NotAfter.Time) {
+		if cert, err := parseCertificate("status.certificate", stored.Status.Certificate); err == nil && samePublicKey(cert.PublicKey, csr.PublicKey) {
+			certPEM, notAfter = stored.Status.Certificate, cert.NotAfter
+		}
+	}
 	granted, note, err := cls.grant(asked, o.Grant)
 	if errors.Is(err, ErrDenied) {
+		if certPEM != nil {
+			return nil, fmt.Errorf("resource slice %q: %w; it is already granted: delete it to take it away", o.Name, err)
+		}
 		if serr := c.applySliceStatus(ctx, tns, o.Name, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: err.Error(), Answers: requestHash(slice), Class: cls.name}); serr != nil {
 			return nil, errors.Join(err, serr)
 		}
@@ -183,32 +209,42 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	if err != nil {
 		return nil, err
 	}
-	ns := SliceNamespace(o.ConsumerID, o.Name)
-	csrLabels := TenantLabels(o.ConsumerID)
-	csrLabels[LabelSlice] = o.Name
-	req, err := c.createCSR(ctx, o.ConsumerID, csrLabels, slice.Spec.CSR, o.Expiration)
-	if err != nil {
-		return nil, err
+	if o.Request != nil {
+		// A request from a file, now verified and decided on, is stored where a submitted one would be, so
+		// its status can carry the grant; one of the same name is replaced (the consumer's newer request).
+		if err := c.storeSliceRequest(ctx, rs, o.Request, stored); err != nil {
+			return nil, err
+		}
 	}
-	defer c.deleteCSR(ctx, req)
+	var req *certv1.CertificateSigningRequest
+	if certPEM == nil {
+		csrLabels := TenantLabels(o.ConsumerID)
+		csrLabels[LabelSlice] = o.Name
+		if req, err = c.createCSR(ctx, o.ConsumerID, csrLabels, slice.Spec.CSR, o.Expiration); err != nil {
+			return nil, err
+		}
+		defer c.deleteCSR(ctx, req)
+	} else {
+		r.Info("Resource slice " + o.Name + " was already granted for this request: its certificate is kept, the rest converges")
+	}
 	if err := step(r, "Building the slice's sandbox "+ns, "Sandbox "+ns+" ready (quota "+FormatResourceList(sliceGrant(sb.Quota))+", Pod Security "+cls.podSecurity+")", func() error {
 		return c.ensureSandbox(ctx, ns, nsOwner{consumerID: o.ConsumerID, kind: KindSlice, slice: o.Name}, sb)
 	}); err != nil {
 		return nil, err
 	}
-	var certPEM []byte
-	var notAfter time.Time
-	if err := step(r, "Issuing the slice's certificate through the CSR API", "Slice certificate issued", func() error {
-		if certPEM, err = c.approveAndWait(ctx, req); err != nil {
+	if req != nil {
+		if err := step(r, "Issuing the slice's certificate through the CSR API", "Slice certificate issued", func() error {
+			if certPEM, err = c.approveAndWait(ctx, req); err != nil {
+				return err
+			}
+			cert, err := checkIssued(certPEM, csr, c.now().Add(o.Expiration+issuedSlack))
+			if err == nil {
+				notAfter = cert.NotAfter
+			}
 			return err
+		}); err != nil {
+			return nil, err
 		}
-		cert, err := checkIssued(certPEM, csr, c.now().Add(o.Expiration+issuedSlack))
-		if err == nil {
-			notAfter = cert.NotAfter
-		}
-		return err
-	}); err != nil {
-		return nil, err
 	}
 	if err := step(r, "Binding ClusterRole "+cls.clusterRole, "ClusterRole "+cls.clusterRole+" bound in "+ns+" to the slice's user", func() error {
 		return c.bindRole(ctx, ns, user, cls.clusterRole, o.ConsumerID)
@@ -224,6 +260,28 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	slice.Status = st
 	slice.Namespace, slice.Name = tns, o.Name
 	return slice, nil
+}
+
+// MaxSlicesPerConsumer bounds the slices one consumer holds on a provider, whatever happens to its
+// requests (which the tenant may withdraw after they are granted).
+const MaxSlicesPerConsumer = 10
+
+// checkSliceCount refuses a new slice namespace beyond MaxSlicesPerConsumer.
+func (c *Cluster) checkSliceCount(ctx context.Context, consumerID, ns string) error {
+	have, err := c.namespacesOf(ctx, consumerID, KindSlice)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, h := range have {
+		if h.Name != ns {
+			n++
+		}
+	}
+	if n >= MaxSlicesPerConsumer {
+		return fmt.Errorf("consumer %q already holds %d resource slices, the most one consumer may hold: delete one first", consumerID, n)
+	}
+	return nil
 }
 
 // storeSliceRequest creates or replaces the consumer's request in its tenant namespace.
@@ -270,10 +328,17 @@ func (c *Cluster) DenySlice(ctx context.Context, consumerID, name, reason string
 	if err != nil {
 		return err
 	}
-	if slicePhase(s) == SliceAccepted {
-		return fmt.Errorf("resource slice %q of consumer %q is already accepted: delete it to revoke its identity", name, consumerID)
+	granted, err := c.HasSliceNamespace(ctx, consumerID, name)
+	if err != nil {
+		return err
+	}
+	if granted || slicePhase(s) == SliceAccepted {
+		return fmt.Errorf("resource slice %q of consumer %q is already granted: delete it to take its identity and namespace away", name, consumerID)
 	}
 	return step(c.report(), "Denying resource slice "+name, "ResourceSlice "+name+" of "+consumerID+" denied", func() error {
+		if err := c.recordSliceDecision(ctx, consumerID, deniedKey(requestHash(s)), reason); err != nil {
+			return err
+		}
 		return c.applySliceStatus(ctx, TenantNamespace(consumerID), name, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: reason, Answers: requestHash(s), Class: s.Spec.Class})
 	})
 }
@@ -311,7 +376,11 @@ func slicePhase(s *v1alpha1.ResourceSlice) string {
 
 func sliceInfo(s *v1alpha1.ResourceSlice) SliceInfo {
 	phase := slicePhase(s)
-	return SliceInfo{ConsumerID: s.Spec.ClusterID, ProviderID: s.Spec.ProviderClusterID, Name: s.Spec.Slice, Class: s.Spec.Class, Phase: phase,
+	class := s.Spec.Class
+	if phase != SlicePending && s.Status.Class != "" {
+		class = s.Status.Class // what the grant was made under, not what the request says now
+	}
+	return SliceInfo{ConsumerID: s.Spec.ClusterID, ProviderID: s.Spec.ProviderClusterID, Name: s.Spec.Slice, Class: class, Phase: phase,
 		Reason: s.Status.Reason, Requested: s.Spec.Resources, Granted: s.Status.Granted, Namespace: s.Status.Namespace, User: s.Status.User,
 		NotAfter: timeOf(s.Status.NotAfter)}
 }
@@ -334,8 +403,8 @@ func (c *Cluster) ProviderSlices(ctx context.Context, consumerID string) ([]Slic
 	out := []SliceInfo{}
 	for i := range l.Items {
 		var s v1alpha1.ResourceSlice
-		if err := fromUnstructured(&l.Items[i], &s); err != nil || s.Namespace != TenantNamespace(s.Spec.ClusterID) {
-			continue // only a consumer's own tenant namespace holds its requests
+		if err := fromUnstructured(&l.Items[i], &s); err != nil || s.Namespace != TenantNamespace(s.Spec.ClusterID) || s.Name != s.Spec.Slice {
+			continue // only a consumer's own tenant namespace holds its requests, each under its slice's name
 		}
 		info := sliceInfo(&s)
 		cls, ok := classes[s.Spec.Class]
@@ -345,6 +414,25 @@ func (c *Cluster) ProviderSlices(ctx context.Context, consumerID string) ([]Slic
 		}
 		info.AutoAccept = cls != nil && cls.autoAccept
 		out = append(out, info)
+	}
+	// A granted slice whose request the consumer withdrew is still granted: its namespace says so.
+	sel := map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleProvider, LabelNamespaceKind: KindSlice}
+	if consumerID != "" {
+		sel[LabelRemoteClusterID] = consumerID
+	}
+	nss, err := c.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String()})
+	if err != nil {
+		return nil, err
+	}
+	listed := map[string]bool{}
+	for _, s := range out {
+		listed[SliceNamespace(s.ConsumerID, s.Name)] = true
+	}
+	for _, ns := range nss.Items {
+		if !listed[ns.Name] {
+			out = append(out, SliceInfo{ConsumerID: ns.Labels[LabelRemoteClusterID], Name: ns.Labels[LabelSlice], Phase: SliceAccepted,
+				Reason: "granted; the consumer withdrew its request", Namespace: ns.Name})
+		}
 	}
 	slices.SortFunc(out, func(a, b SliceInfo) int {
 		return cmpStrings(a.ConsumerID+"/"+a.Name, b.ConsumerID+"/"+b.Name)
@@ -391,14 +479,27 @@ func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name stri
 	ns := SliceNamespace(consumerID, name)
 	owner := nsOwner{consumerID: consumerID, kind: KindSlice, slice: name}
 	return step(c.report(), "Revoking and removing resource slice "+name+" of "+consumerID, "Resource slice "+name+" of "+consumerID+" revoked and removed (binding, workloads, namespace "+ns+", request)", func() error {
+		// The user bound there is never granted again, whatever the tenant re-submits.
+		if rb, err := c.Kube.RbacV1().RoleBindings(ns).Get(ctx, RoleBindingName, metav1.GetOptions{}); err == nil && len(rb.Subjects) == 1 {
+			if err := c.recordSliceDecision(ctx, consumerID, revokedKey(rb.Subjects[0].Name), c.now().UTC().Format(time.RFC3339)); err != nil {
+				return err
+			}
+		} else if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
 		if err := c.revokeNamespace(ctx, ns, owner); err != nil {
 			return err
 		}
 		sel := labels.SelectorFromSet(map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: consumerID, LabelSlice: name}).String()
-		return errors.Join(
-			c.deleteNamespace(ctx, ns, consumerID),
-			ignoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{})),
-			ignoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})),
+		// The request and the CSRs go whatever the namespace's deletion does.
+		return parallel(
+			func() error { return c.deleteNamespace(ctx, ns, consumerID) },
+			func() error {
+				return ignoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{}))
+			},
+			func() error {
+				return ignoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}))
+			},
 		)
 	})
 }
@@ -413,4 +514,59 @@ func (c *Cluster) HasSliceNamespace(ctx context.Context, consumerID, name string
 		return false, err
 	}
 	return nsOwner{consumerID: consumerID, kind: KindSlice, slice: name}.owns(ns.Labels), nil
+}
+
+// A provider's decisions on a consumer's slices live where only the provider writes: a ConfigMap of
+// federate-system, one per consumer, removed with the pairing.
+
+func sliceDecisionsName(consumerID string) string { return "slice-decisions-" + consumerID }
+
+// revokedKey and deniedKey name a decision: a slice user whose slice was deleted, a request denied.
+func revokedKey(user string) string {
+	sum := sha256.Sum256([]byte(user))
+	return "revoked." + hex.EncodeToString(sum[:16])
+}
+
+func deniedKey(reqHash string) string { return "denied." + reqHash[:32] }
+
+// sliceDecisions reads the provider's decisions on a consumer's slices.
+func (c *Cluster) sliceDecisions(ctx context.Context, consumerID string) (map[string]string, error) {
+	cm, err := c.Kube.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, sliceDecisionsName(consumerID), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the provider's decisions on consumer %q's slices: %w", consumerID, err)
+	}
+	return cm.Data, nil
+}
+
+// recordSliceDecision adds a decision, under the ConfigMap's resourceVersion so none is lost.
+func (c *Cluster) recordSliceDecision(ctx context.Context, consumerID, key, value string) error {
+	cms := c.Kube.CoreV1().ConfigMaps(SystemNamespace)
+	for {
+		cm, err := cms.Get(ctx, sliceDecisionsName(consumerID), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = cms.Create(ctx, &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Name: sliceDecisionsName(consumerID), Namespace: SystemNamespace, Labels: TenantLabels(consumerID)},
+				Data:       map[string]string{key: value},
+			}, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				continue
+			}
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[key] = value
+		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			continue
+		}
+		return err
+	}
 }

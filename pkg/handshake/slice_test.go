@@ -82,7 +82,7 @@ func TestSliceFlowOnFakes(t *testing.T) {
 	if err != nil || string(again.Status.Certificate) != string(granted.Status.Certificate) {
 		t.Errorf("a second accept issued again: %v", err)
 	}
-	res, err := consumer.ImportSlice(t.Context(), "provider", "batch", nil, via)
+	res, err := consumer.ImportSlice(t.Context(), ImportSliceOptions{ProviderID: "provider", Name: "batch", Provider: via})
 	if err != nil {
 		t.Fatalf("ImportSlice: %v", err)
 	}
@@ -92,7 +92,7 @@ func TestSliceFlowOnFakes(t *testing.T) {
 	if _, err := consumer.GetSliceKubeconfig(t.Context(), "provider", "batch"); err != nil {
 		t.Errorf("slice kubeconfig: %v", err)
 	}
-	if res, err := consumer.ImportSlice(t.Context(), "provider", "batch", nil, via); err != nil || !res.AlreadyImported {
+	if res, err := consumer.ImportSlice(t.Context(), ImportSliceOptions{ProviderID: "provider", Name: "batch", Provider: via}); err != nil || !res.AlreadyImported {
 		t.Errorf("a second import: %+v %v", res, err)
 	}
 	// Unauthenticate removes the slice on both sides.
@@ -169,7 +169,7 @@ func TestSliceGrantPolicy(t *testing.T) {
 	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "big"}); !errors.Is(err, ErrDenied) {
 		t.Fatalf("over a deny class's maximum: %v", err)
 	}
-	if _, err := consumer.ImportSlice(t.Context(), "provider", "big", nil, via); !errors.Is(err, ErrDenied) || !strings.Contains(err.Error(), "maximum") {
+	if _, err := consumer.ImportSlice(t.Context(), ImportSliceOptions{ProviderID: "provider", Name: "big", Provider: via}); !errors.Is(err, ErrDenied) || !strings.Contains(err.Error(), "maximum") {
 		t.Errorf("import of a denied slice: %v", err)
 	}
 	ok := requestSlice(t, consumer, "ok", "", map[string]string{"cpu": "2", "memory": "1Gi"})
@@ -248,13 +248,13 @@ func TestSliceRenewalOnFakes(t *testing.T) {
 		if err != nil || len(list) != 1 || list[0].Phase != SlicePending {
 			t.Fatalf("a new request is not pending: %+v %v", list, err)
 		}
-		if _, err := consumer.ImportSlice(t.Context(), "provider", "s", nil, via); err == nil || !strings.Contains(err.Error(), "not accepted it yet") {
+		if _, err := consumer.ImportSlice(t.Context(), ImportSliceOptions{ProviderID: "provider", Name: "s", Provider: via}); err == nil || !strings.Contains(err.Error(), "not accepted it yet") {
 			t.Fatalf("import before the answer: %v", err)
 		}
 		if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "s"}); err != nil {
 			t.Fatal(err)
 		}
-		res, err := consumer.ImportSlice(t.Context(), "provider", "s", nil, via)
+		res, err := consumer.ImportSlice(t.Context(), ImportSliceOptions{ProviderID: "provider", Name: "s", Provider: via})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,5 +267,96 @@ func TestSliceRenewalOnFakes(t *testing.T) {
 	rb, err := provider.kube.RbacV1().RoleBindings(SliceNamespace("consumer", "s")).Get(t.Context(), RoleBindingName, metav1.GetOptions{})
 	if err != nil || len(rb.Subjects) != 1 || rb.Subjects[0].Name != second.User {
 		t.Errorf("binding after the slice's renewal: %+v %v", rb, err)
+	}
+}
+
+// The provider's decisions hold against whatever the tenant does to its requests (found by an attack
+// on real clusters): the unattended run grants only auto-accept classes and never a denied request, a
+// decoy request under another name is not listed, a deleted slice's key is never granted again, and a
+// granted slice cannot be "denied" into looking revoked.
+func TestSliceDecisionsHold(t *testing.T) {
+	consumer, provider := pairedFakes(t)
+	via, _ := consumer.ViaPairing(t.Context(), "provider")
+	for _, cls := range []SliceClassOptions{
+		{Name: "small", Spec: v1alpha1.ResourceSliceClassSpec{Max: map[string]string{"cpu": "2"}, AutoAccept: true}},
+		{Name: "big", Spec: v1alpha1.ResourceSliceClassSpec{PodSecurity: PodSecurityPrivileged}},
+	} {
+		if _, err := provider.ApplySliceClass(t.Context(), cls); err != nil {
+			t.Fatal(err)
+		}
+	}
+	submit := func(name, class string) *v1alpha1.ResourceSlice {
+		s := requestSlice(t, consumer, name, class, map[string]string{"cpu": "1", "memory": "1Gi"})
+		if err := consumer.SubmitSlice(t.Context(), via, s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	big := submit("bigone", "big")
+	// A decoy under another name that claims the big request's slice name with an auto-accept class.
+	u, _ := toUnstructured(&v1alpha1.ResourceSlice{TypeMeta: big.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: "decoy", Namespace: big.Namespace},
+		Spec: v1alpha1.ResourceSliceSpec{ClusterID: "consumer", ProviderClusterID: "provider", Slice: "bigone", Class: "small",
+			Resources: map[string]string{"cpu": "1", "memory": "1Gi"}, CSR: big.Spec.CSR, Signature: []byte("x")}})
+	if _, err := provider.dyn.Resource(v1alpha1.ResourceSliceGVR).Namespace(big.Namespace).Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := provider.ProviderSlices(t.Context(), "consumer")
+	if err != nil || len(list) != 1 || list[0].Name != "bigone" || list[0].AutoAccept {
+		t.Fatalf("listing with a decoy: %+v %v", list, err)
+	}
+	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "bigone", RequireAutoAccept: true}); err == nil {
+		t.Fatal("the unattended run granted a class without auto-accept")
+	}
+	// Denied, then the unattended run: refused even after the tenant wipes the status by re-creating it.
+	small := submit("small1", "small")
+	if err := provider.DenySlice(t.Context(), "consumer", "small1", "no"); err != nil {
+		t.Fatal(err)
+	}
+	rs := provider.dyn.Resource(v1alpha1.ResourceSliceGVR).Namespace(small.Namespace)
+	if err := rs.Delete(t.Context(), "small1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := consumer.SubmitSlice(t.Context(), via, small); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "small1", RequireAutoAccept: true}); !errors.Is(err, ErrDenied) {
+		t.Errorf("the unattended run granted a denied request: %v", err)
+	}
+	// Granted, deleted, replayed: refused.
+	ok := submit("ok", "small")
+	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "ok", RequireAutoAccept: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := provider.DenySlice(t.Context(), "consumer", "ok", "too late"); err == nil {
+		t.Error("denied a granted slice, which would leave its identity working")
+	}
+	if err := provider.DeleteSliceProvider(t.Context(), "consumer", "ok"); err != nil {
+		t.Fatal(err)
+	}
+	if err := consumer.SubmitSlice(t.Context(), via, ok); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "ok"}); err == nil || !strings.Contains(err.Error(), "revoked") {
+		t.Errorf("a deleted slice's request replayed: %v", err)
+	}
+}
+
+// Accepting a granted request again converges the grant (here: lower) and keeps the certificate.
+func TestSliceReacceptConverges(t *testing.T) {
+	consumer, provider := pairedFakes(t)
+	via, _ := consumer.ViaPairing(t.Context(), "provider")
+	if err := consumer.SubmitSlice(t.Context(), via, requestSlice(t, consumer, "s", "", map[string]string{"cpu": "2", "memory": "1Gi"})); err != nil {
+		t.Fatal(err)
+	}
+	first, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "s", Grant: corev1.ResourceList{"cpu": resource.MustParse("1")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Status.Granted["cpu"] != "1" || string(second.Status.Certificate) != string(first.Status.Certificate) {
+		t.Errorf("re-accept: granted %v, same certificate %v", second.Status.Granted, string(second.Status.Certificate) == string(first.Status.Certificate))
 	}
 }

@@ -178,7 +178,8 @@ func (o *ResourceSliceOptions) acceptPending(ctx context.Context, list []handsha
 			continue
 		}
 		n++
-		slice, err := o.cluster.AcceptSlice(ctx, handshake.AcceptSliceOptions{ConsumerID: s.ConsumerID, Name: s.Name, Expiration: o.Expiration})
+		slice, err := o.cluster.AcceptSlice(ctx, handshake.AcceptSliceOptions{ConsumerID: s.ConsumerID, Name: s.Name, Expiration: o.Expiration,
+			RequireAutoAccept: true})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("resource slice %s of %s: %w", s.Name, s.ConsumerID, err))
 			continue

@@ -188,7 +188,7 @@ func (o *ResourceSliceOptions) oneShotRun(ctx context.Context) (*handshake.Slice
 	if err != nil {
 		return nil, nil, fmt.Errorf("provider: %w", err)
 	}
-	res, err := consumer.ImportSlice(ctx, o.opts.ProviderID, o.Name, granted, nil)
+	res, err := consumer.ImportSlice(ctx, handshake.ImportSliceOptions{ProviderID: o.opts.ProviderID, Name: o.Name, Answer: granted})
 	if err != nil {
 		return nil, nil, fmt.Errorf("consumer: %w", err)
 	}

@@ -91,7 +91,8 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	res, err := o.cluster.ImportSlice(ctx, o.RemoteClusterID, o.Name, o.answer, via)
+	res, err := o.cluster.ImportSlice(ctx, handshake.ImportSliceOptions{ProviderID: o.RemoteClusterID, Name: o.Name, Answer: o.answer,
+		Provider: via, FromFile: o.answer != nil})
 	if err != nil {
 		return flags.RemoteIDError(err)
 	}
