@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -68,28 +69,57 @@ func (c *Cluster) ViaPairing(ctx context.Context, providerID string) (*Cluster, 
 	return p, nil
 }
 
-// createCounted creates a request object in a sandbox whose quota counts such objects. Until the
-// provider's quota controller has discovered the federate.dev resources (up to 30 seconds after init on a
-// fresh cluster) the API server refuses the creation as "status unknown": then it watches the quota until
-// the count is known, and creates once more.
+// createCounted creates a request object in a sandbox whose quota counts such objects. A quota created
+// before the provider's quota controller discovered the federate.dev kinds (its discovery runs every 30
+// seconds; a tenant namespace made right after the provider's first init is one) does not count them
+// until it is recalculated, which the controller does by itself only every 5 minutes, and meanwhile the
+// API server refuses the creation as "status unknown". The deletion of an object the quota tracks makes the
+// controller recalculate it: so this creates and deletes a ConfigMap there (what the tenant may do anyway),
+// watches the quota a few seconds for the count, repeats until the controller has discovered the kinds,
+// and creates once more.
 func (c *Cluster) createCounted(ctx context.Context, provider *Cluster, gvr schema.GroupVersionResource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	client := provider.Dynamic.Resource(gvr).Namespace(u.GetNamespace())
+	ns := u.GetNamespace()
+	client := provider.Dynamic.Resource(gvr).Namespace(ns)
 	out, err := client.Create(ctx, u, metav1.CreateOptions{})
 	if err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "status unknown for quota") {
 		return out, err
 	}
 	key := corev1.ResourceName("count/" + gvr.Resource + "." + gvr.Group)
-	c.report().Info("Waiting for the provider's quota controller to count " + gvr.Resource + " (a freshly initialized provider takes up to 30 seconds)")
-	quotas := provider.Kube.CoreV1().ResourceQuotas(u.GetNamespace())
-	if werr := c.waitFor(ctx, quotas, SandboxName, "", func(ev watch.Event) (bool, error) {
+	c.report().Info("Waiting for the provider's quota controller to count " + gvr.Resource + " (on a provider initialized moments ago, up to 30 seconds)")
+	quotas := provider.Kube.CoreV1().ResourceQuotas(ns)
+	counted := func(ev watch.Event) (bool, error) {
 		q, ok := ev.Object.(*corev1.ResourceQuota)
 		if !ok {
 			return false, nil
 		}
-		_, counted := q.Status.Used[key]
-		return counted, nil
-	}); werr != nil {
-		return nil, errors.Join(err, werr)
+		_, has := q.Status.Used[key]
+		return has, nil
+	}
+	for {
+		if nerr := nudgeQuota(ctx, provider, ns); nerr != nil {
+			return nil, errors.Join(err, nerr)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		werr := c.waitFor(wctx, quotas, SandboxName, "", counted)
+		cancel()
+		if werr == nil {
+			break
+		}
+		if ctx.Err() != nil || !errors.Is(werr, context.DeadlineExceeded) {
+			return nil, errors.Join(err, werr)
+		}
 	}
 	return client.Create(ctx, u, metav1.CreateOptions{})
+}
+
+// nudgeQuota makes the quota controller recalculate a namespace's quotas: it deletes a ConfigMap created
+// for the purpose, and a deletion of a tracked kind makes the controller recount.
+func nudgeQuota(ctx context.Context, provider *Cluster, ns string) error {
+	cms := provider.Kube.CoreV1().ConfigMaps(ns)
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "federate-recount-",
+		Labels: map[string]string{LabelManagedBy: ManagedBy}}}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("asking the quota controller to recount %s: %w", ns, err)
+	}
+	return ignoreNotFound(cms.Delete(ctx, cm.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cm.UID}}))
 }

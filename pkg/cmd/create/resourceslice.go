@@ -134,10 +134,12 @@ func (o *ResourceSliceOptions) Validate() error {
 
 // Run requests the slice, and in one shot accepts and imports it.
 func (o *ResourceSliceOptions) Run(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, o.Pair.Timeout)
+	defer cancel()
 	if !o.oneShot {
 		slice, err := o.local.RequestSlice(ctx, o.opts)
 		if err != nil {
-			return flags.RemoteIDError(err)
+			return o.Pair.TimeoutError(ctx, flags.RemoteIDError(err))
 		}
 		if o.Submit {
 			via, err := o.local.ViaPairing(ctx, o.RemoteClusterID)
@@ -145,7 +147,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 				return err
 			}
 			if err := o.local.SubmitSlice(ctx, via, slice); err != nil {
-				return fmt.Errorf("leaving the request on provider %q: %w", o.RemoteClusterID, err)
+				return o.Pair.TimeoutError(ctx, fmt.Errorf("leaving the request on provider %q: %w", o.RemoteClusterID, err))
 			}
 			o.local.Report.Info(fmt.Sprintf("Next: the provider's administrator runs \"kubectl federate accept resourceslice %s --remote-cluster-id %s\"; then import it here",
 				o.Name, slice.Spec.ClusterID))
@@ -153,8 +155,6 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 		return o.print(slice)
 	}
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, o.Pair.Timeout)
-	defer cancel()
 	res, slice, err := o.oneShotRun(ctx)
 	if err != nil {
 		return o.Pair.TimeoutError(ctx, flags.PairError(err))
