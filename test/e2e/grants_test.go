@@ -1007,7 +1007,7 @@ func TestSliceForgedOrDeniedRequests(t *testing.T) {
 	checkSliceIdentity(t, sliceForged)
 
 	// An accepted slice is not denied afterwards: delete takes its identity away.
-	if r := on(t, provider, "deny", "resourceslice", sliceForged, "--remote-cluster-id", "consumer", "--reason", "late"); r.code != 1 || !strings.Contains(r.stderr, "already accepted") {
+	if r := on(t, provider, "deny", "resourceslice", sliceForged, "--remote-cluster-id", "consumer", "--reason", "late"); r.code != 1 || !strings.Contains(r.stderr, "already granted") {
 		t.Errorf("deny of an accepted slice: %s", r)
 	}
 	if s := providerSlice(t, "consumer", sliceForged); s == nil || s.Status.Phase != handshake.SliceAccepted {
