@@ -51,7 +51,40 @@ var sandboxValidations = map[string][]admissionv1.Validation{
 
 // SandboxPolicyResources are the kinds the sandbox policies check; each has a policy and a binding named
 // SandboxName-<resource>. "finalizers" checks every kind (see finalizersPolicy).
-var SandboxPolicyResources = []string{"pods", "services", "secrets", "finalizers"}
+var SandboxPolicyResources = []string{"pods", "services", "secrets", "finalizers", "workloads", "cronjobs"}
+
+// noTemplateFinalizers refuses finalizers in what controllers create from a tenant's templates (pods of
+// Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs; a StatefulSet's PVCs; a CronJob's Jobs and
+// their pods): the controller copies them onto objects it creates under its own name, which the
+// finalizers policy does not see, and one that nothing removes keeps the namespace terminating forever.
+func noTemplateFinalizers(path string) string {
+	return `!has(` + path + `.metadata) || !has(` + path + `.metadata.finalizers) || size(` + path + `.metadata.finalizers) == 0`
+}
+
+var templateMessage = "kubectl federate sandbox: templates must not carry finalizers (the objects made from them could never be deleted)"
+
+// workloadValidations are the "workloads" policy's (apps and batch kinds with spec.template) and the
+// "cronjobs" policy's checks.
+var workloadValidations = map[string][]admissionv1.Validation{
+	"workloads": {{
+		Expression: noTemplateFinalizers("object.spec.template"),
+		Message:    templateMessage,
+	}, {
+		Expression: `request.resource.resource != 'statefulsets' || !has(object.spec.volumeClaimTemplates) || ` +
+			`object.spec.volumeClaimTemplates.all(c, ` + noTemplateFinalizers("c") + `)`,
+		Message: templateMessage,
+	}},
+	"cronjobs": {{
+		Expression: "(" + noTemplateFinalizers("object.spec.jobTemplate") + ") && (" + noTemplateFinalizers("object.spec.jobTemplate.spec.template") + ")",
+		Message:    templateMessage,
+	}},
+}
+
+var workloadRules = map[string]admissionv1.Rule{
+	"workloads": {APIGroups: []string{"apps", "batch"}, APIVersions: []string{"v1"},
+		Resources: []string{"deployments", "replicasets", "statefulsets", "daemonsets", "jobs"}},
+	"cronjobs": {APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"cronjobs"}},
+}
 
 // finalizersValidation keeps a tenant from adding finalizers: one that no controller serves would keep
 // an object, and so its namespace, from ever being deleted, and the provider could never finish removing
@@ -68,6 +101,9 @@ var finalizersValidation = admissionv1.Validation{
 func sandboxPolicy(resource string) *admissionv1.ValidatingAdmissionPolicy {
 	if resource == "finalizers" {
 		return finalizersPolicy()
+	}
+	if rule, ok := workloadRules[resource]; ok {
+		return tenantPolicy(resource, rule, workloadValidations[resource])
 	}
 	fail := admissionv1.Fail
 	return &admissionv1.ValidatingAdmissionPolicy{
@@ -90,23 +126,29 @@ func sandboxPolicy(resource string) *admissionv1.ValidatingAdmissionPolicy {
 // group every issued certificate carries); the provider's own requests and its controllers' are not
 // matched.
 func finalizersPolicy() *admissionv1.ValidatingAdmissionPolicy {
+	return tenantPolicy("finalizers", admissionv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
+		[]admissionv1.Validation{finalizersValidation})
+}
+
+// tenantPolicy is a sandbox policy for the requests of tenant identities only.
+func tenantPolicy(name string, rule admissionv1.Rule, validations []admissionv1.Validation) *admissionv1.ValidatingAdmissionPolicy {
 	fail := admissionv1.Fail
 	return &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Name: SandboxName + "-finalizers", Labels: map[string]string{LabelManagedBy: ManagedBy}},
+		ObjectMeta: metav1.ObjectMeta{Name: SandboxName + "-" + name, Labels: map[string]string{LabelManagedBy: ManagedBy}},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: &fail,
 			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
 				RuleWithOperations: admissionv1.RuleWithOperations{
 					Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
-					Rule:       admissionv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
+					Rule:       rule,
 				},
 			}}},
 			MatchConditions: []admissionv1.MatchCondition{{
 				Name:       "tenant",
 				Expression: `request.userInfo.groups.exists(g, g == '` + TenantGroup + `')`,
 			}},
-			Validations: []admissionv1.Validation{finalizersValidation},
+			Validations: validations,
 		},
 	}
 }

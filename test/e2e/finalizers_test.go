@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -51,12 +53,47 @@ func TestTenantCannotAddFinalizers(t *testing.T) {
 	if _, err := tenant.CoreV1().ConfigMaps(ns).Patch(ctx, plain.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":["example.com/never"]}}`), metav1.PatchOptions{}); err == nil {
 		t.Fatal("a finalizer added by patch")
 	}
+	// Nor through a template, which a controller copies onto the objects it creates under its own name.
+	never := []string{"example.com/never"}
+	tmpl := func(fin []string) corev1.PodTemplateSpec {
+		p := restrictedPod("")
+		return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}, Finalizers: fin}, Spec: p.Spec}
+	}
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	apps := tenant.AppsV1().Deployments(ns)
+	if _, err := apps.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "fin"}, Spec: appsv1.DeploymentSpec{Selector: sel, Template: tmpl(never)}}, dry); !byFinalizerPolicy(err) {
+		t.Error("a Deployment whose pods would carry a finalizer nothing serves")
+	}
+	if _, err := apps.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "plain"}, Spec: appsv1.DeploymentSpec{Selector: sel, Template: tmpl(nil)}}, dry); err != nil {
+		t.Errorf("a plain Deployment: %v", err)
+	}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "fin"}, Spec: appsv1.StatefulSetSpec{Selector: sel, Template: tmpl(nil),
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "d", Finalizers: never}, Spec: pvcSpec()}}}}
+	if _, err := tenant.AppsV1().StatefulSets(ns).Create(ctx, sts, dry); !byFinalizerPolicy(err) {
+		t.Error("a StatefulSet whose PVCs would carry a finalizer nothing serves")
+	}
+	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "fin"}, Spec: batchv1.CronJobSpec{Schedule: "@daily", JobTemplate: batchv1.JobTemplateSpec{
+		Spec: batchv1.JobSpec{Template: tmpl(never)}}}}
+	cj.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+	if _, err := tenant.BatchV1().CronJobs(ns).Create(ctx, cj, dry); !byFinalizerPolicy(err) {
+		t.Error("a CronJob whose pods would carry a finalizer nothing serves")
+	}
 	// What Kubernetes itself adds is kept working: a PVC gets the API server's protection finalizer.
-	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data"}, Spec: corev1.PersistentVolumeClaimSpec{
-		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
-	}}
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data"}, Spec: pvcSpec()}
 	if _, err := tenant.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("a plain PVC: %v", err)
 	}
+}
+
+func pvcSpec() corev1.PersistentVolumeClaimSpec {
+	return corev1.PersistentVolumeClaimSpec{
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+	}
+}
+
+// byFinalizerPolicy reports whether err is the sandbox's template policy refusing a request.
+func byFinalizerPolicy(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "templates must not carry finalizers")
 }
