@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 )
@@ -92,10 +97,73 @@ func (c *Cluster) deleteNamespace(ctx context.Context, name, consumerID string) 
 			return ignoreNotFound(err)
 		}
 	}
-	if err := c.waitDeleted(ctx, nss, name, ns.ResourceVersion); err != nil {
+	// The namespace controller usually finishes in seconds. An object whose finalizer no controller will
+	// ever remove (a tenant can orphan one: see docs/security.md) would keep the namespace terminating
+	// forever; by now nobody but this run acts there, so after a while its finalizers are removed.
+	wctx, cancel := context.WithTimeout(ctx, stuckNamespaceAfter)
+	err = c.waitDeleted(wctx, nss, name, ns.ResourceVersion)
+	cancel()
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("waiting for namespace %s to be deleted: %w", name, err)
+	}
+	c.report().Warn(fmt.Sprintf("Namespace %s is still terminating after %s: removing the finalizers left on its objects", name, stuckNamespaceAfter))
+	if err := c.stripFinalizers(ctx, name); err != nil {
+		return fmt.Errorf("namespace %s: removing leftover finalizers: %w", name, err)
+	}
+	left, err := nss.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := c.waitDeleted(ctx, nss, name, left.ResourceVersion); err != nil {
 		return fmt.Errorf("waiting for namespace %s to be deleted: %w", name, err)
 	}
 	return nil
+}
+
+// stuckNamespaceAfter is how long a namespace may take to be deleted before its objects' finalizers are
+// removed; the namespace controller takes about 5 s on an idle cluster.
+const stuckNamespaceAfter = 30 * time.Second
+
+// stripFinalizers removes the finalizers of every object left in a terminating namespace, through
+// discovery of its namespaced kinds.
+func (c *Cluster) stripFinalizers(ctx context.Context, ns string) error {
+	lists, err := c.Kube.Discovery().ServerPreferredNamespacedResources()
+	if err != nil && len(lists) == 0 {
+		return err
+	}
+	var errs []error
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "patch") || strings.Contains(r.Name, "/") {
+				continue
+			}
+			client := c.Dynamic.Resource(gv.WithResource(r.Name)).Namespace(ns)
+			items, err := client.List(ctx, metav1.ListOptions{})
+			if err != nil {
+				continue // a kind that cannot be listed holds nothing this run can clear
+			}
+			for _, it := range items.Items {
+				if len(it.GetFinalizers()) == 0 {
+					continue
+				}
+				_, err := client.Patch(ctx, it.GetName(), types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+				if err != nil && !apierrors.IsNotFound(err) {
+					errs = append(errs, fmt.Errorf("%s %s: %w", r.Name, it.GetName(), err))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // ignoreNotFound treats "already gone" as success, and a missing CRD (never initialized) likewise.

@@ -166,7 +166,9 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	if when, revoked := decisions[revokedKey(user)]; revoked {
 		return nil, fmt.Errorf("resource slice %q: this request's key was revoked (its slice was deleted %s); the consumer must ask again, which makes a new key", o.Name, when)
 	}
-	if _, denied := decisions[deniedKey(requestHash(slice))]; denied && o.RequireAutoAccept {
+	_, deniedRequest := decisions[deniedKey(requestHash(slice))]
+	_, deniedName := decisions[deniedNameKey(o.Name)]
+	if (deniedRequest || deniedName) && o.RequireAutoAccept {
 		return nil, fmt.Errorf("resource slice %q %w earlier by the provider: only an explicit accept grants it", o.Name, ErrDenied)
 	}
 	cls, err := c.getSliceClass(ctx, slice.Spec.Class)
@@ -257,6 +259,11 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	if err := c.applySliceStatus(ctx, tns, o.Name, st); err != nil {
 		return nil, fmt.Errorf("recording the grant in ResourceSlice %s/%s: %w", tns, o.Name, err)
 	}
+	if deniedName && !o.RequireAutoAccept {
+		if err := c.forgetSliceDecision(ctx, o.ConsumerID, deniedNameKey(o.Name)); err != nil {
+			return nil, err
+		}
+	}
 	slice.Status = st
 	slice.Namespace, slice.Name = tns, o.Name
 	return slice, nil
@@ -337,6 +344,10 @@ func (c *Cluster) DenySlice(ctx context.Context, consumerID, name, reason string
 	}
 	return step(c.report(), "Denying resource slice "+name, "ResourceSlice "+name+" of "+consumerID+" denied", func() error {
 		if err := c.recordSliceDecision(ctx, consumerID, deniedKey(requestHash(s)), reason); err != nil {
+			return err
+		}
+		// The consumer may withdraw and ask again with a new key: the unattended run refuses the name too.
+		if err := c.recordSliceDecision(ctx, consumerID, deniedNameKey(name), reason); err != nil {
 			return err
 		}
 		return c.applySliceStatus(ctx, TenantNamespace(consumerID), name, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: reason, Answers: requestHash(s), Class: s.Spec.Class})
@@ -529,6 +540,9 @@ func revokedKey(user string) string {
 
 func deniedKey(reqHash string) string { return "denied." + reqHash[:32] }
 
+// deniedNameKey names a slice name the provider denied; an explicit accept of that name lifts it.
+func deniedNameKey(slice string) string { return "denied-name." + slice }
+
 // sliceDecisions reads the provider's decisions on a consumer's slices.
 func (c *Cluster) sliceDecisions(ctx context.Context, consumerID string) (map[string]string, error) {
 	cm, err := c.Kube.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, sliceDecisionsName(consumerID), metav1.GetOptions{})
@@ -568,5 +582,24 @@ func (c *Cluster) recordSliceDecision(ctx context.Context, consumerID, key, valu
 			continue
 		}
 		return err
+	}
+}
+
+// forgetSliceDecision removes a decision (an explicit accept lifts a denial of the slice's name).
+func (c *Cluster) forgetSliceDecision(ctx context.Context, consumerID, key string) error {
+	cms := c.Kube.CoreV1().ConfigMaps(SystemNamespace)
+	for {
+		cm, err := cms.Get(ctx, sliceDecisionsName(consumerID), metav1.GetOptions{})
+		if err != nil {
+			return ignoreNotFound(err)
+		}
+		if _, ok := cm.Data[key]; !ok {
+			return nil
+		}
+		delete(cm.Data, key)
+		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+		if !apierrors.IsConflict(err) {
+			return err
+		}
 	}
 }

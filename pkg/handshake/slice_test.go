@@ -322,6 +322,21 @@ func TestSliceDecisionsHold(t *testing.T) {
 	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "small1", RequireAutoAccept: true}); !errors.Is(err, ErrDenied) {
 		t.Errorf("the unattended run granted a denied request: %v", err)
 	}
+	// Withdrawn and asked again with a new key: the name stays denied for the unattended run...
+	if err := rs.Delete(t.Context(), "small1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := consumer.DeleteSliceLocal(t.Context(), "provider", "small1", nil); err != nil {
+		t.Fatal(err)
+	}
+	submit("small1", "small")
+	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "small1", RequireAutoAccept: true}); !errors.Is(err, ErrDenied) {
+		t.Errorf("the unattended run granted a denied name asked again with a new key: %v", err)
+	}
+	// ... until the provider accepts it explicitly, which lifts the denial.
+	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "small1"}); err != nil {
+		t.Errorf("an explicit accept of a denied name: %v", err)
+	}
 	// Granted, deleted, replayed: refused.
 	ok := submit("ok", "small")
 	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "ok", RequireAutoAccept: true}); err != nil {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 )
 
 // A tenant cannot add a finalizer that nothing serves (found by attack: one in the tenant namespace kept
@@ -96,4 +97,26 @@ func pvcSpec() corev1.PersistentVolumeClaimSpec {
 // byFinalizerPolicy reports whether err is the sandbox's template policy refusing a request.
 func byFinalizerPolicy(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "templates must not carry finalizers")
+}
+
+// Removal finishes even when an object in a granted namespace carries a finalizer nothing will remove
+// (a tenant can orphan a controller's finalizer; here the administrator plants one, which no policy
+// matches): revoke namespace waits a while, then removes the leftover finalizers, and the namespace goes.
+func TestRemovalClearsOrphanedFinalizers(t *testing.T) {
+	freshPairing(t)
+	const extra = "e2e-stuck"
+	mustOn(t, provider, "grant", "namespace", extra, "--remote-cluster-id", "consumer")
+	admin := kubernetes.NewForConfigOrDie(provider.Config)
+	ctx := t.Context()
+	if _, err := admin.CoreV1().ConfigMaps(extra).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "stuck",
+		Finalizers: []string{"example.com/never"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := mustOn(t, provider, "revoke", "namespace", extra, "--remote-cluster-id", "consumer")
+	if !strings.Contains(r.stderr, "removing the finalizers") {
+		t.Errorf("revoke namespace did not say it cleared finalizers: %s", r)
+	}
+	if _, err := admin.CoreV1().Namespaces().Get(ctx, extra, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("namespace %s after revoke namespace: %v", extra, err)
+	}
 }
