@@ -92,7 +92,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 // Complete reads the name and builds the clients: this cluster's, and in one shot the provider's.
 func (o *ResourceSliceOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Name = args[0]
-	o.oneShot = cmd.Flags().Changed("remote-kubeconfig") || cmd.Flags().Changed("remote-context")
+	o.oneShot = o.Pair.Given()
 	o.opts = handshake.SliceRequestOptions{ProviderID: o.RemoteClusterID, Name: o.Name, Class: o.Class, Resources: o.Resources.Values(),
 		KeyAlgorithm: o.KeyAlgorithm.String()}
 	if o.oneShot {

@@ -85,7 +85,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 // Complete reads the name and builds the clients.
 func (o *ResourceSliceOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Name = args[0]
-	o.oneShot = cmd.Flags().Changed("remote-kubeconfig") || cmd.Flags().Changed("remote-context")
+	o.oneShot = o.Pair.Given()
 	var err error
 	if o.oneShot {
 		o.pair, err = o.Pair.Complete(o.Streams)

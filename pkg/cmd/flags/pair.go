@@ -35,9 +35,15 @@ func AddPairFlags(cmd *cobra.Command, local *cmdutil.Factory, streams cmdutil.St
 	return p
 }
 
+// Given tells whether a remote cluster was named: commands that also work on one cluster run in one shot
+// when it was.
+func (p *PairFlags) Given() bool {
+	return p.cmd.Flags().Changed("remote-kubeconfig") || p.cmd.Flags().Changed("remote-context")
+}
+
 // Validate checks the pair's flags: a remote cluster is named, and the timeout is positive.
 func (p *PairFlags) Validate() error {
-	if !p.cmd.Flags().Changed("remote-kubeconfig") && !p.cmd.Flags().Changed("remote-context") {
+	if !p.Given() {
 		return fmt.Errorf("--remote-kubeconfig or --remote-context: one is required to name the provider cluster")
 	}
 	if p.Timeout <= 0 {

@@ -76,7 +76,7 @@ func (o *NamespaceOptions) Complete(cmd *cobra.Command, args []string) error {
 	if len(args) == 1 {
 		o.Name = args[0]
 	}
-	o.oneShot = cmd.Flags().Changed("remote-kubeconfig") || cmd.Flags().Changed("remote-context")
+	o.oneShot = o.Pair.Given()
 	var err error
 	if o.oneShot {
 		o.pair, err = o.Pair.Complete(o.Streams)
