@@ -39,6 +39,9 @@ var sandboxValidations = map[string][]admissionv1.Validation{
 			`object.spec.priorityClassName in namespaceObject.metadata.annotations['` + AnnotationPriorityClasses + `'].split(','))`,
 		Message: "kubectl federate sandbox: this priorityClassName is not allowed (system-* never; others only if the provider allowed them with --priority-classes)",
 	}, {
+		Expression: `!has(object.spec.serviceAccountName) || !object.spec.serviceAccountName.startsWith('` + CredentialServiceAccount + `-')`,
+		Message:    "kubectl federate sandbox: pods must not run as a " + CredentialServiceAccount + "-* ServiceAccount (a Token identity's own: the pod could mint its tokens)",
+	}, {
 		Expression: `request.operation != 'CREATE' || !has(object.spec.nodeName) || object.spec.nodeName == ''`,
 		Message:    "kubectl federate sandbox: pods must not set spec.nodeName (it bypasses the scheduler and taints)",
 	}, {
@@ -145,8 +148,11 @@ func tenantPolicy(name string, rule admissionv1.Rule, validations []admissionv1.
 				},
 			}}},
 			MatchConditions: []admissionv1.MatchCondition{{
-				Name:       "tenant",
-				Expression: `request.userInfo.groups.exists(g, g == '` + TenantGroup + `')`,
+				Name: "tenant",
+				// Certificates carry the tenant group; a Token identity is its namespace's credential
+				// ServiceAccount, a user name only tokens the API server signed can have.
+				Expression: `request.userInfo.groups.exists(g, g == '` + TenantGroup + `') || ` +
+					`request.userInfo.username.matches('^` + serviceAccountPrefix + `[^:]+:` + CredentialServiceAccount + `-[a-z0-9]+$')`,
 			}},
 			Validations: validations,
 		},

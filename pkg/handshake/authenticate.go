@@ -19,6 +19,9 @@ type AuthenticateOptions struct {
 	Expiration   time.Duration
 	ClusterRole  string
 	Sandbox      SandboxOptions
+	// Credential and SignerTimeout: as in IssueOptions.
+	Credential    string
+	SignerTimeout time.Duration
 }
 
 // Authenticate runs the manual flow's four steps in one process: the provider creates a nonce, the
@@ -66,7 +69,13 @@ func Authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 	identity, err := provider.IssueIdentity(ctx, IssueOptions{
 		ConsumerID: cSelf.ClusterID, Tenant: tenant, APIServer: o.APIServer, CA: o.CA,
 		Expiration: o.Expiration, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox,
+		Credential: o.Credential, SignerTimeout: o.SignerTimeout,
 	})
+	if errors.Is(err, ErrNoCertificate) {
+		// Nothing was issued, and this run made the request on both sides: take it back, so that the
+		// clusters are as they were (an earlier pairing, if any, still works).
+		return nil, errors.Join(err, provider.nonces().Delete(ctx, cSelf.ClusterID), consumer.dropPendingKey(ctx, pSelf.ClusterID))
+	}
 	if err != nil {
 		return nil, err
 	}

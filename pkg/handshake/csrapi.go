@@ -77,8 +77,12 @@ func (c *Cluster) removeStaleCSRs(ctx context.Context, consumerID string, ours *
 }
 
 // approveAndWait approves the CSR this run created (the update carries its resourceVersion, so it applies
-// to that very object, unchanged since), then watches for the certificate.
-func (c *Cluster) approveAndWait(ctx context.Context, obj *certv1.CertificateSigningRequest) ([]byte, error) {
+// to that very object, unchanged since), then watches for the certificate for at most signerTimeout
+// (0: DefaultSignerTimeout): past it, ErrNoCertificate.
+func (c *Cluster) approveAndWait(ctx context.Context, obj *certv1.CertificateSigningRequest, signerTimeout time.Duration) ([]byte, error) {
+	if signerTimeout <= 0 {
+		signerTimeout = DefaultSignerTimeout
+	}
 	csrs := c.Kube.CertificatesV1().CertificateSigningRequests()
 	name := obj.Name
 	obj = obj.DeepCopy()
@@ -94,7 +98,9 @@ func (c *Cluster) approveAndWait(ctx context.Context, obj *certv1.CertificateSig
 		return obj.Status.Certificate, nil
 	}
 	var cert []byte
-	err = c.waitFor(ctx, csrs, name, obj.ResourceVersion, func(ev watch.Event) (bool, error) {
+	wctx, cancel := context.WithTimeout(ctx, signerTimeout)
+	defer cancel()
+	err = c.waitFor(wctx, csrs, name, obj.ResourceVersion, func(ev watch.Event) (bool, error) {
 		if ev.Type == watch.Deleted {
 			return false, fmt.Errorf("CertificateSigningRequest %s was deleted before it was signed", name)
 		}
@@ -110,6 +116,12 @@ func (c *Cluster) approveAndWait(ctx context.Context, obj *certv1.CertificateSig
 		cert = o.Status.Certificate
 		return len(cert) > 0, nil
 	})
+	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+		// Our bound, not the command's --timeout: the signer is silent, which is a fact about the cluster.
+		return nil, fmt.Errorf("%w: CertificateSigningRequest %s was approved, but no certificate came within %s. "+
+			"No controller seems to sign %s on this cluster (EKS never does; a kube-controller-manager whose --controllers leaves out csrsigning does not)",
+			ErrNoCertificate, name, signerTimeout, certv1.KubeAPIServerClientSignerName)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("waiting for the certificate: %w", err)
 	}

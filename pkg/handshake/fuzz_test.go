@@ -62,7 +62,7 @@ func FuzzDecodeIdentity(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if cert, err := ValidateIdentity(id, "c1", time.Now()); err == nil && cert == nil {
+		if cred, err := ValidateIdentity(id, "c1", time.Now()); err == nil && cred == nil {
 			t.Fatal("valid identity without a certificate")
 		}
 	})

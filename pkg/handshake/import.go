@@ -1,7 +1,6 @@
 package handshake
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -42,20 +41,20 @@ func (c *Cluster) ImportIdentity(ctx context.Context, id *v1alpha1.Identity) (*I
 	if err != nil {
 		return nil, err
 	}
-	cert, err := ValidateIdentity(id, self.ClusterID, c.now())
+	cred, err := ValidateIdentity(id, self.ClusterID, c.now())
 	if err != nil {
 		return nil, err
 	}
 	providerID := id.Spec.ClusterID
-	res := &Imported{Namespace: SystemNamespace, KubeconfigSecret: KubeconfigSecretName(providerID), User: cert.Subject.CommonName, NotAfter: cert.NotAfter}
+	res := &Imported{Namespace: SystemNamespace, KubeconfigSecret: KubeconfigSecretName(providerID), User: cred.User, NotAfter: cred.NotAfter}
 	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
 	r := c.report()
 
 	var kubeconfigYAML, macKey []byte
-	if err := step(r, "Matching the certificate with the client key", "Certificate matches the client key; every field is as the provider issued it", func() error {
+	if err := step(r, "Matching the credential with this cluster's request", "Credential answers this cluster's request; every field is as the provider issued it", func() error {
 		pending, err := secrets.Get(ctx, PendingKeySecretName(providerID), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			same, err := c.sameKubeconfigCert(ctx, providerID, id)
+			same, err := c.sameKubeconfigCredential(ctx, providerID, id)
 			if err != nil || same {
 				res.AlreadyImported = same
 				return err
@@ -66,24 +65,31 @@ func (c *Cluster) ImportIdentity(ctx context.Context, id *v1alpha1.Identity) (*I
 		if err != nil {
 			return err
 		}
-		if want := pending.Annotations[userAnnotation]; cert.Subject.CommonName != want {
-			return fmt.Errorf("spec.certificate: is for user %q, the pending request is for %q", cert.Subject.CommonName, want)
-		}
+		// The MACs are keyed from the nonce of exactly the pending request: a token identity, which certifies
+		// no key of ours, is tied to the request by them alone.
 		macKey = pending.Data[integrityKey]
+		if cred.Cert != nil {
+			if want := pending.Annotations[userAnnotation]; cred.User != want {
+				return fmt.Errorf("spec.certificate: is for user %q, the pending request is for %q", cred.User, want)
+			}
+		}
 		if err := VerifyIdentity(macKey, &id.Spec); err != nil {
 			return err
 		}
-		key, err := parseSigner(pending.Data[privateKeyKey])
-		if err != nil {
-			return fmt.Errorf("secret %s/%s: %w", SystemNamespace, pending.Name, err)
+		params := kubeconfig.Params{Name: providerID, Server: id.Spec.APIServer, CA: id.Spec.CA, ProxyURL: id.Spec.ProxyURL, Namespace: id.Spec.Namespace}
+		if cred.Cert == nil {
+			params.Token = id.Spec.Token
+		} else {
+			key, err := parseSigner(pending.Data[privateKeyKey])
+			if err != nil {
+				return fmt.Errorf("secret %s/%s: %w", SystemNamespace, pending.Name, err)
+			}
+			if !samePublicKey(key.Public(), cred.Cert.PublicKey) {
+				return errors.New("spec.certificate: does not certify this cluster's pending client key")
+			}
+			params.CertPEM, params.KeyPEM = id.Spec.Certificate, pending.Data[privateKeyKey]
 		}
-		if !samePublicKey(key.Public(), cert.PublicKey) {
-			return errors.New("spec.certificate: does not certify this cluster's pending client key")
-		}
-		kubeconfigYAML, err = kubeconfig.Build(kubeconfig.Params{
-			Name: providerID, Server: id.Spec.APIServer, CA: id.Spec.CA, ProxyURL: id.Spec.ProxyURL,
-			CertPEM: id.Spec.Certificate, KeyPEM: pending.Data[privateKeyKey], Namespace: id.Spec.Namespace,
-		})
+		kubeconfigYAML, err = kubeconfig.Build(params)
 		return err
 	}); err != nil {
 		return nil, err
@@ -108,16 +114,21 @@ func (c *Cluster) ImportIdentity(ctx context.Context, id *v1alpha1.Identity) (*I
 	return res, nil
 }
 
-// sameKubeconfigCert tells whether the identity is the one already imported: the stored kubeconfig holds
-// its certificate, and its fields verify with the integrity key stored beside that kubeconfig.
-func (c *Cluster) sameKubeconfigCert(ctx context.Context, providerID string, id *v1alpha1.Identity) (bool, error) {
+// dropPendingKey deletes the client key waiting for a provider's answer, when the request it was made for
+// is withdrawn.
+func (c *Cluster) dropPendingKey(ctx context.Context, providerID string) error {
+	return ignoreNotFound(c.Kube.CoreV1().Secrets(SystemNamespace).Delete(ctx, PendingKeySecretName(providerID), metav1.DeleteOptions{}))
+}
+
+// sameKubeconfigCredential tells whether the identity is the one already imported: the stored kubeconfig
+// holds its certificate (or token), and its fields verify with the integrity key stored beside it.
+func (c *Cluster) sameKubeconfigCredential(ctx context.Context, providerID string, id *v1alpha1.Identity) (bool, error) {
 	sec, err := c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, KubeconfigSecretName(providerID), metav1.GetOptions{})
 	if err != nil {
 		return false, nil //nolint:nilerr // no kubeconfig: not imported, and the caller explains what is missing
 	}
-	cert, err := kubeconfig.ClientCertificate(sec.Data[KubeconfigKey])
-	if err != nil || !bytes.Equal(bytes.TrimSpace(cert), bytes.TrimSpace(id.Spec.Certificate)) {
-		return false, nil //nolint:nilerr // an unreadable or other kubeconfig is not the same identity
+	if !kubeconfig.HoldsCredential(sec.Data[KubeconfigKey], id.Spec.Certificate, id.Spec.Token) {
+		return false, nil
 	}
 	return true, VerifyIdentity(sec.Data[integrityKey], &id.Spec)
 }
@@ -148,6 +159,9 @@ func (c *Cluster) applyIdentityNamed(ctx context.Context, name string, labels ma
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: labels},
 		Spec:       id.Spec,
 	}
+	// The token is the credential: it lives in the kubeconfig Secret only, never in an object that a
+	// reader of Identities could see.
+	obj.Spec.Token = ""
 	identities := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(SystemNamespace)
 	u, err := toUnstructured(obj)
 	if err != nil {

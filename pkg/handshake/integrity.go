@@ -24,14 +24,13 @@ func IntegrityKey(nonce string) []byte {
 }
 
 // integrityFields are the fields of an IdentitySpec the consumer acts on, by their JSON names.
-func integrityFields(s *v1alpha1.IdentitySpec) []struct {
+type sealedField struct {
 	name  string
 	value []byte
-} {
-	return []struct {
-		name  string
-		value []byte
-	}{
+}
+
+func integrityFields(s *v1alpha1.IdentitySpec) []sealedField {
+	fields := []sealedField{
 		{"clusterID", []byte(s.ClusterID)},
 		{"consumerClusterID", []byte(s.ConsumerClusterID)},
 		{"namespace", []byte(s.Namespace)},
@@ -40,6 +39,11 @@ func integrityFields(s *v1alpha1.IdentitySpec) []struct {
 		{"proxyURL", []byte(s.ProxyURL)},
 		{"certificate", s.Certificate},
 	}
+	// A token identity seals its credential too; a certificate identity's MACs stay what they always were.
+	if s.Credential != "" || s.Token != "" {
+		fields = append(fields, sealedField{"credential", []byte(s.Credential)}, sealedField{"token", []byte(s.Token)})
+	}
+	return fields
 }
 
 func fieldMAC(key []byte, name string, value []byte) []byte {

@@ -39,12 +39,17 @@ type IssueOptions struct {
 	Expiration  time.Duration    // requested certificate lifetime
 	ClusterRole string           // bound in the tenant namespace; "" means DefaultClusterRole
 	Sandbox     SandboxOptions   // the guardrails of the tenant namespace
+	// Credential is CredentialCertificate (""), CredentialToken or CredentialAuto.
+	Credential string
+	// SignerTimeout bounds the wait for a certificate once the CSR is approved (0: DefaultSignerTimeout).
+	SignerTimeout time.Duration
 }
 
 // Keys of the record a consumed nonce leaves behind.
 const (
 	recordIntegrityKey = "identity-integrity.key"
 	recordUser         = "user"
+	recordToken        = "token" // a Token credential, so that a re-run returns the same one
 )
 
 // IssueIdentity (provider) verifies the consumer's Tenant against the stored nonce and, only if every
@@ -109,8 +114,12 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 			if err != nil || string(rec[recordUser]) != st.User || len(rec[recordIntegrityKey]) == 0 {
 				return nil, fmt.Errorf("an identity was already issued for this request, but its integrity key is gone (a new nonce replaced it): have the consumer generate a new Tenant from a new nonce")
 			}
+			token := string(rec[recordToken])
+			if st.Credential == v1alpha1.CredentialToken && token == "" {
+				return nil, fmt.Errorf("a token was already issued for this request, but it is no longer on record: have the consumer generate a new Tenant from a new nonce")
+			}
 			r.Info("An identity was already issued for this request; returning it again")
-			return c.identityFor(self.ClusterID, o, tenant, st.Certificate, rec[recordIntegrityKey]), nil
+			return c.identityFor(self.ClusterID, o, tenant, st.Certificate, token, rec[recordIntegrityKey]), nil
 		}
 	}
 	var n *nonce.Nonce
@@ -138,23 +147,36 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	}
 	user := csr.Subject.CommonName
 	integrityKey := IntegrityKey(n.Value)
+	mode := o.Credential
+	if mode == "" {
+		mode = CredentialCertificate
+	}
 
 	// The request is genuine. The CSR is created before the nonce is used, so that a failure to create it
 	// leaves the nonce for a re-run; it stays unapproved until the nonce is ours.
+	// Meanwhile, a tenant namespace that is not ours is refused before anything is issued.
 	var req *certv1.CertificateSigningRequest
-	if err := step(r, "Requesting the client certificate", "CertificateSigningRequest created", func() error {
-		req, err = c.createCSR(ctx, o.ConsumerID, TenantLabels(o.ConsumerID), tenant.Spec.CSR, o.Expiration)
-		return err
-	}); err != nil {
-		return nil, err
+	if mode != CredentialToken {
+		if err := step(r, "Requesting the client certificate", "CertificateSigningRequest created", func() error {
+			return parallel(func() error {
+				req, err = c.createCSR(ctx, o.ConsumerID, TenantLabels(o.ConsumerID), tenant.Spec.CSR, o.Expiration)
+				return err
+			}, func() error { return c.checkOwnNamespace(ctx, ns, tenantOwner(o.ConsumerID)) })
+		}); err != nil {
+			if req != nil {
+				c.deleteCSR(ctx, req)
+			}
+			return nil, err
+		}
+		defer c.deleteCSR(ctx, req)
 	}
-	defer c.deleteCSR(ctx, req)
 
 	// Use the nonce up before anything is approved or bound, so it can never issue twice.
+	record := map[string][]byte{recordIntegrityKey: integrityKey, recordUser: []byte(user)}
 	if err := step(r, "Consuming the nonce", "Nonce consumed", func() error {
-		return c.nonces().Consume(ctx, n, map[string][]byte{recordIntegrityKey: integrityKey, recordUser: []byte(user)})
+		return c.nonces().Consume(ctx, n, record)
 	}); err != nil {
-		if !errors.Is(err, nonce.ErrUsed) {
+		if !errors.Is(err, nonce.ErrUsed) || req == nil {
 			return nil, err
 		}
 		// A concurrent run for the same nonce won. It issues for the same user and client key, so
@@ -173,13 +195,55 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		}); err != nil {
 			return nil, err
 		}
-		return c.identityFor(self.ClusterID, o, tenant, cert, integrityKey), nil
+		return c.identityFor(self.ClusterID, o, tenant, cert, "", integrityKey), nil
 	}
 
-	// Nothing is approved until the sandbox holds: a certificate exists only for a tenant whose namespace
-	// the API server already keeps in bounds. Stale CSRs are cleared meanwhile.
+	// Stale CSRs are cleared meanwhile.
 	staleDone := make(chan error, 1)
-	go func() { staleDone <- c.removeStaleCSRs(ctx, o.ConsumerID, req) }()
+	if req != nil {
+		go func() { staleDone <- c.removeStaleCSRs(ctx, o.ConsumerID, req) }()
+	} else {
+		staleDone <- nil
+	}
+	// The certificate comes before the sandbox, so that a signer that issues nothing leaves nothing
+	// behind: the nonce is put back and no namespace was made. It is authorized for nothing until the
+	// RoleBinding names its user, which happens only once the sandbox holds.
+	var certPEM []byte
+	var notAfter time.Time
+	if req != nil {
+		err := step(r, "Issuing the client certificate through the CSR API", "Client certificate issued", func() error {
+			if certPEM, err = c.approveAndWait(ctx, req, o.SignerTimeout); err != nil {
+				if errors.Is(err, ErrNoCertificate) && mode == CredentialAuto {
+					return &fallbackError{err: err, msg: "The signer issued no client certificate in time (no controller seems to sign " +
+						certv1.KubeAPIServerClientSignerName + " here): falling back to a ServiceAccount token"}
+				}
+				return err
+			}
+			cert, err := checkIssued(certPEM, csr, c.now().Add(o.Expiration+issuedSlack))
+			if err != nil {
+				return err
+			}
+			// The signer backdates NotBefore by a few minutes; the lifetime is what it may have cut.
+			notAfter = cert.NotAfter
+			if w := shortenedWarning("certificate", "The signer", cert.NotAfter.Sub(cert.NotBefore), o.Expiration, cert.NotAfter); w != "" {
+				r.Warn(w)
+			}
+			return nil
+		})
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrNoCertificate) && mode == CredentialAuto:
+			mode, certPEM = CredentialToken, nil
+		case errors.Is(err, ErrNoCertificate):
+			err = errors.Join(err, <-staleDone)
+			if rerr := c.nonces().Restore(ctx, n); rerr != nil {
+				return nil, errors.Join(err, fmt.Errorf("the nonce stays used, so the consumer needs a new one: %w", rerr))
+			}
+			return nil, err
+		default:
+			return nil, errors.Join(err, <-staleDone)
+		}
+	}
 	if err := errors.Join(step(r, "Building the sandbox "+ns, "Sandbox "+ns+" ready (Pod Security "+o.Sandbox.PodSecurity+", quota, limits, network policy)", func() error {
 		if err := c.ensureSandbox(ctx, ns, tenantOwner(o.ConsumerID), o.Sandbox); err != nil {
 			return err
@@ -193,39 +257,52 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	}), <-staleDone); err != nil {
 		return nil, err
 	}
-	var cert *x509.Certificate
-	var certPEM []byte
-	if err := step(r, "Issuing the client certificate through the CSR API", "Client certificate issued", func() error {
-		if certPEM, err = c.approveAndWait(ctx, req); err != nil {
-			return err
+	var token string
+	credential := v1alpha1.CredentialCertificate
+	if mode == CredentialToken {
+		credential = v1alpha1.CredentialToken
+		if err := step(r, "Issuing a ServiceAccount token", "Token of a new "+CredentialServiceAccount+"-* ServiceAccount in "+ns+" issued", func() error {
+			tok, err := c.issueToken(ctx, ns, TenantLabels(o.ConsumerID), o.Expiration)
+			if err != nil {
+				return err
+			}
+			token, user, notAfter = tok.Token, tok.User, tok.NotAfter
+			if w := shortenedWarning("token", "The API server", time.Until(tok.NotAfter).Round(time.Minute), o.Expiration, tok.NotAfter); w != "" {
+				r.Warn(w)
+			}
+			// A re-run for the same request answers with the same token: it is kept where the integrity key
+			// is, in federate-system, which no tenant can read.
+			return c.nonces().Rerecord(ctx, n, map[string][]byte{recordIntegrityKey: integrityKey, recordUser: []byte(user), recordToken: []byte(token)})
+		}); err != nil {
+			return nil, err
 		}
-		cert, err = checkIssued(certPEM, csr, c.now().Add(o.Expiration+issuedSlack))
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	// The signer backdates NotBefore by a few minutes; the lifetime is what it may have cut.
-	if lifetime := cert.NotAfter.Sub(cert.NotBefore); lifetime < o.Expiration-time.Minute {
-		r.Warn(fmt.Sprintf("The signer shortened the certificate to %s (requested %s): it expires at %s",
-			lifetime.Round(time.Second), o.Expiration, cert.NotAfter.UTC().Format(time.RFC3339)))
 	}
 	if err := step(r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns+" and the consumer's extra namespaces", func() error {
 		// The tenant namespace and every extra namespace: the new user everywhere, no older one anywhere.
-		return parallel(
+		jobs := []func() error{
 			func() error { return c.bindRole(ctx, ns, user, o.ClusterRole, o.ConsumerID) },
 			func() error { return c.rebindExtra(ctx, o.ConsumerID, user, o.ClusterRole) },
-		)
+		}
+		if err := parallel(jobs...); err != nil {
+			return err
+		}
+		// Bound to nothing from now on, the tokens of earlier issuances die with their ServiceAccounts.
+		keep := ""
+		if mode == CredentialToken {
+			keep = user
+		}
+		return c.deleteCredentialAccounts(ctx, ns, keep)
 	}); err != nil {
 		return nil, err
 	}
-	notAfter := metav1.NewTime(cert.NotAfter)
+	na := metav1.NewTime(notAfter)
 	if err := step(r, "Recording the issuance in the Tenant status", "Tenant status updated", func() error {
 		return c.applyTenantStatus(ctx, o.ConsumerID, v1alpha1.TenantStatus{Phase: PhaseActive, PinnedPublicKey: tenant.Spec.PublicKey, User: user,
-			CSRHash: csrHash, Certificate: certPEM, NotAfter: &notAfter, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status()})
+			CSRHash: csrHash, Certificate: certPEM, NotAfter: &na, Credential: credential, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status()})
 	}); err != nil {
 		return nil, err
 	}
-	return c.identityFor(self.ClusterID, o, tenant, certPEM, integrityKey), nil
+	return c.identityFor(self.ClusterID, o, tenant, certPEM, token, integrityKey), nil
 }
 
 // Tenant phases.
@@ -251,7 +328,7 @@ func (c *Cluster) applyTenantStatus(ctx context.Context, consumerID string, st v
 	return err
 }
 
-func (c *Cluster) identityFor(providerID string, o IssueOptions, tenant *v1alpha1.Tenant, certPEM, integrityKey []byte) *v1alpha1.Identity {
+func (c *Cluster) identityFor(providerID string, o IssueOptions, tenant *v1alpha1.Tenant, certPEM []byte, token string, integrityKey []byte) *v1alpha1.Identity {
 	id := &v1alpha1.Identity{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.IdentityKind},
 		ObjectMeta: metav1.ObjectMeta{
@@ -268,6 +345,9 @@ func (c *Cluster) identityFor(providerID string, o IssueOptions, tenant *v1alpha
 			Certificate:       certPEM,
 			ProxyURL:          tenant.Spec.ProxyURL,
 		},
+	}
+	if token != "" {
+		id.Spec.Credential, id.Spec.Token = v1alpha1.CredentialToken, token
 	}
 	SealIdentity(integrityKey, &id.Spec)
 	return id
@@ -299,7 +379,14 @@ func (c *Cluster) waitIssued(ctx context.Context, ns, name, user string) ([]byte
 // consumer that re-ran generate tenant with the same nonce sends. The certificate is public and useless
 // without the consumer's private key, so returning it again grants nothing new.
 func (c *Cluster) alreadyIssued(st v1alpha1.TenantStatus, tenant *v1alpha1.Tenant, csr *x509.CertificateRequest, csrHash string) bool {
-	if len(st.Certificate) == 0 || st.NotAfter == nil || !c.now().Before(st.NotAfter.Time) {
+	if st.NotAfter == nil || !c.now().Before(st.NotAfter.Time) {
+		return false
+	}
+	if st.Credential == v1alpha1.CredentialToken {
+		// A token answers exactly the request it was issued for.
+		return st.CSRHash == csrHash
+	}
+	if len(st.Certificate) == 0 {
 		return false
 	}
 	if st.CSRHash == csrHash {

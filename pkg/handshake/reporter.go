@@ -6,7 +6,9 @@ import (
 
 // Reporter receives progress. pkg/output's Printer implements it; tests may use Discard.
 type Reporter interface {
-	// Begin starts a step described by running; the returned function ends it, with done on success.
+	// Begin starts a step described by running; the returned function ends it, with done on success. An
+	// error with a StepWarning() string method ends it as a warning with that text instead: the step did
+	// not do what it set out to, and the run goes on another way.
 	Begin(running, done string) func(error)
 	// Warn reports something the administrator should know that does not stop the command.
 	Warn(msg string)
@@ -22,6 +24,17 @@ type discard struct{}
 func (discard) Begin(string, string) func(error) { return func(error) {} }
 func (discard) Warn(string)                      {}
 func (discard) Info(string)                      {}
+
+// fallbackError ends a step as a warning (see Reporter.Begin) and still carries the error, for the caller
+// to choose the other way by.
+type fallbackError struct {
+	err error
+	msg string
+}
+
+func (e *fallbackError) Error() string       { return e.err.Error() }
+func (e *fallbackError) Unwrap() error       { return e.err }
+func (e *fallbackError) StepWarning() string { return e.msg }
 
 // step runs fn as one reported step.
 func step(r Reporter, running, done string, fn func() error) error {

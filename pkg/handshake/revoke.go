@@ -30,7 +30,8 @@ var workloadGVRs = []schema.GroupVersionResource{
 // from that moment its certificates are authorized for nothing more than any authenticated user; then
 // everything it runs is stopped (workloads, then pods, which ends its open exec, attach and port-forward
 // streams), the service-account tokens it could hold are invalidated (token Secrets deleted, the default
-// ServiceAccount replaced, so tokens bound to the old one fail), and the Tenant is marked Revoked. The
+// ServiceAccount replaced, so tokens bound to the old one fail, and the credential ServiceAccount of a
+// Token identity deleted, so its token no longer authenticates), and the Tenant is marked Revoked. The
 // namespaces and their data stay for inspection. Safe to re-run.
 func (c *Cluster) Revoke(ctx context.Context, consumerID string) error {
 	ns := TenantNamespace(consumerID)
@@ -153,6 +154,8 @@ func (c *Cluster) stopTenant(ctx context.Context, ns string) error {
 	// into them ends.
 	zero := int64(0)
 	errs = append(errs, ignoreNotFound(c.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, all)))
+	// A Token credential dies with its ServiceAccount: from now on it does not even authenticate.
+	errs = append(errs, c.deleteCredentialAccounts(ctx, ns, ""))
 	sas := c.Kube.CoreV1().ServiceAccounts(ns)
 	if err := ignoreNotFound(sas.Delete(ctx, "default", metav1.DeleteOptions{})); err != nil {
 		errs = append(errs, err)

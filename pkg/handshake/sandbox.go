@@ -287,6 +287,21 @@ func wrapApply(kind, ns string, err error) error {
 
 // ensureOwnNamespace creates the namespace with labels and annotations, or converges one this tool created
 // for owner; one that is terminating (a previous unauthenticate) is waited out and created again.
+// checkOwnNamespace refuses, before anything is issued, a namespace of this name that is not owner's.
+func (c *Cluster) checkOwnNamespace(ctx context.Context, name string, owner nsOwner) error {
+	existing, err := c.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !owner.owns(existing.Labels) {
+		return fmt.Errorf("namespace %s exists and %w for %s: refusing to adopt it (%w: delete or rename that namespace, or use another name or cluster ID)", name, ErrNotOurs, owner, ErrNameTaken)
+	}
+	return nil
+}
+
 func (c *Cluster) ensureOwnNamespace(ctx context.Context, name string, owner nsOwner, labels, annotations map[string]string) error {
 	nss := c.Kube.CoreV1().Namespaces()
 	want := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations}}

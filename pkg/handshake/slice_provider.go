@@ -236,7 +236,7 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	}
 	if req != nil {
 		if err := step(r, "Issuing the slice's certificate through the CSR API", "Slice certificate issued", func() error {
-			if certPEM, err = c.approveAndWait(ctx, req); err != nil {
+			if certPEM, err = c.approveAndWait(ctx, req, 0); err != nil {
 				return err
 			}
 			cert, err := checkIssued(certPEM, csr, c.now().Add(o.Expiration+issuedSlack))
@@ -492,7 +492,7 @@ func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name stri
 	return step(c.report(), "Revoking and removing resource slice "+name+" of "+consumerID, "Resource slice "+name+" of "+consumerID+" revoked and removed (binding, workloads, namespace "+ns+", request)", func() error {
 		// The user bound there is never granted again, whatever the tenant re-submits.
 		if rb, err := c.Kube.RbacV1().RoleBindings(ns).Get(ctx, RoleBindingName, metav1.GetOptions{}); err == nil && len(rb.Subjects) == 1 {
-			if err := c.recordSliceDecision(ctx, consumerID, revokedKey(rb.Subjects[0].Name), c.now().UTC().Format(time.RFC3339)); err != nil {
+			if err := c.recordSliceDecision(ctx, consumerID, revokedKey(subjectUser(rb.Subjects[0])), c.now().UTC().Format(time.RFC3339)); err != nil {
 				return err
 			}
 		} else if err != nil && !apierrors.IsNotFound(err) {

@@ -46,7 +46,7 @@ func ValidateTenant(t *v1alpha1.Tenant, consumerID, providerID string) error {
 }
 
 // ValidateIdentity checks an Identity's shape for this consumer and returns its parsed certificate.
-func ValidateIdentity(id *v1alpha1.Identity, consumerID string, now time.Time) (*x509.Certificate, error) {
+func ValidateIdentity(id *v1alpha1.Identity, consumerID string, now time.Time) (*Credential, error) {
 	if err := ValidateClusterID("spec.clusterID", id.Spec.ClusterID); err != nil {
 		return nil, err
 	}
@@ -87,6 +87,16 @@ func ValidateIdentity(id *v1alpha1.Identity, consumerID string, now time.Time) (
 			return nil, errors.New("spec.ca: holds no PEM certificate")
 		}
 	}
+	switch id.Spec.Credential {
+	case "", v1alpha1.CredentialCertificate:
+		if id.Spec.Token != "" {
+			return nil, errors.New("spec.token: a certificate identity carries no token")
+		}
+	case v1alpha1.CredentialToken:
+		return validateTokenCredential(id, consumerID, now)
+	default:
+		return nil, fmt.Errorf("spec.credential %q: must be %s or %s", truncate(id.Spec.Credential), v1alpha1.CredentialCertificate, v1alpha1.CredentialToken)
+	}
 	cert, err := parseCertificate("spec.certificate", id.Spec.Certificate)
 	if err != nil {
 		return nil, err
@@ -104,7 +114,7 @@ func ValidateIdentity(id *v1alpha1.Identity, consumerID string, now time.Time) (
 	if !clientAuth {
 		return nil, errors.New("spec.certificate: is not valid for client authentication")
 	}
-	return cert, nil
+	return &Credential{User: cert.Subject.CommonName, NotAfter: cert.NotAfter, Cert: cert}, nil
 }
 
 func parseCertificate(field string, data []byte) (*x509.Certificate, error) {
@@ -117,4 +127,37 @@ func parseCertificate(field string, data []byte) (*x509.Certificate, error) {
 		return nil, fmt.Errorf("%s: cannot be parsed: %w", field, err)
 	}
 	return cert, nil
+}
+
+// Credential is what an Identity authenticates as: its user and expiry, and the certificate of a
+// Certificate credential (nil for a token).
+type Credential struct {
+	User     string
+	NotAfter time.Time
+	Cert     *x509.Certificate
+}
+
+// validateTokenCredential checks a Token identity: it names the credential ServiceAccount of this
+// consumer's tenant namespace and has not expired. Its authenticity is the integrity MAC's to prove.
+func validateTokenCredential(id *v1alpha1.Identity, consumerID string, now time.Time) (*Credential, error) {
+	if len(id.Spec.Certificate) > 0 {
+		return nil, errors.New("spec.certificate: a token identity carries no certificate")
+	}
+	if id.Spec.Token == "" {
+		return nil, errors.New("spec.token: is empty")
+	}
+	if len(id.Spec.Token) > 16<<10 {
+		return nil, errors.New("spec.token: is larger than 16 KiB")
+	}
+	user, notAfter, err := tokenClaims("spec.token", id.Spec.Token)
+	if err != nil {
+		return nil, err
+	}
+	if !isCredentialUser(user, id.Spec.Namespace) {
+		return nil, fmt.Errorf("spec.token: is for %q, not a credential ServiceAccount (%s-*) of %s", truncate(user), CredentialServiceAccount, id.Spec.Namespace)
+	}
+	if !now.Before(notAfter) {
+		return nil, fmt.Errorf("spec.token: expired at %s", notAfter.UTC().Format(time.RFC3339))
+	}
+	return &Credential{User: user, NotAfter: notAfter}, nil
 }

@@ -3,6 +3,7 @@
 package kubeconfig
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/url"
@@ -14,7 +15,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// Params describe a client-certificate kubeconfig with one context.
+// Params describe a kubeconfig with one context, authenticating with a client certificate or a token.
 type Params struct {
 	Name      string // cluster, user and context name
 	Server    string
@@ -22,6 +23,7 @@ type Params struct {
 	ProxyURL  string
 	CertPEM   []byte
 	KeyPEM    []byte
+	Token     string // instead of CertPEM and KeyPEM
 	Namespace string // the context's default namespace
 }
 
@@ -32,7 +34,7 @@ func Build(p Params) ([]byte, error) {
 	}
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[p.Name] = &clientcmdapi.Cluster{Server: p.Server, CertificateAuthorityData: p.CA, ProxyURL: p.ProxyURL}
-	cfg.AuthInfos[p.Name] = &clientcmdapi.AuthInfo{ClientCertificateData: p.CertPEM, ClientKeyData: p.KeyPEM}
+	cfg.AuthInfos[p.Name] = &clientcmdapi.AuthInfo{ClientCertificateData: p.CertPEM, ClientKeyData: p.KeyPEM, Token: p.Token}
 	cfg.Contexts[p.Name] = &clientcmdapi.Context{Cluster: p.Name, AuthInfo: p.Name, Namespace: p.Namespace}
 	cfg.CurrentContext = p.Name
 	return clientcmd.Write(*cfg)
@@ -101,6 +103,27 @@ func ClientCertificate(data []byte) ([]byte, error) {
 		return nil, errors.New("kubeconfig's current user has no client certificate")
 	}
 	return user.ClientCertificateData, nil
+}
+
+// HoldsCredential tells whether a kubeconfig's current user authenticates with exactly this certificate
+// (PEM) or, when token is set, this token.
+func HoldsCredential(data, certPEM []byte, token string) bool {
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		return false
+	}
+	ctx, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok {
+		return false
+	}
+	user, ok := cfg.AuthInfos[ctx.AuthInfo]
+	if !ok {
+		return false
+	}
+	if token != "" {
+		return user.Token == token
+	}
+	return len(user.ClientCertificateData) > 0 && bytes.Equal(bytes.TrimSpace(user.ClientCertificateData), bytes.TrimSpace(certPEM))
 }
 
 // Endpoint returns the API server URL, CA bundle (PEM) and proxy URL of a kubeconfig's current context, so

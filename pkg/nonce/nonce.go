@@ -89,6 +89,8 @@ type Nonce struct {
 	ExpiresAt  time.Time
 	uid        types.UID
 	rv         string
+	consumed   bool   // by this process
+	consumedRV string // the version of the record it left
 }
 
 // Store keeps nonces as Secrets in one namespace.
@@ -208,23 +210,75 @@ func (s Store) Get(ctx context.Context, consumerID string) (*Nonce, error) {
 // Consume replaces the nonce, exactly the version that was read, by record (the nonce value is dropped):
 // if another run used or replaced it in the meantime, ErrUsed.
 func (s Store) Consume(ctx context.Context, n *Nonce, record map[string][]byte) error {
-	sec := &corev1.Secret{
+	out, err := s.Client.CoreV1().Secrets(s.Namespace).Update(ctx, s.record(n, n.rv, record), metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return fmt.Errorf("%w for consumer %q (another run consumed or replaced it)", ErrUsed, n.ConsumerID)
+	}
+	if err != nil {
+		return err
+	}
+	n.consumed, n.consumedRV = true, out.ResourceVersion
+	return nil
+}
+
+// Rerecord replaces the record this process left when it consumed the nonce, exactly that version, by
+// record: what an issuance learns only after the nonce was used (a token) is kept with the rest.
+func (s Store) Rerecord(ctx context.Context, n *Nonce, record map[string][]byte) error {
+	if !n.consumed {
+		return fmt.Errorf("the nonce of consumer %q was not consumed by this run", n.ConsumerID)
+	}
+	out, err := s.Client.CoreV1().Secrets(s.Namespace).Update(ctx, s.record(n, n.consumedRV, record), metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return fmt.Errorf("%w for consumer %q (another run replaced its record)", ErrUsed, n.ConsumerID)
+	}
+	if err != nil {
+		return err
+	}
+	n.consumedRV = out.ResourceVersion
+	return nil
+}
+
+// record is the Secret of a used nonce, replacing exactly version rv.
+func (s Store) record(n *Nonce, rv string, record map[string][]byte) *corev1.Secret {
+	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            SecretName(n.ConsumerID),
 			Namespace:       s.Namespace,
 			UID:             n.uid,
-			ResourceVersion: n.rv,
+			ResourceVersion: rv,
 			Labels:          s.labels(n.ConsumerID, labelUsed),
 			Annotations:     map[string]string{usedAtAnnot: s.now().UTC().Format(timeFormat)},
 		},
 		Type: corev1.SecretTypeOpaque,
 		Data: record,
 	}
-	_, err := s.Client.CoreV1().Secrets(s.Namespace).Update(ctx, sec, metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return fmt.Errorf("%w for consumer %q (another run consumed or replaced it)", ErrUsed, n.ConsumerID)
+}
+
+// Restore puts back a nonce this process consumed, as it was, when nothing was issued for it after all
+// (the signer issued no certificate): the same request can then be answered another way. It applies only
+// to exactly the record Consume wrote; if anything changed it since, the nonce stays used.
+func (s Store) Restore(ctx context.Context, n *Nonce) error {
+	if !n.consumed {
+		return fmt.Errorf("the nonce of consumer %q was not consumed by this run", n.ConsumerID)
 	}
-	return err
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            SecretName(n.ConsumerID),
+			Namespace:       s.Namespace,
+			UID:             n.uid,
+			ResourceVersion: n.consumedRV,
+			Labels:          s.labels(n.ConsumerID, labelUnused),
+			Annotations:     map[string]string{expiresAtAnnot: n.ExpiresAt.UTC().Format(timeFormat)},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{dataKey: []byte(n.Value)},
+	}
+	out, err := s.Client.CoreV1().Secrets(s.Namespace).Update(ctx, sec, metav1.UpdateOptions{})
+	if err != nil {
+		return fmt.Errorf("restoring the nonce of consumer %q: %w", n.ConsumerID, err)
+	}
+	n.rv, n.consumed, n.consumedRV = out.ResourceVersion, false, ""
+	return nil
 }
 
 // Record returns what Consume stored for the consumer's last used nonce; ErrNotFound if the Secret holds

@@ -79,6 +79,43 @@ func TestStoreLifecycle(t *testing.T) {
 	}
 }
 
+// A consumed nonce can have its record extended, and be put back as it was (the issuance issued nothing);
+// neither works for a nonce this process did not consume.
+func TestRerecordAndRestore(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := Store{Client: fake.NewClientset(), Namespace: "federate-system", Now: func() time.Time { return now }}
+	n, _, err := s.Ensure(ctx, "c1", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Restore(ctx, n); err == nil {
+		t.Fatal("a nonce that was never consumed was restored")
+	}
+	if err := s.Rerecord(ctx, n, map[string][]byte{"k": []byte("v")}); err == nil {
+		t.Fatal("a nonce that was never consumed was re-recorded")
+	}
+	if err := s.Consume(ctx, n, map[string][]byte{"k": []byte("v")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Rerecord(ctx, n, map[string][]byte{"k": []byte("v"), "token": []byte("t")}); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := s.Record(ctx, "c1"); err != nil || string(rec["token"]) != "t" || string(rec["k"]) != "v" {
+		t.Fatalf("record after Rerecord: %v %v", rec, err)
+	}
+	if err := s.Restore(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, "c1")
+	if err != nil || got.Value != n.Value || !got.ExpiresAt.Equal(n.ExpiresAt) {
+		t.Fatalf("restored nonce: %+v %v, want %s until %s", got, err, n.Value, n.ExpiresAt)
+	}
+	if _, err := s.Record(ctx, "c1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a restored nonce still has a record: %v", err)
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	n, _ := New(nil)
 	f.Add(n)

@@ -4,6 +4,7 @@
 package output
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -129,7 +130,13 @@ func (p *Printer) Error(msg string) { p.line("ERROR", msg) }
 // function ends it, printing done (or the error) as one line.
 func (p *Printer) Begin(running, done string) func(error) {
 	start := time.Now()
+	// An error that only changes the way the run goes on ends the step as a warning.
+	var fallback interface{ StepWarning() string }
 	plain := func(err error) {
+		if errors.As(err, &fallback) {
+			p.line("WARNING", fallback.StepWarning())
+			return
+		}
 		if err != nil {
 			p.line("ERROR", fmt.Sprintf("%s: %v", running, err))
 			return
@@ -159,6 +166,10 @@ func (p *Printer) Begin(running, done string) func(error) {
 	}
 	return func(err error) {
 		elapsed := time.Since(start).Round(time.Millisecond)
+		if errors.As(err, &fallback) {
+			s.Warning(p.text(fmt.Sprintf("%s (%s)", fallback.StepWarning(), elapsed)))
+			return
+		}
 		if err != nil {
 			s.Fail(p.text(fmt.Sprintf("%s: %v", running, err)))
 			return

@@ -53,7 +53,15 @@ type Options struct {
 	Names    []string  // one cluster per name
 	Detached bool      // leave the processes running after this process exits (KEEP=1); stop them with Down
 	Log      io.Writer // progress lines; nil discards
+	// APIServerArgs and ControllerManagerArgs are appended to the defaults; a flag given again overrides
+	// its default (for example --controllers without the CSR signer, to stand in for EKS).
+	APIServerArgs         []string
+	ControllerManagerArgs []string
 }
+
+// WithoutClientSigner is the kube-controller-manager flag of a cluster that never signs
+// kubernetes.io/kube-apiserver-client CSRs, as EKS does not: approved CSRs stay without a certificate.
+const WithoutClientSigner = "--controllers=*,-node-ipam-controller,-node-lifecycle-controller,-certificatesigningrequest-signing-controller"
 
 // Start builds the binaries if needed and starts one control plane per name, in parallel. On any failure
 // everything already started is stopped and the error carries the tail of the failing component's log.
@@ -72,7 +80,7 @@ func Start(ctx context.Context, o Options) ([]*Cluster, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			clusters[i], errs[i] = startOne(ctx, bins, filepath.Join(o.Dir, name), name, o.Detached)
+			clusters[i], errs[i] = startOne(ctx, bins, filepath.Join(o.Dir, name), name, o)
 		}()
 	}
 	wg.Wait()
@@ -87,7 +95,8 @@ func Start(ctx context.Context, o Options) ([]*Cluster, error) {
 	return clusters, nil
 }
 
-func startOne(ctx context.Context, bins Binaries, dir, name string, detached bool) (c *Cluster, err error) {
+func startOne(ctx context.Context, bins Binaries, dir, name string, o Options) (c *Cluster, err error) {
+	detached := o.Detached
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -130,29 +139,29 @@ func startOne(ctx context.Context, bins Binaries, dir, name string, detached boo
 	if err != nil {
 		return c, err
 	}
-	api, err := c.spawn("kube-apiserver", detached, bins.APIServer,
-		"--etcd-servers="+etcdURL,
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+strconv.Itoa(apiPort),
-		"--tls-cert-file="+f("serving.crt"), "--tls-private-key-file="+f("serving.key"),
-		"--client-ca-file="+f("ca.crt"), "--cert-dir="+f("apiserver-certs"),
-		"--service-account-key-file="+f("sa.pub"), "--service-account-signing-key-file="+f("sa.key"),
+	api, err := c.spawn("kube-apiserver", detached, bins.APIServer, append([]string{
+		"--etcd-servers=" + etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port=" + strconv.Itoa(apiPort),
+		"--tls-cert-file=" + f("serving.crt"), "--tls-private-key-file=" + f("serving.key"),
+		"--client-ca-file=" + f("ca.crt"), "--cert-dir=" + f("apiserver-certs"),
+		"--service-account-key-file=" + f("sa.pub"), "--service-account-signing-key-file=" + f("sa.key"),
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--authorization-mode=Node,RBAC", "--service-cluster-ip-range=10.0.0.0/24",
-		"--shutdown-delay-duration=0s", "--profiling=false", "--endpoint-reconciler-type=none")
+		"--shutdown-delay-duration=0s", "--profiling=false", "--endpoint-reconciler-type=none"}, o.APIServerArgs...)...)
 	if err != nil {
 		return c, err
 	}
 	if err := c.waitReady(ctx, api, etcd); err != nil {
 		return c, err
 	}
-	kcm, err := c.spawn("kube-controller-manager", detached, bins.ControllerManager,
-		"--kubeconfig="+c.Kubeconfig, "--authentication-kubeconfig="+c.Kubeconfig,
-		"--authorization-kubeconfig="+c.Kubeconfig,
-		"--cluster-signing-cert-file="+f("ca.crt"), "--cluster-signing-key-file="+f("ca.key"),
-		"--root-ca-file="+f("ca.crt"), "--service-account-private-key-file="+f("sa.key"),
+	kcm, err := c.spawn("kube-controller-manager", detached, bins.ControllerManager, append([]string{
+		"--kubeconfig=" + c.Kubeconfig, "--authentication-kubeconfig=" + c.Kubeconfig,
+		"--authorization-kubeconfig=" + c.Kubeconfig,
+		"--cluster-signing-cert-file=" + f("ca.crt"), "--cluster-signing-key-file=" + f("ca.key"),
+		"--root-ca-file=" + f("ca.crt"), "--service-account-private-key-file=" + f("sa.key"),
 		"--use-service-account-credentials", "--leader-elect=false", "--secure-port=0",
 		"--kube-api-qps=500", "--kube-api-burst=1000", // the namespace controller lists every resource type
-		"--controllers=*,-node-ipam-controller,-node-lifecycle-controller")
+		"--controllers=*,-node-ipam-controller,-node-lifecycle-controller"}, o.ControllerManagerArgs...)...)
 	if err != nil {
 		return c, err
 	}

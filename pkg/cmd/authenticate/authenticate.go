@@ -103,10 +103,10 @@ func (o *Options) Run(ctx context.Context) error {
 	res, err := handshake.Authenticate(ctx, o.pair.Consumer, o.pair.Provider, handshake.AuthenticateOptions{
 		ConsumerID: o.IDs.Local, ProviderID: o.IDs.Remote, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm.String(),
 		APIServer: o.server, CA: o.ca, Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole,
-		Sandbox: o.Issuance.Sandbox,
+		Sandbox: o.Issuance.Sandbox, Credential: o.Issuance.Credential.String(), SignerTimeout: o.Issuance.SignerTimeout,
 	})
 	if err != nil {
-		return o.Pair.TimeoutError(ctx, flags.PairError(err))
+		return o.Pair.TimeoutError(ctx, o.Issuance.CredentialError(flags.PairError(err)))
 	}
 	o.pair.Printer.Info(fmt.Sprintf("Authenticated as %s until %s; kubeconfig in Secret %s/%s",
 		res.User, res.NotAfter.UTC().Format(time.RFC3339), res.Namespace, res.KubeconfigSecret))

@@ -1,6 +1,7 @@
 package flags
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
@@ -24,6 +26,8 @@ type IssuanceFlags struct {
 	DefaultRequests string
 	DefaultLimits   string
 	PriorityClasses []string
+	Credential      *cmdutil.Enum
+	SignerTimeout   time.Duration
 
 	Sandbox handshake.SandboxOptions // parsed and defaulted by Validate
 }
@@ -34,7 +38,12 @@ func (i *IssuanceFlags) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&i.APIServer, "api-server", "", "The provider API server URL written into the consumer's kubeconfig (default: the server of the provider's kubeconfig)")
 	fs.StringVar(&i.CAFile, "ca-file", "", "PEM file of the CA that verifies --api-server (default: the CA of the provider's kubeconfig)")
-	fs.DurationVar(&i.Expiration, "expiration", i.Expiration, "Requested lifetime of the issued certificate; the signer may shorten it")
+	fs.DurationVar(&i.Expiration, "expiration", i.Expiration, "Requested lifetime of the issued certificate or token; the signer or the API server may shorten it")
+	i.Credential = cmdutil.NewEnum(handshake.CredentialCertificate, handshake.CredentialModes...)
+	cmdutil.AddEnumFlag(cmd, i.Credential, "credential", "",
+		"What the consumer authenticates with: a client certificate through the CSR API, a ServiceAccount token (TokenRequest), or auto: a certificate, else a token when the signer issues none within --signer-timeout")
+	i.SignerTimeout = handshake.DefaultSignerTimeout
+	fs.DurationVar(&i.SignerTimeout, "signer-timeout", i.SignerTimeout, "How long to wait for the cluster's signer to issue an approved certificate before giving up (or, with --credential auto, falling back to a token)")
 	fs.StringVar(&i.ClusterRole, "cluster-role", handshake.DefaultClusterRole, "The ClusterRole bound to the identity in its tenant namespace on the provider")
 	_ = cmd.MarkFlagFilename("ca-file", "crt", "pem")
 	i.PodSecurity = cmdutil.NewEnum(handshake.PodSecurityRestricted, handshake.PodSecurityLevels...)
@@ -60,6 +69,9 @@ func (i *IssuanceFlags) Validate() error {
 	}
 	if i.ClusterRole == "" {
 		return fmt.Errorf("--cluster-role: must not be empty")
+	}
+	if i.SignerTimeout <= 0 {
+		return fmt.Errorf("--signer-timeout %s: must be positive", i.SignerTimeout)
 	}
 	for _, pc := range i.PriorityClasses {
 		if err := handshake.ValidatePriorityClass(pc); err != nil {
@@ -87,6 +99,21 @@ func (i *IssuanceFlags) Validate() error {
 func (i *IssuanceFlags) Warn(r handshake.Reporter) {
 	if i.Sandbox.PodSecurity == handshake.PodSecurityPrivileged {
 		r.Warn("--pod-security privileged: the tenant may run privileged pods, mount host paths and use the host's network and PIDs, which means root on the provider's nodes")
+	}
+}
+
+// CredentialError adds the way out to an issuance that failed because the signer issued no certificate.
+func (i *IssuanceFlags) CredentialError(err error) error {
+	if errors.Is(err, handshake.ErrNoCertificate) {
+		return fmt.Errorf("%w. Nothing was issued; to issue a ServiceAccount token instead, run again with --credential token (or --credential auto)", err)
+	}
+	return err
+}
+
+// WarnToken says, once a token was issued into a file, that the file is now the credential itself.
+func WarnToken(r handshake.Reporter, credential, what string) {
+	if credential == v1alpha1.CredentialToken {
+		r.Warn(what + " carries a ServiceAccount token, which is the credential itself: keep and send it like a password, and delete it once imported")
 	}
 }
 

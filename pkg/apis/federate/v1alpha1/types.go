@@ -37,6 +37,12 @@ const (
 	NamespaceRequestKind   = "NamespaceRequest"
 )
 
+// Credential kinds of an issued identity.
+const (
+	CredentialCertificate = "Certificate" // a client certificate from the kube-apiserver-client signer
+	CredentialToken       = "Token"       // a TokenRequest token of a ServiceAccount in the identity's namespace
+)
+
 // Identity types.
 const (
 	IdentityControlPlane = "ControlPlane" // the pairing's own identity, in the tenant namespace
@@ -83,8 +89,11 @@ type TenantStatus struct {
 	CSRHash string `json:"csrHash,omitempty"`
 	// Certificate is the issued client certificate (PEM, public).
 	Certificate []byte `json:"certificate,omitempty"`
-	// NotAfter is when the certificate actually expires, as issued by the signer.
+	// NotAfter is when the credential actually expires, as issued by the signer or the API server.
 	NotAfter *metav1.Time `json:"notAfter,omitempty"`
+	// Credential is Certificate (empty means Certificate) or Token: then User is the ServiceAccount the
+	// token belongs to, and Certificate is empty.
+	Credential string `json:"credential,omitempty"`
 	// ClusterRole is the ClusterRole bound in the tenant namespace.
 	ClusterRole string `json:"clusterRole,omitempty"`
 	// Sandbox is what the tenant namespace enforces.
@@ -126,8 +135,13 @@ type IdentitySpec struct {
 	APIServer string `json:"apiServer"`
 	// CA is the PEM bundle that verifies the provider API server (empty: the system roots).
 	CA []byte `json:"ca,omitempty"`
-	// Certificate is the issued PEM client certificate.
-	Certificate []byte `json:"certificate"`
+	// Certificate is the issued PEM client certificate; empty for a Token credential.
+	Certificate []byte `json:"certificate,omitempty"`
+	// Credential is Certificate (empty means Certificate) or Token.
+	Credential string `json:"credential,omitempty"`
+	// Token is the ServiceAccount token of a Token credential. It is the credential itself: an Identity
+	// that carries one is a secret.
+	Token string `json:"token,omitempty"`
 	// ProxyURL, if set, is written into the kubeconfig.
 	ProxyURL string `json:"proxyURL,omitempty"`
 	// Type is ControlPlane (empty means ControlPlane) or Resource. Only import identity reads an Identity
