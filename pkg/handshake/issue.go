@@ -262,7 +262,7 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	if mode == CredentialToken {
 		credential = v1alpha1.CredentialToken
 		if err := step(r, "Issuing a ServiceAccount token", "Token of a new "+CredentialServiceAccount+"-* ServiceAccount in "+ns+" issued", func() error {
-			tok, err := c.issueToken(ctx, ns, TenantLabels(o.ConsumerID), o.Expiration)
+			tok, err := c.issueToken(ctx, ns, TenantLabels(o.ConsumerID), o.Expiration, nil)
 			if err != nil {
 				return err
 			}

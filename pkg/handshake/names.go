@@ -103,6 +103,10 @@ func SliceKubeconfigSecretName(providerID, slice string) string {
 	return "kubeconfig-resource-" + SliceKey(providerID, slice)
 }
 
+// SliceTokenSecretName (provider, in the tenant namespace) holds a slice's Token credential until the
+// consumer imports it through the pairing, which deletes it.
+func SliceTokenSecretName(slice string) string { return "resourceslice-" + slice + "-token" }
+
 // SlicePendingKeySecretName holds a slice's client key until its certificate is imported.
 func SlicePendingKeySecretName(providerID, slice string) string {
 	return "resource-" + SliceKey(providerID, slice) + "-pending-key"

@@ -253,54 +253,105 @@ func (c *Cluster) ImportSlice(ctx context.Context, o ImportSliceOptions) (*Slice
 		return nil, fmt.Errorf("resource slice %q: provider %q has not accepted it yet (its administrator runs: kubectl federate accept resourceslice %s --remote-cluster-id %s)",
 			name, providerID, name, self.ClusterID)
 	}
-	cert, err := parseCertificate("status.certificate", answer.Status.Certificate)
-	if err != nil {
-		return nil, err
-	}
-	res.User, res.NotAfter = cert.Subject.CommonName, cert.NotAfter
-	if !c.now().Before(cert.NotAfter) {
-		return nil, fmt.Errorf("status.certificate: expired at %s", cert.NotAfter.UTC().Format(time.RFC3339))
-	}
 	if answer.Status.Namespace != res.Namespace {
 		return nil, fmt.Errorf("status.namespace %q: the slice's namespace is %q", truncate(answer.Status.Namespace), res.Namespace)
 	}
 	var kc []byte
-	if err := step(r, "Matching the slice's certificate with its client key", "Certificate matches the slice's client key", func() error {
-		pending, err := secrets.Get(ctx, SlicePendingKeySecretName(providerID, name), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			if same, err := c.sameSliceCert(ctx, providerID, name, answer.Status.Certificate); err != nil || same {
-				res.AlreadyImported = same
+	switch answer.Status.Credential {
+	case v1alpha1.CredentialToken:
+		token := answer.Status.Token
+		if token == "" && provider != nil {
+			sec, err := provider.Kube.CoreV1().Secrets(TenantNamespace(self.ClusterID)).Get(ctx, SliceTokenSecretName(name), metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				if same, serr := c.sliceTokenUser(ctx, providerID, name); serr == nil && same == answer.Status.User && answer.Status.NotAfter != nil {
+					res.User, res.NotAfter, res.AlreadyImported = same, answer.Status.NotAfter.Time, true
+					break
+				}
+				return nil, fmt.Errorf("resource slice %q: its token no longer waits on provider %q (Secret %s/%s): an earlier import collected it, or it was removed; ask for the slice again",
+					name, providerID, TenantNamespace(self.ClusterID), SliceTokenSecretName(name))
+			case err != nil:
+				return nil, fmt.Errorf("reading the slice's token from provider %q: %w", providerID, err)
+			default:
+				token = string(sec.Data["token"])
+			}
+		}
+		if res.AlreadyImported {
+			break
+		}
+		if token == "" {
+			return nil, errors.New("status.token: the answer carries no token (a token slice's answer is the file accept printed, or the provider itself)")
+		}
+		user, notAfter, err := tokenClaims("status.token", token)
+		if err != nil {
+			return nil, err
+		}
+		if user != answer.Status.User || !isCredentialUser(user, res.Namespace) {
+			return nil, fmt.Errorf("status.token: is for %q, not the slice's credential ServiceAccount %q in %s", truncate(user), truncate(answer.Status.User), res.Namespace)
+		}
+		if !c.now().Before(notAfter) {
+			return nil, fmt.Errorf("status.token: expired at %s", notAfter.UTC().Format(time.RFC3339))
+		}
+		res.User, res.NotAfter = user, notAfter
+		// A token certifies no key of ours: it answers this request if one is waiting, and proves itself
+		// below by reading the slice's quota.
+		if err := step(r, "Checking the slice's token against the waiting request", "The slice's token answers the waiting request", func() error {
+			_, err := secrets.Get(ctx, SlicePendingKeySecretName(providerID, name), metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				if same, err := c.sameSliceCredential(ctx, providerID, name, nil, token); err != nil || same {
+					res.AlreadyImported = same
+					return err
+				}
+				return fmt.Errorf("no request of this cluster waits for slice %q of provider %q (Secret %s/%s): the answer is for a request this cluster did not make, or one already replaced; run create resourceslice again",
+					name, providerID, SystemNamespace, SlicePendingKeySecretName(providerID, name))
+			}
+			if err != nil {
 				return err
 			}
-			return fmt.Errorf("no client key is waiting for slice %q of provider %q (Secret %s/%s): the answer is for a request this cluster did not make, or one already replaced; run create resourceslice again",
-				name, providerID, SystemNamespace, SlicePendingKeySecretName(providerID, name))
-		}
-		if err != nil {
+			kc, err = c.sliceKubeconfig(ctx, providerID, name, res.Namespace, kubeconfig.Params{Token: token})
 			return err
+		}); err != nil {
+			return nil, err
 		}
-		if want := pending.Annotations[userAnnotation]; cert.Subject.CommonName != want {
-			return fmt.Errorf("status.certificate: is for user %q, the waiting key is for %q", truncate(cert.Subject.CommonName), want)
-		}
-		key, err := parseSigner(pending.Data[privateKeyKey])
+	case "", v1alpha1.CredentialCertificate:
+		cert, err := parseCertificate("status.certificate", answer.Status.Certificate)
 		if err != nil {
-			return fmt.Errorf("secret %s/%s: %w", SystemNamespace, pending.Name, err)
+			return nil, err
 		}
-		if !samePublicKey(key.Public(), cert.PublicKey) || !clientAuth(cert) {
-			return errors.New("status.certificate: does not certify the slice's waiting client key for client authentication")
+		res.User, res.NotAfter = cert.Subject.CommonName, cert.NotAfter
+		if !c.now().Before(cert.NotAfter) {
+			return nil, fmt.Errorf("status.certificate: expired at %s", cert.NotAfter.UTC().Format(time.RFC3339))
 		}
-		pairing, err := c.GetKubeconfig(ctx, providerID)
-		if err != nil {
+		if err := step(r, "Matching the slice's certificate with its client key", "Certificate matches the slice's client key", func() error {
+			pending, err := secrets.Get(ctx, SlicePendingKeySecretName(providerID, name), metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				if same, err := c.sameSliceCredential(ctx, providerID, name, answer.Status.Certificate, ""); err != nil || same {
+					res.AlreadyImported = same
+					return err
+				}
+				return fmt.Errorf("no client key is waiting for slice %q of provider %q (Secret %s/%s): the answer is for a request this cluster did not make, or one already replaced; run create resourceslice again",
+					name, providerID, SystemNamespace, SlicePendingKeySecretName(providerID, name))
+			}
+			if err != nil {
+				return err
+			}
+			if want := pending.Annotations[userAnnotation]; cert.Subject.CommonName != want {
+				return fmt.Errorf("status.certificate: is for user %q, the waiting key is for %q", truncate(cert.Subject.CommonName), want)
+			}
+			key, err := parseSigner(pending.Data[privateKeyKey])
+			if err != nil {
+				return fmt.Errorf("secret %s/%s: %w", SystemNamespace, pending.Name, err)
+			}
+			if !samePublicKey(key.Public(), cert.PublicKey) || !clientAuth(cert) {
+				return errors.New("status.certificate: does not certify the slice's waiting client key for client authentication")
+			}
+			kc, err = c.sliceKubeconfig(ctx, providerID, name, res.Namespace, kubeconfig.Params{CertPEM: answer.Status.Certificate, KeyPEM: pending.Data[privateKeyKey]})
 			return err
+		}); err != nil {
+			return nil, err
 		}
-		server, ca, proxy, err := kubeconfig.Endpoint(pairing)
-		if err != nil {
-			return fmt.Errorf("the kubeconfig stored for provider %q: %w", providerID, err)
-		}
-		kc, err = kubeconfig.Build(kubeconfig.Params{Name: SliceKey(providerID, name), Server: server, CA: ca, ProxyURL: proxy,
-			CertPEM: answer.Status.Certificate, KeyPEM: pending.Data[privateKeyKey], Namespace: res.Namespace})
-		return err
-	}); err != nil {
-		return nil, err
+	default:
+		return nil, fmt.Errorf("status.credential %q: must be %s or %s", truncate(answer.Status.Credential), v1alpha1.CredentialCertificate, v1alpha1.CredentialToken)
 	}
 	if res.AlreadyImported {
 		res.Granted = answer.Status.Granted
@@ -336,7 +387,7 @@ func (c *Cluster) ImportSlice(ctx context.Context, o ImportSliceOptions) (*Slice
 	}
 	if err := step(r, "Recording the slice's Identity", "Identity "+SystemNamespace+"/"+SliceIdentityName(providerID, name)+" recorded", func() error {
 		id := &v1alpha1.Identity{Spec: v1alpha1.IdentitySpec{ClusterID: providerID, ConsumerClusterID: self.ClusterID, Namespace: res.Namespace,
-			Certificate: answer.Status.Certificate, Type: v1alpha1.IdentityResource, ResourceSlice: name}}
+			Certificate: answer.Status.Certificate, Credential: answer.Status.Credential, Type: v1alpha1.IdentityResource, ResourceSlice: name}}
 		if id.Spec.APIServer, id.Spec.CA, id.Spec.ProxyURL, err = kubeconfig.Endpoint(kc); err != nil {
 			return err
 		}
@@ -354,7 +405,42 @@ func (c *Cluster) ImportSlice(ctx context.Context, o ImportSliceOptions) (*Slice
 	}); err != nil {
 		return nil, err
 	}
+	if answer.Status.Credential == v1alpha1.CredentialToken && provider != nil {
+		// Stored here now: the copy waiting on the provider goes, so that the token exists in one place.
+		if err := ignoreNotFound(provider.Kube.CoreV1().Secrets(TenantNamespace(self.ClusterID)).Delete(ctx, SliceTokenSecretName(name), metav1.DeleteOptions{})); err != nil {
+			r.Warn(fmt.Sprintf("The slice's token stays in Secret %s/%s on the provider: %v", TenantNamespace(self.ClusterID), SliceTokenSecretName(name), err))
+		}
+	}
 	return res, ignoreNotFound(secrets.Delete(ctx, SlicePendingKeySecretName(providerID, name), metav1.DeleteOptions{}))
+}
+
+// sliceKubeconfig builds a slice's kubeconfig with the credential in p, reaching the provider as the
+// pairing's kubeconfig does.
+func (c *Cluster) sliceKubeconfig(ctx context.Context, providerID, name, ns string, p kubeconfig.Params) ([]byte, error) {
+	pairing, err := c.GetKubeconfig(ctx, providerID)
+	if err != nil {
+		return nil, err
+	}
+	server, ca, proxy, err := kubeconfig.Endpoint(pairing)
+	if err != nil {
+		return nil, fmt.Errorf("the kubeconfig stored for provider %q: %w", providerID, err)
+	}
+	p.Name, p.Server, p.CA, p.ProxyURL, p.Namespace = SliceKey(providerID, name), server, ca, proxy, ns
+	return kubeconfig.Build(p)
+}
+
+// sliceTokenUser returns the user of the token in a slice's stored kubeconfig ("" when it holds none).
+func (c *Cluster) sliceTokenUser(ctx context.Context, providerID, name string) (string, error) {
+	sec, err := c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, SliceKubeconfigSecretName(providerID, name), metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	token := kubeconfig.CurrentToken(sec.Data[KubeconfigKey])
+	if token == "" {
+		return "", nil
+	}
+	user, _, err := tokenClaims("token", token)
+	return user, err
 }
 
 // checkSliceAnswer checks that a provider's ResourceSlice answers this consumer's request for name.
@@ -391,14 +477,13 @@ func (c *Cluster) grantSeenBy(ctx context.Context, kc []byte, ns string) (map[st
 	return sliceGrant(q.Spec.Hard), nil
 }
 
-// sameSliceCert tells whether the slice's stored kubeconfig already holds this certificate.
-func (c *Cluster) sameSliceCert(ctx context.Context, providerID, name string, certPEM []byte) (bool, error) {
+// sameSliceCredential tells whether the slice's stored kubeconfig already holds this certificate (or token).
+func (c *Cluster) sameSliceCredential(ctx context.Context, providerID, name string, certPEM []byte, token string) (bool, error) {
 	sec, err := c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, SliceKubeconfigSecretName(providerID, name), metav1.GetOptions{})
 	if err != nil {
 		return false, nil //nolint:nilerr // no kubeconfig: not imported, and the caller explains what is missing
 	}
-	have, err := kubeconfig.ClientCertificate(sec.Data[KubeconfigKey])
-	return err == nil && bytes.Equal(bytes.TrimSpace(have), bytes.TrimSpace(certPEM)), nil
+	return kubeconfig.HoldsCredential(sec.Data[KubeconfigKey], certPEM, token), nil
 }
 
 // applySliceStatus server-side applies a ResourceSlice's status.

@@ -13,6 +13,7 @@ import (
 
 	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,7 +30,10 @@ type AcceptSliceOptions struct {
 	Request *v1alpha1.ResourceSlice
 	// Grant lowers what the class would give (never raises it); nil grants all of it.
 	Grant      corev1.ResourceList
-	Expiration time.Duration // of the slice's certificate; 0 means DefaultExpiration
+	Expiration time.Duration // of the slice's credential; 0 means DefaultExpiration
+	// Credential and SignerTimeout: as in IssueOptions.
+	Credential    string
+	SignerTimeout time.Duration
 	// RequireAutoAccept is the unattended run (accept --pending): it grants only a request of a class with
 	// auto-accept that the provider did not deny.
 	RequireAutoAccept bool
@@ -182,18 +186,30 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	if err := c.checkSliceCount(ctx, o.ConsumerID, ns); err != nil {
 		return nil, err
 	}
-	// The same request, already granted and still valid, keeps its certificate; everything else (the
+	// The same request, already granted and still valid, keeps its credential; everything else (the
 	// class's sandbox, the grant, the binding) converges to this run's decision.
 	var certPEM []byte
 	var notAfter time.Time
-	if stored != nil && stored.Status.User == user && stored.Status.NotAfter != nil && c.now().Before(stored.Status.NotAfter.Time) {
-		if cert, err := parseCertificate("status.certificate", stored.Status.Certificate); err == nil && samePublicKey(cert.PublicKey, csr.PublicKey) {
-			certPEM, notAfter = stored.Status.Certificate, cert.NotAfter
+	kept := false
+	if stored != nil && stored.Status.Answers == requestHash(slice) && stored.Status.NotAfter != nil && c.now().Before(stored.Status.NotAfter.Time) {
+		switch {
+		case stored.Status.Credential == v1alpha1.CredentialToken:
+			_, saName, serr := splitServiceAccountUser(stored.Status.User)
+			if serr == nil && isCredentialUser(stored.Status.User, ns) {
+				if _, gerr := c.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, saName, metav1.GetOptions{}); gerr == nil {
+					kept, user, notAfter = true, stored.Status.User, stored.Status.NotAfter.Time
+				}
+			}
+		case stored.Status.User == user:
+			if cert, err := parseCertificate("status.certificate", stored.Status.Certificate); err == nil && samePublicKey(cert.PublicKey, csr.PublicKey) {
+				kept, certPEM, notAfter = true, stored.Status.Certificate, cert.NotAfter
+			}
 		}
 	}
+	keyUser := csr.Subject.CommonName
 	granted, note, err := cls.grant(asked, o.Grant)
 	if errors.Is(err, ErrDenied) {
-		if certPEM != nil {
+		if kept {
 			return nil, fmt.Errorf("resource slice %q: %w; it is already granted: delete it to take it away", o.Name, err)
 		}
 		if serr := c.applySliceStatus(ctx, tns, o.Name, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: err.Error(), Answers: requestHash(slice), Class: cls.name}); serr != nil {
@@ -211,32 +227,34 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	if err != nil {
 		return nil, err
 	}
-	if o.Request != nil {
-		// A request from a file, now verified and decided on, is stored where a submitted one would be, so
-		// its status can carry the grant; one of the same name is replaced (the consumer's newer request).
-		if err := c.storeSliceRequest(ctx, rs, o.Request, stored); err != nil {
-			return nil, err
-		}
+	mode := o.Credential
+	if mode == "" {
+		mode = CredentialCertificate
 	}
-	var req *certv1.CertificateSigningRequest
-	if certPEM == nil {
+	owner := nsOwner{consumerID: o.ConsumerID, kind: KindSlice, slice: o.Name}
+	if kept {
+		r.Info("Resource slice " + o.Name + " was already granted for this request: its credential is kept, the rest converges")
+	} else if mode != CredentialToken {
+		// The certificate comes first, so that a signer that issues nothing leaves nothing behind; it is
+		// authorized for nothing until the binding below, which comes after the sandbox.
+		var req *certv1.CertificateSigningRequest
 		csrLabels := TenantLabels(o.ConsumerID)
 		csrLabels[LabelSlice] = o.Name
-		if req, err = c.createCSR(ctx, o.ConsumerID, csrLabels, slice.Spec.CSR, o.Expiration); err != nil {
+		if err := parallel(func() error {
+			req, err = c.createCSR(ctx, o.ConsumerID, csrLabels, slice.Spec.CSR, o.Expiration)
+			return err
+		}, func() error { return c.checkOwnNamespace(ctx, ns, owner) }); err != nil {
+			if req != nil {
+				c.deleteCSR(ctx, req)
+			}
 			return nil, err
 		}
 		defer c.deleteCSR(ctx, req)
-	} else {
-		r.Info("Resource slice " + o.Name + " was already granted for this request: its certificate is kept, the rest converges")
-	}
-	if err := step(r, "Building the slice's sandbox "+ns, "Sandbox "+ns+" ready (quota "+FormatResourceList(sliceGrant(sb.Quota))+", Pod Security "+cls.podSecurity+")", func() error {
-		return c.ensureSandbox(ctx, ns, nsOwner{consumerID: o.ConsumerID, kind: KindSlice, slice: o.Name}, sb)
-	}); err != nil {
-		return nil, err
-	}
-	if req != nil {
-		if err := step(r, "Issuing the slice's certificate through the CSR API", "Slice certificate issued", func() error {
-			if certPEM, err = c.approveAndWait(ctx, req, 0); err != nil {
+		err := step(r, "Issuing the slice's certificate through the CSR API", "Slice certificate issued", func() error {
+			if certPEM, err = c.approveAndWait(ctx, req, o.SignerTimeout); err != nil {
+				if errors.Is(err, ErrNoCertificate) && mode == CredentialAuto {
+					return &fallbackError{err: err, msg: "The signer issued no certificate for the slice in time: falling back to a ServiceAccount token"}
+				}
 				return err
 			}
 			cert, err := checkIssued(certPEM, csr, c.now().Add(o.Expiration+issuedSlack))
@@ -244,18 +262,70 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 				notAfter = cert.NotAfter
 			}
 			return err
+		})
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrNoCertificate) && mode == CredentialAuto:
+			mode, certPEM = CredentialToken, nil
+		default:
+			return nil, err
+		}
+	}
+	if o.Request != nil {
+		// A request from a file, now verified and decided on, is stored where a submitted one would be, so
+		// its status can carry the grant; one of the same name is replaced (the consumer's newer request).
+		if err := c.storeSliceRequest(ctx, rs, o.Request, stored); err != nil {
+			return nil, err
+		}
+	}
+	if err := step(r, "Building the slice's sandbox "+ns, "Sandbox "+ns+" ready (quota "+FormatResourceList(sliceGrant(sb.Quota))+", Pod Security "+cls.podSecurity+")", func() error {
+		return c.ensureSandbox(ctx, ns, owner, sb)
+	}); err != nil {
+		return nil, err
+	}
+	credential := v1alpha1.CredentialCertificate
+	var token string
+	if (kept && stored.Status.Credential == v1alpha1.CredentialToken) || (!kept && mode == CredentialToken) {
+		credential = v1alpha1.CredentialToken
+	}
+	if !kept && credential == v1alpha1.CredentialToken {
+		if err := step(r, "Issuing the slice's ServiceAccount token", "Token of a new "+CredentialServiceAccount+"-* ServiceAccount in "+ns+" issued", func() error {
+			labels := TenantLabels(o.ConsumerID)
+			labels[LabelSlice] = o.Name
+			tok, err := c.issueToken(ctx, ns, labels, o.Expiration, map[string]string{annotationKeyUser: keyUser})
+			if err != nil {
+				return err
+			}
+			token, user, notAfter = tok.Token, tok.User, tok.NotAfter
+			if w := shortenedWarning("token", "The API server", time.Until(tok.NotAfter).Round(time.Minute), o.Expiration, tok.NotAfter); w != "" {
+				r.Warn(w)
+			}
+			return nil
 		}); err != nil {
 			return nil, err
 		}
 	}
 	if err := step(r, "Binding ClusterRole "+cls.clusterRole, "ClusterRole "+cls.clusterRole+" bound in "+ns+" to the slice's user", func() error {
-		return c.bindRole(ctx, ns, user, cls.clusterRole, o.ConsumerID)
+		if err := c.bindRole(ctx, ns, user, cls.clusterRole, o.ConsumerID); err != nil {
+			return err
+		}
+		keep := ""
+		if credential == v1alpha1.CredentialToken {
+			keep = user
+		}
+		return c.deleteCredentialAccounts(ctx, ns, keep)
 	}); err != nil {
 		return nil, err
 	}
+	if token != "" {
+		// The consumer collects the token through the pairing (import resourceslice), which deletes it.
+		if err := c.storeSliceToken(ctx, o.ConsumerID, o.Name, token); err != nil {
+			return nil, err
+		}
+	}
 	na := metav1.NewTime(notAfter)
 	st := v1alpha1.ResourceSliceStatus{Phase: SliceAccepted, Reason: note, Answers: requestHash(slice), Class: cls.name, Granted: sliceGrant(sb.Quota), Namespace: ns,
-		User: user, Certificate: certPEM, NotAfter: &na, ClusterRole: cls.clusterRole, PodSecurity: cls.podSecurity}
+		User: user, Certificate: certPEM, Credential: credential, NotAfter: &na, ClusterRole: cls.clusterRole, PodSecurity: cls.podSecurity}
 	if err := c.applySliceStatus(ctx, tns, o.Name, st); err != nil {
 		return nil, fmt.Errorf("recording the grant in ResourceSlice %s/%s: %w", tns, o.Name, err)
 	}
@@ -264,9 +334,34 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 			return nil, err
 		}
 	}
+	st.Token = token
 	slice.Status = st
 	slice.Namespace, slice.Name = tns, o.Name
 	return slice, nil
+}
+
+// annotationKeyUser (on a slice's credential ServiceAccount) is the user its request's key entitles, which
+// the slice's deletion records as revoked, as it does a certificate's.
+const annotationKeyUser = "federate.dev/key-user"
+
+// storeSliceToken leaves a slice's token for the consumer in its tenant namespace.
+func (c *Cluster) storeSliceToken(ctx context.Context, consumerID, slice, token string) error {
+	labels := TenantLabels(consumerID)
+	labels[LabelSlice] = slice
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: SliceTokenSecretName(slice), Namespace: TenantNamespace(consumerID), Labels: labels},
+		Type:       corev1.SecretTypeOpaque,
+		StringData: map[string]string{"token": token},
+	}
+	secrets := c.Kube.CoreV1().Secrets(sec.Namespace)
+	_, err := secrets.Create(ctx, sec, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("leaving the slice's token in Secret %s/%s: %w", sec.Namespace, sec.Name, err)
+	}
+	return nil
 }
 
 // MaxSlicesPerConsumer bounds the slices one consumer holds on a provider, whatever happens to its
@@ -492,7 +587,18 @@ func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name stri
 	return step(c.report(), "Revoking and removing resource slice "+name+" of "+consumerID, "Resource slice "+name+" of "+consumerID+" revoked and removed (binding, workloads, namespace "+ns+", request)", func() error {
 		// The user bound there is never granted again, whatever the tenant re-submits.
 		if rb, err := c.Kube.RbacV1().RoleBindings(ns).Get(ctx, RoleBindingName, metav1.GetOptions{}); err == nil && len(rb.Subjects) == 1 {
-			if err := c.recordSliceDecision(ctx, consumerID, revokedKey(subjectUser(rb.Subjects[0])), c.now().UTC().Format(time.RFC3339)); err != nil {
+			user := subjectUser(rb.Subjects[0])
+			if sub := rb.Subjects[0]; sub.Kind == rbacv1.ServiceAccountKind {
+				// A token's ServiceAccount names the user of the request's key, which is what a replay asks for.
+				sa, err := c.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, sub.Name, metav1.GetOptions{})
+				if err != nil && !apierrors.IsNotFound(err) {
+					return err
+				}
+				if err == nil && sa.Annotations[annotationKeyUser] != "" {
+					user = sa.Annotations[annotationKeyUser]
+				}
+			}
+			if err := c.recordSliceDecision(ctx, consumerID, revokedKey(user), c.now().UTC().Format(time.RFC3339)); err != nil {
 				return err
 			}
 		} else if err != nil && !apierrors.IsNotFound(err) {
@@ -510,6 +616,9 @@ func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name stri
 			},
 			func() error {
 				return ignoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}))
+			},
+			func() error { // a token the consumer never collected
+				return ignoreNotFound(c.Kube.CoreV1().Secrets(TenantNamespace(consumerID)).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}))
 			},
 		)
 	})

@@ -59,13 +59,13 @@ type issuedToken struct {
 // issueToken (provider) makes a new credential ServiceAccount in ns and requests a token of it valid for
 // expiration, or less if the API server caps it. The caller binds the new user and then calls
 // deleteCredentialAccounts to end the earlier ones.
-func (c *Cluster) issueToken(ctx context.Context, ns string, labels map[string]string, expiration time.Duration) (*issuedToken, error) {
+func (c *Cluster) issueToken(ctx context.Context, ns string, labels map[string]string, expiration time.Duration, annotations map[string]string) (*issuedToken, error) {
 	no := false
 	sas := c.Kube.CoreV1().ServiceAccounts(ns)
 	l := map[string]string{LabelCredential: "token"}
 	maps.Copy(l, labels)
 	sa, err := sas.Create(ctx, &corev1.ServiceAccount{
-		ObjectMeta:                   metav1.ObjectMeta{GenerateName: CredentialServiceAccount + "-", Namespace: ns, Labels: l},
+		ObjectMeta:                   metav1.ObjectMeta{GenerateName: CredentialServiceAccount + "-", Namespace: ns, Labels: l, Annotations: annotations},
 		AutomountServiceAccountToken: &no,
 	}, metav1.CreateOptions{})
 	if err != nil {

@@ -105,6 +105,20 @@ func ClientCertificate(data []byte) ([]byte, error) {
 	return user.ClientCertificateData, nil
 }
 
+// CurrentToken returns the bearer token of a kubeconfig's current user ("" when it has none).
+func CurrentToken(data []byte) string {
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		return ""
+	}
+	if ctx, ok := cfg.Contexts[cfg.CurrentContext]; ok {
+		if user, ok := cfg.AuthInfos[ctx.AuthInfo]; ok {
+			return user.Token
+		}
+	}
+	return ""
+}
+
 // HoldsCredential tells whether a kubeconfig's current user authenticates with exactly this certificate
 // (PEM) or, when token is set, this token.
 func HoldsCredential(data, certPEM []byte, token string) bool {

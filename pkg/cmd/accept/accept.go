@@ -32,6 +32,7 @@ type ResourceSliceOptions struct {
 	Pending         bool
 	Grant           *flags.SliceResources
 	Expiration      time.Duration
+	Credential      flags.CredentialFlags
 	Output          *cmdutil.Enum
 
 	f       *cmdutil.Factory
@@ -86,7 +87,8 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	cmd.Flags().BoolVar(&o.Pending, "pending", false, "Accept every pending slice whose class has auto-accept")
 	o.Grant = flags.AddSliceResources(cmd, "", "granted, if less than the class gives")
-	cmd.Flags().DurationVar(&o.Expiration, "expiration", o.Expiration, "Requested lifetime of the slice's certificate; the signer may shorten it")
+	cmd.Flags().DurationVar(&o.Expiration, "expiration", o.Expiration, "Requested lifetime of the slice's certificate or token; the signer or the API server may shorten it")
+	o.Credential.AddFlags(cmd)
 	o.Output = printers.AddOutputFlag(cmd, "", "a line per slice; a table when listing", "yaml", "json")
 	return cmd
 }
@@ -139,7 +141,7 @@ func (o *ResourceSliceOptions) Validate() error {
 	if o.Expiration < handshake.MinExpiration {
 		return fmt.Errorf("--expiration %s: must be at least %s (the Kubernetes CSR API minimum)", o.Expiration, handshake.MinExpiration)
 	}
-	return nil
+	return o.Credential.Validate()
 }
 
 // Run accepts one slice, every pending auto-accept slice, or lists them.
@@ -156,11 +158,12 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 	}
 	grant, _ := handshake.ParseSliceQuantities("", o.Grant.Values())
 	slice, err := o.cluster.AcceptSlice(ctx, handshake.AcceptSliceOptions{ConsumerID: o.RemoteClusterID, Name: o.Name, Request: o.request,
-		Grant: grant, Expiration: o.Expiration})
+		Grant: grant, Expiration: o.Expiration, Credential: o.Credential.Credential.String(), SignerTimeout: o.Credential.SignerTimeout})
 	if err != nil {
-		return flags.SliceGrantError(err)
+		return o.Credential.CredentialError(flags.SliceGrantError(err))
 	}
 	if o.Output.String() != "" {
+		flags.WarnToken(o.cluster.Report, slice.Status.Credential, "The printed ResourceSlice")
 		return printers.PrintObject(o.Out, o.Output.String(), slice)
 	}
 	_, err = fmt.Fprintf(o.Out, "resourceslice/%s accepted: %s in namespace %s for %s\n", o.Name,
@@ -179,9 +182,9 @@ func (o *ResourceSliceOptions) acceptPending(ctx context.Context, list []handsha
 		}
 		n++
 		slice, err := o.cluster.AcceptSlice(ctx, handshake.AcceptSliceOptions{ConsumerID: s.ConsumerID, Name: s.Name, Expiration: o.Expiration,
-			RequireAutoAccept: true})
+			RequireAutoAccept: true, Credential: o.Credential.Credential.String(), SignerTimeout: o.Credential.SignerTimeout})
 		if err != nil {
-			errs = append(errs, fmt.Errorf("resource slice %s of %s: %w", s.Name, s.ConsumerID, err))
+			errs = append(errs, fmt.Errorf("resource slice %s of %s: %w", s.Name, s.ConsumerID, o.Credential.CredentialError(err)))
 			continue
 		}
 		if _, err := fmt.Fprintf(o.Out, "resourceslice/%s accepted: %s in namespace %s for %s\n", s.Name,

@@ -22,6 +22,7 @@ type ResourceSliceOptions struct {
 	KeyAlgorithm    *cmdutil.Enum
 	Submit          bool
 	Expiration      time.Duration
+	Credential      flags.CredentialFlags
 	Output          *cmdutil.Enum
 	Pair            *flags.PairFlags
 
@@ -83,7 +84,8 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 	o.Resources = flags.AddSliceResources(cmd, "", "asked for")
 	o.KeyAlgorithm = flags.KeyAlgorithm(cmd)
 	cmd.Flags().BoolVar(&o.Submit, "submit", o.Submit, "Leave the request on the provider through the pairing's kubeconfig (false: only record and print it)")
-	cmd.Flags().DurationVar(&o.Expiration, "expiration", o.Expiration, "With --remote-kubeconfig: requested lifetime of the slice's certificate")
+	cmd.Flags().DurationVar(&o.Expiration, "expiration", o.Expiration, "With --remote-kubeconfig: requested lifetime of the slice's certificate or token")
+	o.Credential.AddFlags(cmd)
 	o.Output = printers.AddOutputFlag(cmd, "", "a line per step on stderr, nothing on stdout", "yaml", "json")
 	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the whole request may take before it is abandoned (exit code 124)")
 	return cmd
@@ -129,7 +131,10 @@ func (o *ResourceSliceOptions) Validate() error {
 	if o.Expiration < handshake.MinExpiration {
 		return fmt.Errorf("--expiration %s: must be at least %s (the Kubernetes CSR API minimum)", o.Expiration, handshake.MinExpiration)
 	}
-	return nil
+	if !o.oneShot && (o.Credential.Credential.String() != handshake.CredentialCertificate) {
+		return fmt.Errorf("--credential: the provider chooses it when it accepts (accept resourceslice --credential); here it needs --remote-kubeconfig or --remote-context")
+	}
+	return o.Credential.Validate()
 }
 
 // Run requests the slice, and in one shot accepts and imports it.
@@ -157,7 +162,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 	start := time.Now()
 	res, slice, err := o.oneShotRun(ctx)
 	if err != nil {
-		return o.Pair.TimeoutError(ctx, flags.PairError(err))
+		return o.Pair.TimeoutError(ctx, o.Credential.CredentialError(flags.PairError(err)))
 	}
 	o.pair.Printer.Info(fmt.Sprintf("Resource slice %s granted %s in %s as %s until %s; kubeconfig in Secret %s/%s",
 		o.Name, handshake.FormatResourceList(res.Granted), res.Namespace, res.User, res.NotAfter.UTC().Format(time.RFC3339),
@@ -184,11 +189,15 @@ func (o *ResourceSliceOptions) oneShotRun(ctx context.Context) (*handshake.Slice
 	if err := consumer.SubmitSlice(ctx, provider, slice); err != nil {
 		return nil, nil, fmt.Errorf("provider: %w", err)
 	}
-	granted, err := provider.AcceptSlice(ctx, handshake.AcceptSliceOptions{ConsumerID: slice.Spec.ClusterID, Name: o.Name, Expiration: o.Expiration})
+	granted, err := provider.AcceptSlice(ctx, handshake.AcceptSliceOptions{ConsumerID: slice.Spec.ClusterID, Name: o.Name, Expiration: o.Expiration,
+		Credential: o.Credential.Credential.String(), SignerTimeout: o.Credential.SignerTimeout})
 	if err != nil {
 		return nil, nil, fmt.Errorf("provider: %w", err)
 	}
-	res, err := consumer.ImportSlice(ctx, handshake.ImportSliceOptions{ProviderID: o.opts.ProviderID, Name: o.Name, Answer: granted})
+	if o.Output.String() != "" {
+		flags.WarnToken(o.pair.Printer, granted.Status.Credential, "The printed ResourceSlice")
+	}
+	res, err := consumer.ImportSlice(ctx, handshake.ImportSliceOptions{ProviderID: o.opts.ProviderID, Name: o.Name, Answer: granted, Provider: provider})
 	if err != nil {
 		return nil, nil, fmt.Errorf("consumer: %w", err)
 	}

@@ -26,8 +26,7 @@ type IssuanceFlags struct {
 	DefaultRequests string
 	DefaultLimits   string
 	PriorityClasses []string
-	Credential      *cmdutil.Enum
-	SignerTimeout   time.Duration
+	CredentialFlags
 
 	Sandbox handshake.SandboxOptions // parsed and defaulted by Validate
 }
@@ -39,11 +38,7 @@ func (i *IssuanceFlags) AddFlags(cmd *cobra.Command) {
 	fs.StringVar(&i.APIServer, "api-server", "", "The provider API server URL written into the consumer's kubeconfig (default: the server of the provider's kubeconfig)")
 	fs.StringVar(&i.CAFile, "ca-file", "", "PEM file of the CA that verifies --api-server (default: the CA of the provider's kubeconfig)")
 	fs.DurationVar(&i.Expiration, "expiration", i.Expiration, "Requested lifetime of the issued certificate or token; the signer or the API server may shorten it")
-	i.Credential = cmdutil.NewEnum(handshake.CredentialCertificate, handshake.CredentialModes...)
-	cmdutil.AddEnumFlag(cmd, i.Credential, "credential", "",
-		"What the consumer authenticates with: a client certificate through the CSR API, a ServiceAccount token (TokenRequest), or auto: a certificate, else a token when the signer issues none within --signer-timeout")
-	i.SignerTimeout = handshake.DefaultSignerTimeout
-	fs.DurationVar(&i.SignerTimeout, "signer-timeout", i.SignerTimeout, "How long to wait for the cluster's signer to issue an approved certificate before giving up (or, with --credential auto, falling back to a token)")
+	i.CredentialFlags.AddFlags(cmd)
 	fs.StringVar(&i.ClusterRole, "cluster-role", handshake.DefaultClusterRole, "The ClusterRole bound to the identity in its tenant namespace on the provider")
 	_ = cmd.MarkFlagFilename("ca-file", "crt", "pem")
 	i.PodSecurity = cmdutil.NewEnum(handshake.PodSecurityRestricted, handshake.PodSecurityLevels...)
@@ -70,8 +65,8 @@ func (i *IssuanceFlags) Validate() error {
 	if i.ClusterRole == "" {
 		return fmt.Errorf("--cluster-role: must not be empty")
 	}
-	if i.SignerTimeout <= 0 {
-		return fmt.Errorf("--signer-timeout %s: must be positive", i.SignerTimeout)
+	if err := i.CredentialFlags.Validate(); err != nil {
+		return err
 	}
 	for _, pc := range i.PriorityClasses {
 		if err := handshake.ValidatePriorityClass(pc); err != nil {
@@ -102,8 +97,31 @@ func (i *IssuanceFlags) Warn(r handshake.Reporter) {
 	}
 }
 
+// CredentialFlags choose what an issuance gives the consumer: --credential and --signer-timeout.
+type CredentialFlags struct {
+	Credential    *cmdutil.Enum
+	SignerTimeout time.Duration
+}
+
+// AddFlags registers --credential and --signer-timeout on cmd.
+func (i *CredentialFlags) AddFlags(cmd *cobra.Command) {
+	i.Credential = cmdutil.NewEnum(handshake.CredentialCertificate, handshake.CredentialModes...)
+	cmdutil.AddEnumFlag(cmd, i.Credential, "credential", "",
+		"What the consumer authenticates with: a client certificate through the CSR API, a ServiceAccount token (TokenRequest), or auto: a certificate, else a token when the signer issues none within --signer-timeout")
+	i.SignerTimeout = handshake.DefaultSignerTimeout
+	cmd.Flags().DurationVar(&i.SignerTimeout, "signer-timeout", i.SignerTimeout, "How long to wait for the cluster's signer to issue an approved certificate before giving up (or, with --credential auto, falling back to a token)")
+}
+
+// Validate checks the flags without I/O.
+func (i *CredentialFlags) Validate() error {
+	if i.SignerTimeout <= 0 {
+		return fmt.Errorf("--signer-timeout %s: must be positive", i.SignerTimeout)
+	}
+	return nil
+}
+
 // CredentialError adds the way out to an issuance that failed because the signer issued no certificate.
-func (i *IssuanceFlags) CredentialError(err error) error {
+func (i *CredentialFlags) CredentialError(err error) error {
 	if errors.Is(err, handshake.ErrNoCertificate) {
 		return fmt.Errorf("%w. Nothing was issued; to issue a ServiceAccount token instead, run again with --credential token (or --credential auto)", err)
 	}

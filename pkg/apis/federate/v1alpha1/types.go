@@ -215,7 +215,13 @@ type ResourceSliceStatus struct {
 	User string `json:"user,omitempty"`
 	// Certificate is the slice's issued client certificate (PEM, public).
 	Certificate []byte `json:"certificate,omitempty"`
-	// NotAfter is when the certificate expires.
+	// Credential is Certificate (empty means Certificate) or Token: then User is the slice's credential
+	// ServiceAccount, and the token waits for the consumer in a Secret of its tenant namespace.
+	Credential string `json:"credential,omitempty"`
+	// Token is a Token credential, only in the answer accept prints for the file flow (then that file is a
+	// secret); never stored in a cluster's ResourceSlice.
+	Token string `json:"token,omitempty"`
+	// NotAfter is when the credential expires.
 	NotAfter *metav1.Time `json:"notAfter,omitempty"`
 	// ClusterRole is the ClusterRole bound in the slice's namespace.
 	ClusterRole string `json:"clusterRole,omitempty"`
