@@ -25,6 +25,7 @@ type TenantInfo struct {
 	Namespace   string     `json:"namespace"`
 	Phase       string     `json:"phase,omitempty"`
 	User        string     `json:"user,omitempty"`
+	Credential  string     `json:"credential"`
 	ClusterRole string     `json:"clusterRole,omitempty"`
 	NotAfter    *time.Time `json:"notAfter,omitempty"`
 	// Sandbox is what the tenant namespace enforces.
@@ -39,6 +40,7 @@ type IdentityInfo struct {
 	Namespace        string     `json:"namespace"`
 	APIServer        string     `json:"apiServer"`
 	User             string     `json:"user,omitempty"`
+	Credential       string     `json:"credential"`
 	KubeconfigSecret string     `json:"kubeconfigSecret,omitempty"`
 	NotAfter         *time.Time `json:"notAfter,omitempty"`
 }
@@ -63,7 +65,7 @@ func (c *Cluster) Pairings(ctx context.Context) (*ClusterInfo, error) {
 				return nil, err
 			}
 			out.Tenants = append(out.Tenants, TenantInfo{ConsumerID: t.Spec.ClusterID, Namespace: t.Namespace,
-				Phase: t.Status.Phase, User: t.Status.User, ClusterRole: t.Status.ClusterRole, NotAfter: timeOf(t.Status.NotAfter),
+				Phase: t.Status.Phase, User: t.Status.User, Credential: orCertificate(t.Status.Credential), ClusterRole: t.Status.ClusterRole, NotAfter: timeOf(t.Status.NotAfter),
 				Sandbox: t.Status.Sandbox})
 		}
 	}
@@ -82,10 +84,18 @@ func (c *Cluster) Pairings(ctx context.Context) (*ClusterInfo, error) {
 				typ = v1alpha1.IdentityControlPlane
 			}
 			out.Identities = append(out.Identities, IdentityInfo{ProviderID: id.Spec.ClusterID, Type: typ, ResourceSlice: id.Spec.ResourceSlice, Namespace: id.Namespace,
-				APIServer: id.Spec.APIServer, User: id.Status.User, KubeconfigSecret: id.Status.KubeconfigSecret, NotAfter: timeOf(id.Status.NotAfter)})
+				APIServer: id.Spec.APIServer, User: id.Status.User, Credential: orCertificate(id.Spec.Credential), KubeconfigSecret: id.Status.KubeconfigSecret, NotAfter: timeOf(id.Status.NotAfter)})
 		}
 	}
 	return out, nil
+}
+
+// orCertificate is a recorded credential kind, Certificate when none is recorded (before tokens existed).
+func orCertificate(credential string) string {
+	if credential == "" {
+		return v1alpha1.CredentialCertificate
+	}
+	return credential
 }
 
 func timeOf(t *metav1.Time) *time.Time {

@@ -76,22 +76,22 @@ func printHuman(out io.Writer, info *handshake.ClusterInfo) error {
 	if len(info.Tenants) == 0 {
 		fmt.Fprintln(w, "  none")
 	} else {
-		fmt.Fprintln(w, "  CONSUMER\tNAMESPACE\tPHASE\tROLE\tPOD SECURITY\tQUOTA\tEXPIRES")
+		fmt.Fprintln(w, "  CONSUMER\tNAMESPACE\tPHASE\tCREDENTIAL\tROLE\tPOD SECURITY\tQUOTA\tEXPIRES")
 		for _, t := range info.Tenants {
 			level, quota := "-", "-"
 			if t.Sandbox != nil {
 				level, quota = dash(t.Sandbox.PodSecurity), dash(handshake.FormatResourceList(t.Sandbox.Quota))
 			}
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ConsumerID, t.Namespace, dash(t.Phase), dash(t.ClusterRole), level, quota, expiry(t.NotAfter))
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ConsumerID, t.Namespace, dash(t.Phase), t.Credential, dash(t.ClusterRole), level, quota, expiry(t.NotAfter))
 		}
 	}
 	fmt.Fprintf(w, "\nIDENTITIES (this cluster on providers)\n")
 	if len(info.Identities) == 0 {
 		fmt.Fprintln(w, "  none")
 	} else {
-		fmt.Fprintln(w, "  PROVIDER\tTYPE\tSLICE\tAPI SERVER\tKUBECONFIG SECRET\tEXPIRES")
+		fmt.Fprintln(w, "  PROVIDER\tTYPE\tSLICE\tCREDENTIAL\tAPI SERVER\tKUBECONFIG SECRET\tEXPIRES")
 		for _, i := range info.Identities {
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s/%s\t%s\n", i.ProviderID, i.Type, dash(i.ResourceSlice), i.APIServer, i.Namespace, dash(i.KubeconfigSecret), expiry(i.NotAfter))
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s/%s\t%s\n", i.ProviderID, i.Type, dash(i.ResourceSlice), i.Credential, i.APIServer, i.Namespace, dash(i.KubeconfigSecret), expiry(i.NotAfter))
 		}
 	}
 	return w.Flush()
