@@ -18,6 +18,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/initialize"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/request"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/revoke"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/status"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/unauthenticate"
 )
 
@@ -43,7 +44,7 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory, streams genericiooptio
 		c.GroupID = "grants"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{initialize.NewCmd(f, streams), info.NewCmd(f, streams)} {
+	for _, c := range []*cobra.Command{initialize.NewCmd(f, streams), info.NewCmd(f, streams), status.NewCmd(f, streams)} {
 		c.GroupID = "cluster"
 		root.AddCommand(c)
 	}

@@ -9,9 +9,20 @@ import (
 // Exit codes of kubectl federate.
 const (
 	ExitError       = 1
+	ExitExpiring    = 3   // status --expiring-within: a credential expires within the window
+	ExitCheckFailed = 4   // status --check: a held credential does not work
 	ExitTimeout     = 124 // the --timeout deadline expired
 	ExitInterrupted = 130 // SIGINT or SIGTERM
 )
+
+// CodedError is an error that carries its own exit code: a monitoring verdict, not a failure to run.
+type CodedError struct {
+	Code int
+	Err  error
+}
+
+func (e *CodedError) Error() string { return e.Err.Error() }
+func (e *CodedError) Unwrap() error { return e.Err }
 
 // ExitCode maps an error returned by a command to the process exit code.
 func ExitCode(err error) int {
@@ -22,6 +33,10 @@ func ExitCode(err error) int {
 		return ExitTimeout
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
+	}
+	var coded *CodedError
+	if errors.As(err, &coded) {
+		return coded.Code
 	}
 	return ExitError
 }

@@ -1,0 +1,195 @@
+// Package status implements `kubectl federate status`.
+package status
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+)
+
+// Options are the flags of `status`.
+type Options struct {
+	Check          bool
+	ExpiringWithin time.Duration
+	Output         *cmdutil.Enum
+
+	f       *cmdutil.Factory
+	cluster *handshake.Cluster
+	now     func() time.Time
+	cmdutil.Streams
+}
+
+// NewCmd returns the `status` command.
+func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &Options{f: f, Streams: streams, now: time.Now}
+	cmd := cmdutil.Wire(&cobra.Command{
+		Use:   "status [--check] [--expiring-within DURATION] [-o json|yaml|wide]",
+		Short: "List every pairing of this cluster and every credential under it, with its expiry",
+		Long: cmdutil.LongDesc(`
+			List every credential of every pairing this cluster takes part in, in both roles: the
+			identities it issued as a provider (each consumer's pairing identity and its resource slices'),
+			and the identities it holds as a consumer, with their kind, credential (certificate or token),
+			user, expiry, time left and sandbox level.
+
+			--check also proves each credential this cluster holds: a SelfSubjectReview through it must
+			authenticate as the recorded user. --expiring-within makes the command a monitor: it exits
+			with code 3 when a credential expires within that window (or has expired), and 4 when --check
+			finds one that does not work; the list is printed either way.`),
+		Example: cmdutil.Examples(`
+			# Everything this cluster provides and holds
+			kubectl federate status
+
+			# From a daily CI job: fail (exit 3) when anything expires within 30 days, prove the held ones work
+			kubectl federate status --check --expiring-within 720h
+
+			# As JSON, for scripts
+			kubectl federate status -o json`),
+	}, o)
+	cmd.Flags().BoolVar(&o.Check, "check", false, "Prove each credential this cluster holds with a SelfSubjectReview through it (exit code 4 if one fails)")
+	cmd.Flags().DurationVar(&o.ExpiringWithin, "expiring-within", 0, "Exit with code 3 when an active credential expires within this duration, e.g. 720h")
+	o.Output = printers.AddOutputFlag(cmd, "", "a table", "json", "yaml", "wide")
+	return cmd
+}
+
+// Complete builds the cluster client.
+func (o *Options) Complete(_ *cobra.Command, _ []string) error {
+	var err error
+	o.cluster, _, err = flags.Cluster(o.f, handshake.Discard)
+	return err
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	if o.ExpiringWithin < 0 {
+		return fmt.Errorf("--expiring-within %s: must not be negative", o.ExpiringWithin)
+	}
+	return nil
+}
+
+// Run prints the report, then fails with the monitoring exit codes.
+func (o *Options) Run(ctx context.Context) error {
+	report, err := o.cluster.Status(ctx, o.Check)
+	if err != nil {
+		return err
+	}
+	switch o.Output.String() {
+	case "json", "yaml":
+		err = printers.Print(o.Out, o.Output.String(), report)
+	default:
+		err = o.printTable(o.Out, report, o.Output.String() == "wide")
+	}
+	if err != nil {
+		return err
+	}
+	return o.verdict(report)
+}
+
+// verdict turns what a monitor watches for into the exit code: failed checks first, then expiry.
+func (o *Options) verdict(report *handshake.StatusReport) error {
+	var failed, expiring []string
+	now := o.now()
+	for _, s := range report.Credentials {
+		if s.Check != nil && !s.Check.OK {
+			failed = append(failed, describe(s)+": "+s.Check.Error)
+		}
+		if o.ExpiringWithin > 0 && s.Active() && s.NotAfter != nil && s.NotAfter.Before(now.Add(o.ExpiringWithin)) {
+			expiring = append(expiring, fmt.Sprintf("%s expires %s", describe(s), s.NotAfter.UTC().Format(time.RFC3339)))
+		}
+	}
+	if len(failed) > 0 {
+		return &cmdutil.CodedError{Code: cmdutil.ExitCheckFailed, Err: fmt.Errorf("%d credential(s) do not work: %s", len(failed), strings.Join(failed, "; "))}
+	}
+	if len(expiring) > 0 {
+		return &cmdutil.CodedError{Code: cmdutil.ExitExpiring, Err: fmt.Errorf("%d credential(s) expire within %s: %s", len(expiring), o.ExpiringWithin, strings.Join(expiring, "; "))}
+	}
+	return nil
+}
+
+func describe(s handshake.CredentialState) string {
+	what := fmt.Sprintf("%s %s of %s", s.Role, s.Kind, s.RemoteClusterID)
+	if s.Name != "" {
+		what += " (" + s.Name + ")"
+	}
+	return what
+}
+
+func (o *Options) printTable(out io.Writer, r *handshake.StatusReport, wide bool) error {
+	if len(r.Credentials) == 0 {
+		_, err := fmt.Fprintf(out, "Cluster %s takes part in no pairing.\n", r.ClusterID)
+		return err
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
+	cols := []string{"REMOTE", "ROLE", "KIND", "NAME", "CREDENTIAL", "PHASE", "EXPIRES", "LEFT", "POD SECURITY"}
+	if wide {
+		cols = append(cols, "NAMESPACE", "USER")
+	}
+	if o.Check {
+		cols = append(cols, "CHECK")
+	}
+	fmt.Fprintln(w, strings.Join(cols, "\t"))
+	now := o.now()
+	for _, s := range r.Credentials {
+		row := []string{s.RemoteClusterID, s.Role, s.Kind, dash(s.Name), s.Credential, dash(s.Phase), expires(s.NotAfter), left(s.NotAfter, now), dash(s.PodSecurity)}
+		if wide {
+			row = append(row, dash(s.Namespace), dash(s.User))
+		}
+		if o.Check {
+			row = append(row, check(s.Check))
+		}
+		fmt.Fprintln(w, strings.Join(row, "\t"))
+	}
+	return w.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func expires(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// left is the time left, in the largest unit that keeps it readable, or "expired".
+func left(t *time.Time, now time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	d := t.Sub(now)
+	switch {
+	case d <= 0:
+		return "expired"
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	}
+}
+
+func check(c *handshake.CredentialCheck) string {
+	switch {
+	case c == nil:
+		return "-"
+	case c.OK:
+		return "ok"
+	default:
+		return "FAILED"
+	}
+}

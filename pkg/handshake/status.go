@@ -1,0 +1,239 @@
+package handshake
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	authv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+)
+
+// Kinds of credential in a status report.
+const (
+	KindControlPlane  = "ControlPlane"  // a pairing's own identity
+	KindResourceSlice = "ResourceSlice" // a resource slice's identity
+)
+
+// CredentialState is one credential this cluster issued as a provider or holds as a consumer.
+type CredentialState struct {
+	RemoteClusterID string `json:"remoteClusterID"`
+	// Role is this cluster's role: RoleProvider (it issued the credential to the remote consumer) or
+	// RoleConsumer (it holds the credential on the remote provider).
+	Role        string           `json:"role"`
+	Kind        string           `json:"kind"`
+	Name        string           `json:"name,omitempty"` // the resource slice
+	Credential  string           `json:"credential"`     // Certificate or Token
+	User        string           `json:"user,omitempty"`
+	Namespace   string           `json:"namespace,omitempty"` // on the provider
+	Phase       string           `json:"phase,omitempty"`
+	NotAfter    *time.Time       `json:"notAfter,omitempty"`
+	PodSecurity string           `json:"podSecurity,omitempty"`
+	Check       *CredentialCheck `json:"check,omitempty"`
+
+	secret string // consumer: the kubeconfig Secret in SystemNamespace
+}
+
+// CredentialCheck is what a SelfSubjectReview through a held credential answered.
+type CredentialCheck struct {
+	OK    bool   `json:"ok"`
+	User  string `json:"user,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// Active tells whether the credential is meant to work (not revoked or denied).
+func (s *CredentialState) Active() bool {
+	return s.Phase != PhaseRevoked && s.Phase != SliceDenied
+}
+
+// StatusReport is every credential of every pairing this cluster takes part in.
+type StatusReport struct {
+	ClusterID   string            `json:"clusterID"`
+	Credentials []CredentialState `json:"credentials"`
+}
+
+// checkParallel bounds the SelfSubjectReviews of Status(check) in flight at once.
+const checkParallel = 16
+
+// checkTimeout bounds one credential's check: a provider that does not answer is reported, not waited on.
+const checkTimeout = 10 * time.Second
+
+// Status lists every credential of every pairing this cluster takes part in, in both roles, from three
+// lists read at once (Tenants, ResourceSlices, Identities: the cost does not grow with the number of
+// pairings). With check, each credential this cluster holds is proven through a SelfSubjectReview made
+// with it, all at once within checkParallel.
+func (c *Cluster) Status(ctx context.Context, check bool) (*StatusReport, error) {
+	self, err := c.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy}).String()}
+	var tenants, slices, identities []CredentialState
+	err = parallel(
+		func() error { var err error; tenants, err = c.tenantStates(ctx, sel); return err },
+		func() error { var err error; slices, err = c.sliceStates(ctx); return err },
+		func() error { var err error; identities, err = c.identityStates(ctx, sel); return err },
+	)
+	if err != nil {
+		return nil, err
+	}
+	out := &StatusReport{ClusterID: self.ClusterID, Credentials: append(append(tenants, slices...), identities...)}
+	if out.Credentials == nil {
+		out.Credentials = []CredentialState{}
+	}
+	slicesSort(out.Credentials)
+	if check {
+		if err := c.checkHeld(ctx, out.Credentials); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func slicesSort(s []CredentialState) {
+	slices.SortFunc(s, func(a, b CredentialState) int {
+		return cmp.Or(strings.Compare(a.RemoteClusterID, b.RemoteClusterID), strings.Compare(a.Role, b.Role),
+			strings.Compare(a.Kind, b.Kind), strings.Compare(a.Name, b.Name))
+	})
+}
+
+func (c *Cluster) tenantStates(ctx context.Context, sel metav1.ListOptions) ([]CredentialState, error) {
+	list, err := c.Dynamic.Resource(v1alpha1.TenantGVR).List(ctx, sel)
+	if apierrors.IsNotFound(err) {
+		return nil, nil // no CRD: never a provider
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing Tenants: %w", err)
+	}
+	var out []CredentialState
+	for i := range list.Items {
+		var t v1alpha1.Tenant
+		if err := fromUnstructured(&list.Items[i], &t); err != nil {
+			return nil, err
+		}
+		s := CredentialState{RemoteClusterID: t.Spec.ClusterID, Role: RoleProvider, Kind: KindControlPlane, Credential: orCertificate(t.Status.Credential),
+			User: t.Status.User, Namespace: t.Namespace, Phase: t.Status.Phase, NotAfter: timeOf(t.Status.NotAfter)}
+		if t.Status.Sandbox != nil {
+			s.PodSecurity = t.Status.Sandbox.PodSecurity
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// sliceStates lists the slices this cluster granted as a provider: the ResourceSlices of tenant
+// namespaces that it answered.
+func (c *Cluster) sliceStates(ctx context.Context) ([]CredentialState, error) {
+	list, err := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing ResourceSlices: %w", err)
+	}
+	var out []CredentialState
+	for i := range list.Items {
+		u := &list.Items[i]
+		if !strings.HasPrefix(u.GetNamespace(), TenantNamespacePrefix) {
+			continue // this cluster's own requests, as a consumer: its Identities say more
+		}
+		var s v1alpha1.ResourceSlice
+		if err := fromUnstructured(u, &s); err != nil {
+			return nil, err
+		}
+		if s.Status.Phase != SliceAccepted {
+			continue // pending or denied: no credential was issued
+		}
+		out = append(out, CredentialState{RemoteClusterID: s.Spec.ClusterID, Role: RoleProvider, Kind: KindResourceSlice, Name: s.Spec.Slice,
+			Credential: orCertificate(s.Status.Credential), User: s.Status.User, Namespace: s.Status.Namespace, Phase: s.Status.Phase,
+			NotAfter: timeOf(s.Status.NotAfter), PodSecurity: s.Status.PodSecurity})
+	}
+	return out, nil
+}
+
+func (c *Cluster) identityStates(ctx context.Context, sel metav1.ListOptions) ([]CredentialState, error) {
+	list, err := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(SystemNamespace).List(ctx, sel)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing Identities: %w", err)
+	}
+	var out []CredentialState
+	for i := range list.Items {
+		var id v1alpha1.Identity
+		if err := fromUnstructured(&list.Items[i], &id); err != nil {
+			return nil, err
+		}
+		kind := KindControlPlane
+		if id.Spec.Type == v1alpha1.IdentityResource {
+			kind = KindResourceSlice
+		}
+		out = append(out, CredentialState{RemoteClusterID: id.Spec.ClusterID, Role: RoleConsumer, Kind: kind, Name: id.Spec.ResourceSlice,
+			Credential: orCertificate(id.Spec.Credential), User: id.Status.User, Namespace: id.Spec.Namespace,
+			NotAfter: timeOf(id.Status.NotAfter), secret: id.Status.KubeconfigSecret})
+	}
+	return out, nil
+}
+
+// checkHeld proves each credential this cluster holds with a SelfSubjectReview through it: it works when
+// the provider authenticates it as the user it was issued for.
+func (c *Cluster) checkHeld(ctx context.Context, states []CredentialState) error {
+	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy, LabelRole: RoleConsumer}).String()}
+	secrets, err := c.Kube.CoreV1().Secrets(SystemNamespace).List(ctx, sel)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("listing the kubeconfig Secrets: %w", err)
+	}
+	kubeconfigs := map[string][]byte{}
+	if err == nil {
+		for _, s := range secrets.Items {
+			kubeconfigs[s.Name] = s.Data[KubeconfigKey]
+		}
+	}
+	sem := make(chan struct{}, checkParallel)
+	var wg sync.WaitGroup
+	for i := range states {
+		s := &states[i]
+		if s.Role != RoleConsumer {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			s.Check = c.checkOne(ctx, s, kubeconfigs[s.secret])
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (c *Cluster) checkOne(ctx context.Context, s *CredentialState, kc []byte) *CredentialCheck {
+	if len(kc) == 0 {
+		return &CredentialCheck{Error: fmt.Sprintf("no kubeconfig in Secret %s/%s", SystemNamespace, s.secret)}
+	}
+	as, err := c.dial(kc)
+	if err != nil {
+		return &CredentialCheck{Error: err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	r, err := as.Kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return &CredentialCheck{Error: err.Error()}
+	}
+	got := r.Status.UserInfo.Username
+	if got != s.User {
+		return &CredentialCheck{User: got, Error: fmt.Sprintf("authenticates as %q, not the recorded %q", got, s.User)}
+	}
+	return &CredentialCheck{OK: true, User: got}
+}

@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+)
+
+func statusOf(t *testing.T, r result) handshake.StatusReport {
+	t.Helper()
+	var report handshake.StatusReport
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
+		t.Fatalf("status -o json: %v\n%s", err, r)
+	}
+	return report
+}
+
+// status lists each credential on both sides, proves the held ones, and is a monitor: exit 3 when one
+// expires within the window, 4 when one does not work.
+func TestStatus(t *testing.T) {
+	defer unauthenticate(t)
+	authenticate(t, "--expiration", "48h")
+	mustRun(t, "", "create", "resourceslice", "status-s1", "--cpu", "1", "--memory", "1Gi",
+		"--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
+
+	onConsumer := statusOf(t, mustOn(t, consumer, "status", "--check", "-o", "json"))
+	onProvider := statusOf(t, mustOn(t, provider, "status", "-o", "json"))
+	held := map[string]handshake.CredentialState{}
+	for _, s := range onConsumer.Credentials {
+		if s.RemoteClusterID == "provider" {
+			held[s.Kind+"/"+s.Name] = s
+		}
+	}
+	for _, key := range []string{"ControlPlane/", "ResourceSlice/status-s1"} {
+		s, ok := held[key]
+		if !ok {
+			t.Fatalf("consumer status lacks %s: %+v", key, onConsumer.Credentials)
+		}
+		if s.Role != "consumer" || s.NotAfter == nil || s.Check == nil || !s.Check.OK || s.Check.User != s.User {
+			t.Errorf("consumer %s: %+v (check %+v)", key, s, s.Check)
+		}
+	}
+	issued := 0
+	for _, s := range onProvider.Credentials {
+		if s.RemoteClusterID == "consumer" && s.Role == "provider" {
+			issued++
+			if s.PodSecurity != "restricted" || s.NotAfter == nil || s.User == "" {
+				t.Errorf("provider %s %s: %+v", s.Kind, s.Name, s)
+			}
+		}
+	}
+	if issued != 2 {
+		t.Errorf("the provider lists %d credentials issued to the consumer, want 2: %+v", issued, onProvider.Credentials)
+	}
+
+	// The pairing expires in 48h: inside a 72h window (exit 3, the table still printed), outside a 24h one.
+	r := cli(t, "", "status", "--expiring-within", "72h", "--kubeconfig", consumer.Kubeconfig)
+	if r.code != 3 || !strings.Contains(r.stderr, "expire within 72h0m0s") || !strings.Contains(r.stdout, "ControlPlane") {
+		t.Errorf("status --expiring-within 72h: %s", r)
+	}
+	if r := cli(t, "", "status", "--expiring-within", "24h", "--kubeconfig", consumer.Kubeconfig); r.code != 0 {
+		t.Errorf("status --expiring-within 24h: %s", r)
+	}
+
+	// A held credential that no longer works: a token whose ServiceAccount the provider revoked.
+	authenticate(t, "--credential", "token")
+	_, cfg, _ := storedKubeconfig(t, "provider")
+	mustOn(t, provider, "revoke", "--remote-cluster-id", "consumer")
+	tokenRefused(t, "the revoked token", kubernetes.NewForConfigOrDie(cfg), handshake.TenantNamespace("consumer"))
+	r = cli(t, "", "status", "--check", "--kubeconfig", consumer.Kubeconfig)
+	if r.code != 4 || !strings.Contains(r.stdout, "FAILED") || !strings.Contains(r.stderr, "consumer ControlPlane of provider") {
+		t.Errorf("status --check with a revoked token: %s", r)
+	}
+	start := time.Now()
+	mustOn(t, provider, "status", "-o", "wide")
+	t.Logf("status on the provider answered in %s", time.Since(start).Round(time.Millisecond))
+}
