@@ -7,9 +7,11 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/accept"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/authenticate"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cordon"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/create"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/deletecmd"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/deny"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/drain"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/generate"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/get"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/grant"
@@ -20,6 +22,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/revoke"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/status"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/unauthenticate"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/uncordon"
 )
 
 // addCommands registers the handshake commands, in groups as the help shows them.
@@ -28,6 +31,7 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory, streams genericiooptio
 		&cobra.Group{ID: "oneshot", Title: "Both clusters at once (one machine holds both kubeconfigs):"},
 		&cobra.Group{ID: "manual", Title: "One cluster at a time (each administrator holds their own):"},
 		&cobra.Group{ID: "grants", Title: "Grants beyond the pairing (resource slices, extra namespaces):"},
+		&cobra.Group{ID: "lifecycle", Title: "The life of a pairing (provider side):"},
 		&cobra.Group{ID: "cluster", Title: "This cluster:"},
 	)
 	for _, c := range []*cobra.Command{authenticate.NewCmd(f, streams), unauthenticate.NewCmd(f, streams)} {
@@ -42,6 +46,10 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory, streams genericiooptio
 	for _, c := range []*cobra.Command{accept.NewCmd(f, streams), deny.NewCmd(f, streams), deletecmd.NewCmd(f, streams),
 		grant.NewCmd(f, streams), request.NewCmd(f, streams)} {
 		c.GroupID = "grants"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{cordon.NewCmd(f, streams), uncordon.NewCmd(f, streams), drain.NewCmd(f, streams)} {
+		c.GroupID = "lifecycle"
 		root.AddCommand(c)
 	}
 	for _, c := range []*cobra.Command{initialize.NewCmd(f, streams), info.NewCmd(f, streams), status.NewCmd(f, streams)} {

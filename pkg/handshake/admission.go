@@ -54,7 +54,8 @@ var sandboxValidations = map[string][]admissionv1.Validation{
 
 // SandboxPolicyResources are the kinds the sandbox policies check; each has a policy and a binding named
 // SandboxName-<resource>. "finalizers" checks every kind (see finalizersPolicy).
-var SandboxPolicyResources = []string{"pods", "services", "secrets", "finalizers", "workloads", "cronjobs"}
+// "cordon" and "cordon-scale" are bound only to cordoned sandboxes (LabelCordoned).
+var SandboxPolicyResources = []string{"pods", "services", "secrets", "finalizers", "workloads", "cronjobs", "cordon", "cordon-scale"}
 
 // noTemplateFinalizers refuses finalizers in what controllers create from a tenant's templates (pods of
 // Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs; a StatefulSet's PVCs; a CronJob's Jobs and
@@ -83,7 +84,27 @@ var workloadValidations = map[string][]admissionv1.Validation{
 	}},
 }
 
+// A cordoned tenant (cordon tenant) keeps what runs, and may change it, but starts nothing new: it may not
+// create pods or workloads, nor raise a workload's replicas. What its controllers do under their own
+// names (a ReplicaSet replacing a failed pod) is not matched, so existing workloads keep running.
+var cordonValidations = map[string][]admissionv1.Validation{
+	"cordon": {{
+		Expression: `request.operation != 'CREATE'`,
+		Message:    "kubectl federate sandbox: this tenant is cordoned by the provider: it may not create pods or workloads until it is uncordoned",
+	}},
+	"cordon-scale": {{
+		Expression: `request.operation != 'UPDATE' || !has(object.spec.replicas) || ` +
+			`(has(oldObject.spec.replicas) && object.spec.replicas <= oldObject.spec.replicas)`,
+		Message: "kubectl federate sandbox: this tenant is cordoned by the provider: it may not scale workloads up until it is uncordoned",
+	}},
+}
+
 var workloadRules = map[string]admissionv1.Rule{
+	"cordon": {APIGroups: []string{"", "apps", "batch"}, APIVersions: []string{"v1"},
+		Resources: []string{"pods", "replicationcontrollers", "deployments", "replicasets", "statefulsets", "daemonsets", "jobs", "cronjobs"}},
+	"cordon-scale": {APIGroups: []string{"", "apps"}, APIVersions: []string{"v1"},
+		Resources: []string{"replicationcontrollers", "replicationcontrollers/scale", "deployments", "deployments/scale",
+			"replicasets", "replicasets/scale", "statefulsets", "statefulsets/scale"}},
 	"workloads": {APIGroups: []string{"apps", "batch"}, APIVersions: []string{"v1"},
 		Resources: []string{"deployments", "replicasets", "statefulsets", "daemonsets", "jobs"}},
 	"cronjobs": {APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"cronjobs"}},
@@ -106,6 +127,9 @@ func sandboxPolicy(resource string) *admissionv1.ValidatingAdmissionPolicy {
 		return finalizersPolicy()
 	}
 	if rule, ok := workloadRules[resource]; ok {
+		if v, ok := cordonValidations[resource]; ok {
+			return tenantPolicy(resource, rule, v)
+		}
 		return tenantPolicy(resource, rule, workloadValidations[resource])
 	}
 	fail := admissionv1.Fail
@@ -167,8 +191,17 @@ func sandboxPolicyBinding(resource string) *admissionv1.ValidatingAdmissionPolic
 			PolicyName:        SandboxName + "-" + resource,
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
 			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
-				MatchLabels: map[string]string{LabelSandbox: "true"},
+				MatchLabels: bindingLabels(resource),
 			}},
 		},
 	}
+}
+
+// bindingLabels selects the namespaces a sandbox policy applies to: every sandbox, or for the cordon
+// policies the cordoned ones.
+func bindingLabels(resource string) map[string]string {
+	if _, ok := cordonValidations[resource]; ok {
+		return map[string]string{LabelSandbox: "true", LabelCordoned: "true"}
+	}
+	return map[string]string{LabelSandbox: "true"}
 }

@@ -56,7 +56,7 @@ func Authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 	if ttl == 0 {
 		ttl = DefaultNonceTTL
 	}
-	n, _, err := provider.CreateNonce(ctx, cSelf.ClusterID, ttl)
+	n, created, err := provider.CreateNonce(ctx, cSelf.ClusterID, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -71,9 +71,10 @@ func Authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 		Expiration: o.Expiration, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox,
 		Credential: o.Credential, SignerTimeout: o.SignerTimeout,
 	})
-	if errors.Is(err, ErrNoCertificate) {
-		// Nothing was issued, and this run made the request on both sides: take it back, so that the
-		// clusters are as they were (an earlier pairing, if any, still works).
+	if errors.Is(err, ErrNoCertificate) && created {
+		// Nothing was issued, and this run made the request on both sides (a new nonce, so a new client key
+		// for it): take it back, so that the clusters are as they were. A nonce it found (a manual flow in
+		// progress) stays, restored, with its waiting key.
 		return nil, errors.Join(err, provider.nonces().Delete(ctx, cSelf.ClusterID), consumer.dropPendingKey(ctx, pSelf.ClusterID))
 	}
 	if err != nil {

@@ -37,6 +37,7 @@ type Cluster struct {
 	Dial    DialFunc         // builds clients from a stored kubeconfig; nil: real clients
 
 	self       *Self                   // cached after Init or Load
+	staleCM    *corev1.ConfigMap       // Load found objects of an older installGeneration (see loadCurrent)
 	ensured    map[string]bool         // namespaces this process already ensured
 	nonceCache map[string]*nonce.Nonce // nonces this process created or read, by consumer ID
 }
@@ -78,7 +79,29 @@ func (c *Cluster) Load(ctx context.Context) (*Self, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cm.Annotations[installGenAnnot] != installGeneration {
+		c.staleCM = cm
+	}
 	return c.loadKey(ctx, cm)
+}
+
+// loadCurrent is Load for what issues or restricts credentials: when the cluster's admission policies,
+// CRDs or tenant role come from an older kubectl federate (installGeneration), they are brought up to date
+// first, so that nothing is issued under rules that do not yet know it (a token's ServiceAccount, a
+// cordon). Read-only commands use Load, which never writes.
+func (c *Cluster) loadCurrent(ctx context.Context) (*Self, error) {
+	self, err := c.Load(ctx)
+	if err != nil || c.staleCM == nil {
+		return self, err
+	}
+	if err := step(c.report(), "Upgrading this cluster's kubectl federate objects (CRDs, tenant role, admission policies)", "Cluster's kubectl federate objects up to date", func() error {
+		_, err := c.install(ctx, c.staleCM, "")
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	c.staleCM = nil
+	return self, nil
 }
 
 func (c *Cluster) loadKey(ctx context.Context, cm *corev1.ConfigMap) (*Self, error) {

@@ -49,7 +49,6 @@ type IssueOptions struct {
 const (
 	recordIntegrityKey = "identity-integrity.key"
 	recordUser         = "user"
-	recordToken        = "token" // a Token credential, so that a re-run returns the same one
 )
 
 // IssueIdentity (provider) verifies the consumer's Tenant against the stored nonce and, only if every
@@ -58,7 +57,7 @@ const (
 // binds the tenant role to the new user and returns the Identity for the consumer, its fields sealed with
 // MACs keyed from the nonce. Re-running it for a Tenant already issued returns the same Identity.
 func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.Identity, error) {
-	self, err := c.Load(ctx)
+	self, err := c.loadCurrent(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -110,16 +109,22 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 			if st.Phase == PhaseRevoked {
 				return nil, fmt.Errorf("consumer %q %w: its identity for this request was revoked; a new identity needs a new nonce and a new Tenant", o.ConsumerID, ErrRevoked)
 			}
+			if st.Credential == v1alpha1.CredentialToken {
+				// A token is a bearer credential and tenant.yaml is public: a copy of the request must never
+				// fetch it again. The consumer asks anew (a new nonce), which makes a new ServiceAccount.
+				return nil, fmt.Errorf("consumer %q: a token was already issued for this request, and a token is handed out once only; for a new one, create a new nonce and have the consumer generate a new Tenant", o.ConsumerID)
+			}
+			// Only the very request that was verified is answered again: a copy with another signature or
+			// proxy URL would have its unverified fields sealed into the answer.
+			if !bytes.Equal(recorded.Spec.Signature, tenant.Spec.Signature) || recorded.Spec.ProxyURL != tenant.Spec.ProxyURL {
+				return nil, fmt.Errorf("spec.signature: this request's certificate was already issued, for a request with another signature or proxy URL; have the consumer generate a new Tenant from a new nonce")
+			}
 			rec, err := c.nonces().Record(ctx, o.ConsumerID)
 			if err != nil || string(rec[recordUser]) != st.User || len(rec[recordIntegrityKey]) == 0 {
 				return nil, fmt.Errorf("an identity was already issued for this request, but its integrity key is gone (a new nonce replaced it): have the consumer generate a new Tenant from a new nonce")
 			}
-			token := string(rec[recordToken])
-			if st.Credential == v1alpha1.CredentialToken && token == "" {
-				return nil, fmt.Errorf("a token was already issued for this request, but it is no longer on record: have the consumer generate a new Tenant from a new nonce")
-			}
 			r.Info("An identity was already issued for this request; returning it again")
-			return c.identityFor(self.ClusterID, o, tenant, st.Certificate, token, rec[recordIntegrityKey]), nil
+			return c.identityFor(self.ClusterID, o, tenant, st.Certificate, "", rec[recordIntegrityKey]), nil
 		}
 	}
 	var n *nonce.Nonce
@@ -233,8 +238,11 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		switch {
 		case err == nil:
 		case errors.Is(err, ErrNoCertificate) && mode == CredentialAuto:
+			// Gone before anything else happens, so that a late signer has nothing left to sign.
+			c.deleteCSR(ctx, req)
 			mode, certPEM = CredentialToken, nil
 		case errors.Is(err, ErrNoCertificate):
+			c.deleteCSR(ctx, req)
 			err = errors.Join(err, <-staleDone)
 			if rerr := c.nonces().Restore(ctx, n); rerr != nil {
 				return nil, errors.Join(err, fmt.Errorf("the nonce stays used, so the consumer needs a new one: %w", rerr))
@@ -262,7 +270,7 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	if mode == CredentialToken {
 		credential = v1alpha1.CredentialToken
 		if err := step(r, "Issuing a ServiceAccount token", "Token of a new "+CredentialServiceAccount+"-* ServiceAccount in "+ns+" issued", func() error {
-			tok, err := c.issueToken(ctx, ns, TenantLabels(o.ConsumerID), o.Expiration, nil)
+			tok, err := c.issueToken(ctx, ns, TenantLabels(o.ConsumerID), o.Expiration)
 			if err != nil {
 				return err
 			}
@@ -270,9 +278,7 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 			if w := shortenedWarning("token", "The API server", time.Until(tok.NotAfter).Round(time.Minute), o.Expiration, tok.NotAfter); w != "" {
 				r.Warn(w)
 			}
-			// A re-run for the same request answers with the same token: it is kept where the integrity key
-			// is, in federate-system, which no tenant can read.
-			return c.nonces().Rerecord(ctx, n, map[string][]byte{recordIntegrityKey: integrityKey, recordUser: []byte(user), recordToken: []byte(token)})
+			return nil
 		}); err != nil {
 			return nil, err
 		}

@@ -133,27 +133,13 @@ func (c *Cluster) revokeNamespace(ctx context.Context, ns string, owner nsOwner)
 // stopTenant deletes what runs in the sandbox and the tokens it could use: workloads and token Secrets at
 // once, then the pods, then the default ServiceAccount, which is recreated without token automount.
 func (c *Cluster) stopTenant(ctx context.Context, ns string) error {
-	background := metav1.DeletePropagationBackground
-	all := metav1.ListOptions{}
-	var errs []error
-	results := make(chan error, len(workloadGVRs)+1)
-	for _, gvr := range workloadGVRs {
-		go func() {
-			results <- ignoreNotFound(c.Dynamic.Resource(gvr).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, all))
-		}()
-	}
+	tokens := make(chan error, 1)
 	go func() {
-		results <- ignoreNotFound(c.Kube.CoreV1().Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{
+		tokens <- ignoreNotFound(c.Kube.CoreV1().Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{
 			FieldSelector: fields.OneTermEqualSelector("type", "kubernetes.io/service-account-token").String(),
 		}))
 	}()
-	for range len(workloadGVRs) + 1 {
-		errs = append(errs, <-results)
-	}
-	// Pods last among the runners, with no grace period: their containers are killed and every stream
-	// into them ends.
-	zero := int64(0)
-	errs = append(errs, ignoreNotFound(c.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, all)))
+	errs := []error{c.deleteRunners(ctx, ns), <-tokens}
 	// A Token credential dies with its ServiceAccount: from now on it does not even authenticate.
 	errs = append(errs, c.deleteCredentialAccounts(ctx, ns, ""))
 	sas := c.Kube.CoreV1().ServiceAccounts(ns)
@@ -163,4 +149,20 @@ func (c *Cluster) stopTenant(ctx context.Context, ns string) error {
 		errs = append(errs, fmt.Errorf("recreating ServiceAccount %s/default: %w", ns, err))
 	}
 	return errors.Join(errs...)
+}
+
+// deleteRunners deletes every workload of a namespace at once, then its pods with no grace period: their
+// containers are killed and every stream into them ends, and nothing respawns them.
+func (c *Cluster) deleteRunners(ctx context.Context, ns string) error {
+	background := metav1.DeletePropagationBackground
+	all := metav1.ListOptions{}
+	jobs := make([]func() error, len(workloadGVRs))
+	for i, gvr := range workloadGVRs {
+		jobs[i] = func() error {
+			return ignoreNotFound(c.Dynamic.Resource(gvr).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, all))
+		}
+	}
+	err := parallel(jobs...)
+	zero := int64(0)
+	return errors.Join(err, ignoreNotFound(c.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, all)))
 }

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 )
@@ -103,7 +104,7 @@ func ValidateSliceRequest(s *v1alpha1.ResourceSlice, consumerID, providerID, nam
 // bound to the slice's user there, and the grant is recorded in the slice's status, which the consumer
 // reads. Re-running it for a request already granted returns the grant.
 func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alpha1.ResourceSlice, error) {
-	self, err := c.Load(ctx)
+	self, err := c.loadCurrent(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -266,6 +267,7 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 		switch {
 		case err == nil:
 		case errors.Is(err, ErrNoCertificate) && mode == CredentialAuto:
+			c.deleteCSR(ctx, req) // before anything else, so that a late signer has nothing left to sign
 			mode, certPEM = CredentialToken, nil
 		default:
 			return nil, err
@@ -292,7 +294,7 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 		if err := step(r, "Issuing the slice's ServiceAccount token", "Token of a new "+CredentialServiceAccount+"-* ServiceAccount in "+ns+" issued", func() error {
 			labels := TenantLabels(o.ConsumerID)
 			labels[LabelSlice] = o.Name
-			tok, err := c.issueToken(ctx, ns, labels, o.Expiration, map[string]string{annotationKeyUser: keyUser})
+			tok, err := c.issueToken(ctx, ns, labels, o.Expiration)
 			if err != nil {
 				return err
 			}
@@ -306,7 +308,16 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 		}
 	}
 	if err := step(r, "Binding ClusterRole "+cls.clusterRole, "ClusterRole "+cls.clusterRole+" bound in "+ns+" to the slice's user", func() error {
-		if err := c.bindRole(ctx, ns, user, cls.clusterRole, o.ConsumerID); err != nil {
+		// The namespace records the user of the request's key, which the slice's deletion marks revoked:
+		// on the namespace, which no namespaced role lets a tenant change.
+		keyPatch := []byte(`{"metadata":{"annotations":{"` + annotationKeyUser + `":"` + keyUser + `"}}}`)
+		if err := parallel(
+			func() error { return c.bindRole(ctx, ns, user, cls.clusterRole, o.ConsumerID) },
+			func() error {
+				_, err := c.Kube.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, keyPatch, metav1.PatchOptions{FieldManager: FieldManager})
+				return err
+			},
+		); err != nil {
 			return err
 		}
 		keep := ""
@@ -317,8 +328,9 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	}); err != nil {
 		return nil, err
 	}
-	if token != "" {
-		// The consumer collects the token through the pairing (import resourceslice), which deletes it.
+	if token != "" && o.Request == nil {
+		// The consumer collects the token through the pairing (import resourceslice), which deletes it. A
+		// request that came as a file is answered as a file (the printed answer carries the token).
 		if err := c.storeSliceToken(ctx, o.ConsumerID, o.Name, token); err != nil {
 			return nil, err
 		}
@@ -340,8 +352,8 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	return slice, nil
 }
 
-// annotationKeyUser (on a slice's credential ServiceAccount) is the user its request's key entitles, which
-// the slice's deletion records as revoked, as it does a certificate's.
+// annotationKeyUser (on a slice's namespace) is the user its request's key entitles, which the slice's
+// deletion records as revoked, whatever the credential.
 const annotationKeyUser = "federate.dev/key-user"
 
 // storeSliceToken leaves a slice's token for the consumer in its tenant namespace.
@@ -586,23 +598,25 @@ func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name stri
 	owner := nsOwner{consumerID: consumerID, kind: KindSlice, slice: name}
 	return step(c.report(), "Revoking and removing resource slice "+name+" of "+consumerID, "Resource slice "+name+" of "+consumerID+" revoked and removed (binding, workloads, namespace "+ns+", request)", func() error {
 		// The user bound there is never granted again, whatever the tenant re-submits.
-		if rb, err := c.Kube.RbacV1().RoleBindings(ns).Get(ctx, RoleBindingName, metav1.GetOptions{}); err == nil && len(rb.Subjects) == 1 {
-			user := subjectUser(rb.Subjects[0])
-			if sub := rb.Subjects[0]; sub.Kind == rbacv1.ServiceAccountKind {
-				// A token's ServiceAccount names the user of the request's key, which is what a replay asks for.
-				sa, err := c.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, sub.Name, metav1.GetOptions{})
-				if err != nil && !apierrors.IsNotFound(err) {
-					return err
-				}
-				if err == nil && sa.Annotations[annotationKeyUser] != "" {
-					user = sa.Annotations[annotationKeyUser]
-				}
-			}
-			if err := c.recordSliceDecision(ctx, consumerID, revokedKey(user), c.now().UTC().Format(time.RFC3339)); err != nil {
-				return err
-			}
+		// The key's user is on the namespace (a token's slice binds another user); before it was
+		// recorded there, the RoleBinding's certificate user was that user.
+		keyUser := ""
+		if live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil && owner.owns(live.Labels) {
+			keyUser = live.Annotations[annotationKeyUser]
 		} else if err != nil && !apierrors.IsNotFound(err) {
 			return err
+		}
+		if keyUser == "" {
+			if rb, err := c.Kube.RbacV1().RoleBindings(ns).Get(ctx, RoleBindingName, metav1.GetOptions{}); err == nil && len(rb.Subjects) == 1 && rb.Subjects[0].Kind == rbacv1.UserKind {
+				keyUser = rb.Subjects[0].Name
+			} else if err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+		}
+		if keyUser != "" {
+			if err := c.recordSliceDecision(ctx, consumerID, revokedKey(keyUser), c.now().UTC().Format(time.RFC3339)); err != nil {
+				return err
+			}
 		}
 		if err := c.revokeNamespace(ctx, ns, owner); err != nil {
 			return err

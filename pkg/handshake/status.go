@@ -37,6 +37,7 @@ type CredentialState struct {
 	Phase       string           `json:"phase,omitempty"`
 	NotAfter    *time.Time       `json:"notAfter,omitempty"`
 	PodSecurity string           `json:"podSecurity,omitempty"`
+	Cordoned    bool             `json:"cordoned"` // provider: the consumer is cordoned here
 	Check       *CredentialCheck `json:"check,omitempty"`
 
 	secret string // consumer: the kubeconfig Secret in SystemNamespace
@@ -85,6 +86,13 @@ func (c *Cluster) Status(ctx context.Context, check bool) (*StatusReport, error)
 	if err != nil {
 		return nil, err
 	}
+	cordoned := map[string]bool{}
+	for _, t := range tenants {
+		cordoned[t.RemoteClusterID] = t.Cordoned
+	}
+	for i := range slices {
+		slices[i].Cordoned = cordoned[slices[i].RemoteClusterID]
+	}
 	out := &StatusReport{ClusterID: self.ClusterID, Credentials: append(append(tenants, slices...), identities...)}
 	if out.Credentials == nil {
 		out.Credentials = []CredentialState{}
@@ -120,7 +128,7 @@ func (c *Cluster) tenantStates(ctx context.Context, sel metav1.ListOptions) ([]C
 			return nil, err
 		}
 		s := CredentialState{RemoteClusterID: t.Spec.ClusterID, Role: RoleProvider, Kind: KindControlPlane, Credential: orCertificate(t.Status.Credential),
-			User: t.Status.User, Namespace: t.Namespace, Phase: t.Status.Phase, NotAfter: timeOf(t.Status.NotAfter)}
+			User: t.Status.User, Namespace: t.Namespace, Phase: t.Status.Phase, NotAfter: timeOf(t.Status.NotAfter), Cordoned: t.Status.Cordoned}
 		if t.Status.Sandbox != nil {
 			s.PodSecurity = t.Status.Sandbox.PodSecurity
 		}

@@ -59,13 +59,13 @@ type issuedToken struct {
 // issueToken (provider) makes a new credential ServiceAccount in ns and requests a token of it valid for
 // expiration, or less if the API server caps it. The caller binds the new user and then calls
 // deleteCredentialAccounts to end the earlier ones.
-func (c *Cluster) issueToken(ctx context.Context, ns string, labels map[string]string, expiration time.Duration, annotations map[string]string) (*issuedToken, error) {
+func (c *Cluster) issueToken(ctx context.Context, ns string, labels map[string]string, expiration time.Duration) (*issuedToken, error) {
 	no := false
 	sas := c.Kube.CoreV1().ServiceAccounts(ns)
 	l := map[string]string{LabelCredential: "token"}
 	maps.Copy(l, labels)
 	sa, err := sas.Create(ctx, &corev1.ServiceAccount{
-		ObjectMeta:                   metav1.ObjectMeta{GenerateName: CredentialServiceAccount + "-", Namespace: ns, Labels: l, Annotations: annotations},
+		ObjectMeta:                   metav1.ObjectMeta{GenerateName: CredentialServiceAccount + "-", Namespace: ns, Labels: l},
 		AutomountServiceAccountToken: &no,
 	}, metav1.CreateOptions{})
 	if err != nil {
@@ -93,14 +93,17 @@ func (c *Cluster) issueToken(ctx context.Context, ns string, labels map[string]s
 // RoleBinding moved on.
 func (c *Cluster) deleteCredentialAccounts(ctx context.Context, ns, keepUser string) error {
 	sas := c.Kube.CoreV1().ServiceAccounts(ns)
-	list, err := sas.List(ctx, metav1.ListOptions{LabelSelector: LabelCredential + "," + LabelManagedBy + "=" + ManagedBy})
+	// By name, not by label: a tenant whose role lets it edit ServiceAccounts could drop a label, never
+	// the name. Only kubectl federate names one so in a sandbox (and the tenant could only make one of its
+	// own, which goes too).
+	list, err := sas.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return ignoreNotFound(err)
 	}
 	var errs []error
 	for i := range list.Items {
 		sa := &list.Items[i]
-		if serviceAccountUser(ns, sa.Name) == keepUser {
+		if !strings.HasPrefix(sa.Name, CredentialServiceAccount+"-") || serviceAccountUser(ns, sa.Name) == keepUser {
 			continue
 		}
 		errs = append(errs, ignoreNotFound(sas.Delete(ctx, sa.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &sa.UID}})))

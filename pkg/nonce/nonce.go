@@ -221,23 +221,6 @@ func (s Store) Consume(ctx context.Context, n *Nonce, record map[string][]byte) 
 	return nil
 }
 
-// Rerecord replaces the record this process left when it consumed the nonce, exactly that version, by
-// record: what an issuance learns only after the nonce was used (a token) is kept with the rest.
-func (s Store) Rerecord(ctx context.Context, n *Nonce, record map[string][]byte) error {
-	if !n.consumed {
-		return fmt.Errorf("the nonce of consumer %q was not consumed by this run", n.ConsumerID)
-	}
-	out, err := s.Client.CoreV1().Secrets(s.Namespace).Update(ctx, s.record(n, n.consumedRV, record), metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return fmt.Errorf("%w for consumer %q (another run replaced its record)", ErrUsed, n.ConsumerID)
-	}
-	if err != nil {
-		return err
-	}
-	n.consumedRV = out.ResourceVersion
-	return nil
-}
-
 // record is the Secret of a used nonce, replacing exactly version rv.
 func (s Store) record(n *Nonce, rv string, record map[string][]byte) *corev1.Secret {
 	return &corev1.Secret{

@@ -240,6 +240,12 @@ func TestTokenCredentialOnProviderWithoutSigner(t *testing.T) {
 		  echo "the failed certificate issuance left the tenant namespace"; exit 1
 		fi
 		kubectl federate generate identity --remote-cluster-id consumer -f tenant.yaml --credential token --kubeconfig "$N" > identity.yaml
+		# tenant.yaml is public: a copy of it never fetches the token again
+		if kubectl federate generate identity --remote-cluster-id consumer -f tenant.yaml --credential token --kubeconfig "$N" > again.yaml 2> again.err; then
+		  echo "a re-run handed the token out again"; exit 1
+		fi
+		grep -q "handed out once only" again.err
+		test ! -s again.yaml
 	`, env...)
 	if r.code != 0 {
 		t.Fatalf("manual flow with a token: %s", r)

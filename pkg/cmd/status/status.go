@@ -129,7 +129,7 @@ func (o *Options) printTable(out io.Writer, r *handshake.StatusReport, wide bool
 		return err
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
-	cols := []string{"REMOTE", "ROLE", "KIND", "NAME", "CREDENTIAL", "PHASE", "EXPIRES", "LEFT", "POD SECURITY"}
+	cols := []string{"REMOTE", "ROLE", "KIND", "NAME", "CREDENTIAL", "PHASE", "EXPIRES", "LEFT", "POD SECURITY", "CORDONED"}
 	if wide {
 		cols = append(cols, "NAMESPACE", "USER")
 	}
@@ -139,7 +139,7 @@ func (o *Options) printTable(out io.Writer, r *handshake.StatusReport, wide bool
 	fmt.Fprintln(w, strings.Join(cols, "\t"))
 	now := o.now()
 	for _, s := range r.Credentials {
-		row := []string{s.RemoteClusterID, s.Role, s.Kind, dash(s.Name), s.Credential, dash(s.Phase), expires(s.NotAfter), left(s.NotAfter, now), dash(s.PodSecurity)}
+		row := []string{s.RemoteClusterID, s.Role, s.Kind, dash(s.Name), s.Credential, dash(s.Phase), expires(s.NotAfter), left(s.NotAfter, now), dash(s.PodSecurity), cordonedCol(s)}
 		if wide {
 			row = append(row, dash(s.Namespace), dash(s.User))
 		}
@@ -180,6 +180,17 @@ func left(t *time.Time, now time.Time) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	default:
 		return fmt.Sprintf("%dm", int(d.Minutes()))
+	}
+}
+
+func cordonedCol(s handshake.CredentialState) string {
+	switch {
+	case s.Role != handshake.RoleProvider:
+		return "-"
+	case s.Cordoned:
+		return "yes"
+	default:
+		return "no"
 	}
 }
 

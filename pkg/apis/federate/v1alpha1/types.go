@@ -98,6 +98,8 @@ type TenantStatus struct {
 	ClusterRole string `json:"clusterRole,omitempty"`
 	// Sandbox is what the tenant namespace enforces.
 	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
+	// Cordoned is true while the provider keeps the tenant from starting new workloads (cordon tenant).
+	Cordoned bool `json:"cordoned,omitempty"`
 }
 
 // SandboxStatus records the guardrails of a tenant's sandbox namespace.
