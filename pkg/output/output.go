@@ -159,21 +159,28 @@ func (p *Printer) Begin(running, done string) func(error) {
 		WarningPrinter:      p.prefix("WARNING"),
 		InfoPrinter:         p.prefix("INFO"),
 		Writer:              p.w,
+		RemoveWhenDone:      true,
 	}
 	s, err := spinner.Start(p.text(running))
 	if err != nil {
 		return plain // no spinner: a step still ends in its success or its error, never the wrong one
 	}
+	// The spinner is stopped (its animation goroutine gone, its line cleared) before the outcome is
+	// written: pterm's own Success/Fail write first and stop after, and a last animation frame can then
+	// overwrite the outcome.
+	end := func(kind, text string) {
+		_ = s.Stop()
+		p.prefix(kind).Println(p.text(text))
+	}
 	return func(err error) {
 		elapsed := time.Since(start).Round(time.Millisecond)
-		if errors.As(err, &fallback) {
-			s.Warning(p.text(fmt.Sprintf("%s (%s)", fallback.StepWarning(), elapsed)))
-			return
+		switch {
+		case errors.As(err, &fallback):
+			end("WARNING", fmt.Sprintf("%s (%s)", fallback.StepWarning(), elapsed))
+		case err != nil:
+			end("ERROR", fmt.Sprintf("%s: %v", running, err))
+		default:
+			end("SUCCESS", fmt.Sprintf("%s (%s)", done, elapsed))
 		}
-		if err != nil {
-			s.Fail(p.text(fmt.Sprintf("%s: %v", running, err)))
-			return
-		}
-		s.Success(p.text(fmt.Sprintf("%s (%s)", done, elapsed)))
 	}
 }
