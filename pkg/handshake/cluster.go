@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/x509"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/dynamic"
@@ -40,6 +41,9 @@ type Cluster struct {
 	staleCM    *corev1.ConfigMap       // Load found objects of an older installGeneration (see loadCurrent)
 	ensured    map[string]bool         // namespaces this process already ensured
 	nonceCache map[string]*nonce.Nonce // nonces this process created or read, by consumer ID
+
+	operatorOnce sync.Once // operator: the user this process acts as, for audit Events
+	operatorUser string
 }
 
 // Self is this cluster's federation identity.

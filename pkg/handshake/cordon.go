@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,7 +46,11 @@ func (c *Cluster) Drain(ctx context.Context, consumerID string) error {
 		for i, ns := range names {
 			jobs[i] = func() error { return c.deleteRunners(ctx, ns) }
 		}
-		return parallel(jobs...)
+		if err := parallel(jobs...); err != nil {
+			return err
+		}
+		c.audit(ctx, tenantObject(consumerID), EventDrained, "consumer "+consumerID+" drained: workloads and pods deleted in "+strings.Join(names, ", "), nil)
+		return nil
 	})
 }
 
@@ -108,6 +113,14 @@ func (c *Cluster) setCordon(ctx context.Context, consumerID string, on bool) err
 		if err != nil && on {
 			return errors.Join(err, errors.New("the consumer may be cordoned in some namespaces only: run the command again"))
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		reason := EventUncordoned
+		if on {
+			reason = EventCordoned
+		}
+		c.audit(ctx, tenantObject(consumerID), reason, "consumer "+consumerID+" "+strings.ToLower(reason)+" in "+strings.Join(names, ", "), nil)
+		return nil
 	})
 }

@@ -111,6 +111,8 @@ func (c *Cluster) ImportIdentity(ctx context.Context, id *v1alpha1.Identity) (*I
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
+	c.audit(ctx, identityObject(providerID, IdentityName(providerID)), EventImported,
+		"identity ("+orCertificate(id.Spec.Credential)+") on provider "+providerID+" imported", cred)
 	return res, nil
 }
 

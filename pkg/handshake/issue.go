@@ -89,6 +89,7 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	tenants := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns)
 
 	// Everything up to the CSR only reads.
+	renewal := false
 	u, err := tenants.Get(ctx, o.ConsumerID, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -100,6 +101,7 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 			return nil, fmt.Errorf("tenant %s/%s: %w", ns, o.ConsumerID, err)
 		}
 		st := recorded.Status
+		renewal = st.User != ""
 		if len(st.PinnedPublicKey) > 0 && !bytes.Equal(st.PinnedPublicKey, tenant.Spec.PublicKey) {
 			return nil, fmt.Errorf("spec.publicKey: consumer %q is pinned to handshake key %s, this request uses %s; "+
 				"unauthenticate the consumer first if its key really changed",
@@ -302,9 +304,19 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		return nil, err
 	}
 	na := metav1.NewTime(notAfter)
-	if err := step(r, "Recording the issuance in the Tenant status", "Tenant status updated", func() error {
-		return c.applyTenantStatus(ctx, o.ConsumerID, v1alpha1.TenantStatus{Phase: PhaseActive, PinnedPublicKey: tenant.Spec.PublicKey, User: user,
-			CSRHash: csrHash, Certificate: certPEM, NotAfter: &na, Credential: credential, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status()})
+	reason := EventIssued
+	if renewal {
+		reason = EventRenewed
+	}
+	if err := parallel(func() error {
+		return step(r, "Recording the issuance in the Tenant status", "Tenant status updated", func() error {
+			return c.applyTenantStatus(ctx, o.ConsumerID, v1alpha1.TenantStatus{Phase: PhaseActive, PinnedPublicKey: tenant.Spec.PublicKey, User: user,
+				CSRHash: csrHash, Certificate: certPEM, NotAfter: &na, Credential: credential, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status()})
+		})
+	}, func() error {
+		c.audit(ctx, tenantObject(o.ConsumerID), reason, "identity ("+credential+") issued to consumer "+o.ConsumerID+" in "+ns,
+			&Credential{User: user, NotAfter: notAfter})
+		return nil
 	}); err != nil {
 		return nil, err
 	}

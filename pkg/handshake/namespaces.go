@@ -140,7 +140,11 @@ func (c *Cluster) GrantNamespace(ctx context.Context, o GrantNamespaceOptions) e
 	}); err != nil {
 		return err
 	}
-	return c.answerNamespaceRequest(ctx, o.ConsumerID, o.Name, NamespaceGranted, "")
+	if err := c.answerNamespaceRequest(ctx, o.ConsumerID, o.Name, NamespaceGranted, ""); err != nil {
+		return err
+	}
+	c.audit(ctx, tenantObject(o.ConsumerID), EventGranted, "namespace "+o.Name+" granted to consumer "+o.ConsumerID, nil)
+	return nil
 }
 
 // answerNamespaceRequest records the provider's answer on the consumer's request, if it left one.

@@ -73,6 +73,9 @@ func (c *Cluster) Revoke(ctx context.Context, consumerID string) error {
 		if apierrors.IsNotFound(err) {
 			return nil // nothing was ever issued, or it was removed
 		}
+		if err == nil {
+			c.audit(ctx, tenantObject(consumerID), EventRevoked, "every credential of consumer "+consumerID+" revoked in "+what, nil)
+		}
 		return err
 	})
 }

@@ -341,6 +341,8 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	if err := c.applySliceStatus(ctx, tns, o.Name, st); err != nil {
 		return nil, fmt.Errorf("recording the grant in ResourceSlice %s/%s: %w", tns, o.Name, err)
 	}
+	c.audit(ctx, tenantObject(o.ConsumerID), EventGranted, "resource slice "+o.Name+" granted ("+FormatResourceList(st.Granted)+", "+credential+") in "+ns,
+		&Credential{User: user, NotAfter: notAfter})
 	if deniedName && !o.RequireAutoAccept {
 		if err := c.forgetSliceDecision(ctx, o.ConsumerID, deniedNameKey(o.Name)); err != nil {
 			return nil, err

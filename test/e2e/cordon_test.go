@@ -107,6 +107,7 @@ func TestCordonAndDrain(t *testing.T) {
 	if _, err := tenant.CoreV1().ConfigMaps(tenantNS).List(ctx, metav1.ListOptions{}); err != nil {
 		t.Errorf("a drained tenant lost its rights: %v", err)
 	}
+	hasEvent(t, provider, time.Now().Add(-10*time.Minute), "Cordoned", "Uncordoned", "Drained")
 	// An unknown consumer: a clear error, nothing labelled.
 	if r := cli(t, "", "cordon", "tenant", "nobody", "--kubeconfig", provider.Kubeconfig); r.code != 1 || !strings.Contains(r.stderr, `consumer "nobody" has no Tenant`) {
 		t.Errorf("cordon of an unknown consumer: %s", r)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
 
 func statusOf(t *testing.T, r result) handshake.StatusReport {
@@ -79,4 +80,46 @@ func TestStatus(t *testing.T) {
 	start := time.Now()
 	mustOn(t, provider, "status", "-o", "wide")
 	t.Logf("status on the provider answered in %s", time.Since(start).Round(time.Millisecond))
+
+	// The audit trail, on each side: what happened, by whom, for which user until when.
+	admin := whoami(t, provider.Config).Username
+	if !hasEvent(t, provider, start.Add(-time.Hour), "Issued", "Renewed", "Granted", "Revoked") {
+		return
+	}
+	for _, e := range history(t, provider) {
+		if e.RemoteClusterID == "consumer" && (e.Reason == "Renewed" || e.Reason == "Granted") &&
+			(!strings.Contains(e.Note, "by "+admin) || !strings.Contains(e.Note, "credential user ") || !strings.Contains(e.Note, "expires ")) {
+			t.Errorf("%s event lacks the operator, the credential's user or its expiry: %q", e.Reason, e.Note)
+		}
+	}
+	hasEvent(t, consumer, start.Add(-time.Hour), "Imported")
+}
+
+// history reads status --history -o json.
+func history(t *testing.T, c *kubeenv.Cluster) []handshake.HistoryEntry {
+	t.Helper()
+	var entries []handshake.HistoryEntry
+	if err := json.Unmarshal([]byte(mustOn(t, c, "status", "--history", "-o", "json").stdout), &entries); err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
+
+// hasEvent checks that c's audit trail holds an Event of each reason about the consumer since from.
+func hasEvent(t *testing.T, c *kubeenv.Cluster, from time.Time, reasons ...string) bool {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, e := range history(t, c) {
+		if e.Time.After(from) && (e.RemoteClusterID == "consumer" || e.RemoteClusterID == "provider") {
+			seen[e.Reason] = true
+		}
+	}
+	ok := true
+	for _, r := range reasons {
+		if !seen[r] {
+			t.Errorf("no %s event in the audit trail of %s (seen %v)", r, c.Name, seen)
+			ok = false
+		}
+	}
+	return ok
 }

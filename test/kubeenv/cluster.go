@@ -80,7 +80,18 @@ func Start(ctx context.Context, o Options) ([]*Cluster, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			clusters[i], errs[i] = startOne(ctx, bins, filepath.Join(o.Dir, name), name, o)
+			// The ports are picked free, then bound by another process: another test binary may take one
+			// in between. Such a start is retried with new ports, in a fresh directory.
+			for attempt := 0; ; attempt++ {
+				dir := filepath.Join(o.Dir, name)
+				if attempt > 0 {
+					dir = filepath.Join(o.Dir, fmt.Sprintf("%s-%d", name, attempt))
+				}
+				clusters[i], errs[i] = startOne(ctx, bins, dir, name, o)
+				if errs[i] == nil || attempt == 2 || !strings.Contains(errs[i].Error(), "address already in use") {
+					break
+				}
+			}
 		}()
 	}
 	wg.Wait()

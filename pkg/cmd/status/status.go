@@ -21,6 +21,7 @@ import (
 type Options struct {
 	Check          bool
 	ExpiringWithin time.Duration
+	History        bool
 	Output         *cmdutil.Enum
 
 	f       *cmdutil.Factory
@@ -53,10 +54,14 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			kubectl federate status --check --expiring-within 720h
 
 			# As JSON, for scripts
-			kubectl federate status -o json`),
+			kubectl federate status -o json
+
+			# Who issued, renewed, revoked, granted, cordoned or drained what, and when
+			kubectl federate status --history`),
 	}, o)
 	cmd.Flags().BoolVar(&o.Check, "check", false, "Prove each credential this cluster holds with a SelfSubjectReview through it (exit code 4 if one fails)")
 	cmd.Flags().DurationVar(&o.ExpiringWithin, "expiring-within", 0, "Exit with code 3 when an active credential expires within this duration, e.g. 720h")
+	cmd.Flags().BoolVar(&o.History, "history", false, "Show the audit trail instead: every issuance, import, renewal, revocation, grant, cordon and drain recorded on this cluster (as long as its API server keeps Events)")
 	o.Output = printers.AddOutputFlag(cmd, "", "a table", "json", "yaml", "wide")
 	return cmd
 }
@@ -73,11 +78,17 @@ func (o *Options) Validate() error {
 	if o.ExpiringWithin < 0 {
 		return fmt.Errorf("--expiring-within %s: must not be negative", o.ExpiringWithin)
 	}
+	if o.History && (o.Check || o.ExpiringWithin > 0) {
+		return fmt.Errorf("--history: cannot be combined with --check or --expiring-within")
+	}
 	return nil
 }
 
 // Run prints the report, then fails with the monitoring exit codes.
 func (o *Options) Run(ctx context.Context) error {
+	if o.History {
+		return o.printHistory(ctx)
+	}
 	report, err := o.cluster.Status(ctx, o.Check)
 	if err != nil {
 		return err
@@ -203,4 +214,24 @@ func check(c *handshake.CredentialCheck) string {
 	default:
 		return "FAILED"
 	}
+}
+
+func (o *Options) printHistory(ctx context.Context) error {
+	entries, err := o.cluster.History(ctx)
+	if err != nil {
+		return err
+	}
+	if f := o.Output.String(); f == "json" || f == "yaml" {
+		return printers.Print(o.Out, f, entries)
+	}
+	if len(entries) == 0 {
+		_, err := fmt.Fprintln(o.Out, "No audit Event is kept on this cluster (the API server keeps Events for its --event-ttl, one hour by default).")
+		return err
+	}
+	w := tabwriter.NewWriter(o.Out, 0, 4, 3, ' ', 0)
+	fmt.Fprintln(w, "TIME\tREMOTE\tROLE\tREASON\tNOTE")
+	for _, e := range entries {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", e.Time.Format(time.RFC3339), e.RemoteClusterID, e.Role, e.Reason, e.Note)
+	}
+	return w.Flush()
 }

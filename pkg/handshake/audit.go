@@ -1,0 +1,139 @@
+package handshake
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	authv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+)
+
+// Reasons of the audit Events.
+const (
+	EventIssued     = "Issued"     // a pairing's first identity
+	EventRenewed    = "Renewed"    // a pairing's identity issued again
+	EventImported   = "Imported"   // a consumer stored an identity
+	EventRevoked    = "Revoked"    // revoke
+	EventGranted    = "Granted"    // a resource slice or an extra namespace
+	EventCordoned   = "Cordoned"   // cordon tenant
+	EventUncordoned = "Uncordoned" // uncordon tenant
+	EventDrained    = "Drained"    // drain tenant
+)
+
+// reportingController names kubectl federate in its Events.
+const reportingController = "federate.dev/kubectl-federate"
+
+// operator returns the user this process acts as on the cluster, from a SelfSubjectReview, once.
+func (c *Cluster) operator(ctx context.Context) string {
+	c.operatorOnce.Do(func() {
+		r, err := c.Kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			c.operatorUser = "unknown (SelfSubjectReview: " + err.Error() + ")"
+			return
+		}
+		c.operatorUser = r.Status.UserInfo.Username
+	})
+	return c.operatorUser
+}
+
+// audit records what this process just did to a pairing as an Event regarding obj (a Tenant on a
+// provider, an Identity on a consumer), on this cluster: the action, the operator's user and the
+// credential's user and expiry when there is one. It is the trail "status --history" and "kubectl get
+// events -n federate-system" show, for as long as the API server keeps Events (its --event-ttl, one hour
+// by default). The Events live in federate-system, not beside a Tenant in its tenant namespace: a tenant
+// reads the events of its namespace, and has no business with the provider's operators' names. A failure
+// to record is reported as a warning: what it records has already happened.
+func (c *Cluster) audit(ctx context.Context, obj auditObject, reason, note string, cred *Credential) {
+	msg := note + "; by " + c.operator(ctx)
+	if cred != nil && cred.User != "" {
+		msg += "; credential user " + cred.User
+		if !cred.NotAfter.IsZero() {
+			msg += ", expires " + cred.NotAfter.UTC().Format(time.RFC3339)
+		}
+	}
+	host, _ := os.Hostname()
+	now := c.now()
+	ev := &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: strings.ToLower(obj.name) + ".",
+			Namespace:    SystemNamespace,
+			Labels:       map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: obj.remoteID, LabelRole: obj.role},
+		},
+		EventTime:           metav1.NewMicroTime(now),
+		ReportingController: reportingController,
+		ReportingInstance:   truncateTo(host, 128),
+		Action:              reason,
+		Reason:              reason,
+		Regarding: corev1.ObjectReference{APIVersion: v1alpha1.APIVersion, Kind: obj.kind, Namespace: obj.namespace, Name: obj.name,
+			UID: obj.uid},
+		Note: truncateTo(msg, 1024),
+		Type: corev1.EventTypeNormal,
+	}
+	if _, err := c.Kube.EventsV1().Events(SystemNamespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		c.report().Warn(fmt.Sprintf("The %s was not recorded as an Event in %s: %v", strings.ToLower(reason), SystemNamespace, err))
+	}
+}
+
+// auditObject is what an audit Event is about.
+type auditObject struct {
+	kind, namespace, name, remoteID, role string
+	uid                                   types.UID
+}
+
+// tenantObject is a consumer's Tenant on this provider.
+func tenantObject(consumerID string) auditObject {
+	return auditObject{kind: v1alpha1.TenantKind, namespace: TenantNamespace(consumerID), name: consumerID, remoteID: consumerID, role: RoleProvider}
+}
+
+// identityObject is an Identity this consumer holds.
+func identityObject(providerID, name string) auditObject {
+	return auditObject{kind: v1alpha1.IdentityKind, namespace: SystemNamespace, name: name, remoteID: providerID, role: RoleConsumer}
+}
+
+func truncateTo(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// HistoryEntry is one audit Event.
+type HistoryEntry struct {
+	Time            time.Time `json:"time"`
+	RemoteClusterID string    `json:"remoteClusterID"`
+	Role            string    `json:"role"`
+	Kind            string    `json:"kind"`
+	Name            string    `json:"name"`
+	Reason          string    `json:"reason"`
+	Note            string    `json:"note"`
+}
+
+// History lists the audit Events this cluster still keeps, oldest first.
+func (c *Cluster) History(ctx context.Context) ([]HistoryEntry, error) {
+	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy}).String()
+	list, err := c.Kube.EventsV1().Events(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("listing Events: %w", err)
+	}
+	out := []HistoryEntry{}
+	for _, e := range list.Items {
+		if e.ReportingController != reportingController {
+			continue
+		}
+		out = append(out, HistoryEntry{Time: e.EventTime.Time.UTC(), RemoteClusterID: e.Labels[LabelRemoteClusterID], Role: e.Labels[LabelRole],
+			Kind: e.Regarding.Kind, Name: e.Regarding.Name, Reason: e.Reason, Note: e.Note})
+	}
+	slices.SortStableFunc(out, func(a, b HistoryEntry) int { return cmp.Compare(a.Time.UnixNano(), b.Time.UnixNano()) })
+	return out, nil
+}
