@@ -223,7 +223,7 @@ func (r *Rule) validate(field string) error {
 	var err error
 	for _, p := range []struct {
 		pattern, name string
-		into      **regexp.Regexp
+		into          **regexp.Regexp
 	}{
 		{s.UserPattern, "userPattern", &r.compiled.user}, {s.GroupPattern, "groupPattern", &r.compiled.group},
 		{s.UIDPattern, "uidPattern", &r.compiled.uid}, {s.ClusterPattern, "clusterPattern", &r.compiled.cluster},

@@ -43,7 +43,7 @@ func TestSeedResolves(t *testing.T) {
 		{Request{User: "bob", Groups: []string{"dev", "sudoer"}, Cluster: "cluster-34567"}, "super-user"},
 		{Request{User: "ext-alice", Cluster: "cluster-34567"}, "external"},
 		{Request{User: "ext-alice", Groups: []string{"sudoer"}, Cluster: "c"}, "external"}, // 20 beats 10
-		{Request{User: "xext-alice", Cluster: "c"}, ""},                                   // anchored
+		{Request{User: "xext-alice", Cluster: "c"}, ""},                                    // anchored
 		{Request{User: "ext-", Cluster: "c"}, "external"},
 		{Request{User: "user-12345", Cluster: "cluster-3456"}, ""},
 		{Request{User: "nobody", Groups: []string{"sudoers"}, Cluster: "c"}, ""},
