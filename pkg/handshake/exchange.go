@@ -170,8 +170,8 @@ type ExchangePendingError struct {
 }
 
 func (e *ExchangePendingError) Error() string {
-	return fmt.Sprintf("exchange credential %s (rule %q, target user %q) %v of provider %q: ExchangeRequest %s left in %s; its administrator runs: kubectl federate allow exchange --remote-cluster-id %s --rule %s",
-		e.Key, e.Rule, e.Target.User, ErrExchangePending, e.ProviderID, e.Key, TenantNamespace(e.ConsumerID), e.ConsumerID, e.Rule)
+	return fmt.Sprintf("exchange credential %s for provider %q (rule %q, target user %q) %v: ExchangeRequest %s waits in %s there; the provider's administrator runs: kubectl federate allow exchange --remote-cluster-id %s --rule %s, then run this again",
+		e.Key, e.ProviderID, e.Rule, e.Target.User, ErrExchangePending, e.Key, TenantNamespace(e.ConsumerID), e.ConsumerID, e.Rule)
 }
 
 func (e *ExchangePendingError) Unwrap() error { return ErrExchangePending }
@@ -245,7 +245,9 @@ func (c *Cluster) RequestExchange(ctx context.Context, provider *Cluster, o Exch
 	if err := fromUnstructured(u, &req); err != nil {
 		return nil, err
 	}
-	if !samePEM(req.Spec.CSR, csrPEM) {
+	// CSRs are signed afresh on each run (ECDSA signatures are randomized): compare what they ask for.
+	have, perr := ParseCSR(req.Spec.CSR)
+	if perr != nil || !samePublicKey(have.PublicKey, signer.Public()) || req.Spec.Rule != o.Rule || exchange.Hash(fromExchangeTarget(req.Spec.Target)) != exchange.Hash(o.Target) {
 		// An earlier key's request (expired, or its key lost): ask again for this key.
 		req.Spec = v1alpha1.ExchangeRequestSpec{Rule: o.Rule, Target: toExchangeTarget(o.Target), CSR: csrPEM}
 		nu, err := toUnstructured(&req)
@@ -365,12 +367,6 @@ func toExchangeTarget(t exchange.Target) v1alpha1.ExchangeTarget {
 
 func fromExchangeTarget(t v1alpha1.ExchangeTarget) exchange.Target {
 	return exchange.Target{User: t.User, Groups: t.Groups, UID: t.UID}
-}
-
-func samePEM(a, b []byte) bool {
-	pa, _ := pem.Decode(a)
-	pb, _ := pem.Decode(b)
-	return pa != nil && pb != nil && slices.Equal(pa.Bytes, pb.Bytes)
 }
 
 // exchangeSelector selects a consumer's exchange objects on the provider.
