@@ -273,8 +273,9 @@ func (r *Rule) validate(field string) error {
 	return nil
 }
 
-// ValidateTarget refuses a target that is not a plain identity: empty, over-long, or in the reserved
-// system: namespace (system:masters and its like would hand out the provider's control plane).
+// ValidateTarget refuses a target that is not a plain identity: empty, over-long, in the reserved system:
+// namespace (system:masters and its like would hand out the provider's control plane), or one of kubectl
+// federate's own users and groups (kubectl-federate:, where every consumer's pairing identity is).
 func ValidateTarget(field string, t Target) error {
 	if t.User == "" {
 		return fmt.Errorf("%s.user: must not be empty", field)
@@ -287,6 +288,8 @@ func ValidateTarget(field string, t Target) error {
 			return fmt.Errorf("%s: is %d characters, at most 253 are allowed", f, len(v))
 		case strings.HasPrefix(v, "system:"):
 			return fmt.Errorf("%s %q: names in the system: namespace are the provider's own (system:masters and its like would hand out its control plane)", f, clip(v))
+		case strings.HasPrefix(v, "kubectl-federate:"):
+			return fmt.Errorf("%s %q: names starting with kubectl-federate: are the identities of pairings (another consumer's among them)", f, clip(v))
 		case strings.ContainsAny(v, "\x00\n\r"):
 			return fmt.Errorf("%s %q: must not contain control characters", f, clip(v))
 		}

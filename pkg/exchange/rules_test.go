@@ -130,6 +130,8 @@ func TestBadFilesNameTheField(t *testing.T) {
 		{`{name: x, type: StaticMappingIdentityExchanger, source: {user: a}, target: {user: "system:admin"}}`, `rules[1].target.user "system:admin": names in the system: namespace`},
 		{`{name: x, type: StaticMappingIdentityExchanger, source: {user: a}, target: {user: b, groups: [ok, "system:masters"]}}`, `rules[1].target.groups[1] "system:masters"`},
 		{`{name: x, type: StaticMappingIdentityExchanger, source: {user: a}, target: {user: b, uid: "system:x"}}`, `rules[1].target.uid "system:x"`},
+		{`{name: x, type: StaticMappingIdentityExchanger, source: {user: a}, target: {user: "kubectl-federate:other:x"}}`, `rules[1].target.user "kubectl-federate:other:x": names starting with kubectl-federate:`},
+		{`{name: x, type: StaticMappingIdentityExchanger, source: {user: a}, target: {user: b, groups: ["kubectl-federate:tenants"]}}`, `rules[1].target.groups[0]`},
 		{`{name: x, type: PrivilegedIdentityExchanger, source: {user: a}, extra: 1}`, `spec.clientIdentityExchanger.rules[1].extra: unknown field`},
 		{`{name: x, type: PrivilegedIdentityExchanger, source: {users: a}}`, `rules[1].source.users: unknown field`},
 		{`{name: x, type: PrivilegedIdentityExchanger, priority: high, source: {user: a}}`, `priority`},

@@ -170,8 +170,8 @@ type ExchangePendingError struct {
 }
 
 func (e *ExchangePendingError) Error() string {
-	return fmt.Sprintf("exchange credential %s for provider %q (rule %q, target user %q) %v: ExchangeRequest %s waits in %s there; the provider's administrator runs: kubectl federate allow exchange --remote-cluster-id %s --rule %s, then run this again",
-		e.Key, e.ProviderID, e.Rule, e.Target.User, ErrExchangePending, e.Key, TenantNamespace(e.ConsumerID), e.ConsumerID, e.Rule)
+	return fmt.Sprintf("exchange credential %s for provider %q (rule %q, target user %q) %v: ExchangeRequest %s waits in %s there; the provider's administrator runs: kubectl federate allow exchange %s --remote-cluster-id %s, then run this again",
+		e.Key, e.ProviderID, e.Rule, e.Target.User, ErrExchangePending, e.Key, TenantNamespace(e.ConsumerID), e.Key, e.ConsumerID)
 }
 
 func (e *ExchangePendingError) Unwrap() error { return ErrExchangePending }
@@ -404,12 +404,12 @@ func exchangeClusterRoleBinding(consumerID, key string) *rbacv1.ClusterRoleBindi
 // removeExchanges (provider) deletes every exchange ClusterRoleBinding and ClusterRole of a consumer, the
 // bindings first: from then on its exchange credentials may impersonate no one.
 func (c *Cluster) removeExchanges(ctx context.Context, consumerID string) error {
+	// Through the dynamic client, as they were applied.
 	sel := metav1.ListOptions{LabelSelector: exchangeSelector(consumerID)}
-	if err := ignoreNotFound(c.Kube.RbacV1().ClusterRoleBindings().DeleteCollection(ctx, metav1.DeleteOptions{}, sel)); err != nil {
-		return fmt.Errorf("removing the exchange ClusterRoleBindings of consumer %q: %w", consumerID, err)
-	}
-	if err := ignoreNotFound(c.Kube.RbacV1().ClusterRoles().DeleteCollection(ctx, metav1.DeleteOptions{}, sel)); err != nil {
-		return fmt.Errorf("removing the exchange ClusterRoles of consumer %q: %w", consumerID, err)
+	for _, res := range []string{"clusterrolebindings", "clusterroles"} {
+		if err := ignoreNotFound(c.Dynamic.Resource(rbacv1.SchemeGroupVersion.WithResource(res)).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)); err != nil {
+			return fmt.Errorf("removing the exchange %s of consumer %q: %w", res, consumerID, err)
+		}
 	}
 	return nil
 }

@@ -106,12 +106,13 @@ func ValidateExchangeRequest(r *v1alpha1.ExchangeRequest, consumerID string) err
 	return CheckCSRSubject(csr, csr.Subject.CommonName)
 }
 
-// AllowExchangeOptions say which of a consumer's requests the provider answers.
+// AllowExchangeOptions say which of a consumer's requests the provider answers: Name, Rule, or both.
 type AllowExchangeOptions struct {
 	ConsumerID string
 	// Rule selects the consumer's requests of this rule.
 	Rule string
-	// Name, if set, answers only the request of this name (one shot: the request this run made).
+	// Name selects the one request of this name, the target the administrator saw listed: a request the
+	// tenant adds under the same rule in the meantime is not answered.
 	Name       string
 	Expiration time.Duration // 0 means ExchangeExpiration
 }
@@ -123,6 +124,9 @@ type AllowExchangeOptions struct {
 // request that fails a check is answered Refused with nothing created. A request already issued for its
 // current key keeps its certificate; the rest converges. It returns what it answered.
 func (c *Cluster) AllowExchange(ctx context.Context, o AllowExchangeOptions) ([]ExchangeInfo, error) {
+	if o.Rule == "" && o.Name == "" {
+		return nil, errors.New("no request named: give a rule or a request's name")
+	}
 	if _, err := c.Load(ctx); err != nil {
 		return nil, err
 	}
@@ -142,7 +146,7 @@ func (c *Cluster) AllowExchange(ctx context.Context, o AllowExchangeOptions) ([]
 	found := false
 	for i := range l.Items {
 		var r v1alpha1.ExchangeRequest
-		if fromUnstructured(&l.Items[i], &r) != nil || r.Spec.Rule != o.Rule || (o.Name != "" && r.Name != o.Name) {
+		if fromUnstructured(&l.Items[i], &r) != nil || (o.Rule != "" && r.Spec.Rule != o.Rule) || (o.Name != "" && r.Name != o.Name) {
 			continue
 		}
 		found = true
@@ -155,7 +159,11 @@ func (c *Cluster) AllowExchange(ctx context.Context, o AllowExchangeOptions) ([]
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("consumer %q has left no ExchangeRequest for rule %q in %s (it runs kubectl federate get kubeconfig --user ...)", o.ConsumerID, o.Rule, tns)
+		what := fmt.Sprintf("for rule %q", o.Rule)
+		if o.Name != "" {
+			what = fmt.Sprintf("%q", o.Name)
+		}
+		return nil, fmt.Errorf("consumer %q has left no ExchangeRequest %s in %s (it asks with kubectl federate get kubeconfig --for-user ...)", o.ConsumerID, what, tns)
 	}
 	return answered, errors.Join(errs...)
 }

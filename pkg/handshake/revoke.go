@@ -56,7 +56,6 @@ func (c *Cluster) Revoke(ctx context.Context, consumerID string) error {
 			return err
 		}
 		return c.removeExchanges(ctx, consumerID) // exchange.go
-
 	}); err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -388,9 +389,11 @@ func TestExchange(t *testing.T) {
 	// Done 4: the manual flow: pending with the provider's command named, allow, then the credential.
 	t.Run("manual flow", func(t *testing.T) {
 		r := getKubeconfig("--for-user", "tie")
-		if r.code == 0 || r.stdout != "" || !strings.Contains(r.stderr, "kubectl federate allow exchange --remote-cluster-id consumer --rule tie-first") {
+		m := regexp.MustCompile(`kubectl federate allow exchange (tie-first-[0-9a-f]{8}) --remote-cluster-id consumer`).FindStringSubmatch(r.stderr)
+		if r.code == 0 || r.stdout != "" || m == nil {
 			t.Fatalf("first get kubeconfig: %s", r)
 		}
+		name := m[1]
 		before := exchangeObjects(t)
 		if r := getKubeconfig("--for-user", "tie"); r.code == 0 || !strings.Contains(r.stderr, "waiting for the provider's consent") {
 			t.Errorf("second get kubeconfig: %s", r)
@@ -402,7 +405,7 @@ func TestExchange(t *testing.T) {
 		if !strings.Contains(list.stdout, "tie-first-") || !strings.Contains(list.stdout, "tie-a") || !strings.Contains(list.stdout, "Pending") {
 			t.Errorf("allow exchange (list): %s", list)
 		}
-		if r := mustOn(t, provider, "allow", "exchange", "--remote-cluster-id", "consumer", "--rule", "tie-first"); !strings.Contains(r.stdout, "Issued") {
+		if r := mustOn(t, provider, "allow", "exchange", name, "--remote-cluster-id", "consumer"); !strings.Contains(r.stdout, "Issued") {
 			t.Errorf("allow exchange: %s", r)
 		}
 		allowed := exchangeObjects(t)

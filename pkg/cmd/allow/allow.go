@@ -25,6 +25,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 
 // ExchangeOptions are the flags of `allow exchange`.
 type ExchangeOptions struct {
+	Name            string
 	RemoteClusterID string
 	Rule            string
 	Expiration      time.Duration
@@ -39,13 +40,15 @@ type ExchangeOptions struct {
 func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ExchangeOptions{f: f, Streams: streams, Expiration: handshake.ExchangeExpiration}
 	cmd := cmdutil.Wire(&cobra.Command{
-		Use:   "exchange --remote-cluster-id CONSUMER [--rule NAME]",
+		Use:   "exchange [NAME] --remote-cluster-id CONSUMER [--rule RULE]",
 		Short: "Issue the exchange credentials a consumer asked for under a rule (provider side)",
 		Long: cmdutil.LongDesc(`
 			A consumer whose identity-exchange rule maps one of its users to a target identity asks,
 			through its pairing, for a credential that may impersonate that target on this cluster and
-			nothing else (an ExchangeRequest in its tenant namespace). Without --rule, the consumer's
-			requests are listed with their targets. With --rule, every request of that rule is answered:
+			nothing else (an ExchangeRequest in its tenant namespace). Without NAME or --rule, the
+			consumer's requests are listed with their targets. NAME (as listed) answers that one request;
+			--rule answers every request of that rule, including any the consumer left since you listed
+			them. Each request answered is checked:
 			a target in the system: namespace, a CSR for any other user than the credential's, or a
 			name that is not its rule and target's is refused with nothing created; otherwise the
 			certificate is issued through the CSR API, and a ClusterRole allowing to impersonate exactly
@@ -55,9 +58,12 @@ func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 			# What does the consumer edge-1 ask for?
 			kubectl federate allow exchange --remote-cluster-id edge-1
 
-			# Issue the credentials of its rule "mapping"
+			# Issue the one credential listed as mapping-53495394
+			kubectl federate allow exchange mapping-53495394 --remote-cluster-id edge-1
+
+			# Issue every credential asked for under its rule "mapping"
 			kubectl federate allow exchange --remote-cluster-id edge-1 --rule mapping`),
-		Args: cmdutil.NoArgs,
+		Args: cmdutil.MaximumArgs(1, "NAME"),
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
 	cmd.Flags().StringVar(&o.Rule, "rule", "", "Issue the credentials asked for under this rule of the consumer")
@@ -66,8 +72,11 @@ func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 	return cmd
 }
 
-// Complete builds the client.
-func (o *ExchangeOptions) Complete(_ *cobra.Command, _ []string) error {
+// Complete reads the name and builds the client.
+func (o *ExchangeOptions) Complete(_ *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		o.Name = args[0]
+	}
 	var err error
 	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
 	return err
@@ -83,6 +92,11 @@ func (o *ExchangeOptions) Validate() error {
 			return err
 		}
 	}
+	if o.Name != "" {
+		if err := handshake.ValidateExtraNamespace("NAME", o.Name); err != nil {
+			return fmt.Errorf("NAME %q: must be a request's name as listed, <rule>-<8 hex digits>", o.Name)
+		}
+	}
 	if o.Expiration < 10*time.Minute {
 		return fmt.Errorf("--expiration %s: must be at least 10m", o.Expiration)
 	}
@@ -93,10 +107,10 @@ func (o *ExchangeOptions) Validate() error {
 func (o *ExchangeOptions) Run(ctx context.Context) error {
 	var list []handshake.ExchangeInfo
 	var err error
-	if o.Rule == "" {
+	if o.Rule == "" && o.Name == "" {
 		list, err = o.cluster.ExchangeRequests(ctx, o.RemoteClusterID)
 	} else {
-		list, err = o.cluster.AllowExchange(ctx, handshake.AllowExchangeOptions{ConsumerID: o.RemoteClusterID, Rule: o.Rule, Expiration: o.Expiration})
+		list, err = o.cluster.AllowExchange(ctx, handshake.AllowExchangeOptions{ConsumerID: o.RemoteClusterID, Rule: o.Rule, Name: o.Name, Expiration: o.Expiration})
 	}
 	if perr := o.print(list); perr != nil && err == nil {
 		err = perr
@@ -112,7 +126,7 @@ func (o *ExchangeOptions) print(list []handshake.ExchangeInfo) error {
 		return printers.Print(o.Out, f, list)
 	}
 	if len(list) == 0 {
-		if o.Rule == "" {
+		if o.Rule == "" && o.Name == "" {
 			_, err := fmt.Fprintf(o.Out, "No exchange requests from consumer %s.\n", o.RemoteClusterID)
 			return err
 		}
