@@ -508,6 +508,28 @@ func TestExchange(t *testing.T) {
 			t.Errorf("exchange CSRs left: %v %v", csrs, err)
 		}
 	})
+
+	// revoke on the provider alone takes every exchange credential's rights away at once.
+	t.Run("revoke", func(t *testing.T) {
+		authenticate(t)
+		r := getKubeconfig(append([]string{"--for-user", "user-12345"}, oneShot...)...)
+		if r.code != 0 {
+			t.Fatalf("get kubeconfig: %s", r)
+		}
+		file := writeFile(t, "static.kubeconfig", r.stdout)
+		if info, wr := whoamiFile(t, file); wr.code != 0 || info.Username != "user-34567" {
+			t.Fatalf("whoami: %+v %s", info, wr)
+		}
+		mustOn(t, provider, "revoke", "--remote-cluster-id", "consumer")
+		if r := kubectlAs(t, file, "get", "--raw", "/version"); r.code == 0 || !strings.Contains(r.stderr, "cannot impersonate") {
+			t.Errorf("after revoke the static kubeconfig still works: %s", r)
+		}
+		for _, o := range exchangeObjects(t) {
+			if strings.Contains(o, "clusterrole") {
+				t.Errorf("revoke left %s", o)
+			}
+		}
+	})
 }
 
 // r0 reads a file.
