@@ -46,6 +46,7 @@ const (
 	ExchangeIssued  = "Issued"
 	ExchangeRefused = "Refused"
 	ExchangePending = "Pending"
+	ExchangeRevoked = "Revoked"
 )
 
 // exchangeRenewBefore is how long before its expiry a stored exchange credential is replaced rather than
@@ -209,16 +210,28 @@ func (c *Cluster) RequestExchange(ctx context.Context, provider *Cluster, o Exch
 		return nil, err
 	}
 	key := ExchangeKey(o.Rule, o.Target)
+	tns := TenantNamespace(self.ClusterID)
+	reqs := provider.Dynamic.Resource(v1alpha1.ExchangeRequestGVR).Namespace(tns)
 	if res, ok := c.StoredExchange(ctx, o.ProviderID, key); ok {
-		return res, nil
+		// The provider's answer still stands (revoke marks it Revoked and removes the credential's rights):
+		// otherwise the stored kubeconfig would be handed out dead.
+		live, err := c.exchangeStands(ctx, reqs, key, res.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("checking ExchangeRequest %s/%s on provider %q: %w", tns, key, o.ProviderID, err)
+		}
+		if live {
+			return res, nil
+		}
+		c.report().Warn("The stored credential " + key + " is no longer issued by provider " + o.ProviderID + ": asking for a new one")
+		if err := ignoreNotFound(c.Kube.CoreV1().Secrets(SystemNamespace).Delete(ctx, ExchangeKubeconfigSecretName(o.ProviderID, key), metav1.DeleteOptions{})); err != nil {
+			return nil, err
+		}
 	}
 	user := ExchangeUser(self.ClusterID, key)
 	keyPEM, csrPEM, signer, err := c.ensureExchangeKey(ctx, o.ProviderID, key, user, o.KeyAlgorithm)
 	if err != nil {
 		return nil, err
 	}
-	tns := TenantNamespace(self.ClusterID)
-	reqs := provider.Dynamic.Resource(v1alpha1.ExchangeRequestGVR).Namespace(tns)
 	pending := &ExchangePendingError{ProviderID: o.ProviderID, ConsumerID: self.ClusterID, Rule: o.Rule, Key: key, Target: o.Target}
 	u, err := reqs.Get(ctx, key, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -319,6 +332,35 @@ func (c *Cluster) RequestExchange(ctx context.Context, provider *Cluster, o Exch
 	return &ExchangeResult{Key: key, Kubeconfig: kc, User: user, NotAfter: cert.NotAfter}, nil
 }
 
+// exchangeStands tells whether the provider's answer to a request still holds the certificate of a
+// stored kubeconfig.
+func (c *Cluster) exchangeStands(ctx context.Context, reqs interface {
+	Get(context.Context, string, metav1.GetOptions, ...string) (*unstructured.Unstructured, error)
+}, key string, kc []byte) (bool, error) {
+	u, err := reqs.Get(ctx, key, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var req v1alpha1.ExchangeRequest
+	if err := fromUnstructured(u, &req); err != nil {
+		return false, err
+	}
+	have, err := kubeconfig.ClientCertificate(kc)
+	if err != nil {
+		return false, nil //nolint:nilerr // an unreadable stored kubeconfig is replaced, not an error
+	}
+	return req.Status.Phase == ExchangeIssued && samePEMBlock(have, req.Status.Certificate), nil
+}
+
+func samePEMBlock(a, b []byte) bool {
+	pa, _ := pem.Decode(a)
+	pb, _ := pem.Decode(b)
+	return pa != nil && pb != nil && slices.Equal(pa.Bytes, pb.Bytes)
+}
+
 // ensureExchangeKey returns the key waiting for a (rule, target)'s certificate, creating it if none
 // waits, and a CSR for user.
 func (c *Cluster) ensureExchangeKey(ctx context.Context, providerID, key, user, alg string) (keyPEM, csrPEM []byte, signer crypto.Signer, err error) {
@@ -402,8 +444,28 @@ func exchangeClusterRoleBinding(consumerID, key string) *rbacv1.ClusterRoleBindi
 }
 
 // removeExchanges (provider) deletes every exchange ClusterRoleBinding and ClusterRole of a consumer, the
-// bindings first: from then on its exchange credentials may impersonate no one.
+// bindings first: from then on its exchange credentials may impersonate no one. The requests it answered
+// are marked Revoked, so that the consumer asks anew rather than hand out a stored, dead kubeconfig.
 func (c *Cluster) removeExchanges(ctx context.Context, consumerID string) error {
+	if err := c.deleteExchangeRBAC(ctx, consumerID); err != nil {
+		return err
+	}
+	tns := TenantNamespace(consumerID)
+	l, err := c.Dynamic.Resource(v1alpha1.ExchangeRequestGVR).Namespace(tns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return ignoreNotFound(err)
+	}
+	var errs []error
+	for _, it := range l.Items {
+		if phase, _, _ := unstructured.NestedString(it.Object, "status", "phase"); phase == ExchangeIssued {
+			errs = append(errs, ignoreNotFound(c.applyExchangeStatus(ctx, tns, it.GetName(),
+				v1alpha1.ExchangeRequestStatus{Phase: ExchangeRevoked, Reason: "the consumer was revoked"})))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Cluster) deleteExchangeRBAC(ctx context.Context, consumerID string) error {
 	// Through the dynamic client, as they were applied.
 	sel := metav1.ListOptions{LabelSelector: exchangeSelector(consumerID)}
 	for _, res := range []string{"clusterrolebindings", "clusterroles"} {

@@ -162,11 +162,22 @@ func TestExchangeFlowOnFakes(t *testing.T) {
 	if left := provider.exchangeRBAC(t); len(left) > 0 {
 		t.Errorf("revoke left %v", left)
 	}
+	// The stored kubeconfig is dead now: it is not handed out, a new credential is asked for instead, and a
+	// revoked consumer gets none.
+	if _, err := consumer.RequestExchange(t.Context(), via, o); !errors.Is(err, ErrExchangePending) {
+		t.Errorf("RequestExchange after revoke: %v", err)
+	}
+	if _, ok := consumer.StoredExchange(t.Context(), "provider", key); ok {
+		t.Error("the dead kubeconfig is still stored")
+	}
+	if _, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Name: key}); !errors.Is(err, ErrNotActive) {
+		t.Errorf("AllowExchange for a revoked consumer: %v", err)
+	}
 	if err := consumer.RemoveIdentity(t.Context(), "provider"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := consumer.StoredExchange(t.Context(), "provider", key); ok {
-		t.Error("RemoveIdentity left the exchange kubeconfig")
+	if _, err := consumer.Kube.CoreV1().Secrets(SystemNamespace).Get(t.Context(), exchangePendingKeySecretName("provider", key), metav1.GetOptions{}); err == nil {
+		t.Error("RemoveIdentity left the exchange key")
 	}
 }
 

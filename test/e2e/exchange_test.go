@@ -354,7 +354,7 @@ func TestExchange(t *testing.T) {
 		for line := range strings.SplitSeq(r.stdout, "\n") {
 			if f := strings.Fields(line); len(f) > 0 && !strings.Contains(f[0], "selfsubject") && f[0] != "Resources" &&
 				!strings.HasPrefix(f[0], "[") && !strings.Contains(line, "[get]") &&
-				!(slices.Contains([]string{"users", "groups"}, f[0]) && strings.Contains(line, "[impersonate]")) {
+				(!slices.Contains([]string{"users", "groups"}, f[0]) || !strings.Contains(line, "[impersonate]")) {
 				t.Errorf("bare credential may: %s", line)
 			}
 		}
@@ -528,6 +528,18 @@ func TestExchange(t *testing.T) {
 			if strings.Contains(o, "clusterrole") {
 				t.Errorf("revoke left %s", o)
 			}
+		}
+		// A revoked pairing gets nothing; renewed, it asks anew rather than hand out the dead kubeconfig.
+		if r := getKubeconfig("--for-user", "user-12345"); r.code == 0 || r.stdout != "" {
+			t.Errorf("get kubeconfig for a revoked pairing: %s", r)
+		}
+		authenticate(t)
+		r = getKubeconfig(append([]string{"--for-user", "user-12345"}, oneShot...)...)
+		if r.code != 0 || r.stdout == r0(t, file) {
+			t.Fatalf("get kubeconfig after renewal: %s", r)
+		}
+		if info, wr := whoamiFile(t, writeFile(t, "renewed.kubeconfig", r.stdout)); wr.code != 0 || info.Username != "user-34567" {
+			t.Errorf("whoami after renewal: %+v %s", info, wr)
 		}
 	})
 }
