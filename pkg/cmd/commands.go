@@ -5,6 +5,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/accept"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/allow"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/authenticate"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cordon"
@@ -12,6 +13,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/deletecmd"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/deny"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/drain"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/generate"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/get"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/grant"
@@ -31,6 +33,7 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory, streams genericiooptio
 		&cobra.Group{ID: "oneshot", Title: "Both clusters at once (one machine holds both kubeconfigs):"},
 		&cobra.Group{ID: "manual", Title: "One cluster at a time (each administrator holds their own):"},
 		&cobra.Group{ID: "grants", Title: "Grants beyond the pairing (resource slices, extra namespaces):"},
+		&cobra.Group{ID: "exchange", Title: "Identity exchange (which of this cluster's users act as whom on a provider):"},
 		&cobra.Group{ID: "lifecycle", Title: "The life of a pairing (provider side):"},
 		&cobra.Group{ID: "cluster", Title: "This cluster:"},
 	)
@@ -46,6 +49,10 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory, streams genericiooptio
 	for _, c := range []*cobra.Command{accept.NewCmd(f, streams), deny.NewCmd(f, streams), deletecmd.NewCmd(f, streams),
 		grant.NewCmd(f, streams), request.NewCmd(f, streams)} {
 		c.GroupID = "grants"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{exchange.NewCmd(f, streams), allow.NewCmd(f, streams)} {
+		c.GroupID = "exchange"
 		root.AddCommand(c)
 	}
 	for _, c := range []*cobra.Command{cordon.NewCmd(f, streams), uncordon.NewCmd(f, streams), drain.NewCmd(f, streams)} {

@@ -48,6 +48,11 @@ func TestBadInputFailsBeforeAnyRequest(t *testing.T) {
 		"spec: {clusterID: c, providerClusterID: p, publicKey: AAAA, csr: AAAA, signature: AAAA}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	badRules := filepath.Join(dir, "rules.yaml")
+	if err := os.WriteFile(badRules, []byte("apiVersion: cluster.core.oam.dev/v1alpha1\nkind: ClusterGatewayConfiguration\nspec:\n  clientIdentityExchanger:\n    rules:\n"+
+		"    - {name: external, type: ExternalIdentityExchanger, source: {userPattern: ext-*}, url: http://external.exchanger/}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	two := []string{"--kubeconfig", local, "--remote-kubeconfig", remote}
 	one := []string{"--kubeconfig", local}
 	cases := []struct {
@@ -129,6 +134,19 @@ func TestBadInputFailsBeforeAnyRequest(t *testing.T) {
 		{append([]string{"revoke", "namespace", "fs-x", "--remote-cluster-id", "c"}, one...), `names starting with "fs-" are reserved`},
 		{append([]string{"request", "namespace", "Not_OK", "--remote-cluster-id", "p"}, one...), `NAME "Not_OK": must be a DNS label`},
 		{append([]string{"request", "namespace"}, two...), "NAME: is required with --remote-kubeconfig or --remote-context"},
+		{append([]string{"exchange", "apply"}, one...), `required flag(s) "filename" not set`},
+		{append([]string{"exchange", "apply", "-f", badRules}, one...), `spec.clientIdentityExchanger.rules[0].url "http://external.exchanger/": must be https`},
+		{append([]string{"exchange", "get", "-o", "xml"}, one...), `invalid argument "xml" for "-o, --output" flag`},
+		{append([]string{"exchange", "resolve", "--remote-cluster-id", "p"}, one...), `required flag(s) "for-user" not set`},
+		{append([]string{"exchange", "resolve", "--remote-cluster-id", "X", "--for-user", "u"}, one...), `--remote-cluster-id "X": must be a DNS label`},
+		{append([]string{"exchange", "resolve", "--remote-cluster-id", "p", "--for-user", "u", "--for-group", ""}, one...), `--for-group: must not be empty`},
+		{append([]string{"get", "kubeconfig", "--remote-cluster-id", "p", "--for-group", "g"}, one...), `--for-user: must not be empty`},
+		{append([]string{"get", "kubeconfig", "--remote-cluster-id", "p", "--for-user", "u", "--resource-slice", "s"}, one...), `--resource-slice and --for-user: give one`},
+		{append([]string{"get", "kubeconfig", "--remote-cluster-id", "p"}, two...), `--remote-kubeconfig or --remote-context: only with --for-user`},
+		{append([]string{"allow", "exchange", "--remote-cluster-id", "c", "--rule", "Bad_Rule"}, one...), `--rule "Bad_Rule": must be a DNS label`},
+		{append([]string{"allow", "exchange", "Bad_Name", "--remote-cluster-id", "c"}, one...), `NAME "Bad_Name": must be a request's name`},
+		{append([]string{"allow", "exchange", "--remote-cluster-id", "c", "--rule", "r", "--expiration", "1m"}, one...), `--expiration 1m0s: must be at least 10m`},
+		{append([]string{"allow", "exchange"}, one...), `required flag(s) "remote-cluster-id" not set`},
 		{[]string{"create"}, "kubectl federate create needs a resource; one of: nonce"},
 	}
 	for _, c := range cases {

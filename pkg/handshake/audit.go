@@ -131,7 +131,7 @@ func (c *Cluster) History(ctx context.Context) ([]HistoryEntry, error) {
 		if e.ReportingController != reportingController {
 			continue
 		}
-		out = append(out, HistoryEntry{Time: e.EventTime.Time.UTC(), RemoteClusterID: e.Labels[LabelRemoteClusterID], Role: e.Labels[LabelRole],
+		out = append(out, HistoryEntry{Time: e.EventTime.UTC(), RemoteClusterID: e.Labels[LabelRemoteClusterID], Role: e.Labels[LabelRole],
 			Kind: e.Regarding.Kind, Name: e.Regarding.Name, Reason: e.Reason, Note: e.Note})
 	}
 	slices.SortStableFunc(out, func(a, b HistoryEntry) int { return cmp.Compare(a.Time.UnixNano(), b.Time.UnixNano()) })

@@ -57,8 +57,9 @@ func (c *Cluster) deleteCSR(ctx context.Context, obj *certv1.CertificateSigningR
 // a concurrent run for the same nonce has lost, and deletes only its own.
 func (c *Cluster) removeStaleCSRs(ctx context.Context, consumerID string, ours *certv1.CertificateSigningRequest) error {
 	csrs := c.Kube.CertificatesV1().CertificateSigningRequests()
-	// A slice's CSRs (LabelSlice) belong to another issuance, which may be running now.
-	list, err := csrs.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(TenantLabels(consumerID)).String() + ",!" + LabelSlice})
+	// A slice's CSRs (LabelSlice) and an exchange credential's (LabelExchange) belong to other issuances,
+	// which may be running now.
+	list, err := csrs.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(TenantLabels(consumerID)).String() + ",!" + LabelSlice + ",!" + LabelExchange})
 	if err != nil {
 		return fmt.Errorf("listing stale CertificateSigningRequests: %w", err)
 	}

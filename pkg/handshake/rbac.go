@@ -35,7 +35,7 @@ func defaultClusterRole() *rbacv1.ClusterRole {
 			{APIGroups: []string{v1alpha1.Group}, Resources: []string{"tenants"}, Verbs: ro},
 			// The consumer's requests to its provider travel through its own identity: it may leave and
 			// withdraw them, never answer them (no status subresource), and the quota bounds their number.
-			{APIGroups: []string{v1alpha1.Group}, Resources: []string{"resourceslices", "namespacerequests"},
+			{APIGroups: []string{v1alpha1.Group}, Resources: []string{"resourceslices", "namespacerequests", "exchangerequests"},
 				Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
 		},
 	}

@@ -53,7 +53,10 @@ func (c *Cluster) Revoke(ctx context.Context, consumerID string) error {
 		for i, name := range names {
 			jobs[i] = func() error { return c.deleteRoleBinding(ctx, name, consumerID) }
 		}
-		return parallel(jobs...)
+		if err := parallel(jobs...); err != nil {
+			return err
+		}
+		return c.removeExchanges(ctx, consumerID) // exchange.go
 	}); err != nil {
 		return err
 	}

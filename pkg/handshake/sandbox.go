@@ -64,6 +64,7 @@ func DefaultQuota() corev1.ResourceList {
 		"requests.storage": "20Gi", "persistentvolumeclaims": "10", "requests.ephemeral-storage": "20Gi",
 		"services": "10", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "50", "configmaps": "50",
 		"count/resourceslices.federate.dev": "10", "count/namespacerequests.federate.dev": "10",
+		"count/exchangerequests.federate.dev": "10",
 	})
 }
 

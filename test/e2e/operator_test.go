@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,6 +95,11 @@ func TestOperatorLeastPrivilege(t *testing.T) {
 	}
 
 	dir := t.TempDir()
+	rules := "apiVersion: federate.dev/v1alpha1\nkind: ClusterGatewayConfiguration\nspec:\n  clientIdentityExchanger:\n    rules:\n" +
+		"    - {name: mapping, type: StaticMappingIdentityExchanger, source: {user: user-12345}, target: {user: user-34567}}\n"
+	if err := os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte(rules), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	r := sh(t, dir, `
 		kubectl federate create nonce --remote-cluster-id consumer --kubeconfig "$OP"
 		kubectl federate get nonce --remote-cluster-id consumer --kubeconfig "$OP" | kubectl federate generate tenant --remote-cluster-id provider --nonce-file - --kubeconfig "$OC" > tenant.yaml
@@ -105,9 +111,13 @@ func TestOperatorLeastPrivilege(t *testing.T) {
 		kubectl federate revoke --remote-cluster-id consumer --kubeconfig "$OP"
 		kubectl federate unauthenticate --kubeconfig "$OC" --remote-kubeconfig "$OP"
 		kubectl federate authenticate --kubeconfig "$OC" --remote-kubeconfig "$OP"
+		kubectl federate exchange apply -f rules.yaml --kubeconfig "$OC"
+		kubectl federate get kubeconfig --remote-cluster-id provider --for-user user-12345 --kubeconfig "$OC" --remote-kubeconfig "$OP" > exchange.kubeconfig
+		kubectl --kubeconfig exchange.kubeconfig auth whoami
 		kubectl federate unauthenticate --kubeconfig "$OC" --remote-kubeconfig "$OP"
+		kubectl --kubeconfig "$C" -n federate-system delete configmap federate-exchange-rules
 	`, env...)
-	if r.code != 0 || !strings.Contains(r.stdout, "yes") {
+	if r.code != 0 || !strings.Contains(r.stdout, "yes") || !strings.Contains(r.stdout, "user-34567") {
 		t.Fatalf("operators with docs/rbac roles: %s", r)
 	}
 	if left := append(pairingObjects(t, consumer, "provider"), pairingObjects(t, provider, "consumer")...); len(left) > 0 {

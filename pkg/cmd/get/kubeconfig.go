@@ -14,9 +14,12 @@ import (
 type KubeconfigOptions struct {
 	RemoteClusterID string
 	ResourceSlice   string
+	Source          flags.ExchangeSource // kubeconfig_exchange.go
+	Pair            *flags.PairFlags
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
+	pair    *flags.Pair
 	cmdutil.Streams
 }
 
@@ -24,12 +27,21 @@ type KubeconfigOptions struct {
 func NewCmdKubeconfig(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &KubeconfigOptions{f: f, Streams: streams}
 	cmd := cmdutil.Wire(&cobra.Command{
-		Use:   "kubeconfig --remote-cluster-id PROVIDER [--resource-slice NAME]",
+		Use:   "kubeconfig --remote-cluster-id PROVIDER [--resource-slice NAME | --for-user USER [--for-group GROUP ...] [--for-uid UID]]",
 		Short: "Print the kubeconfig this cluster holds for a provider cluster (consumer side)",
 		Long: cmdutil.LongDesc(`
 			Print the kubeconfig stored by "import identity" (or "authenticate") in the Secret
 			kubeconfig-controlplane-PROVIDER of the namespace federate-system. It holds the
-			identity's private key: write it only where the key may live.`),
+			identity's private key: write it only where the key may live.
+
+			With --for-user, the identity-exchange rules ("exchange apply") decide what USER gets: a
+			privileged rule gives the pairing's kubeconfig; a static or external rule gives a credential
+			of its own that may act as the rule's target on the provider and as nobody else. That
+			credential needs the provider's consent: the first run leaves a request through the pairing
+			and names the command its administrator runs ("allow exchange"); run again once it is
+			allowed. With --remote-kubeconfig or --remote-context (you hold the provider's administrator
+			kubeconfig too) it is issued at once. A valid credential is reused. --for-user is asserted by
+			whoever runs this command with access to this cluster's federate-system.`),
 		Example: cmdutil.Examples(`
 			# Use the identity on the provider "gpu-farm" from this machine
 			kubectl federate get kubeconfig --remote-cluster-id gpu-farm > gpu-farm.kubeconfig
@@ -37,22 +49,40 @@ func NewCmdKubeconfig(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Comman
 			kubectl --kubeconfig gpu-farm.kubeconfig auth whoami
 
 			# The kubeconfig of the resource slice "batch" on that provider
-			kubectl federate get kubeconfig --remote-cluster-id gpu-farm --resource-slice batch > batch.kubeconfig`),
+			kubectl federate get kubeconfig --remote-cluster-id gpu-farm --resource-slice batch > batch.kubeconfig
+
+			# What the identity-exchange rules give alice of the group dev on gpu-farm
+			kubectl federate get kubeconfig --remote-cluster-id gpu-farm --for-user alice --for-group dev > alice.kubeconfig
+
+			# The same, with the provider's consent at once
+			kubectl federate get kubeconfig --remote-cluster-id gpu-farm --for-user alice --remote-kubeconfig gpu-farm-admin.kubeconfig`),
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster")
 	cmd.Flags().StringVar(&o.ResourceSlice, "resource-slice", "", "Print the kubeconfig of this resource slice instead of the pairing's")
+	o.Source.AddFlags(cmd)
+	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long an exchange in one shot may take before it is abandoned (exit code 124)")
 	return cmd
 }
 
-// Complete builds the cluster client.
+// Complete builds the cluster clients.
 func (o *KubeconfigOptions) Complete(_ *cobra.Command, _ []string) error {
 	var err error
-	o.cluster, _, err = flags.Cluster(o.f, handshake.Discard)
+	if o.Pair.Given() {
+		if o.pair, err = o.Pair.Complete(o.Streams); err != nil {
+			return err
+		}
+		o.cluster = o.pair.Consumer
+		return nil
+	}
+	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
 	return err
 }
 
 // Validate checks the flags.
 func (o *KubeconfigOptions) Validate() error {
+	if err := o.validateExchange(); err != nil {
+		return err
+	}
 	if o.ResourceSlice != "" {
 		if err := handshake.ValidateSliceName("--resource-slice", o.ResourceSlice); err != nil {
 			return err
@@ -63,6 +93,9 @@ func (o *KubeconfigOptions) Validate() error {
 
 // Run prints the kubeconfig.
 func (o *KubeconfigOptions) Run(ctx context.Context) error {
+	if o.Source.Given() {
+		return o.runExchange(ctx)
+	}
 	get := o.cluster.GetKubeconfig
 	if o.ResourceSlice != "" {
 		get = func(ctx context.Context, providerID string) ([]byte, error) {

@@ -32,7 +32,8 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 		Long: cmdutil.LongDesc(`
 			Revoke the consumer cluster CONSUMER on this (provider) cluster alone, for example when the
 			consumer is compromised. The RoleBindings of its sandbox namespace federate-tenant-CONSUMER,
-			of its resource slices' namespaces and of its extra namespaces are deleted first: from that
+			of its resource slices' namespaces and of its extra namespaces are deleted first, then the
+			ClusterRoles and ClusterRoleBindings of its identity-exchange credentials: from that
 			moment its certificates are authorized for nothing more than any authenticated user. Then
 			every workload and pod in those namespaces is deleted (their containers
 			are killed, which ends open exec, attach and port-forward streams), Secrets of type

@@ -14,7 +14,7 @@ var crdFiles embed.FS
 // CRDs returns the CustomResourceDefinitions of the API, parsed from the embedded manifests.
 func CRDs() ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	for _, name := range []string{"crds/tenants.yaml", "crds/identities.yaml", "crds/resourceslices.yaml", "crds/resourcesliceclasses.yaml", "crds/namespacerequests.yaml"} {
+	for _, name := range []string{"crds/tenants.yaml", "crds/identities.yaml", "crds/resourceslices.yaml", "crds/resourcesliceclasses.yaml", "crds/namespacerequests.yaml", "crds/exchangerequests.yaml"} {
 		data, err := crdFiles.ReadFile(name)
 		if err != nil {
 			return nil, err

@@ -1,0 +1,95 @@
+package get
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/exchange"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+)
+
+// validateExchange checks the identity-exchange flags of `get kubeconfig`.
+func (o *KubeconfigOptions) validateExchange() error {
+	if !o.Source.Given() {
+		if o.Pair.Given() {
+			return errors.New("--remote-kubeconfig or --remote-context: only with --for-user, where it gives the provider's consent at once")
+		}
+		return nil
+	}
+	if o.ResourceSlice != "" {
+		return errors.New("--resource-slice and --for-user: give one")
+	}
+	if o.Pair.Given() && o.Pair.Timeout <= 0 {
+		return fmt.Errorf("--timeout %s: must be positive", o.Pair.Timeout)
+	}
+	return o.Source.Validate()
+}
+
+// runExchange prints what the identity-exchange rules give the user: the pairing's kubeconfig, or an
+// exchange credential, asking the provider for it if needed.
+func (o *KubeconfigOptions) runExchange(ctx context.Context) error {
+	if o.Pair.Given() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Pair.Timeout)
+		defer cancel()
+	}
+	res, err := o.cluster.ResolveExchange(ctx, o.Source.Request(o.RemoteClusterID), exchange.Client{})
+	if errors.Is(err, handshake.ErrNoExchangeRule) {
+		return fmt.Errorf("--for-user %q: %w", o.Source.User, err)
+	}
+	if err != nil {
+		return err
+	}
+	if res.Target == nil {
+		data, err := o.cluster.GetKubeconfig(ctx, o.RemoteClusterID)
+		if err != nil {
+			return err
+		}
+		_, err = o.Out.Write(data)
+		return err
+	}
+	opts := handshake.ExchangeOptions{ProviderID: o.RemoteClusterID, Rule: res.Rule.Name, Target: *res.Target}
+	var got *handshake.ExchangeResult
+	if o.pair != nil {
+		got, err = o.oneShot(ctx, opts)
+		err = o.Pair.TimeoutError(ctx, flags.PairError(err))
+	} else {
+		var via *handshake.Cluster
+		if via, err = o.cluster.ViaPairing(ctx, o.RemoteClusterID); err != nil {
+			return err
+		}
+		got, err = o.cluster.RequestExchange(ctx, via, opts)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = o.Out.Write(got.Kubeconfig)
+	return err
+}
+
+// oneShot asks and consents at once: the request is left as the provider's administrator, allowed, and
+// imported.
+func (o *KubeconfigOptions) oneShot(ctx context.Context, opts handshake.ExchangeOptions) (*handshake.ExchangeResult, error) {
+	cSelf, err := o.pair.Consumer.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("consumer: %w", err)
+	}
+	pSelf, err := o.pair.Provider.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("provider: %w", err)
+	}
+	if pSelf.ClusterID != o.RemoteClusterID {
+		return nil, fmt.Errorf("--remote-cluster-id %q: the provider is initialized with cluster ID %q", o.RemoteClusterID, pSelf.ClusterID)
+	}
+	got, err := o.pair.Consumer.RequestExchange(ctx, o.pair.Provider, opts)
+	if !errors.Is(err, handshake.ErrExchangePending) {
+		return got, err
+	}
+	if _, err := o.pair.Provider.AllowExchange(ctx, handshake.AllowExchangeOptions{ConsumerID: cSelf.ClusterID, Rule: opts.Rule,
+		Name: handshake.ExchangeKey(opts.Rule, opts.Target)}); err != nil {
+		return nil, fmt.Errorf("provider: %w", err)
+	}
+	return o.pair.Consumer.RequestExchange(ctx, o.pair.Provider, opts)
+}
