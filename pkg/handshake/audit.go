@@ -12,6 +12,7 @@ import (
 	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -50,10 +51,10 @@ func (c *Cluster) operator(ctx context.Context) string {
 // audit records what this process just did to a pairing as an Event regarding obj (a Tenant on a
 // provider, an Identity on a consumer), on this cluster: the action, the operator's user and the
 // credential's user and expiry when there is one. It is the trail "status --history" and "kubectl get
-// events -n federate-system" show, for as long as the API server keeps Events (its --event-ttl, one hour
-// by default). The Events live in federate-system, not beside a Tenant in its tenant namespace: a tenant
-// reads the events of its namespace, and has no business with the provider's operators' names. A failure
-// to record is reported as a warning: what it records has already happened.
+// events" show, for as long as the API server keeps Events (its --event-ttl, one hour by default). An
+// Event lives in its object's namespace (the API server requires it): a Tenant's in the tenant namespace,
+// where the tenant reads it, operator's name included. A failure to record is reported as a warning: what
+// it records has already happened.
 func (c *Cluster) audit(ctx context.Context, obj auditObject, reason, note string, cred *Credential) {
 	msg := note + "; by " + c.operator(ctx)
 	if cred != nil && cred.User != "" {
@@ -66,8 +67,9 @@ func (c *Cluster) audit(ctx context.Context, obj auditObject, reason, note strin
 	now := c.now()
 	ev := &eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName: strings.ToLower(obj.name) + ".",
-			Namespace:    SystemNamespace,
+			// As client-go's recorders name them; the API server refuses a generateName ending in a dot.
+			Name: fmt.Sprintf("%s.%x", obj.name, now.UnixNano()),
+			Namespace:    obj.namespace,
 			Labels:       map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: obj.remoteID, LabelRole: obj.role},
 		},
 		EventTime:           metav1.NewMicroTime(now),
@@ -80,8 +82,8 @@ func (c *Cluster) audit(ctx context.Context, obj auditObject, reason, note strin
 		Note: truncateTo(msg, 1024),
 		Type: corev1.EventTypeNormal,
 	}
-	if _, err := c.Kube.EventsV1().Events(SystemNamespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
-		c.report().Warn(fmt.Sprintf("The %s was not recorded as an Event in %s: %v", strings.ToLower(reason), SystemNamespace, err))
+	if _, err := c.Kube.EventsV1().Events(obj.namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		c.report().Warn(fmt.Sprintf("The %s was not recorded as an Event in %s: %v", strings.ToLower(reason), obj.namespace, err))
 	}
 }
 
@@ -122,7 +124,11 @@ type HistoryEntry struct {
 // History lists the audit Events this cluster still keeps, oldest first.
 func (c *Cluster) History(ctx context.Context) ([]HistoryEntry, error) {
 	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy}).String()
-	list, err := c.Kube.EventsV1().Events(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := c.Kube.EventsV1().Events("").List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if apierrors.IsForbidden(err) {
+		// A consumer's operator may read federate-system only, where a consumer's Events are.
+		list, err = c.Kube.EventsV1().Events(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listing Events: %w", err)
 	}

@@ -116,10 +116,11 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 				// fetch it again. The consumer asks anew (a new nonce), which makes a new ServiceAccount.
 				return nil, fmt.Errorf("consumer %q: a token was already issued for this request, and a token is handed out once only; for a new one, create a new nonce and have the consumer generate a new Tenant", o.ConsumerID)
 			}
-			// Only the very request that was verified is answered again: a copy with another signature or
-			// proxy URL would have its unverified fields sealed into the answer.
-			if !bytes.Equal(recorded.Spec.Signature, tenant.Spec.Signature) || recorded.Spec.ProxyURL != tenant.Spec.ProxyURL {
-				return nil, fmt.Errorf("spec.signature: this request's certificate was already issued, for a request with another signature or proxy URL; have the consumer generate a new Tenant from a new nonce")
+			// The answer repeats what was verified at issuance: a copy of the request (it is public) cannot
+			// have another proxy URL sealed into it. The certificate itself is useless without the key.
+			if recorded.Spec.ProxyURL != tenant.Spec.ProxyURL {
+				return nil, fmt.Errorf("spec.proxyURL %q: this request's certificate was already issued with proxy URL %q; have the consumer generate a new Tenant from a new nonce to change it",
+					truncate(tenant.Spec.ProxyURL), recorded.Spec.ProxyURL)
 			}
 			rec, err := c.nonces().Record(ctx, o.ConsumerID)
 			if err != nil || string(rec[recordUser]) != st.User || len(rec[recordIntegrityKey]) == 0 {

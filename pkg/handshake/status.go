@@ -15,12 +15,14 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 )
 
 // Kinds of credential in a status report.
 const (
 	KindControlPlane  = "ControlPlane"  // a pairing's own identity
 	KindResourceSlice = "ResourceSlice" // a resource slice's identity
+	KindExchange      = "Exchange"      // an identity-exchange credential, acting as its target
 )
 
 // CredentialState is one credential this cluster issued as a provider or holds as a consumer.
@@ -30,8 +32,9 @@ type CredentialState struct {
 	// RoleConsumer (it holds the credential on the remote provider).
 	Role        string           `json:"role"`
 	Kind        string           `json:"kind"`
-	Name        string           `json:"name,omitempty"` // the resource slice
-	Credential  string           `json:"credential"`     // Certificate or Token
+	Name        string           `json:"name,omitempty"`   // the resource slice, or the exchange credential (rule-hash)
+	Target      string           `json:"target,omitempty"` // an exchange credential's target user
+	Credential  string           `json:"credential"`       // Certificate or Token
 	User        string           `json:"user,omitempty"`
 	Namespace   string           `json:"namespace,omitempty"` // on the provider
 	Phase       string           `json:"phase,omitempty"`
@@ -77,11 +80,13 @@ func (c *Cluster) Status(ctx context.Context, check bool) (*StatusReport, error)
 		return nil, err
 	}
 	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy}).String()}
-	var tenants, slices, identities []CredentialState
+	var tenants, slices, identities, issuedExchanges, heldExchanges []CredentialState
 	err = parallel(
 		func() error { var err error; tenants, err = c.tenantStates(ctx, sel); return err },
 		func() error { var err error; slices, err = c.sliceStates(ctx); return err },
 		func() error { var err error; identities, err = c.identityStates(ctx, sel); return err },
+		func() error { var err error; issuedExchanges, err = c.issuedExchangeStates(ctx); return err },
+		func() error { var err error; heldExchanges, err = c.heldExchangeStates(ctx); return err },
 	)
 	if err != nil {
 		return nil, err
@@ -93,7 +98,8 @@ func (c *Cluster) Status(ctx context.Context, check bool) (*StatusReport, error)
 	for i := range slices {
 		slices[i].Cordoned = cordoned[slices[i].RemoteClusterID]
 	}
-	out := &StatusReport{ClusterID: self.ClusterID, Credentials: append(append(tenants, slices...), identities...)}
+	all := slices0(tenants, slices, identities, issuedExchanges, heldExchanges)
+	out := &StatusReport{ClusterID: self.ClusterID, Credentials: all}
 	if out.Credentials == nil {
 		out.Credentials = []CredentialState{}
 	}
@@ -104,6 +110,14 @@ func (c *Cluster) Status(ctx context.Context, check bool) (*StatusReport, error)
 		}
 	}
 	return out, nil
+}
+
+func slices0(parts ...[]CredentialState) []CredentialState {
+	var out []CredentialState
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
 }
 
 func slicesSort(s []CredentialState) {
@@ -239,9 +253,70 @@ func (c *Cluster) checkOne(ctx context.Context, s *CredentialState, kc []byte) *
 	if err != nil {
 		return &CredentialCheck{Error: err.Error()}
 	}
-	got := r.Status.UserInfo.Username
-	if got != s.User {
-		return &CredentialCheck{User: got, Error: fmt.Sprintf("authenticates as %q, not the recorded %q", got, s.User)}
+	got, want := r.Status.UserInfo.Username, s.User
+	if s.Kind == KindExchange {
+		want = s.Target // it acts as its target, which the provider lets it impersonate
+	}
+	if got != want {
+		return &CredentialCheck{User: got, Error: fmt.Sprintf("authenticates as %q, not the recorded %q", got, want)}
 	}
 	return &CredentialCheck{OK: true, User: got}
+}
+
+// issuedExchangeStates lists the exchange credentials this cluster issued as a provider.
+func (c *Cluster) issuedExchangeStates(ctx context.Context) ([]CredentialState, error) {
+	list, err := c.Dynamic.Resource(v1alpha1.ExchangeRequestGVR).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing ExchangeRequests: %w", err)
+	}
+	var out []CredentialState
+	for i := range list.Items {
+		u := &list.Items[i]
+		consumerID, ok := strings.CutPrefix(u.GetNamespace(), TenantNamespacePrefix)
+		if !ok {
+			continue
+		}
+		var r v1alpha1.ExchangeRequest
+		if err := fromUnstructured(u, &r); err != nil {
+			return nil, err
+		}
+		if r.Status.Phase != ExchangeIssued && r.Status.Phase != ExchangeRevoked {
+			continue
+		}
+		out = append(out, CredentialState{RemoteClusterID: consumerID, Role: RoleProvider, Kind: KindExchange, Name: r.Name, Target: r.Spec.Target.User,
+			Credential: v1alpha1.CredentialCertificate, User: r.Status.User, Phase: r.Status.Phase, NotAfter: timeOf(r.Status.NotAfter)})
+	}
+	return out, nil
+}
+
+// heldExchangeStates lists the exchange credentials this cluster holds as a consumer, from their
+// kubeconfig Secrets.
+func (c *Cluster) heldExchangeStates(ctx context.Context) ([]CredentialState, error) {
+	list, err := c.Kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: LabelExchange + "," + LabelRole + "=" + RoleConsumer})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing the exchange credentials: %w", err)
+	}
+	var out []CredentialState
+	for _, sec := range list.Items {
+		kc := sec.Data[KubeconfigKey]
+		if len(kc) == 0 {
+			continue // a key waiting for its certificate
+		}
+		s := CredentialState{RemoteClusterID: sec.Labels[LabelRemoteClusterID], Role: RoleConsumer, Kind: KindExchange, Name: sec.Labels[LabelExchange],
+			Credential: v1alpha1.CredentialCertificate, secret: sec.Name}
+		if certPEM, err := kubeconfig.ClientCertificate(kc); err == nil {
+			if cert, err := parseCertificate("certificate", certPEM); err == nil {
+				s.User, s.NotAfter = cert.Subject.CommonName, timeOf(&metav1.Time{Time: cert.NotAfter})
+			}
+		}
+		s.Target = kubeconfig.Impersonated(kc)
+		out = append(out, s)
+	}
+	return out, nil
 }

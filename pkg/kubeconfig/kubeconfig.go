@@ -119,6 +119,20 @@ func CurrentToken(data []byte) string {
 	return ""
 }
 
+// Impersonated returns the user a kubeconfig's current user impersonates ("" when none).
+func Impersonated(data []byte) string {
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		return ""
+	}
+	if ctx, ok := cfg.Contexts[cfg.CurrentContext]; ok {
+		if user, ok := cfg.AuthInfos[ctx.AuthInfo]; ok {
+			return user.Impersonate
+		}
+	}
+	return ""
+}
+
 // HoldsCredential tells whether a kubeconfig's current user authenticates with exactly this certificate
 // (PEM) or, when token is set, this token.
 func HoldsCredential(data, certPEM []byte, token string) bool {

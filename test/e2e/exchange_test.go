@@ -373,6 +373,22 @@ func TestExchange(t *testing.T) {
 		if after := exchangeObjects(t); !slices.Equal(before, after) {
 			t.Errorf("reuse changed objects: before %v, after %v", before, after)
 		}
+		// status shows the credential on both sides; --check proves it acts as its target.
+		var held, issued bool
+		for _, s := range statusOf(t, mustOn(t, consumer, "status", "--check", "-o", "json")).Credentials {
+			if s.Kind == handshake.KindExchange && s.Target == "user-34567" {
+				held = true
+				if s.Check == nil || !s.Check.OK || s.Check.User != "user-34567" || s.NotAfter == nil {
+					t.Errorf("consumer status of the exchange credential: %+v check %+v", s, s.Check)
+				}
+			}
+		}
+		for _, s := range statusOf(t, mustOn(t, provider, "status", "-o", "json")).Credentials {
+			issued = issued || (s.Kind == handshake.KindExchange && s.Target == "user-34567" && s.RemoteClusterID == "consumer")
+		}
+		if !held || !issued {
+			t.Errorf("status lists the exchange credential held %v, issued %v", held, issued)
+		}
 	})
 
 	t.Run("external one shot", func(t *testing.T) {

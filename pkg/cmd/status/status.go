@@ -142,7 +142,7 @@ func (o *Options) printTable(out io.Writer, r *handshake.StatusReport, wide bool
 	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
 	cols := []string{"REMOTE", "ROLE", "KIND", "NAME", "CREDENTIAL", "PHASE", "EXPIRES", "LEFT", "POD SECURITY", "CORDONED"}
 	if wide {
-		cols = append(cols, "NAMESPACE", "USER")
+		cols = append(cols, "NAMESPACE", "USER", "TARGET")
 	}
 	if o.Check {
 		cols = append(cols, "CHECK")
@@ -152,7 +152,7 @@ func (o *Options) printTable(out io.Writer, r *handshake.StatusReport, wide bool
 	for _, s := range r.Credentials {
 		row := []string{s.RemoteClusterID, s.Role, s.Kind, dash(s.Name), s.Credential, dash(s.Phase), expires(s.NotAfter), left(s.NotAfter, now), dash(s.PodSecurity), cordonedCol(s)}
 		if wide {
-			row = append(row, dash(s.Namespace), dash(s.User))
+			row = append(row, dash(s.Namespace), dash(s.User), dash(s.Target))
 		}
 		if o.Check {
 			row = append(row, check(s.Check))
