@@ -68,9 +68,9 @@ func (c *Cluster) audit(ctx context.Context, obj auditObject, reason, note strin
 	ev := &eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{
 			// As client-go's recorders name them; the API server refuses a generateName ending in a dot.
-			Name: fmt.Sprintf("%s.%x", obj.name, now.UnixNano()),
-			Namespace:    obj.namespace,
-			Labels:       map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: obj.remoteID, LabelRole: obj.role},
+			Name:      fmt.Sprintf("%s.%x", obj.name, now.UnixNano()),
+			Namespace: obj.namespace,
+			Labels:    map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: obj.remoteID, LabelRole: obj.role},
 		},
 		EventTime:           metav1.NewMicroTime(now),
 		ReportingController: reportingController,
