@@ -20,11 +20,14 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/importcmd"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/info"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/initialize"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/mesh"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/renew"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/request"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/revoke"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/status"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/unauthenticate"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/uncordon"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/unmesh"
 )
 
 // addCommands registers the handshake commands, in groups as the help shows them.
@@ -37,7 +40,8 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory, streams genericiooptio
 		&cobra.Group{ID: "lifecycle", Title: "The life of a pairing (provider side):"},
 		&cobra.Group{ID: "cluster", Title: "This cluster:"},
 	)
-	for _, c := range []*cobra.Command{authenticate.NewCmd(f, streams), unauthenticate.NewCmd(f, streams)} {
+	for _, c := range []*cobra.Command{authenticate.NewCmd(f, streams), unauthenticate.NewCmd(f, streams), renew.NewCmd(f, streams),
+		mesh.NewCmd(f, streams), unmesh.NewCmd(f, streams)} {
 		c.GroupID = "oneshot"
 		root.AddCommand(c)
 	}

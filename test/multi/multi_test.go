@@ -87,3 +87,84 @@ func TestFiveConsumersAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// federate runs kubectl-federate with args and returns its stdout, failing the test on a non-zero exit.
+func federate(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), bin, args...)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "NO_COLOR=1", "PATH=/usr/bin:/bin"}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kubectl-federate %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, stderr.String())
+	}
+	return string(out)
+}
+
+// mesh pairs four clusters in every direction (12 directed pairs): each consumer's identity on each
+// provider works in its own tenant namespace and nowhere else; a re-run keeps everything; unmesh removes
+// every pairing between them (the provider's pairings with the five consumers, from the test above, stay).
+func TestMeshOfFour(t *testing.T) {
+	four := clusters[1:5]
+	var files []string
+	for _, c := range four {
+		// The IDs the test above gave them; a fresh cluster would get one of its own.
+		federate(t, "init", "--kubeconfig", c.Kubeconfig, "--cluster-id", c.Name)
+		files = append(files, c.Kubeconfig)
+	}
+	kubeconfigs := strings.Join(files, ",")
+	start := time.Now()
+	table := federate(t, "mesh", "--kubeconfigs", kubeconfigs, "--parallel", "6")
+	t.Logf("mesh of 4 clusters (12 directed pairs) in %s", time.Since(start).Round(time.Millisecond))
+	if n := strings.Count(table, " paired "); n != 12 {
+		t.Fatalf("%d pairs paired, want 12:\n%s", n, table)
+	}
+	for _, c := range four {
+		for _, p := range four {
+			if c == p {
+				continue
+			}
+			data := federate(t, "get", "kubeconfig", "--kubeconfig", c.Kubeconfig, "--remote-cluster-id", p.Name)
+			cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			as := kubernetes.NewForConfigOrDie(cfg)
+			own := "federate-tenant-" + c.Name
+			if _, err := as.CoreV1().ConfigMaps(own).List(t.Context(), metav1.ListOptions{}); err != nil {
+				t.Errorf("%s on %s: its own namespace: %v", c.Name, p.Name, err)
+			}
+			for _, other := range four {
+				if other == c || other == p {
+					continue
+				}
+				if _, err := as.CoreV1().ConfigMaps("federate-tenant-"+other.Name).List(t.Context(), metav1.ListOptions{}); err == nil {
+					t.Errorf("%s on %s reads %s's namespace", c.Name, p.Name, other.Name)
+				}
+			}
+			if _, err := as.CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{}); err == nil {
+				t.Errorf("%s on %s reads default", c.Name, p.Name)
+			}
+		}
+	}
+	again := federate(t, "mesh", "--kubeconfigs", kubeconfigs)
+	if n := strings.Count(again, "already paired"); n != 12 {
+		t.Errorf("a re-run re-paired: %d of 12 kept:\n%s", n, again)
+	}
+	removed := federate(t, "unmesh", "--kubeconfigs", kubeconfigs, "--parallel", "6")
+	if n := strings.Count(removed, " removed "); n != 12 {
+		t.Errorf("%d pairs removed, want 12:\n%s", n, removed)
+	}
+	for _, c := range four {
+		cs := kubernetes.NewForConfigOrDie(c.Config)
+		for _, p := range four {
+			if c == p {
+				continue
+			}
+			if _, err := cs.CoreV1().Namespaces().Get(t.Context(), "federate-tenant-"+p.Name, metav1.GetOptions{}); err == nil {
+				t.Errorf("unmesh left federate-tenant-%s on %s", p.Name, c.Name)
+			}
+		}
+	}
+}

@@ -1,0 +1,115 @@
+// Package mesh implements `kubectl federate mesh`, and the result table that unmesh shares.
+package mesh
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/output"
+)
+
+// Options are the flags of `mesh`.
+type Options struct {
+	Mesh     flags.MeshFlags
+	Issuance flags.IssuanceFlags
+
+	f       *cmdutil.Factory
+	members []*handshake.MeshMember
+	cmdutil.Streams
+}
+
+// NewCmd returns the `mesh` command.
+func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &Options{f: f, Streams: streams}
+	cmd := cmdutil.Wire(&cobra.Command{
+		Use:   "mesh (--kubeconfigs A,B,C... | --contexts A,B,C...) [--parallel N]",
+		Short: "Pair N clusters in every direction, each a consumer of every other",
+		Long: cmdutil.LongDesc(`
+			Pair every named cluster with every other, in both directions: N clusters make N*(N-1)
+			directed pairings, each what "authenticate" makes (its own sandbox, its own identity), run
+			--parallel at a time. Each cluster is initialized once first (with the ID it has, or a new one).
+
+			One line per pair on stderr as it ends; at the end, a table on stdout (pair, result, time).
+			It exits 1 if any pair failed. Running it again finishes only what is missing: a pair whose
+			identity is in place and valid for more than a day is kept. "unmesh" undoes it.`),
+		Example: cmdutil.Examples(`
+			# Four clusters, one kubeconfig each
+			kubectl federate mesh --kubeconfigs a.kubeconfig,b.kubeconfig,c.kubeconfig,d.kubeconfig
+
+			# Three contexts of one kubeconfig, six pairs at once
+			kubectl federate mesh --contexts east,west,north --parallel 6`),
+	}, o)
+	o.Mesh.AddFlags(cmd)
+	o.Issuance.AddFlags(cmd)
+	return cmd
+}
+
+// Complete builds a connection per cluster.
+func (o *Options) Complete(_ *cobra.Command, _ []string) error {
+	if err := o.Mesh.Validate(); err != nil {
+		return cmdutil.Usage(err) // before any connection is built
+	}
+	var err error
+	o.members, err = o.Mesh.Members(o.f, o.Streams)
+	return err
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	if err := o.Mesh.Validate(); err != nil {
+		return err
+	}
+	return o.Issuance.Validate()
+}
+
+// Run pairs every directed pair.
+func (o *Options) Run(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, o.Mesh.Timeout)
+	defer cancel()
+	start := time.Now()
+	printer := o.f.Printer(o.Streams)
+	results, err := handshake.Mesh(ctx, o.members, handshake.MeshOptions{Parallel: o.Mesh.Parallel, OnPair: ProgressLine(printer), RenewBefore: 24 * time.Hour,
+		Issue: handshake.AuthenticateOptions{Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole, Sandbox: o.Issuance.Sandbox,
+			Credential: o.Issuance.Credential.String(), SignerTimeout: o.Issuance.SignerTimeout}})
+	if results != nil {
+		if perr := Table(o.Out, results); perr != nil {
+			return perr
+		}
+		printer.Info(fmt.Sprintf("%d directed pairs in %s", len(results), time.Since(start).Round(time.Millisecond)))
+	}
+	return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Mesh.Timeout.String())
+}
+
+// ProgressLine reports each pair as it ends, one line each, safe from the pairs' goroutines.
+func ProgressLine(p *output.Printer) func(handshake.PairResult) {
+	var mu sync.Mutex
+	return func(r handshake.PairResult) {
+		mu.Lock()
+		defer mu.Unlock()
+		line := fmt.Sprintf("%s -> %s: %s (%s)", r.Consumer, r.Provider, r.Result, r.Wall.Round(time.Millisecond))
+		if r.Err != nil {
+			p.Warn(line + ": " + r.Err.Error())
+			return
+		}
+		p.Info(line)
+	}
+}
+
+// Table prints the results: pair, result, time.
+func Table(out io.Writer, results []handshake.PairResult) error {
+	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
+	fmt.Fprintln(w, "CONSUMER\tPROVIDER\tRESULT\tTIME")
+	for _, r := range results {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.Consumer, r.Provider, r.Result, r.Wall.Round(time.Millisecond))
+	}
+	return w.Flush()
+}

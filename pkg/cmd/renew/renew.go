@@ -1,0 +1,204 @@
+// Package renew implements `kubectl federate renew`.
+package renew
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+)
+
+// Options are the flags of `renew`.
+type Options struct {
+	RemoteClusterID string
+	All             bool
+	ExpiringWithin  time.Duration
+	KubeconfigDir   string
+	Expiration      time.Duration
+	Credential      flags.CredentialFlags
+	KeyAlgorithm    *cmdutil.Enum
+	Pair            *flags.PairFlags
+
+	f       *cmdutil.Factory
+	streams cmdutil.Streams
+	cmdutil.Streams
+}
+
+// NewCmd returns the `renew` command.
+func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &Options{f: f, streams: streams, Streams: streams, Expiration: handshake.DefaultExpiration}
+	cmd := cmdutil.Wire(&cobra.Command{
+		Use:   "renew (--remote-cluster-id PROVIDER --remote-kubeconfig FILE | --all --remote-kubeconfig-dir DIR [--expiring-within D])",
+		Short: "Renew every credential of a pairing with fresh keys and users (consumer and provider at once)",
+		Long: cmdutil.LongDesc(`
+			Renew every credential this (consumer) cluster holds on a provider: the pairing's identity (a new
+			nonce, request and certificate or token, with the sandbox, role and credential kind the provider
+			recorded for it) and each resource slice it imported (asked again with a new key and granted
+			within what it had). Each new credential has a new user, so the old ones are refused afterwards.
+			It needs the provider's kubeconfig, like authenticate.
+
+			--all renews every provider this cluster holds credentials on, or with --expiring-within only
+			those with a credential that expires within that window, reading each provider's kubeconfig from
+			--remote-kubeconfig-dir (a file named after the provider's cluster ID, optionally with .kubeconfig
+			or .yaml). It prints one line per provider and exits 1 if any could not be renewed.`),
+		Example: cmdutil.Examples(`
+			# Renew the pairing with the provider "gpu-farm" and its slices
+			kubectl federate renew --remote-cluster-id gpu-farm --remote-kubeconfig gpu-farm.kubeconfig
+
+			# From a daily cron or CI job on the consumer: renew whatever expires within 30 days
+			kubectl federate renew --all --expiring-within 720h --remote-kubeconfig-dir /etc/federate/providers`),
+	}, o)
+	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster (without --all)")
+	cmd.Flags().BoolVar(&o.All, "all", false, "Renew every provider this cluster holds credentials on (see --expiring-within)")
+	cmd.Flags().DurationVar(&o.ExpiringWithin, "expiring-within", 0, "With --all: only the providers with a credential expiring within this duration, e.g. 720h")
+	cmd.Flags().StringVar(&o.KubeconfigDir, "remote-kubeconfig-dir", "", "With --all: a directory holding one kubeconfig per provider, named after its cluster ID")
+	_ = cmd.MarkFlagDirname("remote-kubeconfig-dir")
+	cmd.Flags().DurationVar(&o.Expiration, "expiration", o.Expiration, "Requested lifetime of the new credentials; the signer or the API server may shorten it")
+	o.Credential.AddFlags(cmd)
+	_ = cmd.Flags().MarkHidden("credential") // the kind recorded for each credential is kept
+	o.KeyAlgorithm = flags.KeyAlgorithm(cmd)
+	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long renewing one provider may take before it is abandoned (exit code 124)")
+	return cmd
+}
+
+// Complete has nothing to resolve before Validate: the clusters are built per provider in Run.
+func (o *Options) Complete(_ *cobra.Command, _ []string) error { return nil }
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	if o.All {
+		switch {
+		case o.RemoteClusterID != "" || o.Pair.Given():
+			return errors.New("--all: renews every provider from --remote-kubeconfig-dir; it takes no --remote-cluster-id or --remote-kubeconfig")
+		case o.KubeconfigDir == "":
+			return errors.New("--remote-kubeconfig-dir: is required with --all")
+		}
+		if st, err := os.Stat(o.KubeconfigDir); err != nil || !st.IsDir() {
+			return fmt.Errorf("--remote-kubeconfig-dir %q: is not a directory", o.KubeconfigDir)
+		}
+	} else {
+		if o.KubeconfigDir != "" || o.ExpiringWithin != 0 {
+			return errors.New("--remote-kubeconfig-dir and --expiring-within: only with --all")
+		}
+		if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
+			return err
+		}
+		if err := o.Pair.Validate(); err != nil {
+			return err
+		}
+	}
+	if o.ExpiringWithin < 0 {
+		return fmt.Errorf("--expiring-within %s: must not be negative", o.ExpiringWithin)
+	}
+	if o.Expiration < handshake.MinExpiration {
+		return fmt.Errorf("--expiration %s: must be at least %s (the Kubernetes CSR API minimum)", o.Expiration, handshake.MinExpiration)
+	}
+	return o.Credential.Validate()
+}
+
+// Run renews one provider, or every due one.
+func (o *Options) Run(ctx context.Context) error {
+	if !o.All {
+		pair, err := o.Pair.Complete(o.streams)
+		if err != nil {
+			return err
+		}
+		return o.renewOne(ctx, pair, o.RemoteClusterID)
+	}
+	local, _, err := flags.Cluster(o.f, o.f.Printer(o.streams).Scoped("local"))
+	if err != nil {
+		return err
+	}
+	report, err := local.Status(ctx, false)
+	if err != nil {
+		return err
+	}
+	due := map[string]*time.Time{} // provider -> its earliest expiry
+	deadline := o.f.ServerNow().Add(o.ExpiringWithin)
+	for _, s := range report.Credentials {
+		if s.Role != handshake.RoleConsumer || s.Kind == handshake.KindExchange || s.NotAfter == nil {
+			continue
+		}
+		if first, ok := due[s.RemoteClusterID]; !ok || s.NotAfter.Before(*first) {
+			due[s.RemoteClusterID] = s.NotAfter
+		}
+	}
+	providers := make([]string, 0, len(due))
+	for p := range due {
+		providers = append(providers, p)
+	}
+	slices.Sort(providers)
+	var errs []error
+	for _, p := range providers {
+		if o.ExpiringWithin > 0 && due[p].After(deadline) {
+			fmt.Fprintf(o.Out, "pairing/%s not due (first expiry %s)\n", p, due[p].UTC().Format(time.RFC3339))
+			continue
+		}
+		if err := o.renewFromDir(ctx, p); err != nil {
+			fmt.Fprintf(o.Out, "pairing/%s failed: %v\n", p, err)
+			errs = append(errs, fmt.Errorf("provider %q: %w", p, err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%d of %d provider(s) not renewed: %w", len(errs), len(providers), errors.Join(errs...))
+	}
+	return nil
+}
+
+// renewFromDir renews one provider with the kubeconfig named after it in --remote-kubeconfig-dir.
+func (o *Options) renewFromDir(ctx context.Context, providerID string) error {
+	var path string
+	for _, name := range []string{providerID, providerID + ".kubeconfig", providerID + ".yaml"} {
+		if st, err := os.Stat(filepath.Join(o.KubeconfigDir, name)); err == nil && !st.IsDir() {
+			path = filepath.Join(o.KubeconfigDir, name)
+			break
+		}
+	}
+	if path == "" {
+		return fmt.Errorf("no kubeconfig for it in --remote-kubeconfig-dir %s (a file %s, %s.kubeconfig or %s.yaml)", o.KubeconfigDir, providerID, providerID, providerID)
+	}
+	remote := cmdutil.NewFactory(o.streams)
+	remote.Flags.KubeConfig = &path
+	printer := o.f.Printer(o.streams)
+	consumer, _, err := flags.Cluster(o.f, printer.Scoped("local"))
+	if err != nil {
+		return err
+	}
+	provider, clients, err := flags.Cluster(remote, printer.Scoped(providerID))
+	if err != nil {
+		return err
+	}
+	return o.renewOne(ctx, &flags.Pair{Printer: printer, Consumer: consumer, Provider: provider, Remote: clients}, providerID)
+}
+
+func (o *Options) renewOne(ctx context.Context, pair *flags.Pair, providerID string) error {
+	ctx, cancel := context.WithTimeout(ctx, o.Pair.Timeout)
+	defer cancel()
+	server, ca, err := kubeconfig.ServerOf(pair.Remote.Config)
+	if err != nil {
+		return err
+	}
+	if self, err := pair.Provider.Load(ctx); err != nil {
+		return fmt.Errorf("provider: %w", err)
+	} else if self.ClusterID != providerID {
+		return fmt.Errorf("--remote-cluster-id %q: the provider's kubeconfig reaches cluster %q", providerID, self.ClusterID)
+	}
+	start := time.Now()
+	res, err := handshake.Renew(ctx, pair.Consumer, pair.Provider, handshake.RenewOptions{APIServer: server, CA: ca, Expiration: o.Expiration,
+		KeyAlgorithm: o.KeyAlgorithm.String(), SignerTimeout: o.Credential.SignerTimeout})
+	if res != nil && res.ControlPlane != nil {
+		fmt.Fprintf(o.Out, "pairing/%s renewed: %s until %s, %d resource slice(s), in %s\n", providerID, res.ControlPlane.User,
+			res.ControlPlane.NotAfter.UTC().Format(time.RFC3339), len(res.Slices), time.Since(start).Round(time.Millisecond))
+	}
+	return o.Pair.TimeoutError(ctx, flags.PairError(err))
+}

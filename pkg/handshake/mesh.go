@@ -1,0 +1,172 @@
+package handshake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+)
+
+// MeshMember is one cluster of a mesh. New returns a fresh view of it for one pair: a Cluster caches what
+// it learns and is not shared between goroutines, while its clients are.
+type MeshMember struct {
+	Name      string // how the user named it: a kubeconfig file or a context
+	New       func(Reporter) *Cluster
+	APIServer string // what the other members' kubeconfigs for it point at
+	CA        []byte
+	ID        string // its cluster ID, once initialized
+}
+
+// Results of a directed pair.
+const (
+	PairPaired  = "paired"
+	PairKept    = "already paired"
+	PairRemoved = "removed"
+	PairFailed  = "failed"
+)
+
+// PairResult is what happened to one directed pair (consumer -> provider).
+type PairResult struct {
+	Consumer, Provider string // cluster IDs
+	Result             string
+	Wall               time.Duration
+	Err                error
+}
+
+// MeshOptions configure Mesh and Unmesh.
+type MeshOptions struct {
+	Parallel int                // directed pairs at once
+	OnPair   func(r PairResult) // called as each pair ends, from its goroutine
+	Issue    AuthenticateOptions
+	// RenewBefore: a pair whose identity expires later than this from now is kept as it is.
+	RenewBefore time.Duration
+}
+
+// initMembers initializes every member at once (each once, so that two pairs never race to give one
+// cluster an ID) and refuses a cluster named twice.
+func initMembers(ctx context.Context, members []*MeshMember) error {
+	errs := make([]error, len(members))
+	var wg sync.WaitGroup
+	for i, m := range members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			self, err := m.New(Discard).Init(ctx, "")
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", m.Name, err)
+				return
+			}
+			m.ID = self.ClusterID
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	seen := map[string]string{}
+	for _, m := range members {
+		if other, ok := seen[m.ID]; ok {
+			return fmt.Errorf("%s and %s are one cluster (ID %q)", other, m.Name, m.ID)
+		}
+		seen[m.ID] = m.Name
+	}
+	return nil
+}
+
+// Mesh pairs every member with every other, in both directions: len(members)*(len(members)-1) directed
+// pairs, o.Parallel at a time. A pair whose identity is in place and valid for longer than o.RenewBefore is
+// kept, so a re-run finishes only what is missing. Each pair's result is reported through o.OnPair and
+// returned; a failed pair does not stop the others.
+func Mesh(ctx context.Context, members []*MeshMember, o MeshOptions) ([]PairResult, error) {
+	if err := initMembers(ctx, members); err != nil {
+		return nil, err
+	}
+	return eachPair(ctx, members, o, func(ctx context.Context, c, p *MeshMember) (string, error) {
+		consumer, provider := c.New(Discard), p.New(Discard)
+		if kept, err := consumer.holdsValid(ctx, p.ID, o.RenewBefore); err != nil || kept {
+			return PairKept, err
+		}
+		opts := o.Issue
+		opts.ConsumerID, opts.ProviderID, opts.APIServer, opts.CA = c.ID, p.ID, p.APIServer, p.CA
+		_, err := Authenticate(ctx, consumer, provider, opts)
+		return PairPaired, err
+	})
+}
+
+// Unmesh removes every directed pairing between the members, o.Parallel at a time.
+func Unmesh(ctx context.Context, members []*MeshMember, o MeshOptions) ([]PairResult, error) {
+	if err := initMembers(ctx, members); err != nil {
+		return nil, err
+	}
+	return eachPair(ctx, members, o, func(ctx context.Context, c, p *MeshMember) (string, error) {
+		return PairRemoved, Unauthenticate(ctx, c.New(Discard), p.New(Discard), UnauthenticateOptions{})
+	})
+}
+
+func eachPair(ctx context.Context, members []*MeshMember, o MeshOptions, do func(context.Context, *MeshMember, *MeshMember) (string, error)) ([]PairResult, error) {
+	type pair struct{ c, p *MeshMember }
+	var pairs []pair
+	for _, c := range members {
+		for _, p := range members {
+			if c != p {
+				pairs = append(pairs, pair{c, p})
+			}
+		}
+	}
+	parallelism := max(o.Parallel, 1)
+	sem := make(chan struct{}, parallelism)
+	results := make([]PairResult, len(pairs))
+	var wg sync.WaitGroup
+	for i, pr := range pairs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			start := time.Now()
+			res, err := do(ctx, pr.c, pr.p)
+			r := PairResult{Consumer: pr.c.ID, Provider: pr.p.ID, Result: res, Wall: time.Since(start), Err: err}
+			if err != nil {
+				r.Result = PairFailed
+			}
+			results[i] = r
+			if o.OnPair != nil {
+				o.OnPair(r)
+			}
+		}()
+	}
+	wg.Wait()
+	var errs []error
+	for _, r := range results {
+		if r.Err != nil {
+			errs = append(errs, fmt.Errorf("%s -> %s: %w", r.Consumer, r.Provider, r.Err))
+		}
+	}
+	return results, errors.Join(errs...)
+}
+
+// holdsValid tells whether this (consumer) cluster holds the pairing identity for providerID, its
+// kubeconfig stored, valid for longer than within.
+func (c *Cluster) holdsValid(ctx context.Context, providerID string, within time.Duration) (bool, error) {
+	u, err := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(SystemNamespace).Get(ctx, IdentityName(providerID), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var id v1alpha1.Identity
+	if err := fromUnstructured(u, &id); err != nil {
+		return false, nil //nolint:nilerr // an unreadable record is renewed, not trusted
+	}
+	if id.Status.NotAfter == nil || id.Status.KubeconfigSecret == "" || !c.now().Add(within).Before(id.Status.NotAfter.Time) {
+		return false, nil
+	}
+	return true, nil
+}
