@@ -217,12 +217,12 @@ func (b *bench) proxied(c *kubeenv.Cluster) (string, error) {
 				return
 			}
 			go func() {
-				defer in.Close()
+				defer func() { _ = in.Close() }()
 				up, err := net.Dial("tcp", u.Host)
 				if err != nil {
 					return
 				}
-				defer up.Close()
+				defer func() { _ = up.Close() }()
 				var wg sync.WaitGroup
 				wg.Add(2)
 				go func() { defer wg.Done(); delayCopy(up, in) }()
