@@ -276,7 +276,7 @@ func delayCopy(dst io.WriteCloser, src io.Reader) {
 
 // hundredTenants issues identities to 100 consumers on one provider, as generate identity does, from
 // requests signed here (each its own handshake key, nonce and CSR), and returns the 1st and the 100th
-// issuance's wall time, each the median of its neighbourhood (1-5, 96-100) to damp noise.
+// issuance's wall time, each the median of its neighbourhood (1-10, 91-100) to damp noise.
 func (b *bench) hundredTenants(ctx context.Context, p *kubeenv.Cluster) (time.Duration, time.Duration, error) {
 	newCluster := func() (*handshake.Cluster, error) {
 		kube, err := kubernetes.NewForConfig(p.Config)
@@ -337,7 +337,7 @@ func (b *bench) hundredTenants(ctx context.Context, p *kubeenv.Cluster) (time.Du
 		slices.Sort(s)
 		return s[len(s)/2]
 	}
-	return med(walls[:5]), med(walls[95:]), nil
+	return med(walls[:10]), med(walls[90:]), nil
 }
 
 // startup is the median wall time of 20 runs of bin with args.
@@ -378,7 +378,7 @@ How each is measured:
   (a delay line, so streams are not slowed further); round trips = wall time / 50 ms;
 - the 100 tenants are issued in one process from requests signed there (each its own handshake key, nonce and
   CSR), each by a fresh client as a separate generate identity would be; 1st and 100th are the medians of
-  issuances 1-5 and 96-100;
+  issuances 1-10 and 91-100;
 - status runs on that provider, 100 Tenants, -o json;
 - --help is the median of 20 runs of each binary, before any control plane starts.
 `)
