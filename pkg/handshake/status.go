@@ -98,7 +98,7 @@ func (c *Cluster) Status(ctx context.Context, check bool) (*StatusReport, error)
 	for i := range slices {
 		slices[i].Cordoned = cordoned[slices[i].RemoteClusterID]
 	}
-	all := slices0(tenants, slices, identities, issuedExchanges, heldExchanges)
+	all := concat(tenants, slices, identities, issuedExchanges, heldExchanges)
 	out := &StatusReport{ClusterID: self.ClusterID, Credentials: all}
 	if out.Credentials == nil {
 		out.Credentials = []CredentialState{}
@@ -112,7 +112,7 @@ func (c *Cluster) Status(ctx context.Context, check bool) (*StatusReport, error)
 	return out, nil
 }
 
-func slices0(parts ...[]CredentialState) []CredentialState {
+func concat(parts ...[]CredentialState) []CredentialState {
 	var out []CredentialState
 	for _, p := range parts {
 		out = append(out, p...)

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
@@ -80,9 +80,9 @@ func printHuman(out io.Writer, info *handshake.ClusterInfo) error {
 		for _, t := range info.Tenants {
 			level, quota := "-", "-"
 			if t.Sandbox != nil {
-				level, quota = dash(t.Sandbox.PodSecurity), dash(handshake.FormatResourceList(t.Sandbox.Quota))
+				level, quota = views.Dash(t.Sandbox.PodSecurity), views.Dash(handshake.FormatResourceList(t.Sandbox.Quota))
 			}
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ConsumerID, t.Namespace, dash(t.Phase), t.Credential, dash(t.ClusterRole), level, quota, expiry(t.NotAfter))
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ConsumerID, t.Namespace, views.Dash(t.Phase), t.Credential, views.Dash(t.ClusterRole), level, quota, views.Expiry(t.NotAfter))
 		}
 	}
 	fmt.Fprintf(w, "\nIDENTITIES (this cluster on providers)\n")
@@ -91,22 +91,8 @@ func printHuman(out io.Writer, info *handshake.ClusterInfo) error {
 	} else {
 		fmt.Fprintln(w, "  PROVIDER\tTYPE\tSLICE\tCREDENTIAL\tAPI SERVER\tKUBECONFIG SECRET\tEXPIRES")
 		for _, i := range info.Identities {
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s/%s\t%s\n", i.ProviderID, i.Type, dash(i.ResourceSlice), i.Credential, i.APIServer, i.Namespace, dash(i.KubeconfigSecret), expiry(i.NotAfter))
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s/%s\t%s\n", i.ProviderID, i.Type, views.Dash(i.ResourceSlice), i.Credential, i.APIServer, i.Namespace, views.Dash(i.KubeconfigSecret), views.Expiry(i.NotAfter))
 		}
 	}
 	return w.Flush()
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func expiry(t *time.Time) string {
-	if t == nil {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
@@ -150,9 +151,9 @@ func (o *Options) printTable(out io.Writer, r *handshake.StatusReport, wide bool
 	fmt.Fprintln(w, strings.Join(cols, "\t"))
 	now := o.now()
 	for _, s := range r.Credentials {
-		row := []string{s.RemoteClusterID, s.Role, s.Kind, dash(s.Name), s.Credential, dash(s.Phase), expires(s.NotAfter), left(s.NotAfter, now), dash(s.PodSecurity), cordonedCol(s)}
+		row := []string{s.RemoteClusterID, s.Role, s.Kind, views.Dash(s.Name), s.Credential, views.Dash(s.Phase), views.Expiry(s.NotAfter), left(s.NotAfter, now), views.Dash(s.PodSecurity), cordonedCol(s)}
 		if wide {
-			row = append(row, dash(s.Namespace), dash(s.User), dash(s.Target))
+			row = append(row, views.Dash(s.Namespace), views.Dash(s.User), views.Dash(s.Target))
 		}
 		if o.Check {
 			row = append(row, check(s.Check))
@@ -160,20 +161,6 @@ func (o *Options) printTable(out io.Writer, r *handshake.StatusReport, wide bool
 		fmt.Fprintln(w, strings.Join(row, "\t"))
 	}
 	return w.Flush()
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func expires(t *time.Time) string {
-	if t == nil {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
 }
 
 // left is the time left, in the largest unit that keeps it readable, or "expired".
