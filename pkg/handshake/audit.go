@@ -48,6 +48,12 @@ func (c *Cluster) operator(ctx context.Context) string {
 	return c.operatorUser
 }
 
+// startOperator sends the operator's SelfSubjectReview in the background, so that the Events recorded at
+// the end of a run need not wait for it.
+func (c *Cluster) startOperator(ctx context.Context) {
+	go c.operator(ctx)
+}
+
 // audit records what this process just did to a pairing as an Event regarding obj (a Tenant on a
 // provider, an Identity on a consumer), on this cluster: the action, the operator's user and the
 // credential's user and expiry when there is one. It is the trail "status --history" and "kubectl get

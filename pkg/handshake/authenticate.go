@@ -27,7 +27,12 @@ type AuthenticateOptions struct {
 // Authenticate runs the manual flow's four steps in one process: the provider creates a nonce, the
 // consumer generates its Tenant, the provider issues the Identity, the consumer imports it.
 func Authenticate(ctx context.Context, consumer, provider *Cluster, o AuthenticateOptions) (*Imported, error) {
-	// The two clusters' initialization does not depend on each other: both at once.
+	// Through a slow link a run costs its dependent round trips, so it sends every request as soon as it
+	// can: the operators' SelfSubjectReviews (for the audit Events at the end) now, both clusters'
+	// initialization at once, every read either side will need with the pair's lock, and each write
+	// alongside the others that do not depend on it.
+	consumer.startOperator(ctx)
+	provider.startOperator(ctx)
 	var pSelf *Self
 	pDone := make(chan error, 1)
 	go func() {
@@ -42,27 +47,49 @@ func Authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 	if cSelf.ClusterID == pSelf.ClusterID {
 		return nil, fmt.Errorf("%w: both have cluster ID %q", ErrSameCluster, cSelf.ClusterID)
 	}
+	defer provider.forgetReads()
+	defer consumer.forgetReads()
+	provider.prefetchIssue(ctx, cSelf.ClusterID)
+	consumer.prefetchImport(ctx, pSelf.ClusterID)
 	// One run per pair at a time; a run that dies leaves a lease that expires with its --timeout.
 	lease := 2 * time.Minute
 	if d, ok := ctx.Deadline(); ok {
 		lease = time.Until(d) + 5*time.Second
 	}
-	unlock, err := provider.lockPair(ctx, cSelf.ClusterID, lease)
+	unlock, contended, err := provider.lockPair(ctx, cSelf.ClusterID, lease)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	if contended {
+		// Read while another run held the pair: they may predate its writes.
+		provider.forgetReads()
+		consumer.forgetReads()
+		provider.prefetchIssue(ctx, cSelf.ClusterID)
+		consumer.prefetchImport(ctx, pSelf.ClusterID)
+	}
 	ttl := o.NonceTTL
 	if ttl == 0 {
 		ttl = DefaultNonceTTL
 	}
-	n, created, err := provider.CreateNonce(ctx, cSelf.ClusterID, ttl)
+	n, created, pruned, err := provider.prepareNonce(ctx, cSelf.ClusterID, ttl)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, pruned())
 	}
-	tenant, err := consumer.GenerateTenant(ctx, TenantOptions{
-		ProviderID: pSelf.ClusterID, Nonce: n.Value, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm,
-	})
+	res, err := authenticate(ctx, consumer, provider, o, cSelf, pSelf, n.Value, created, unlock)
+	if perr := pruned(); perr != nil {
+		provider.report().Warn(perr.Error())
+	}
+	return res, err
+}
+
+// authenticate is the handshake once the pair is locked and the nonce known. A new nonce (created) is
+// used at once, so the consumer's client key stays in memory: nobody else will ever import the answer.
+// A nonce that was there already belongs to a manual handshake in progress, whose key waits in a Secret.
+func authenticate(ctx context.Context, consumer, provider *Cluster, o AuthenticateOptions, cSelf, pSelf *Self, nonceValue string, created bool, unlock func()) (*Imported, error) {
+	tenant, held, err := consumer.generateTenant(ctx, TenantOptions{
+		ProviderID: pSelf.ClusterID, Nonce: nonceValue, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm,
+	}, created)
 	if err != nil {
 		return nil, err
 	}
@@ -72,15 +99,16 @@ func Authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 		Credential: o.Credential, SignerTimeout: o.SignerTimeout,
 	})
 	if errors.Is(err, ErrNoCertificate) && created {
-		// Nothing was issued, and this run made the request on both sides (a new nonce, so a new client key
-		// for it): take it back, so that the clusters are as they were. A nonce it found (a manual flow in
-		// progress) stays, restored, with its waiting key.
-		return nil, errors.Join(err, provider.nonces().Delete(ctx, cSelf.ClusterID), consumer.dropPendingKey(ctx, pSelf.ClusterID))
+		// Nothing was issued, and this run made the request (a new nonce, a key held in memory): take the
+		// nonce back, so that the clusters are as they were. A nonce it found (a manual flow in progress)
+		// stays, restored, with its waiting key.
+		return nil, errors.Join(err, provider.nonces().Delete(ctx, cSelf.ClusterID))
 	}
 	if err != nil {
 		return nil, err
 	}
-	return consumer.ImportIdentity(ctx, identity)
+	// The lock goes as soon as the consumer's kubeconfig and Identity are stored, alongside its Event.
+	return consumer.importIdentity(ctx, identity, held, unlock)
 }
 
 // wrapSide names the side an error comes from, also on an ID conflict, so a command can name its flag.

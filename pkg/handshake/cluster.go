@@ -44,6 +44,8 @@ type Cluster struct {
 
 	operatorOnce sync.Once // operator: the user this process acts as, for audit Events
 	operatorUser string
+
+	early reads // reads sent ahead of the step that needs them (prefetch.go)
 }
 
 // Self is this cluster's federation identity.
@@ -68,7 +70,10 @@ func (c *Cluster) report() Reporter {
 }
 
 func (c *Cluster) nonces() nonce.Store {
-	return nonce.Store{Client: c.Kube, Namespace: SystemNamespace, Labels: TenantLabels, Now: c.Now}
+	return nonce.Store{Client: c.Kube, Namespace: SystemNamespace, Labels: TenantLabels, Now: c.Now,
+		Read: func(ctx context.Context, name string) (*corev1.Secret, error) {
+			return c.secretRead(SystemNamespace, name).take(ctx, c)
+		}}
 }
 
 // Load reads this cluster's ID and handshake key; ErrNotInitialized if init never ran.
@@ -76,17 +81,38 @@ func (c *Cluster) Load(ctx context.Context) (*Self, error) {
 	if c.self != nil {
 		return c.self, nil
 	}
-	cm, err := c.Kube.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, ClusterConfigMap, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
+	rec := c.readRecord(ctx)
+	if apierrors.IsNotFound(rec.cmErr) {
 		return nil, fmt.Errorf("%w (no ConfigMap %s/%s): run kubectl federate init", ErrNotInitialized, SystemNamespace, ClusterConfigMap)
 	}
-	if err != nil {
-		return nil, err
+	if rec.cmErr != nil {
+		return nil, rec.cmErr
 	}
-	if cm.Annotations[installGenAnnot] != installGeneration {
-		c.staleCM = cm
+	if rec.cm.Annotations[installGenAnnot] != installGeneration {
+		c.staleCM = rec.cm
 	}
-	return c.loadKey(ctx, cm)
+	return c.loadKey(rec.cm, rec.key, rec.keyErr)
+}
+
+// record is the cluster's ID ConfigMap and handshake key Secret, as read together.
+type record struct {
+	cm            *corev1.ConfigMap
+	key           *corev1.Secret
+	cmErr, keyErr error
+}
+
+// readRecord reads the ID ConfigMap and the handshake key Secret at once: both names are fixed, so the
+// second read need not wait for the first (one round trip, not two, before anything else can start).
+func (c *Cluster) readRecord(ctx context.Context) record {
+	var rec record
+	_ = parallel(func() error {
+		rec.cm, rec.cmErr = c.Kube.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, ClusterConfigMap, metav1.GetOptions{})
+		return nil
+	}, func() error {
+		rec.key, rec.keyErr = c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, HandshakeKeySecret, metav1.GetOptions{})
+		return nil
+	})
+	return rec
 }
 
 // loadCurrent is Load for what issues or restricts credentials: when the cluster's admission policies,
@@ -108,17 +134,16 @@ func (c *Cluster) loadCurrent(ctx context.Context) (*Self, error) {
 	return self, nil
 }
 
-func (c *Cluster) loadKey(ctx context.Context, cm *corev1.ConfigMap) (*Self, error) {
+func (c *Cluster) loadKey(cm *corev1.ConfigMap, sec *corev1.Secret, secErr error) (*Self, error) {
 	id := cm.Data[clusterIDKey]
 	if err := ValidateClusterID("ConfigMap "+SystemNamespace+"/"+ClusterConfigMap+" data."+clusterIDKey, id); err != nil {
 		return nil, err
 	}
-	sec, err := c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, HandshakeKeySecret, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(secErr) {
 		return nil, fmt.Errorf("%w (no Secret %s/%s): run kubectl federate init", ErrNotInitialized, SystemNamespace, HandshakeKeySecret)
 	}
-	if err != nil {
-		return nil, err
+	if secErr != nil {
+		return nil, secErr
 	}
 	key, err := parsePrivateKey(sec.Data[privateKeyDataKey])
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -57,9 +56,7 @@ func (c *Cluster) deleteCSR(ctx context.Context, obj *certv1.CertificateSigningR
 // a concurrent run for the same nonce has lost, and deletes only its own.
 func (c *Cluster) removeStaleCSRs(ctx context.Context, consumerID string, ours *certv1.CertificateSigningRequest) error {
 	csrs := c.Kube.CertificatesV1().CertificateSigningRequests()
-	// A slice's CSRs (LabelSlice) and an exchange credential's (LabelExchange) belong to other issuances,
-	// which may be running now.
-	list, err := csrs.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(TenantLabels(consumerID)).String() + ",!" + LabelSlice + ",!" + LabelExchange})
+	list, err := c.tenantCSRsRead(consumerID).take(ctx, c)
 	if err != nil {
 		return fmt.Errorf("listing stale CertificateSigningRequests: %w", err)
 	}
@@ -78,45 +75,50 @@ func (c *Cluster) removeStaleCSRs(ctx context.Context, consumerID string, ours *
 }
 
 // approveAndWait approves the CSR this run created (the update carries its resourceVersion, so it applies
-// to that very object, unchanged since), then watches for the certificate for at most signerTimeout
-// (0: DefaultSignerTimeout): past it, ErrNoCertificate.
+// to that very object, unchanged since) and watches for the certificate for at most signerTimeout
+// (0: DefaultSignerTimeout): past it, ErrNoCertificate. The watch starts from the version this run created,
+// at the same time as the approval: the certificate is seen one round trip after the request, not two.
 func (c *Cluster) approveAndWait(ctx context.Context, obj *certv1.CertificateSigningRequest, signerTimeout time.Duration) ([]byte, error) {
 	if signerTimeout <= 0 {
 		signerTimeout = DefaultSignerTimeout
 	}
 	csrs := c.Kube.CertificatesV1().CertificateSigningRequests()
 	name := obj.Name
-	obj = obj.DeepCopy()
-	obj.Status.Conditions = append(obj.Status.Conditions, certv1.CertificateSigningRequestCondition{
+	approved := obj.DeepCopy()
+	approved.Status.Conditions = append(approved.Status.Conditions, certv1.CertificateSigningRequestCondition{
 		Type: certv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "KubectlFederateApproved",
 		Message: "Verified by kubectl federate: nonce, signature and exact subject",
 	})
-	obj, err := csrs.UpdateApproval(ctx, name, obj, metav1.UpdateOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("approving CertificateSigningRequest %s: %w", name, err)
-	}
-	if len(obj.Status.Certificate) > 0 {
-		return obj.Status.Certificate, nil
-	}
 	var cert []byte
 	wctx, cancel := context.WithTimeout(ctx, signerTimeout)
 	defer cancel()
-	err = c.waitFor(wctx, csrs, name, obj.ResourceVersion, func(ev watch.Event) (bool, error) {
-		if ev.Type == watch.Deleted {
-			return false, fmt.Errorf("CertificateSigningRequest %s was deleted before it was signed", name)
-		}
-		o, ok := ev.Object.(*certv1.CertificateSigningRequest)
-		if !ok {
-			return false, nil
-		}
-		for _, cond := range o.Status.Conditions {
-			if cond.Type == certv1.CertificateDenied || cond.Type == certv1.CertificateFailed {
-				return false, fmt.Errorf("CertificateSigningRequest %s: %s: %s", name, cond.Reason, cond.Message)
+	watched := make(chan error, 1)
+	go func() {
+		watched <- c.waitFor(wctx, csrs, name, obj.ResourceVersion, func(ev watch.Event) (bool, error) {
+			if ev.Type == watch.Deleted {
+				return false, fmt.Errorf("CertificateSigningRequest %s was deleted before it was signed", name)
 			}
+			o, ok := ev.Object.(*certv1.CertificateSigningRequest)
+			if !ok {
+				return false, nil
+			}
+			for _, cond := range o.Status.Conditions {
+				if cond.Type == certv1.CertificateDenied || cond.Type == certv1.CertificateFailed {
+					return false, fmt.Errorf("CertificateSigningRequest %s: %s: %s", name, cond.Reason, cond.Message)
+				}
+			}
+			cert = o.Status.Certificate
+			return len(cert) > 0, nil
+		})
+	}()
+	if _, err := csrs.UpdateApproval(ctx, name, approved, metav1.UpdateOptions{}); err != nil {
+		cancel()
+		if werr := <-watched; werr != nil && !errors.Is(werr, context.Canceled) {
+			err = errors.Join(err, werr)
 		}
-		cert = o.Status.Certificate
-		return len(cert) > 0, nil
-	})
+		return nil, fmt.Errorf("approving CertificateSigningRequest %s: %w", name, err)
+	}
+	err := <-watched
 	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
 		// Our bound, not the command's --timeout: the signer is silent, which is a fact about the cluster.
 		return nil, fmt.Errorf("%w: CertificateSigningRequest %s was approved, but no certificate came within %s. "+

@@ -24,20 +24,34 @@ import (
 // policyTimeout bounds the wait for admission to refuse the probes.
 const policyTimeout = 15 * time.Second
 
-// waitQuota watches the sandbox's ResourceQuota until its status enforces its spec.
-func (c *Cluster) waitQuota(ctx context.Context, ns string, applied *corev1.ResourceQuota) error {
-	if apiequality.Semantic.DeepEqual(applied.Spec.Hard, applied.Status.Hard) {
+// applyEnforcedQuota server-side applies the sandbox's ResourceQuota and waits until its status enforces
+// what was applied. The watch starts with the apply, from the current state (resourceVersion ""), so a new
+// quota's first status is seen one round trip after the apply, not two; an apply that answers with an
+// enforced quota (a renewal) ends the wait at once.
+func (c *Cluster) applyEnforcedQuota(ctx context.Context, ns string, want *corev1.ResourceQuota) error {
+	enforced := func(q *corev1.ResourceQuota) bool {
+		return apiequality.Semantic.DeepEqual(q.Spec.Hard, want.Spec.Hard) && apiequality.Semantic.DeepEqual(q.Spec.Hard, q.Status.Hard)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watched := background(func() error {
+		return c.waitFor(wctx, c.Kube.CoreV1().ResourceQuotas(ns), SandboxName, "", func(ev watch.Event) (bool, error) {
+			q, ok := ev.Object.(*corev1.ResourceQuota)
+			return ok && ev.Type != watch.Deleted && enforced(q), nil
+		})
+	})
+	applied, err := c.applyQuota(ctx, ns, want)
+	if err != nil {
+		cancel()
+		_ = watched()
+		return wrapApply("ResourceQuota", ns, err)
+	}
+	if enforced(applied) {
+		cancel()
+		_ = watched()
 		return nil
 	}
-	quotas := c.Kube.CoreV1().ResourceQuotas(ns)
-	err := c.waitFor(ctx, quotas, SandboxName, applied.ResourceVersion, func(ev watch.Event) (bool, error) {
-		q, ok := ev.Object.(*corev1.ResourceQuota)
-		if ev.Type == watch.Deleted {
-			return false, fmt.Errorf("ResourceQuota %s/%s was deleted", ns, SandboxName)
-		}
-		return ok && apiequality.Semantic.DeepEqual(q.Spec.Hard, q.Status.Hard), nil
-	})
-	if err != nil {
+	if err := watched(); err != nil {
 		return fmt.Errorf("waiting for the quota controller to enforce ResourceQuota %s/%s: %w", ns, SandboxName, err)
 	}
 	return nil
@@ -89,16 +103,12 @@ func (c *Cluster) probes(ns, level string) []probe {
 	return ps
 }
 
-// waitEnforced sends each probe as a dry run until the guard it names refuses it. The first probe goes
-// alone: the policies reach admission together, so once it is refused the others are checked at once, all in
-// parallel. On a cluster whose policies were loaded long ago, that is one request per probe.
+// waitEnforced sends each probe as a dry run until the guard it names refuses it, all at once: on a
+// cluster whose policies were loaded long ago, one request per probe and one round trip in all. In a new
+// namespace the policies may need a moment to see its labels; each probe then repeats on its own.
 func (c *Cluster) waitEnforced(ctx context.Context, ns, level string) error {
-	probes := c.probes(ns, level)
-	if err := c.waitRefused(ctx, ns, probes[0]); err != nil {
-		return err
-	}
 	var fns []func() error
-	for _, p := range probes[1:] {
+	for _, p := range c.probes(ns, level) {
 		fns = append(fns, func() error { return c.waitRefused(ctx, ns, p) })
 	}
 	return parallel(fns...)

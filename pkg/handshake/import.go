@@ -2,6 +2,7 @@ package handshake
 
 import (
 	"context"
+	"crypto"
 	"errors"
 	"fmt"
 	"time"
@@ -37,6 +38,26 @@ type Imported struct {
 // Identity in federate-system, and drops the pending key. Importing the same Identity again changes
 // nothing.
 func (c *Cluster) ImportIdentity(ctx context.Context, id *v1alpha1.Identity) (*Imported, error) {
+	return c.importIdentity(ctx, id, nil, nil)
+}
+
+// heldKey is a client key a one-shot run keeps in memory instead of a pending-key Secret: nobody but this
+// process will ever import the answer to its request.
+type heldKey struct {
+	keyPEM []byte // PKCS#8
+	key    crypto.Signer
+	user   string
+	macKey []byte // the nonce-derived key of the identity's integrity MACs
+}
+
+// importIdentity is ImportIdentity for a request whose key this process holds (held), or whose key waits
+// in the pending-key Secret (held nil). stored, if set, runs alongside the writes of the kubeconfig and the
+// Identity.
+func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, held *heldKey, stored func()) (*Imported, error) {
+	defer c.forgetReads()
+	if id != nil && ValidateClusterID("provider", id.Spec.ClusterID) == nil {
+		c.prefetchImport(ctx, id.Spec.ClusterID)
+	}
 	self, err := c.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -52,7 +73,15 @@ func (c *Cluster) ImportIdentity(ctx context.Context, id *v1alpha1.Identity) (*I
 
 	var kubeconfigYAML, macKey []byte
 	if err := step(r, "Matching the credential with this cluster's request", "Credential answers this cluster's request; every field is as the provider issued it", func() error {
-		pending, err := secrets.Get(ctx, PendingKeySecretName(providerID), metav1.GetOptions{})
+		var pending *corev1.Secret
+		if held != nil {
+			pending = &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Name: "(in memory)", Annotations: map[string]string{userAnnotation: held.user}},
+				Data:       map[string][]byte{privateKeyKey: held.keyPEM, integrityKey: held.macKey},
+			}
+		} else {
+			pending, err = c.secretRead(SystemNamespace, PendingKeySecretName(providerID)).take(ctx, c)
+		}
 		if apierrors.IsNotFound(err) {
 			same, err := c.sameKubeconfigCredential(ctx, providerID, id)
 			if err != nil || same {
@@ -97,29 +126,52 @@ func (c *Cluster) ImportIdentity(ctx context.Context, id *v1alpha1.Identity) (*I
 	if res.AlreadyImported {
 		return res, nil
 	}
-	if err := step(r, "Storing the kubeconfig", "Kubeconfig stored in Secret "+SystemNamespace+"/"+res.KubeconfigSecret, func() error {
-		return c.storeKubeconfig(ctx, providerID, kubeconfigYAML, macKey)
+	c.startOperator(ctx) // for the Event, once the identity is known to be this cluster's
+	// A held key's run may still find an older request's waiting key, which goes with the writes; a stored
+	// pending key goes only once the kubeconfig that replaces it is stored.
+	dropStale := false
+	if held != nil {
+		_, sent, gerr := c.secretRead(SystemNamespace, PendingKeySecretName(providerID)).taken(ctx, c)
+		dropStale = !sent || !apierrors.IsNotFound(gerr)
+	}
+	dropPending := func() error {
+		return ignoreNotFound(secrets.Delete(ctx, PendingKeySecretName(providerID), metav1.DeleteOptions{}))
+	}
+	// The kubeconfig and the Identity do not depend on each other: both at once; the Event goes as soon
+	// as the kubeconfig (the credential) is stored. A one-shot run's lock on the pair goes with them
+	// (stored): it guards the provider's issuance, and a run that takes it next needs several round trips
+	// to the provider before it writes here.
+	if err := parallel(func() error {
+		err := step(r, "Storing the kubeconfig", "Kubeconfig stored in Secret "+SystemNamespace+"/"+res.KubeconfigSecret, func() error {
+			return c.storeKubeconfig(ctx, providerID, kubeconfigYAML, macKey)
+		})
+		if err != nil {
+			return err
+		}
+		c.audit(ctx, identityObject(providerID, IdentityName(providerID)), EventImported,
+			"identity ("+orCertificate(id.Spec.Credential)+") on provider "+providerID+" imported", cred)
+		return nil
+	}, func() error {
+		return step(r, "Recording the Identity", "Identity "+SystemNamespace+"/"+IdentityName(providerID)+" recorded", func() error {
+			return c.applyIdentity(ctx, id, res)
+		})
+	}, func() error {
+		if stored != nil {
+			stored()
+		}
+		if dropStale {
+			return dropPending()
+		}
+		return nil
 	}); err != nil {
 		return nil, err
 	}
-	if err := step(r, "Recording the Identity", "Identity "+SystemNamespace+"/"+IdentityName(providerID)+" recorded", func() error {
-		return c.applyIdentity(ctx, id, res)
-	}); err != nil {
-		return nil, err
+	if held == nil {
+		if err := dropPending(); err != nil {
+			return nil, err
+		}
 	}
-	err = secrets.Delete(ctx, PendingKeySecretName(providerID), metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, err
-	}
-	c.audit(ctx, identityObject(providerID, IdentityName(providerID)), EventImported,
-		"identity ("+orCertificate(id.Spec.Credential)+") on provider "+providerID+" imported", cred)
 	return res, nil
-}
-
-// dropPendingKey deletes the client key waiting for a provider's answer, when the request it was made for
-// is withdrawn.
-func (c *Cluster) dropPendingKey(ctx context.Context, providerID string) error {
-	return ignoreNotFound(c.Kube.CoreV1().Secrets(SystemNamespace).Delete(ctx, PendingKeySecretName(providerID), metav1.DeleteOptions{}))
 }
 
 // sameKubeconfigCredential tells whether the identity is the one already imported: the stored kubeconfig
@@ -142,7 +194,15 @@ func (c *Cluster) storeKubeconfig(ctx context.Context, providerID string, data, 
 		Type:       corev1.SecretTypeOpaque,
 		Data:       map[string][]byte{KubeconfigKey: data, integrityKey: macKey},
 	}
-	_, err := secrets.Create(ctx, sec, metav1.CreateOptions{})
+	// Replaced if an early read found it (a renewal), else created; either guess, if wrong, falls back.
+	existing, sent, err := c.secretRead(SystemNamespace, sec.Name).taken(ctx, c)
+	if sent && err == nil && existing != nil {
+		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	_, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
 	}
@@ -170,8 +230,18 @@ func (c *Cluster) applyIdentityNamed(ctx context.Context, name string, labels ma
 		return err
 	}
 	unstructured.RemoveNestedField(u.Object, "status")
-	if _, err := identities.Apply(ctx, obj.Name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+	applySpec := func() error {
+		_, err := identities.Apply(ctx, obj.Name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 		return err
+	}
+	// The status can only be applied to an Identity that exists: with the spec when an early read found
+	// it (a renewal), else after it.
+	existing, sent, gerr := c.objectRead(v1alpha1.IdentityGVR, SystemNamespace, name).taken(ctx, c)
+	concurrent := sent && gerr == nil && existing != nil
+	if !concurrent {
+		if err := applySpec(); err != nil {
+			return err
+		}
 	}
 	notAfter := metav1.NewTime(res.NotAfter)
 	status := &v1alpha1.Identity{
@@ -179,12 +249,26 @@ func (c *Cluster) applyIdentityNamed(ctx context.Context, name string, labels ma
 		ObjectMeta: metav1.ObjectMeta{Name: obj.Name, Namespace: SystemNamespace},
 		Status:     v1alpha1.IdentityStatus{User: res.User, NotAfter: &notAfter, KubeconfigSecret: res.KubeconfigSecret},
 	}
-	if u, err = toUnstructured(status); err != nil {
+	su, err := toUnstructured(status)
+	if err != nil {
 		return err
 	}
-	unstructured.RemoveNestedField(u.Object, "spec")
-	_, err = identities.ApplyStatus(ctx, obj.Name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
-	return err
+	unstructured.RemoveNestedField(su.Object, "spec")
+	applyStatus := func() error {
+		_, err := identities.ApplyStatus(ctx, obj.Name, su, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+		return err
+	}
+	if !concurrent {
+		return applyStatus()
+	}
+	if err := parallel(applySpec, applyStatus); !apierrors.IsNotFound(err) {
+		return err
+	}
+	// Deleted since it was read: the spec makes it again, then the status.
+	if err := applySpec(); err != nil {
+		return err
+	}
+	return applyStatus()
 }
 
 // GetKubeconfig (consumer) returns the kubeconfig stored for a provider.

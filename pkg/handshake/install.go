@@ -28,19 +28,20 @@ func (c *Cluster) Init(ctx context.Context, wantID string) (*Self, error) {
 		return c.self, nil
 	}
 	r := c.report()
-	cm, err := c.Kube.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, ClusterConfigMap, metav1.GetOptions{})
+	rec := c.readRecord(ctx)
+	cm := rec.cm
 	switch {
-	case apierrors.IsNotFound(err):
+	case apierrors.IsNotFound(rec.cmErr):
 		cm = nil
-	case err != nil:
-		return nil, err
+	case rec.cmErr != nil:
+		return nil, rec.cmErr
 	}
 	if cm != nil {
 		if have := cm.Data[clusterIDKey]; wantID != "" && have != wantID {
 			return nil, &IDConflictError{Want: wantID, Have: have}
 		}
 		if cm.Annotations[installGenAnnot] == installGeneration {
-			self, err := c.loadKey(ctx, cm)
+			self, err := c.loadKey(cm, rec.key, rec.keyErr)
 			if err == nil {
 				r.Info(fmt.Sprintf("Cluster %q already initialized", self.ClusterID))
 			}
@@ -48,7 +49,7 @@ func (c *Cluster) Init(ctx context.Context, wantID string) (*Self, error) {
 		}
 	}
 	var self *Self
-	err = step(r, "Initializing the cluster", "Cluster initialized", func() error {
+	err := step(r, "Initializing the cluster", "Cluster initialized", func() error {
 		var err error
 		self, err = c.install(ctx, cm, wantID)
 		return err
@@ -145,7 +146,8 @@ func (c *Cluster) install(ctx context.Context, cm *corev1.ConfigMap, wantID stri
 		c.self = &Self{ClusterID: cm.Data[clusterIDKey], PublicKey: pub, privateKey: priv}
 		return c.self, nil
 	}
-	return c.loadKey(ctx, cm)
+	sec, err := c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, HandshakeKeySecret, metav1.GetOptions{})
+	return c.loadKey(cm, sec, err)
 }
 
 // defaultClusterID derives a stable ID from the kube-system namespace's UID: "cluster-" and its first 8

@@ -2,6 +2,7 @@ package handshake
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
@@ -57,6 +58,13 @@ const (
 // binds the tenant role to the new user and returns the Identity for the consumer, its fields sealed with
 // MACs keyed from the nonce. Re-running it for a Tenant already issued returns the same Identity.
 func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.Identity, error) {
+	// Everything this issuance reads, sent now, alongside the cluster's own record; forgotten at the end,
+	// so a later run in this process reads afresh.
+	defer c.forgetReads()
+	if ValidateClusterID("consumer", o.ConsumerID) == nil {
+		c.prefetchIssue(ctx, o.ConsumerID)
+		c.startOperator(ctx)
+	}
 	self, err := c.loadCurrent(ctx)
 	if err != nil {
 		return nil, err
@@ -86,16 +94,16 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	csrHash := hex.EncodeToString(sum[:])
 	r := c.report()
 	ns := TenantNamespace(o.ConsumerID)
-	tenants := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns)
 
 	// Everything up to the CSR only reads.
-	renewal := false
-	u, err := tenants.Get(ctx, o.ConsumerID, metav1.GetOptions{})
+	renewal, tenantFound := false, false
+	u, err := c.objectRead(v1alpha1.TenantGVR, ns, o.ConsumerID).take(ctx, c)
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return nil, fmt.Errorf("reading Tenant %s/%s: %w", ns, o.ConsumerID, err)
 	default:
+		tenantFound = true
 		var recorded v1alpha1.Tenant
 		if err := fromUnstructured(u, &recorded); err != nil {
 			return nil, fmt.Errorf("tenant %s/%s: %w", ns, o.ConsumerID, err)
@@ -125,6 +133,14 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 			rec, err := c.nonces().Record(ctx, o.ConsumerID)
 			if err != nil || string(rec[recordUser]) != st.User || len(rec[recordIntegrityKey]) == 0 {
 				return nil, fmt.Errorf("an identity was already issued for this request, but its integrity key is gone (a new nonce replaced it): have the consumer generate a new Tenant from a new nonce")
+			}
+			// The status is recorded alongside the binding, so a run that failed to bind left it behind: the
+			// binding of the recorded user is made again (the same user, nothing new granted).
+			if err := parallel(
+				func() error { return c.bindRole(ctx, ns, st.User, cmp.Or(st.ClusterRole, o.ClusterRole), o.ConsumerID) },
+				func() error { return c.rebindExtra(ctx, o.ConsumerID, st.User, cmp.Or(st.ClusterRole, o.ClusterRole)) },
+			); err != nil {
+				return nil, fmt.Errorf("binding the identity already issued: %w", err)
 			}
 			r.Info("An identity was already issued for this request; returning it again")
 			return c.identityFor(self.ClusterID, o, tenant, st.Certificate, "", rec[recordIntegrityKey]), nil
@@ -160,33 +176,50 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		mode = CredentialCertificate
 	}
 
-	// The request is genuine. The CSR is created before the nonce is used, so that a failure to create it
-	// leaves the nonce for a re-run; it stays unapproved until the nonce is ours.
-	// Meanwhile, a tenant namespace that is not ours is refused before anything is issued.
+	// The request is genuine. A tenant namespace that is not ours is refused before anything is written.
+	if err := c.checkOwnNamespace(ctx, ns, tenantOwner(o.ConsumerID)); err != nil {
+		return nil, err
+	}
+	// Then, all at once: the CSR is created, the nonce is used up (so it can never issue twice; nothing is
+	// approved or bound before), and a sandbox that is already there (a renewal) is converged. A new
+	// sandbox waits for the certificate instead, so that a signer that issues nothing leaves nothing behind.
+	ownNS, _ := c.namespaceRead(ns).peek(ctx, c)
+	sandboxEarly := tenantFound && ownNS != nil && ownNS.DeletionTimestamp == nil
+	record := map[string][]byte{recordIntegrityKey: integrityKey, recordUser: []byte(user)}
 	var req *certv1.CertificateSigningRequest
-	if mode != CredentialToken {
-		if err := step(r, "Requesting the client certificate", "CertificateSigningRequest created", func() error {
-			return parallel(func() error {
+	var consumeErr, csrErr error
+	sandboxDone := func() error { return nil }
+	if sandboxEarly {
+		sandboxDone = background(func() error { return c.buildSandbox(ctx, ns, o, nil) })
+	}
+	_ = parallel(func() error {
+		if mode != CredentialToken {
+			csrErr = step(r, "Requesting the client certificate", "CertificateSigningRequest created", func() error {
 				req, err = c.createCSR(ctx, o.ConsumerID, TenantLabels(o.ConsumerID), tenant.Spec.CSR, o.Expiration)
 				return err
-			}, func() error { return c.checkOwnNamespace(ctx, ns, tenantOwner(o.ConsumerID)) })
-		}); err != nil {
-			if req != nil {
-				c.deleteCSR(ctx, req)
-			}
-			return nil, err
+			})
 		}
-		defer c.deleteCSR(ctx, req)
+		return nil
+	}, func() error {
+		consumeErr = step(r, "Consuming the nonce", "Nonce consumed", func() error {
+			return c.nonces().Consume(ctx, n, record)
+		})
+		return nil
+	})
+	defer func() {
+		if req != nil {
+			c.deleteCSR(ctx, req)
+		}
+	}()
+	if csrErr != nil || consumeErr != nil && (!errors.Is(consumeErr, nonce.ErrUsed) || req == nil) {
+		err := errors.Join(csrErr, consumeErr, sandboxDone())
+		if consumeErr == nil {
+			// The nonce is ours and nothing was issued: put it back for a re-run.
+			err = errors.Join(err, c.nonces().Restore(ctx, n))
+		}
+		return nil, err
 	}
-
-	// Use the nonce up before anything is approved or bound, so it can never issue twice.
-	record := map[string][]byte{recordIntegrityKey: integrityKey, recordUser: []byte(user)}
-	if err := step(r, "Consuming the nonce", "Nonce consumed", func() error {
-		return c.nonces().Consume(ctx, n, record)
-	}); err != nil {
-		if !errors.Is(err, nonce.ErrUsed) || req == nil {
-			return nil, err
-		}
+	if consumeErr != nil {
 		// A concurrent run for the same nonce won. It issues for the same user and client key, so
 		// wait for its certificate instead of failing.
 		var cert []byte
@@ -201,19 +234,20 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 			}
 			return nil
 		}); err != nil {
+			return nil, errors.Join(err, sandboxDone())
+		}
+		if err := sandboxDone(); err != nil {
 			return nil, err
 		}
 		return c.identityFor(self.ClusterID, o, tenant, cert, "", integrityKey), nil
 	}
 
 	// Stale CSRs are cleared meanwhile.
-	staleDone := make(chan error, 1)
+	staleDone := func() error { return nil }
 	if req != nil {
-		go func() { staleDone <- c.removeStaleCSRs(ctx, o.ConsumerID, req) }()
-	} else {
-		staleDone <- nil
+		staleDone = background(func() error { return c.removeStaleCSRs(ctx, o.ConsumerID, req) })
 	}
-	// The certificate comes before the sandbox, so that a signer that issues nothing leaves nothing
+	// The certificate comes before a new sandbox, so that a signer that issues nothing leaves nothing
 	// behind: the nonce is put back and no namespace was made. It is authorized for nothing until the
 	// RoleBinding names its user, which happens only once the sandbox holds.
 	var certPEM []byte
@@ -246,26 +280,19 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 			mode, certPEM = CredentialToken, nil
 		case errors.Is(err, ErrNoCertificate):
 			c.deleteCSR(ctx, req)
-			err = errors.Join(err, <-staleDone)
+			err = errors.Join(err, staleDone(), sandboxDone())
 			if rerr := c.nonces().Restore(ctx, n); rerr != nil {
 				return nil, errors.Join(err, fmt.Errorf("the nonce stays used, so the consumer needs a new one: %w", rerr))
 			}
 			return nil, err
 		default:
-			return nil, errors.Join(err, <-staleDone)
+			return nil, errors.Join(err, staleDone(), sandboxDone())
 		}
 	}
-	if err := errors.Join(step(r, "Building the sandbox "+ns, "Sandbox "+ns+" ready (Pod Security "+o.Sandbox.PodSecurity+", quota, limits, network policy)", func() error {
-		if err := c.ensureSandbox(ctx, ns, tenantOwner(o.ConsumerID), o.Sandbox); err != nil {
-			return err
-		}
-		t := &v1alpha1.Tenant{
-			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
-			ObjectMeta: metav1.ObjectMeta{Name: o.ConsumerID, Namespace: ns, Labels: TenantLabels(o.ConsumerID)},
-			Spec:       tenant.Spec,
-		}
-		return c.applyTyped(ctx, v1alpha1.TenantGVR, ns, t)
-	}), <-staleDone); err != nil {
+	if !sandboxEarly {
+		sandboxDone = background(func() error { return c.buildSandbox(ctx, ns, o, tenant) })
+	}
+	if err := errors.Join(sandboxDone(), staleDone()); err != nil {
 		return nil, err
 	}
 	var token string
@@ -286,37 +313,48 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 			return nil, err
 		}
 	}
-	if err := step(r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns+" and the consumer's extra namespaces", func() error {
-		// The tenant namespace and every extra namespace: the new user everywhere, no older one anywhere.
-		jobs := []func() error{
-			func() error { return c.bindRole(ctx, ns, user, o.ClusterRole, o.ConsumerID) },
-			func() error { return c.rebindExtra(ctx, o.ConsumerID, user, o.ClusterRole) },
-		}
-		if err := parallel(jobs...); err != nil {
-			return err
-		}
-		// Bound to nothing from now on, the tokens of earlier issuances die with their ServiceAccounts.
-		keep := ""
-		if mode == CredentialToken {
-			keep = user
-		}
-		return c.deleteCredentialAccounts(ctx, ns, keep)
-	}); err != nil {
-		return nil, err
-	}
 	na := metav1.NewTime(notAfter)
 	reason := EventIssued
 	if renewal {
 		reason = EventRenewed
 	}
+	// The last writes, all at once: the bindings, the Tenant's record (a re-run of the same request that
+	// finds it binds again, should a binding have failed here), the Event, and the CSR, which is done with.
 	if err := parallel(func() error {
-		return step(r, "Recording the issuance in the Tenant status", "Tenant status updated", func() error {
-			return c.applyTenantStatus(ctx, o.ConsumerID, v1alpha1.TenantStatus{Phase: PhaseActive, PinnedPublicKey: tenant.Spec.PublicKey, User: user,
-				CSRHash: csrHash, Certificate: certPEM, NotAfter: &na, Credential: credential, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status()})
+		return step(r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns+" and the consumer's extra namespaces", func() error {
+			// The tenant namespace and every extra namespace: the new user everywhere, no older one anywhere.
+			// Bound to nothing from now on, the tokens of earlier issuances die with their ServiceAccounts.
+			keep := ""
+			if mode == CredentialToken {
+				keep = user
+			}
+			return parallel(
+				func() error { return c.bindRole(ctx, ns, user, o.ClusterRole, o.ConsumerID) },
+				func() error { return c.rebindExtra(ctx, o.ConsumerID, user, o.ClusterRole) },
+				func() error { return c.deleteCredentialAccounts(ctx, ns, keep) },
+			)
+		})
+	}, func() error {
+		return step(r, "Recording the issuance in the Tenant", "Tenant updated", func() error {
+			return parallel(func() error {
+				if sandboxEarly { // not recorded with the sandbox (the Tenant exists): only now is the request known to issue
+					return c.applyTenantSpec(ctx, ns, o.ConsumerID, tenant)
+				}
+				return nil
+			}, func() error {
+				return c.applyTenantStatus(ctx, o.ConsumerID, v1alpha1.TenantStatus{Phase: PhaseActive, PinnedPublicKey: tenant.Spec.PublicKey, User: user,
+					CSRHash: csrHash, Certificate: certPEM, NotAfter: &na, Credential: credential, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status()})
+			})
 		})
 	}, func() error {
 		c.audit(ctx, tenantObject(o.ConsumerID), reason, "identity ("+credential+") issued to consumer "+o.ConsumerID+" in "+ns,
 			&Credential{User: user, NotAfter: notAfter})
+		return nil
+	}, func() error {
+		if req != nil {
+			c.deleteCSR(ctx, req)
+			req = nil
+		}
 		return nil
 	}); err != nil {
 		return nil, err
@@ -419,4 +457,26 @@ func (c *Cluster) alreadyIssued(st v1alpha1.TenantStatus, tenant *v1alpha1.Tenan
 		return false
 	}
 	return CheckCSRSubject(csr, st.User) == nil && cert.Subject.CommonName == st.User && samePublicKey(cert.PublicKey, csr.PublicKey)
+}
+
+// buildSandbox converges the consumer's tenant namespace and, when tenant is given, records its request in
+// the Tenant.
+func (c *Cluster) buildSandbox(ctx context.Context, ns string, o IssueOptions, tenant *v1alpha1.Tenant) error {
+	return step(c.report(), "Building the sandbox "+ns, "Sandbox "+ns+" ready (Pod Security "+o.Sandbox.PodSecurity+", quota, limits, network policy)", func() error {
+		var also []func() error
+		if tenant != nil {
+			also = append(also, func() error { return c.applyTenantSpec(ctx, ns, o.ConsumerID, tenant) })
+		}
+		return c.ensureSandbox(ctx, ns, tenantOwner(o.ConsumerID), o.Sandbox, also...)
+	})
+}
+
+// applyTenantSpec records the consumer's request in its Tenant.
+func (c *Cluster) applyTenantSpec(ctx context.Context, ns, consumerID string, tenant *v1alpha1.Tenant) error {
+	t := &v1alpha1.Tenant{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
+		ObjectMeta: metav1.ObjectMeta{Name: consumerID, Namespace: ns, Labels: TenantLabels(consumerID)},
+		Spec:       tenant.Spec,
+	}
+	return c.applyTyped(ctx, v1alpha1.TenantGVR, ns, t)
 }

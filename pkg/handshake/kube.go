@@ -32,6 +32,21 @@ func parallel(fns ...func() error) error {
 	return errors.Join(errs...)
 }
 
+// background runs fn in a goroutine and returns what waits for its error; the waiter may be called more
+// than once.
+func background(fn func() error) func() error {
+	done := make(chan struct{})
+	var err error
+	go func() {
+		defer close(done)
+		err = fn()
+	}()
+	return func() error {
+		<-done
+		return err
+	}
+}
+
 // watcher is what waitFor needs of a client: namespaced or not, typed or dynamic.
 type watcher interface {
 	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
@@ -110,7 +125,7 @@ func (c *Cluster) createNamespace(ctx context.Context, name string, labels map[s
 	if existing.DeletionTimestamp == nil {
 		return nil
 	}
-	if err := c.waitDeleted(ctx, nss, name, existing.ResourceVersion); err != nil {
+	if err := c.waitDeleted(ctx, deletable[*corev1.Namespace](nss), name, existing.ResourceVersion); err != nil {
 		return fmt.Errorf("waiting for namespace %s to finish terminating: %w", name, err)
 	}
 	_, err = nss.Create(ctx, ns, metav1.CreateOptions{})
@@ -118,10 +133,47 @@ func (c *Cluster) createNamespace(ctx context.Context, name string, labels map[s
 }
 
 // waitDeleted waits until the named object is gone.
-func (c *Cluster) waitDeleted(ctx context.Context, w watcher, name, resourceVersion string) error {
-	return c.waitFor(ctx, w, name, resourceVersion, func(ev watch.Event) (bool, error) {
-		return ev.Type == watch.Deleted, nil
-	})
+func (c *Cluster) waitDeleted(ctx context.Context, w deletionWatcher, name, resourceVersion string) error {
+	for {
+		err := c.waitFor(ctx, w, name, resourceVersion, func(ev watch.Event) (bool, error) {
+			return ev.Type == watch.Deleted, nil
+		})
+		if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+			return err
+		}
+		// An object unchanged for long has a resourceVersion older than the API server's watch cache
+		// keeps ("too old resource version"): read it again and watch from now.
+		if resourceVersion, err = w.currentVersion(ctx, name); apierrors.IsNotFound(err) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
+
+// deletionWatcher is what waitDeleted needs of a client: a watch, and the object's current version.
+type deletionWatcher interface {
+	watcher
+	currentVersion(ctx context.Context, name string) (string, error)
+}
+
+// getWatcher is a typed client of one resource.
+type getWatcher[T metav1.Object] interface {
+	watcher
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+}
+
+// deletable makes a typed client a deletionWatcher.
+func deletable[T metav1.Object](w getWatcher[T]) deletionWatcher { return typedDeletion[T]{w} }
+
+type typedDeletion[T metav1.Object] struct{ getWatcher[T] }
+
+func (t typedDeletion[T]) currentVersion(ctx context.Context, name string) (string, error) {
+	o, err := t.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	return o.GetResourceVersion(), nil
 }
 
 // applyTyped server-side-applies a typed object through the dynamic client.

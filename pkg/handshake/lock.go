@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -19,8 +20,9 @@ import (
 
 // lockPair takes a Lease in the provider's federate-system namespace for one consumer, so concurrent
 // authenticate runs for the same pair take turns instead of interleaving their steps. A lease left by a
-// run that died expires after ttl. The returned function releases it.
-func (c *Cluster) lockPair(ctx context.Context, consumerID string, ttl time.Duration) (func(), error) {
+// run that died expires after ttl. The returned function releases it; contended tells whether another
+// run held it first (so what was read before it was taken may predate that run's writes).
+func (c *Cluster) lockPair(ctx context.Context, consumerID string, ttl time.Duration) (release func(), contended bool, err error) {
 	leases := c.Kube.CoordinationV1().Leases(SystemNamespace)
 	name := "authenticate-" + consumerID
 	host, _ := os.Hostname()
@@ -35,28 +37,32 @@ func (c *Cluster) lockPair(ctx context.Context, consumerID string, ttl time.Dura
 		}
 		created, err := leases.Create(ctx, lease, metav1.CreateOptions{})
 		if err == nil {
+			var once sync.Once
 			release := func() {
-				dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-				defer cancel()
-				_ = leases.Delete(dctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &created.UID}})
+				once.Do(func() {
+					dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+					defer cancel()
+					_ = leases.Delete(dctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &created.UID}})
+				})
 			}
-			return release, nil
+			return release, contended, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("taking Lease %s/%s: %w", SystemNamespace, name, err)
+			return nil, false, fmt.Errorf("taking Lease %s/%s: %w", SystemNamespace, name, err)
 		}
+		contended = true
 		held, err := leases.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if expired(held, c.now()) || holderDead(held) {
 			// Its holder died: remove exactly that lease and try again.
 			err := leases.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &held.UID, ResourceVersion: &held.ResourceVersion}})
 			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-				return nil, err
+				return nil, false, err
 			}
 			continue
 		}
@@ -65,10 +71,10 @@ func (c *Cluster) lockPair(ctx context.Context, consumerID string, ttl time.Dura
 			waited = true
 		}
 		wctx, cancel := context.WithDeadline(ctx, leaseExpiry(held))
-		err = c.waitDeleted(wctx, leases, name, held.ResourceVersion)
+		err = c.waitDeleted(wctx, deletable[*coordv1.Lease](leases), name, held.ResourceVersion)
 		cancel()
 		if err != nil && ctx.Err() != nil {
-			return nil, fmt.Errorf("waiting for the other authenticate run: %w", err)
+			return nil, false, fmt.Errorf("waiting for the other authenticate run: %w", err)
 		}
 	}
 }

@@ -41,8 +41,9 @@ type PairResult struct {
 
 // MeshOptions configure Mesh and Unmesh.
 type MeshOptions struct {
-	Parallel int                // directed pairs at once
-	OnPair   func(r PairResult) // called as each pair ends, from its goroutine
+	Parallel int                             // directed pairs at once
+	OnStart  func(consumer, provider string) // called as each pair starts, from its goroutine
+	OnPair   func(r PairResult)              // called as each pair ends, from its goroutine
 	Issue    AuthenticateOptions
 	// RenewBefore: a pair whose identity expires later than this from now is kept as it is.
 	RenewBefore time.Duration
@@ -129,6 +130,9 @@ func eachPair(ctx context.Context, members []*MeshMember, o MeshOptions, do func
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if o.OnStart != nil {
+				o.OnStart(pr.c.ID, pr.p.ID)
+			}
 			start := time.Now()
 			res, err := do(ctx, pr.c, pr.p)
 			r := PairResult{Consumer: pr.c.ID, Provider: pr.p.ID, Result: res, Wall: time.Since(start), Err: err}

@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
@@ -71,12 +70,7 @@ func (c *Cluster) grantedNamespaces(ctx context.Context, consumerID string) ([]c
 
 // namespacesOf lists a consumer's namespaces of the given kinds.
 func (c *Cluster) namespacesOf(ctx context.Context, consumerID string, kinds ...string) ([]corev1.Namespace, error) {
-	sel := labels.SelectorFromSet(TenantLabels(consumerID)).String() + "," + LabelNamespaceKind + " in (" + strings.Join(kinds, ",") + ")"
-	l, err := c.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
-		return nil, fmt.Errorf("listing the namespaces of consumer %q: %w", consumerID, err)
-	}
-	return l.Items, nil
+	return c.namespacesOfRead(consumerID, kinds...).take(ctx, c)
 }
 
 // rebindExtra binds the pairing's new user in every extra namespace of the consumer (renewal).

@@ -41,9 +41,25 @@ func (c *Cluster) CreateNonce(ctx context.Context, consumerID string, ttl time.D
 	return n, created, nil
 }
 
-// pruneNonces removes expired nonces and says which.
-func (c *Cluster) pruneNonces(ctx context.Context) ([]string, error) {
-	removed, err := c.nonces().PruneExpired(ctx)
+// prepareNonce (provider, one shot) returns the consumer's unexpired unused nonce (created false: a manual
+// flow is in progress), or a new one that its consumption will store (created true: see nonce.Prepare).
+// Expired nonces of other consumers are removed meanwhile; wait for that with the returned function.
+func (c *Cluster) prepareNonce(ctx context.Context, consumerID string, ttl time.Duration) (n *nonce.Nonce, created bool, pruned func() error, err error) {
+	pruned = background(func() error { _, err := c.pruneNonces(ctx, consumerID); return err })
+	n, created, err = c.nonces().Prepare(ctx, consumerID, ttl)
+	if err != nil {
+		return nil, false, pruned, err
+	}
+	c.rememberNonce(n)
+	if !created {
+		c.report().Info(fmt.Sprintf("An unused nonce for %q already exists (a manual handshake in progress); it expires at %s", consumerID, n.ExpiresAt.Format(time.RFC3339)))
+	}
+	return n, created, pruned, nil
+}
+
+// pruneNonces removes expired nonces, except those of the consumers in keep, and says which.
+func (c *Cluster) pruneNonces(ctx context.Context, keep ...string) ([]string, error) {
+	removed, err := c.nonces().PruneExpired(ctx, keep...)
 	if err != nil {
 		return nil, fmt.Errorf("removing expired nonces: %w", err)
 	}

@@ -102,14 +102,19 @@ func (c *Cluster) createCounted(ctx context.Context, provider *Cluster, gvr sche
 		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		werr := c.waitFor(wctx, quotas, SandboxName, "", counted)
 		cancel()
-		if werr == nil {
-			break
-		}
-		if ctx.Err() != nil || !errors.Is(werr, context.DeadlineExceeded) {
+		if werr != nil && (ctx.Err() != nil || !errors.Is(werr, context.DeadlineExceeded)) {
 			return nil, errors.Join(err, werr)
 		}
+		if werr != nil {
+			continue
+		}
+		// Counted in the status; the API server's quota admission reads it from its own cache, which may
+		// be a moment behind: then it is still "status unknown", and the round starts again.
+		out, err = client.Create(ctx, u, metav1.CreateOptions{})
+		if err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "status unknown for quota") {
+			return out, err
+		}
 	}
-	return client.Create(ctx, u, metav1.CreateOptions{})
 }
 
 // nudgeQuota makes the quota controller recalculate a namespace's quotas: it deletes a ConfigMap created

@@ -6,6 +6,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	rbacapply "k8s.io/client-go/applyconfigurations/rbac/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 )
@@ -51,26 +52,27 @@ func roleBinding(namespace, user, clusterRole, consumerID string) *rbacv1.RoleBi
 }
 
 // bindRole makes the one RoleBinding of the tenant namespace name exactly the new user, so an earlier
-// certificate of the same consumer loses its rights at once.
+// certificate of the same consumer loses its rights at once. It is one server-side apply, with no read
+// first (subjects is an atomic list: the apply replaces it whole); only a binding to another role, whose
+// roleRef cannot change, is deleted and made again.
 func (c *Cluster) bindRole(ctx context.Context, ns, user, clusterRole, consumerID string) error {
-	rbs := c.Kube.RbacV1().RoleBindings(ns)
 	want := roleBinding(ns, user, clusterRole, consumerID)
-	existing, err := rbs.Get(ctx, RoleBindingName, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		_, err = rbs.Create(ctx, want, metav1.CreateOptions{})
-		return err
-	case err != nil:
-		return err
-	case existing.RoleRef != want.RoleRef: // roleRef is immutable
-		if err := rbs.Delete(ctx, RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &existing.UID}}); err != nil {
-			return err
-		}
-		_, err = rbs.Create(ctx, want, metav1.CreateOptions{})
+	rbs := c.Kube.RbacV1().RoleBindings(ns)
+	s := want.Subjects[0]
+	_, err := rbs.Apply(ctx, rbacapply.RoleBinding(RoleBindingName, ns).WithLabels(want.Labels).
+		WithSubjects(rbacapply.Subject().WithKind(s.Kind).WithAPIGroup(s.APIGroup).WithName(s.Name).WithNamespace(s.Namespace)).
+		WithRoleRef(rbacapply.RoleRef().WithAPIGroup(want.RoleRef.APIGroup).WithKind(want.RoleRef.Kind).WithName(want.RoleRef.Name)),
+		metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	if !apierrors.IsInvalid(err) {
 		return err
 	}
-	existing.Subjects = want.Subjects
-	existing.Labels = want.Labels
-	_, err = rbs.Update(ctx, existing, metav1.UpdateOptions{})
+	existing, gerr := rbs.Get(ctx, RoleBindingName, metav1.GetOptions{})
+	if gerr != nil || existing.RoleRef == want.RoleRef {
+		return err // invalid for another reason
+	}
+	if err := rbs.Delete(ctx, RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &existing.UID}}); err != nil {
+		return err
+	}
+	_, err = rbs.Create(ctx, want, metav1.CreateOptions{})
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -101,7 +102,7 @@ func (c *Cluster) deleteNamespace(ctx context.Context, name, consumerID string) 
 	// ever remove (a tenant can orphan one: see docs/security.md) would keep the namespace terminating
 	// forever; by now nobody but this run acts there, so after a while its finalizers are removed.
 	wctx, cancel := context.WithTimeout(ctx, stuckNamespaceAfter)
-	err = c.waitDeleted(wctx, nss, name, ns.ResourceVersion)
+	err = c.waitDeleted(wctx, deletable[*corev1.Namespace](nss), name, ns.ResourceVersion)
 	cancel()
 	if err == nil {
 		return nil
@@ -120,7 +121,7 @@ func (c *Cluster) deleteNamespace(ctx context.Context, name, consumerID string) 
 	if err != nil {
 		return err
 	}
-	if err := c.waitDeleted(ctx, nss, name, left.ResourceVersion); err != nil {
+	if err := c.waitDeleted(ctx, deletable[*corev1.Namespace](nss), name, left.ResourceVersion); err != nil {
 		return fmt.Errorf("waiting for namespace %s to be deleted: %w", name, err)
 	}
 	return nil

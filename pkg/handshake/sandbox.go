@@ -229,7 +229,8 @@ func (o nsOwner) String() string {
 // namespace of that name that kubectl federate did not create for this very owner is refused, never
 // adopted. The objects inside are server-side applied, all at once, so a re-run with other options
 // converges.
-func (c *Cluster) ensureSandbox(ctx context.Context, ns string, owner nsOwner, o SandboxOptions) error {
+// also run alongside the objects, once the namespace is there.
+func (c *Cluster) ensureSandbox(ctx context.Context, ns string, owner nsOwner, o SandboxOptions, also ...func() error) error {
 	consumerID := owner.consumerID
 	labels := owner.labels()
 	labels[LabelSandbox] = "true"
@@ -241,14 +242,10 @@ func (c *Cluster) ensureSandbox(ctx context.Context, ns string, owner nsOwner, o
 	if err := c.ensureOwnNamespace(ctx, ns, owner, labels, annotations); err != nil {
 		return err
 	}
-	err := parallel(
-		func() error {
-			quota, err := c.applyQuota(ctx, ns, sandboxQuota(ns, consumerID, o))
-			if err != nil {
-				return wrapApply("ResourceQuota", ns, err)
-			}
-			return c.waitQuota(ctx, ns, quota)
-		},
+	// The probes test what the namespace's labels and the cluster's admission policies enforce, not the
+	// objects applied here, so they go at the same time.
+	return parallel(append(also,
+		func() error { return c.applyEnforcedQuota(ctx, ns, sandboxQuota(ns, consumerID, o)) },
 		func() error {
 			return wrapApply("LimitRange", ns, c.applyTyped(ctx, limitRangeGVR, ns, sandboxLimitRange(ns, consumerID, o)))
 		},
@@ -258,11 +255,8 @@ func (c *Cluster) ensureSandbox(ctx context.Context, ns string, owner nsOwner, o
 		func() error {
 			return wrapApply("ServiceAccount", ns, c.applyTyped(ctx, serviceAccountGVR, ns, sandboxServiceAccount(ns)))
 		},
-	)
-	if err != nil {
-		return err
-	}
-	return c.waitEnforced(ctx, ns, o.PodSecurity)
+		func() error { return c.waitEnforced(ctx, ns, o.PodSecurity) },
+	)...)
 }
 
 // applyQuota server-side applies the quota and returns it as stored, with its status.
@@ -290,7 +284,7 @@ func wrapApply(kind, ns string, err error) error {
 // for owner; one that is terminating (a previous unauthenticate) is waited out and created again.
 // checkOwnNamespace refuses, before anything is issued, a namespace of this name that is not owner's.
 func (c *Cluster) checkOwnNamespace(ctx context.Context, name string, owner nsOwner) error {
-	existing, err := c.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	existing, err := c.namespaceRead(name).peek(ctx, c)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -307,7 +301,7 @@ func (c *Cluster) ensureOwnNamespace(ctx context.Context, name string, owner nsO
 	nss := c.Kube.CoreV1().Namespaces()
 	want := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations}}
 	for {
-		existing, err := nss.Get(ctx, name, metav1.GetOptions{})
+		existing, err := c.namespaceRead(name).take(ctx, c)
 		if apierrors.IsNotFound(err) {
 			_, err = nss.Create(ctx, want, metav1.CreateOptions{})
 			if apierrors.IsAlreadyExists(err) {
@@ -322,7 +316,7 @@ func (c *Cluster) ensureOwnNamespace(ctx context.Context, name string, owner nsO
 			return fmt.Errorf("namespace %s exists and %w for %s: refusing to adopt it (%w: delete or rename that namespace, or use another name or cluster ID)", name, ErrNotOurs, owner, ErrNameTaken)
 		}
 		if existing.DeletionTimestamp != nil {
-			if err := c.waitDeleted(ctx, nss, name, existing.ResourceVersion); err != nil {
+			if err := c.waitDeleted(ctx, deletable[*corev1.Namespace](nss), name, existing.ResourceVersion); err != nil {
 				return fmt.Errorf("waiting for namespace %s to finish terminating: %w", name, err)
 			}
 			continue

@@ -29,24 +29,44 @@ type TenantOptions struct {
 // URL. The returned Tenant carries no secret. The cluster is initialized first if it never was. Re-running
 // with the same nonce reuses the key.
 func (c *Cluster) GenerateTenant(ctx context.Context, o TenantOptions) (*v1alpha1.Tenant, error) {
+	t, _, err := c.generateTenant(ctx, o, false)
+	return t, err
+}
+
+// generateTenant is GenerateTenant; with hold, the client key is kept in memory and returned instead of
+// stored (a one-shot run, which imports the answer itself).
+func (c *Cluster) generateTenant(ctx context.Context, o TenantOptions, hold bool) (*v1alpha1.Tenant, *heldKey, error) {
 	if _, err := nonce.Parse(o.Nonce); err != nil {
-		return nil, fmt.Errorf("nonce: %w", err)
+		return nil, nil, fmt.Errorf("nonce: %w", err)
 	}
 	self, err := c.Init(ctx, "")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if o.ProviderID == self.ClusterID {
-		return nil, fmt.Errorf("provider cluster ID %q: %w", o.ProviderID, ErrOwnID)
+		return nil, nil, fmt.Errorf("provider cluster ID %q: %w", o.ProviderID, ErrOwnID)
 	}
 	r := c.report()
 	user := ExpectedUser(self.ClusterID, o.Nonce)
 	var key crypto.Signer
-	if err := step(r, "Ensuring the client key", "Client key ensured (it stays in Secret "+SystemNamespace+"/"+PendingKeySecretName(o.ProviderID)+")", func() error {
+	var held *heldKey
+	if hold {
+		held = &heldKey{user: user, macKey: IntegrityKey(o.Nonce)}
+		if err := step(r, "Generating the client key", "Client key generated (held in memory until the kubeconfig is stored)", func() error {
+			if key, err = NewClientKey(o.KeyAlgorithm); err != nil {
+				return err
+			}
+			der, err := x509.MarshalPKCS8PrivateKey(key)
+			held.key, held.keyPEM = key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+			return err
+		}); err != nil {
+			return nil, nil, err
+		}
+	} else if err := step(r, "Ensuring the client key", "Client key ensured (it stays in Secret "+SystemNamespace+"/"+PendingKeySecretName(o.ProviderID)+")", func() error {
 		key, err = c.ensurePendingKey(ctx, o.ProviderID, user, o.KeyAlgorithm, IntegrityKey(o.Nonce))
 		return err
 	}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var t *v1alpha1.Tenant
 	err = step(r, "Signing the request", "Tenant request signed", func() error {
@@ -73,7 +93,7 @@ func (c *Cluster) GenerateTenant(ctx context.Context, o TenantOptions) (*v1alpha
 		}
 		return nil
 	})
-	return t, err
+	return t, held, err
 }
 
 // ensurePendingKey returns the client key waiting for this user's certificate, creating it if needed,
@@ -81,7 +101,7 @@ func (c *Cluster) GenerateTenant(ctx context.Context, o TenantOptions) (*v1alpha
 func (c *Cluster) ensurePendingKey(ctx context.Context, providerID, user, alg string, macKey []byte) (crypto.Signer, error) {
 	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
 	name := PendingKeySecretName(providerID)
-	existing, err := secrets.Get(ctx, name, metav1.GetOptions{})
+	existing, err := c.secretRead(SystemNamespace, name).take(ctx, c)
 	switch {
 	case apierrors.IsNotFound(err):
 		existing = nil

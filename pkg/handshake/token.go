@@ -96,7 +96,7 @@ func (c *Cluster) deleteCredentialAccounts(ctx context.Context, ns, keepUser str
 	// By name, not by label: a tenant whose role lets it edit ServiceAccounts could drop a label, never
 	// the name. Only kubectl federate names one so in a sandbox (and the tenant could only make one of its
 	// own, which goes too).
-	list, err := sas.List(ctx, metav1.ListOptions{})
+	list, err := c.serviceAccountsRead(ns).take(ctx, c)
 	if err != nil {
 		return ignoreNotFound(err)
 	}

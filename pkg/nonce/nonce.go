@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,6 +92,8 @@ type Nonce struct {
 	rv         string
 	consumed   bool   // by this process
 	consumedRV string // the version of the record it left
+	unstored   bool   // made by Prepare: stored only when consumed
+	replaces   bool   // ... over the Secret of version rv (an expired or used nonce), else a new one
 }
 
 // Store keeps nonces as Secrets in one namespace.
@@ -100,6 +103,16 @@ type Store struct {
 	Labels    func(consumerID string) map[string]string // labels of a consumer's nonce Secret
 	Now       func() time.Time                          // nil: time.Now
 	Rand      io.Reader                                 // nil: crypto/rand
+	// Read, if set, reads a nonce Secret by name instead of a GET of its own: a caller that already sent
+	// the read (to overlap it with others) answers it from there.
+	Read func(ctx context.Context, name string) (*corev1.Secret, error)
+}
+
+func (s Store) read(ctx context.Context, name string) (*corev1.Secret, error) {
+	if s.Read != nil {
+		return s.Read(ctx, name)
+	}
+	return s.Client.CoreV1().Secrets(s.Namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
 func (s Store) now() time.Time {
@@ -130,8 +143,47 @@ func (s Store) fromSecret(consumerID string, sec *corev1.Secret) (*Nonce, error)
 // Ensure returns the consumer's unexpired nonce, or creates a new one valid for ttl (replacing an expired
 // one). created tells which.
 func (s Store) Ensure(ctx context.Context, consumerID string, ttl time.Duration) (n *Nonce, created bool, err error) {
+	n, created, err = s.Prepare(ctx, consumerID, ttl)
+	if err != nil || !created {
+		return n, false, err
+	}
 	secrets := s.Client.CoreV1().Secrets(s.Namespace)
-	existing, err := secrets.Get(ctx, SecretName(consumerID), metav1.GetOptions{})
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        SecretName(consumerID),
+			Namespace:   s.Namespace,
+			Labels:      s.labels(consumerID, labelUnused),
+			Annotations: map[string]string{expiresAtAnnot: n.ExpiresAt.Format(timeFormat)},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{dataKey: []byte(n.Value)},
+	}
+	var out *corev1.Secret
+	if !n.replaces {
+		out, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
+	} else {
+		sec.ResourceVersion = n.rv // replace the expired or used one, unless someone raced us
+		out, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+	}
+	if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
+		// A concurrent run stored a nonce first: use theirs.
+		n, err := s.Get(ctx, consumerID)
+		return n, false, err
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	n, err = s.fromSecret(consumerID, out)
+	return n, err == nil, err
+}
+
+// Prepare returns the consumer's unexpired unused nonce (created false), or a new one valid for ttl that
+// is not stored yet (created true): Consume stores it, already used, in one write that replaces exactly
+// the Secret found here (an expired or used nonce), or creates it if there was none. It is for a caller
+// that uses the nonce itself at once (a one-shot handshake), which saves the round trip of storing a nonce
+// nobody else will ever read; a concurrent writer makes Consume fail as ErrUsed, as with a stored nonce.
+func (s Store) Prepare(ctx context.Context, consumerID string, ttl time.Duration) (n *Nonce, created bool, err error) {
+	existing, err := s.read(ctx, SecretName(consumerID))
 	switch {
 	case apierrors.IsNotFound(err):
 		existing = nil
@@ -146,34 +198,11 @@ func (s Store) Ensure(ctx context.Context, consumerID string, ttl time.Duration)
 	if err != nil {
 		return nil, false, err
 	}
-	exp := s.now().Add(ttl).UTC().Truncate(time.Second)
-	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        SecretName(consumerID),
-			Namespace:   s.Namespace,
-			Labels:      s.labels(consumerID, labelUnused),
-			Annotations: map[string]string{expiresAtAnnot: exp.Format(timeFormat)},
-		},
-		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{dataKey: []byte(value)},
+	n = &Nonce{ConsumerID: consumerID, Value: value, ExpiresAt: s.now().Add(ttl).UTC().Truncate(time.Second), unstored: true}
+	if existing != nil {
+		n.uid, n.rv, n.replaces = existing.UID, existing.ResourceVersion, true
 	}
-	var out *corev1.Secret
-	if existing == nil {
-		out, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
-	} else {
-		sec.ResourceVersion = existing.ResourceVersion // replace the expired one, unless someone raced us
-		out, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
-	}
-	if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
-		// A concurrent run stored a nonce first: use theirs.
-		n, err := s.Get(ctx, consumerID)
-		return n, false, err
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	n, err = s.fromSecret(consumerID, out)
-	return n, err == nil, err
+	return n, true, nil
 }
 
 func (s Store) labels(consumerID, state string) map[string]string {
@@ -190,7 +219,7 @@ func (s Store) labels(consumerID, state string) map[string]string {
 // Get returns the consumer's nonce; ErrNotFound if there is none (never created, or used), ErrExpired if
 // its time is up.
 func (s Store) Get(ctx context.Context, consumerID string) (*Nonce, error) {
-	sec, err := s.Client.CoreV1().Secrets(s.Namespace).Get(ctx, SecretName(consumerID), metav1.GetOptions{})
+	sec, err := s.read(ctx, SecretName(consumerID))
 	if apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("%w for consumer %q: it was never created, or it was already used", ErrNotFound, consumerID)
 	}
@@ -210,14 +239,21 @@ func (s Store) Get(ctx context.Context, consumerID string) (*Nonce, error) {
 // Consume replaces the nonce, exactly the version that was read, by record (the nonce value is dropped):
 // if another run used or replaced it in the meantime, ErrUsed.
 func (s Store) Consume(ctx context.Context, n *Nonce, record map[string][]byte) error {
-	out, err := s.Client.CoreV1().Secrets(s.Namespace).Update(ctx, s.record(n, n.rv, record), metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+	secrets := s.Client.CoreV1().Secrets(s.Namespace)
+	var out *corev1.Secret
+	var err error
+	if n.unstored && !n.replaces {
+		out, err = secrets.Create(ctx, s.record(n, "", record), metav1.CreateOptions{})
+	} else {
+		out, err = secrets.Update(ctx, s.record(n, n.rv, record), metav1.UpdateOptions{})
+	}
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("%w for consumer %q (another run consumed or replaced it)", ErrUsed, n.ConsumerID)
 	}
 	if err != nil {
 		return err
 	}
-	n.consumed, n.consumedRV = true, out.ResourceVersion
+	n.consumed, n.consumedRV, n.uid = true, out.ResourceVersion, out.UID
 	return nil
 }
 
@@ -260,14 +296,14 @@ func (s Store) Restore(ctx context.Context, n *Nonce) error {
 	if err != nil {
 		return fmt.Errorf("restoring the nonce of consumer %q: %w", n.ConsumerID, err)
 	}
-	n.rv, n.consumed, n.consumedRV = out.ResourceVersion, false, ""
+	n.rv, n.consumed, n.consumedRV, n.unstored = out.ResourceVersion, false, "", false
 	return nil
 }
 
 // Record returns what Consume stored for the consumer's last used nonce; ErrNotFound if the Secret holds
 // none (never used, replaced by a new nonce, or removed).
 func (s Store) Record(ctx context.Context, consumerID string) (map[string][]byte, error) {
-	sec, err := s.Client.CoreV1().Secrets(s.Namespace).Get(ctx, SecretName(consumerID), metav1.GetOptions{})
+	sec, err := s.read(ctx, SecretName(consumerID))
 	if apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("%w for consumer %q", ErrNotFound, consumerID)
 	}
@@ -280,9 +316,10 @@ func (s Store) Record(ctx context.Context, consumerID string) (map[string][]byte
 	return sec.Data, nil
 }
 
-// PruneExpired removes every unused nonce whose time is up, each exactly the version it read, and returns
-// the consumer IDs whose nonces it removed.
-func (s Store) PruneExpired(ctx context.Context) ([]string, error) {
+// PruneExpired removes every unused nonce whose time is up, each exactly the version it read, except those
+// of the consumers in keep (whose nonce the caller is about to replace), and returns the consumer IDs whose
+// nonces it removed.
+func (s Store) PruneExpired(ctx context.Context, keep ...string) ([]string, error) {
 	secrets := s.Client.CoreV1().Secrets(s.Namespace)
 	list, err := secrets.List(ctx, metav1.ListOptions{LabelSelector: nonceLabel + "=" + labelUnused})
 	if err != nil {
@@ -293,7 +330,7 @@ func (s Store) PruneExpired(ctx context.Context) ([]string, error) {
 	for i := range list.Items {
 		sec := &list.Items[i]
 		exp, err := time.Parse(timeFormat, sec.Annotations[expiresAtAnnot])
-		if err == nil && s.now().Before(exp) {
+		if err == nil && s.now().Before(exp) || slices.Contains(keep, strings.TrimPrefix(sec.Name, secretPrefix)) {
 			continue
 		}
 		err = secrets.Delete(ctx, sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &sec.UID, ResourceVersion: &sec.ResourceVersion}})

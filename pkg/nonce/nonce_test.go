@@ -122,3 +122,57 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A prepared nonce is stored only by its consumption, in one write: created where there was none,
+// replacing exactly the used or expired one found, and refused as used when another writer came first.
+func TestPrepareStoresOnConsume(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	client := fake.NewClientset()
+	s := Store{Client: client, Namespace: "federate-system", Now: func() time.Time { return now }}
+	n, created, err := s.Prepare(ctx, "c1", time.Hour)
+	if err != nil || !created {
+		t.Fatalf("Prepare: %v %v", created, err)
+	}
+	if _, err := s.Get(ctx, "c1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a prepared nonce is stored before use: %v", err)
+	}
+	if err := s.Consume(ctx, n, map[string][]byte{"k": []byte("1")}); err != nil {
+		t.Fatalf("Consume of a prepared nonce: %v", err)
+	}
+	if rec, err := s.Record(ctx, "c1"); err != nil || string(rec["k"]) != "1" {
+		t.Fatalf("record after consuming a prepared nonce: %v %v", rec, err)
+	}
+	// Over the used one: replaced by the next consumption.
+	again, created, err := s.Prepare(ctx, "c1", time.Hour)
+	if err != nil || !created || again.Value == n.Value {
+		t.Fatalf("Prepare over a used nonce: %v %v", created, err)
+	}
+	if err := s.Consume(ctx, again, map[string][]byte{"k": []byte("2")}); err != nil {
+		t.Fatalf("Consume over a used nonce: %v", err)
+	}
+	// A stored unused nonce is returned as it is, not replaced.
+	stored, _, err := s.Ensure(ctx, "c2", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, created, err := s.Prepare(ctx, "c2", time.Hour)
+	if err != nil || created || found.Value != stored.Value {
+		t.Fatalf("Prepare with an unused nonce stored: %v %v", created, err)
+	}
+	// Another writer between Prepare and Consume: refused as used, its Secret untouched.
+	late, created, err := s.Prepare(ctx, "c3", time.Hour)
+	if err != nil || !created {
+		t.Fatal(err)
+	}
+	other, _, err := s.Ensure(ctx, "c3", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Consume(ctx, late, nil); !errors.Is(err, ErrUsed) {
+		t.Fatalf("Consume after another writer: %v, want ErrUsed", err)
+	}
+	if got, err := s.Get(ctx, "c3"); err != nil || got.Value != other.Value {
+		t.Fatalf("the other writer's nonce after a refused consumption: %v", err)
+	}
+}

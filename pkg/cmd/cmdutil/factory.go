@@ -6,7 +6,9 @@ package cmdutil
 
 import (
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -65,14 +67,38 @@ func NewFactory(streams genericiooptions.IOStreams) *Factory {
 		c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 				f.Requests.Add(1)
+				start := time.Now()
 				resp, err := rt.RoundTrip(r)
 				f.measureSkew(resp)
+				if traceRequests {
+					traceRequest(streams.ErrOut, f.prefix, r, resp, start)
+				}
 				return resp, err
 			})
 		})
 		return c
 	}
 	return f
+}
+
+// traceRequests (FEDERATE_TRACE=1) prints every API request to stderr with its start, relative to the
+// process's start, and duration: how a change to the protocol is seen to add or remove a dependent round trip.
+var (
+	traceRequests = os.Getenv("FEDERATE_TRACE") != ""
+	processStart  = time.Now()
+)
+
+func traceRequest(w io.Writer, prefix string, r *http.Request, resp *http.Response, start time.Time) {
+	side := "local"
+	if prefix != "" {
+		side = "remote"
+	}
+	code := 0
+	if resp != nil {
+		code = resp.StatusCode
+	}
+	fmt.Fprintf(w, "trace %-6s %6.1fms %6.1fms %-6s %d %s\n", side,
+		float64(start.Sub(processStart).Microseconds())/1000, float64(time.Since(start).Microseconds())/1000, r.Method, code, r.URL.RequestURI())
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

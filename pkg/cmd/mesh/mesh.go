@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -38,7 +37,8 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			directed pairings, each what "authenticate" makes (its own sandbox, its own identity), run
 			--parallel at a time. Each cluster is initialized once first (with the ID it has, or a new one).
 
-			One line per pair on stderr as it ends; at the end, a table on stdout (pair, result, time).
+			On a terminal, a live line per running pair (its time so far); each pair's outcome as a line on
+			stderr as it ends; at the end, a table on stdout (pair, result, time).
 			It exits 1 if any pair failed. Running it again finishes only what is missing: a pair whose
 			identity is in place and valid for more than a day is kept. "unmesh" undoes it.`),
 		Example: cmdutil.Examples(`
@@ -77,9 +77,12 @@ func (o *Options) Run(ctx context.Context) error {
 	defer cancel()
 	start := time.Now()
 	printer := o.f.Printer(o.Streams)
-	results, err := handshake.Mesh(ctx, o.members, handshake.MeshOptions{Parallel: o.Mesh.Parallel, OnPair: ProgressLine(printer), RenewBefore: 24 * time.Hour,
+	board := printer.Board()
+	onStart, onPair := Progress(board)
+	results, err := handshake.Mesh(ctx, o.members, handshake.MeshOptions{Parallel: o.Mesh.Parallel, OnStart: onStart, OnPair: onPair, RenewBefore: 24 * time.Hour,
 		Issue: handshake.AuthenticateOptions{Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole, Sandbox: o.Issuance.Sandbox,
 			Credential: o.Issuance.Credential.String(), SignerTimeout: o.Issuance.SignerTimeout}})
+	board.Stop()
 	if results != nil {
 		if perr := Table(o.Out, results); perr != nil {
 			return perr
@@ -89,18 +92,16 @@ func (o *Options) Run(ctx context.Context) error {
 	return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Mesh.Timeout.String())
 }
 
-// ProgressLine reports each pair as it ends, one line each, safe from the pairs' goroutines.
-func ProgressLine(p *output.Printer) func(handshake.PairResult) {
-	var mu sync.Mutex
-	return func(r handshake.PairResult) {
-		mu.Lock()
-		defer mu.Unlock()
-		line := fmt.Sprintf("%s -> %s: %s (%s)", r.Consumer, r.Provider, r.Result, r.Wall.Round(time.Millisecond))
+// Progress shows each pair on the board while it runs (a live line on a terminal) and its outcome as it
+// ends, one line each; both are safe from the pairs' goroutines.
+func Progress(b *output.Board) (onStart func(consumer, provider string), onPair func(handshake.PairResult)) {
+	task := func(c, p string) string { return c + " -> " + p }
+	return func(c, p string) { b.Start(task(c, p)) }, func(r handshake.PairResult) {
+		line := fmt.Sprintf("%s: %s (%s)", task(r.Consumer, r.Provider), r.Result, r.Wall.Round(time.Millisecond))
 		if r.Err != nil {
-			p.Warn(line + ": " + r.Err.Error())
-			return
+			line += ": " + r.Err.Error()
 		}
-		p.Info(line)
+		b.Done(task(r.Consumer, r.Provider), line, r.Err != nil)
 	}
 }
 

@@ -59,7 +59,10 @@ func (o *Options) Run(ctx context.Context) error {
 	defer cancel()
 	start := time.Now()
 	printer := o.f.Printer(o.Streams)
-	results, err := handshake.Unmesh(ctx, o.members, handshake.MeshOptions{Parallel: o.Mesh.Parallel, OnPair: mesh.ProgressLine(printer)})
+	board := printer.Board()
+	onStart, onPair := mesh.Progress(board)
+	results, err := handshake.Unmesh(ctx, o.members, handshake.MeshOptions{Parallel: o.Mesh.Parallel, OnStart: onStart, OnPair: onPair})
+	board.Stop()
 	if results != nil {
 		if perr := mesh.Table(o.Out, results); perr != nil {
 			return perr
