@@ -62,7 +62,7 @@ func run(out string) error {
 	if err != nil {
 		return err
 	}
-	ours, theirs := startup(pluginBin, "--help"), startup(bins.Kubectl, "--help")
+	ours, theirs := startups(pluginBin, bins.Kubectl)
 	fi, err := os.Stat(pluginBin)
 	if err != nil {
 		return err
@@ -106,6 +106,9 @@ func run(out string) error {
 	// Both initialized over the fast path first: what is measured is the pairing protocol.
 	b.federate("init", "--kubeconfig", clusters[2].Kubeconfig, "--cluster-id", "m3")
 	b.federate("init", "--kubeconfig", clusters[3].Kubeconfig, "--cluster-id", "m4")
+	// The API server starts enforcing admission policies about a second after they are created; a
+	// pairing right after init waits for that, which is the API server's pace, not the protocol's.
+	time.Sleep(2 * time.Second)
 	slowFirst := b.federate("authenticate", "--kubeconfig", pc, "--remote-kubeconfig", pp)
 	var slowRenewals []result
 	for range 3 {
@@ -150,7 +153,7 @@ func run(out string) error {
 
 	// 6. Startup (measured first) and size.
 	rows = append(rows,
-		row{"`--help` startup (median of 20) beside kubectl's", fmt.Sprintf("%s vs %s (%.2f×)", ours.Round(100*time.Microsecond), theirs.Round(100*time.Microsecond), ours.Seconds()/theirs.Seconds()), "≤ 0.3× kubectl's", met(ours.Seconds() <= 0.3*theirs.Seconds())},
+		row{"`--help` startup (median of 30, interleaved) beside kubectl's", fmt.Sprintf("%s vs %s (%.2f×)", ours.Round(100*time.Microsecond), theirs.Round(100*time.Microsecond), ours.Seconds()/theirs.Seconds()), "≤ 0.3× kubectl's", met(ours.Seconds() <= 0.3*theirs.Seconds())},
 		row{"binary size", fmt.Sprintf("%.1f MB", float64(fi.Size())/1e6), "≤ 50 MB", met(fi.Size() <= 50e6)},
 	)
 	return write(out, rows)
@@ -341,17 +344,31 @@ func (b *bench) hundredTenants(ctx context.Context, p *kubeenv.Cluster) (time.Du
 }
 
 // startup is the median wall time of 20 runs of bin with args.
-func startup(bin string, args ...string) time.Duration {
-	var walls []time.Duration
-	for range 20 {
-		cmd := exec.Command(bin, args...)
+// startups measures both binaries' `--help`, their runs interleaved (so that whatever else the machine
+// does weighs on both alike) after a few unmeasured runs that bring each into the page cache, and returns
+// the medians of 30.
+func startups(ours, theirs string) (time.Duration, time.Duration) {
+	run := func(bin string) time.Duration {
+		cmd := exec.Command(bin, "--help")
 		cmd.Env = []string{"HOME=" + os.TempDir(), "NO_COLOR=1"}
 		start := time.Now()
 		_ = cmd.Run()
-		walls = append(walls, time.Since(start))
+		return time.Since(start)
 	}
-	slices.Sort(walls)
-	return walls[len(walls)/2]
+	for range 3 {
+		run(ours)
+		run(theirs)
+	}
+	var a, b []time.Duration
+	for range 30 {
+		a = append(a, run(ours))
+		b = append(b, run(theirs))
+	}
+	med := func(ws []time.Duration) time.Duration {
+		slices.Sort(ws)
+		return ws[len(ws)/2]
+	}
+	return med(a), med(b)
 }
 
 func met(ok bool) string {
@@ -380,7 +397,9 @@ How each is measured:
   CSR), each by a fresh client as a separate generate identity would be; 1st and 100th are the medians of
   issuances 1-10 and 91-100;
 - status runs on that provider, 100 Tenants, -o json;
-- --help is the median of 20 runs of each binary, before any control plane starts.
+- --help is the median of 30 runs of each binary, interleaved, after 3 unmeasured runs each, before any
+  control plane starts;
+- the slow first pairing starts 2 s after init, once the API server enforces the new admission policies.
 `)
 	fmt.Print(b.String())
 	return os.WriteFile(path, []byte(b.String()), 0o644)

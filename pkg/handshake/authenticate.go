@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 )
 
 // AuthenticateOptions configure a one-shot handshake.
@@ -93,11 +95,32 @@ func authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 	if err != nil {
 		return nil, err
 	}
+	// The consumer stores the identity as soon as the provider has bound its user, while the provider
+	// records it; the pair's lock goes once both are done.
+	var imported func() error
+	var res *Imported
+	issued := make(chan struct{})
+	release := func() {
+		<-issued
+		unlock()
+	}
 	identity, err := provider.IssueIdentity(ctx, IssueOptions{
 		ConsumerID: cSelf.ClusterID, Tenant: tenant, APIServer: o.APIServer, CA: o.CA,
 		Expiration: o.Expiration, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox,
 		Credential: o.Credential, SignerTimeout: o.SignerTimeout,
+		bound: func(id *v1alpha1.Identity) {
+			imported = background(func() error {
+				var err error
+				res, err = consumer.importIdentity(ctx, id, held, release)
+				return err
+			})
+		},
 	})
+	close(issued)
+	if imported != nil {
+		// Bound, so the consumer's side ran: its outcome counts whatever the provider's record did.
+		return res, errors.Join(err, imported())
+	}
 	if errors.Is(err, ErrNoCertificate) && created {
 		// Nothing was issued, and this run made the request (a new nonce, a key held in memory): take the
 		// nonce back, so that the clusters are as they were. A nonce it found (a manual flow in progress)
@@ -107,7 +130,7 @@ func authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 	if err != nil {
 		return nil, err
 	}
-	// The lock goes as soon as the consumer's kubeconfig and Identity are stored, alongside its Event.
+	// Returned without binding (a concurrent run for the same nonce issued it): store it now.
 	return consumer.importIdentity(ctx, identity, held, unlock)
 }
 

@@ -70,10 +70,18 @@ func TestManualFlowOnFakes(t *testing.T) {
 	if err != nil || len(rb.Subjects) != 1 || rb.Subjects[0].Name != st.User || rb.RoleRef.Name != DefaultClusterRole {
 		t.Errorf("RoleBinding %+v (%v)", rb, err)
 	}
-	// The record of the used nonce keeps the integrity key, so a re-run returns the same identity.
+	// The record of the used nonce keeps the integrity key, so a re-run returns the same identity. It only
+	// reads: with the binding gone (as revoke's first step leaves it, before it marks the Tenant Revoked)
+	// the re-run of the public request does not bind the user again.
+	if err := provider.kube.RbacV1().RoleBindings(TenantNamespace("consumer")).Delete(t.Context(), RoleBindingName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	again, err := provider.IssueIdentity(t.Context(), issueOptions(tenant))
 	if err != nil || !slices.Equal(again.Spec.Certificate, id.Spec.Certificate) || len(provider.approved) != 1 {
 		t.Fatalf("re-run: %v, approvals %v", err, provider.approved)
+	}
+	if _, err := provider.kube.RbacV1().RoleBindings(TenantNamespace("consumer")).Get(t.Context(), RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a re-run of an issued request bound its user again: %v", err)
 	}
 	res, err := consumer.ImportIdentity(t.Context(), id)
 	if err != nil || res.AlreadyImported {

@@ -51,8 +51,8 @@ type heldKey struct {
 }
 
 // importIdentity is ImportIdentity for a request whose key this process holds (held), or whose key waits
-// in the pending-key Secret (held nil). stored, if set, runs alongside the writes of the kubeconfig and the
-// Identity.
+// in the pending-key Secret (held nil). stored, if set, runs once the kubeconfig and the Identity are
+// stored, alongside the Event.
 func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, held *heldKey, stored func()) (*Imported, error) {
 	defer c.forgetReads()
 	if id != nil && ValidateClusterID("provider", id.Spec.ClusterID) == nil {
@@ -72,8 +72,9 @@ func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, hel
 	r := c.report()
 
 	var kubeconfigYAML, macKey []byte
+	var pendingRead *corev1.Secret // the pending-key Secret this run read, if any
 	if err := step(r, "Matching the credential with this cluster's request", "Credential answers this cluster's request; every field is as the provider issued it", func() error {
-		var pending *corev1.Secret
+		pending := &corev1.Secret{}
 		if held != nil {
 			pending = &corev1.Secret{
 				ObjectMeta: metav1.ObjectMeta{Name: "(in memory)", Annotations: map[string]string{userAnnotation: held.user}},
@@ -81,6 +82,7 @@ func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, hel
 			}
 		} else {
 			pending, err = c.secretRead(SystemNamespace, PendingKeySecretName(providerID)).take(ctx, c)
+			pendingRead = pending
 		}
 		if apierrors.IsNotFound(err) {
 			same, err := c.sameKubeconfigCredential(ctx, providerID, id)
@@ -127,49 +129,47 @@ func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, hel
 		return res, nil
 	}
 	c.startOperator(ctx) // for the Event, once the identity is known to be this cluster's
-	// A held key's run may still find an older request's waiting key, which goes with the writes; a stored
-	// pending key goes only once the kubeconfig that replaces it is stored.
-	dropStale := false
+	// The request's waiting key goes once the kubeconfig that replaces it is stored; a held key's run may
+	// find an older request's, which goes with the writes. Each exactly the Secret that was read.
+	var stale *corev1.Secret
 	if held != nil {
-		_, sent, gerr := c.secretRead(SystemNamespace, PendingKeySecretName(providerID)).taken(ctx, c)
-		dropStale = !sent || !apierrors.IsNotFound(gerr)
+		stale, _, _ = c.secretRead(SystemNamespace, PendingKeySecretName(providerID)).taken(ctx, c)
 	}
-	dropPending := func() error {
-		return ignoreNotFound(secrets.Delete(ctx, PendingKeySecretName(providerID), metav1.DeleteOptions{}))
+	drop := func(sec *corev1.Secret) error {
+		if sec == nil || sec.Name == "" {
+			return nil
+		}
+		opts := metav1.DeleteOptions{}
+		if sec.UID != "" {
+			opts.Preconditions = &metav1.Preconditions{UID: &sec.UID}
+		}
+		return ignoreNotFound(secrets.Delete(ctx, sec.Name, opts))
 	}
-	// The kubeconfig and the Identity do not depend on each other: both at once; the Event goes as soon
-	// as the kubeconfig (the credential) is stored. A one-shot run's lock on the pair goes with them
-	// (stored): it guards the provider's issuance, and a run that takes it next needs several round trips
-	// to the provider before it writes here.
+	// The kubeconfig and the Identity do not depend on each other: both at once.
 	if err := parallel(func() error {
-		err := step(r, "Storing the kubeconfig", "Kubeconfig stored in Secret "+SystemNamespace+"/"+res.KubeconfigSecret, func() error {
+		return step(r, "Storing the kubeconfig", "Kubeconfig stored in Secret "+SystemNamespace+"/"+res.KubeconfigSecret, func() error {
 			return c.storeKubeconfig(ctx, providerID, kubeconfigYAML, macKey)
 		})
-		if err != nil {
-			return err
-		}
-		c.audit(ctx, identityObject(providerID, IdentityName(providerID)), EventImported,
-			"identity ("+orCertificate(id.Spec.Credential)+") on provider "+providerID+" imported", cred)
-		return nil
 	}, func() error {
 		return step(r, "Recording the Identity", "Identity "+SystemNamespace+"/"+IdentityName(providerID)+" recorded", func() error {
 			return c.applyIdentity(ctx, id, res)
 		})
+	}, func() error { return drop(stale) }); err != nil {
+		return nil, err
+	}
+	// Then the Event, the answered request's key, and a one-shot run's lock on the pair (stored).
+	err = parallel(func() error {
+		c.audit(ctx, identityObject(providerID, IdentityName(providerID)), EventImported,
+			"identity ("+orCertificate(id.Spec.Credential)+") on provider "+providerID+" imported", cred)
+		return nil
 	}, func() error {
 		if stored != nil {
 			stored()
 		}
-		if dropStale {
-			return dropPending()
-		}
 		return nil
-	}); err != nil {
+	}, func() error { return drop(pendingRead) })
+	if err != nil {
 		return nil, err
-	}
-	if held == nil {
-		if err := dropPending(); err != nil {
-			return nil, err
-		}
 	}
 	return res, nil
 }

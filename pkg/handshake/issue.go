@@ -2,7 +2,6 @@ package handshake
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
@@ -44,6 +43,8 @@ type IssueOptions struct {
 	Credential string
 	// SignerTimeout bounds the wait for a certificate once the CSR is approved (0: DefaultSignerTimeout).
 	SignerTimeout time.Duration
+	// bound, if set, gets the Identity as soon as its user is bound, before the Tenant records it.
+	bound func(*v1alpha1.Identity)
 }
 
 // Keys of the record a consumed nonce leaves behind.
@@ -134,14 +135,6 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 			if err != nil || string(rec[recordUser]) != st.User || len(rec[recordIntegrityKey]) == 0 {
 				return nil, fmt.Errorf("an identity was already issued for this request, but its integrity key is gone (a new nonce replaced it): have the consumer generate a new Tenant from a new nonce")
 			}
-			// The status is recorded alongside the binding, so a run that failed to bind left it behind: the
-			// binding of the recorded user is made again (the same user, nothing new granted).
-			if err := parallel(
-				func() error { return c.bindRole(ctx, ns, st.User, cmp.Or(st.ClusterRole, o.ClusterRole), o.ConsumerID) },
-				func() error { return c.rebindExtra(ctx, o.ConsumerID, st.User, cmp.Or(st.ClusterRole, o.ClusterRole)) },
-			); err != nil {
-				return nil, fmt.Errorf("binding the identity already issued: %w", err)
-			}
 			r.Info("An identity was already issued for this request; returning it again")
 			return c.identityFor(self.ClusterID, o, tenant, st.Certificate, "", rec[recordIntegrityKey]), nil
 		}
@@ -180,18 +173,16 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	if err := c.checkOwnNamespace(ctx, ns, tenantOwner(o.ConsumerID)); err != nil {
 		return nil, err
 	}
-	// Then, all at once: the CSR is created, the nonce is used up (so it can never issue twice; nothing is
-	// approved or bound before), and a sandbox that is already there (a renewal) is converged. A new
-	// sandbox waits for the certificate instead, so that a signer that issues nothing leaves nothing behind.
+	// Then, both at once: the CSR is created, and the nonce is used up (so it can never issue twice;
+	// nothing is approved or bound before). A sandbox that is already there (a renewal) then converges
+	// while the certificate is issued; a new one waits for the certificate, so that a signer that issues
+	// nothing leaves nothing behind.
 	ownNS, _ := c.namespaceRead(ns).peek(ctx, c)
 	sandboxEarly := tenantFound && ownNS != nil && ownNS.DeletionTimestamp == nil
 	record := map[string][]byte{recordIntegrityKey: integrityKey, recordUser: []byte(user)}
 	var req *certv1.CertificateSigningRequest
 	var consumeErr, csrErr error
 	sandboxDone := func() error { return nil }
-	if sandboxEarly {
-		sandboxDone = background(func() error { return c.buildSandbox(ctx, ns, o, nil) })
-	}
 	_ = parallel(func() error {
 		if mode != CredentialToken {
 			csrErr = step(r, "Requesting the client certificate", "CertificateSigningRequest created", func() error {
@@ -211,8 +202,10 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 			c.deleteCSR(ctx, req)
 		}
 	}()
-	if csrErr != nil || consumeErr != nil && (!errors.Is(consumeErr, nonce.ErrUsed) || req == nil) {
-		err := errors.Join(csrErr, consumeErr, sandboxDone())
+	// A nonce only this process knew (a one-shot run's, stored by its consumption) was used by nobody
+	// else's request: there is no concurrent run to wait for.
+	if csrErr != nil || consumeErr != nil && (!errors.Is(consumeErr, nonce.ErrUsed) || req == nil || n.Prepared()) {
+		err := errors.Join(csrErr, consumeErr)
 		if consumeErr == nil {
 			// The nonce is ours and nothing was issued: put it back for a re-run.
 			err = errors.Join(err, c.nonces().Restore(ctx, n))
@@ -234,12 +227,13 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 			}
 			return nil
 		}); err != nil {
-			return nil, errors.Join(err, sandboxDone())
-		}
-		if err := sandboxDone(); err != nil {
 			return nil, err
 		}
 		return c.identityFor(self.ClusterID, o, tenant, cert, "", integrityKey), nil
+	}
+	// The nonce is ours: a sandbox that is already there converges while the certificate is issued.
+	if sandboxEarly {
+		sandboxDone = background(func() error { return c.buildSandbox(ctx, ns, o, nil) })
 	}
 
 	// Stale CSRs are cleared meanwhile.
@@ -318,23 +312,33 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	if renewal {
 		reason = EventRenewed
 	}
-	// The last writes, all at once: the bindings, the Tenant's record (a re-run of the same request that
-	// finds it binds again, should a binding have failed here), the Event, and the CSR, which is done with.
+	// The bindings first: the Tenant records the issuance only once they hold, so that a re-run of the same
+	// request that finds it recorded (and returns it again, reading only) never misses a binding.
+	keep := ""
+	if mode == CredentialToken {
+		keep = user
+	}
+	// Lists read early may miss an extra namespace granted or a ServiceAccount made since: read afresh
+	// after the bindings, alongside the record.
+	listedEarly := c.namespacesOfRead(o.ConsumerID, KindExtra).sent(c) || c.serviceAccountsRead(ns).sent(c)
+	if err := step(r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns+" and the consumer's extra namespaces", func() error {
+		// The tenant namespace and every extra namespace: the new user everywhere, no older one anywhere.
+		// Bound to nothing from now on, the tokens of earlier issuances die with their ServiceAccounts.
+		return parallel(
+			func() error { return c.bindRole(ctx, ns, user, o.ClusterRole, o.ConsumerID) },
+			func() error { return c.rebindExtra(ctx, o.ConsumerID, user, o.ClusterRole) },
+			func() error { return c.deleteCredentialAccounts(ctx, ns, keep) },
+		)
+	}); err != nil {
+		return nil, err
+	}
+	id := c.identityFor(self.ClusterID, o, tenant, certPEM, token, integrityKey)
+	if o.bound != nil {
+		o.bound(id) // the consumer may store it while the provider records it
+	}
+	// Then, all at once: the Tenant's record, the Event, the CSR's deletion (it is done with), and the
+	// second look at the lists.
 	if err := parallel(func() error {
-		return step(r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns+" and the consumer's extra namespaces", func() error {
-			// The tenant namespace and every extra namespace: the new user everywhere, no older one anywhere.
-			// Bound to nothing from now on, the tokens of earlier issuances die with their ServiceAccounts.
-			keep := ""
-			if mode == CredentialToken {
-				keep = user
-			}
-			return parallel(
-				func() error { return c.bindRole(ctx, ns, user, o.ClusterRole, o.ConsumerID) },
-				func() error { return c.rebindExtra(ctx, o.ConsumerID, user, o.ClusterRole) },
-				func() error { return c.deleteCredentialAccounts(ctx, ns, keep) },
-			)
-		})
-	}, func() error {
 		return step(r, "Recording the issuance in the Tenant", "Tenant updated", func() error {
 			return parallel(func() error {
 				if sandboxEarly { // not recorded with the sandbox (the Tenant exists): only now is the request known to issue
@@ -356,10 +360,18 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 			req = nil
 		}
 		return nil
+	}, func() error {
+		if !listedEarly {
+			return nil
+		}
+		return parallel(
+			func() error { return c.rebindExtra(ctx, o.ConsumerID, user, o.ClusterRole) },
+			func() error { return c.deleteCredentialAccounts(ctx, ns, keep) },
+		)
 	}); err != nil {
 		return nil, err
 	}
-	return c.identityFor(self.ClusterID, o, tenant, certPEM, token, integrityKey), nil
+	return id, nil
 }
 
 // Tenant phases.

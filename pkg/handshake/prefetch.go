@@ -90,14 +90,19 @@ func await[T any](ctx context.Context, p *pending) (T, error) {
 
 // taken is take without a read of its own: sent tells whether the read had been sent early.
 func (r read[T]) taken(ctx context.Context, c *Cluster) (obj T, sent bool, err error) {
-	c.early.mu.Lock()
-	_, sent = c.early.m[r.key]
-	c.early.mu.Unlock()
-	if !sent {
+	if !r.sent(c) {
 		return obj, false, nil
 	}
 	obj, err = r.take(ctx, c)
 	return obj, true, err
+}
+
+// sent tells whether the read was sent early and not taken yet.
+func (r read[T]) sent(c *Cluster) bool {
+	c.early.mu.Lock()
+	defer c.early.mu.Unlock()
+	_, ok := c.early.m[r.key]
+	return ok
 }
 
 // peek is take that leaves the early read for the next take: for a check that a later step repeats with

@@ -140,6 +140,10 @@ func (s Store) fromSecret(consumerID string, sec *corev1.Secret) (*Nonce, error)
 	return &Nonce{ConsumerID: consumerID, Value: v, ExpiresAt: exp, uid: sec.UID, rv: sec.ResourceVersion}, nil
 }
 
+// Prepared tells whether the nonce was made by Prepare and stored by nobody before its consumption: no
+// other request can have been made for it.
+func (n *Nonce) Prepared() bool { return n.unstored }
+
 // Ensure returns the consumer's unexpired nonce, or creates a new one valid for ttl (replacing an expired
 // one). created tells which.
 func (s Store) Ensure(ctx context.Context, consumerID string, ttl time.Duration) (n *Nonce, created bool, err error) {
