@@ -66,7 +66,7 @@ e2e: build kubeenv ## Run the end-to-end tests against real local clusters
 	FEDERATE_BIN=$(CURDIR)/bin/kubectl-federate $(GO) test -count=1 -timeout 20m $(TEST_FLAGS) ./test/...
 
 .PHONY: bench
-bench: build kubeenv ## Measure on 7 local clusters (pairing, renewal, a 50 ms link, 100 tenants, a 6-cluster mesh, status, startup, size) into docs/benchmarks.md
+bench: build kubeenv ## Measure on local clusters, 2, 6 and 1 at a time (pairing, renewal, a 50 ms link, 100 tenants, a 6-cluster mesh, status, startup, size) into docs/benchmarks.md
 	FEDERATE_BIN=$(CURDIR)/bin/kubectl-federate $(GO) run ./hack/bench -out docs/benchmarks.md
 
 .PHONY: vet
