@@ -28,7 +28,9 @@ var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 // Board starts a board on the printer's writer; Stop ends it.
 func (p *Printer) Board() *Board {
 	b := &Board{p: p, running: map[string]time.Time{}, stop: make(chan struct{})}
-	if !p.styled {
+	// Live lines move the cursor, which needs a terminal's file; anything else gets the outcomes only
+	// (pterm would otherwise draw on stdout, which carries data).
+	if _, file := p.w.(interface{ Fd() uintptr }); !p.styled || !file {
 		return b
 	}
 	b.area = b.newArea()
