@@ -10,7 +10,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
@@ -245,11 +244,5 @@ func (c *Cluster) applyExchangeStatus(ctx context.Context, ns, name string, st v
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Status:     st,
 	}
-	u, err := toUnstructured(obj)
-	if err != nil {
-		return err
-	}
-	unstructured.RemoveNestedField(u.Object, "spec")
-	_, err = c.Dynamic.Resource(v1alpha1.ExchangeRequestGVR).Namespace(ns).ApplyStatus(ctx, name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
-	return err
+	return c.applyStatus(ctx, v1alpha1.ExchangeRequestGVR, obj)
 }

@@ -249,15 +249,7 @@ func (c *Cluster) applyIdentityNamed(ctx context.Context, name string, labels ma
 		ObjectMeta: metav1.ObjectMeta{Name: obj.Name, Namespace: SystemNamespace},
 		Status:     v1alpha1.IdentityStatus{User: res.User, NotAfter: &notAfter, KubeconfigSecret: res.KubeconfigSecret},
 	}
-	su, err := toUnstructured(status)
-	if err != nil {
-		return err
-	}
-	unstructured.RemoveNestedField(su.Object, "spec")
-	applyStatus := func() error {
-		_, err := identities.ApplyStatus(ctx, obj.Name, su, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
-		return err
-	}
+	applyStatus := func() error { return c.applyStatus(ctx, v1alpha1.IdentityGVR, status) }
 	if !concurrent {
 		return applyStatus()
 	}

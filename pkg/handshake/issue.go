@@ -387,14 +387,7 @@ func (c *Cluster) applyTenantStatus(ctx context.Context, consumerID string, st v
 		ObjectMeta: metav1.ObjectMeta{Name: consumerID, Namespace: TenantNamespace(consumerID)},
 		Status:     st,
 	}
-	u, err := toUnstructured(status)
-	if err != nil {
-		return err
-	}
-	unstructured.RemoveNestedField(u.Object, "spec")
-	_, err = c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(TenantNamespace(consumerID)).ApplyStatus(ctx, consumerID, u,
-		metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
-	return err
+	return c.applyStatus(ctx, v1alpha1.TenantGVR, status)
 }
 
 func (c *Cluster) identityFor(providerID string, o IssueOptions, tenant *v1alpha1.Tenant, certPEM []byte, token string, integrityKey []byte) *v1alpha1.Identity {

@@ -176,6 +176,18 @@ func (t typedDeletion[T]) currentVersion(ctx context.Context, name string) (stri
 	return o.GetResourceVersion(), nil
 }
 
+// applyStatus server-side applies a typed object's status through its status subresource, without its
+// spec (which this request would not change anyway).
+func (c *Cluster) applyStatus(ctx context.Context, gvr schema.GroupVersionResource, obj any) error {
+	u, err := toUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	unstructured.RemoveNestedField(u.Object, "spec")
+	_, err = c.Dynamic.Resource(gvr).Namespace(u.GetNamespace()).ApplyStatus(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	return err
+}
+
 // applyTyped server-side-applies a typed object through the dynamic client.
 func (c *Cluster) applyTyped(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj any) error {
 	u, err := toUnstructured(obj)

@@ -493,13 +493,7 @@ func (c *Cluster) applySliceStatus(ctx context.Context, ns, name string, st v1al
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Status:     st,
 	}
-	u, err := toUnstructured(obj)
-	if err != nil {
-		return err
-	}
-	unstructured.RemoveNestedField(u.Object, "spec")
-	_, err = c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(ns).ApplyStatus(ctx, name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
-	return err
+	return c.applyStatus(ctx, v1alpha1.ResourceSliceGVR, obj)
 }
 
 // DeleteSliceLocal (consumer) forgets a slice: its Identity, kubeconfig, waiting key and record in
