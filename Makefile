@@ -5,7 +5,9 @@ PKG := github.com/federate-dev/kubectl-federate
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
 COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
-LDFLAGS := -s -w -X $(PKG)/pkg/version.version=$(VERSION) -X $(PKG)/pkg/version.commit=$(COMMIT) -X $(PKG)/pkg/version.date=$(DATE)
+# ldflags stamps a version (its argument) with this commit and date; dist passes the release version.
+ldflags = -s -w -X $(PKG)/pkg/version.version=$(1) -X $(PKG)/pkg/version.commit=$(COMMIT) -X $(PKG)/pkg/version.date=$(DATE)
+LDFLAGS := $(call ldflags,$(VERSION))
 DEMO_DIR ?= $(CURDIR)/.demo
 TEST_FLAGS ?=
 
@@ -13,7 +15,7 @@ TEST_FLAGS ?=
 
 .PHONY: help
 help: ## Show this help
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 .PHONY: build
 build: ## Build bin/kubectl-federate
@@ -29,7 +31,7 @@ install: build ## Put kubectl-federate and its completion shim kubectl_complete-
 RELEASE_VERSION ?= $(shell v=$$(git describe --tags --exact-match 2>/dev/null); echo $${v:-v0.0.0-dev})
 .PHONY: dist
 dist: ## Cross-build release archives, checksums.txt and the validated krew manifest into dist/
-	VERSION=$(RELEASE_VERSION) LDFLAGS="$(subst $(VERSION),$(RELEASE_VERSION),$(LDFLAGS))" hack/dist.sh
+	VERSION=$(RELEASE_VERSION) LDFLAGS="$(call ldflags,$(RELEASE_VERSION))" hack/dist.sh
 
 .PHONY: kubeenv
 kubeenv: ## Build the local control-plane runner and, once per machine, etcd/kube-apiserver/kube-controller-manager/kubectl
@@ -70,9 +72,10 @@ bench: build kubeenv ## Measure on local clusters, 2, 6 and 1 at a time (pairing
 	FEDERATE_BIN=$(CURDIR)/bin/kubectl-federate $(GO) run ./hack/bench -out docs/benchmarks.md
 
 .PHONY: vet
-vet: ## Run go vet and check formatting
+vet: ## Run go vet, check formatting, and refuse build output in git (a tracked binary or file over 1 MB)
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) run ./hack/verifyrepo
 
 GOLANGCI_LINT := bin/golangci-lint
 $(GOLANGCI_LINT): hack/tools/lint/go.mod
