@@ -151,9 +151,11 @@ func TestBadInputFailsBeforeAnyRequest(t *testing.T) {
 		{append([]string{"get", "kubeconfig", "--remote-cluster-id", "p", "--for-group", "g"}, one...), `--for-user: must not be empty`},
 		{append([]string{"get", "kubeconfig", "--remote-cluster-id", "p", "--for-user", "u", "--resource-slice", "s"}, one...), `--resource-slice and --for-user: give one`},
 		{append([]string{"get", "kubeconfig", "--remote-cluster-id", "p"}, two...), `--remote-kubeconfig or --remote-context: only with --for-user`},
-		{append([]string{"allow", "exchange", "--remote-cluster-id", "c", "--rule", "Bad_Rule"}, one...), `--rule "Bad_Rule": must be a DNS label`},
+		{append([]string{"allow", "exchange", "r-1", "--remote-cluster-id", "c", "--allow-reach", "r-2"}, one...), `--allow-reach "r-2": must be one of the NAMEs`},
+		{append([]string{"allow", "exchange", "--remote-cluster-id", "c", "--allow-unconstrained"}, one...), `only with the NAMEs of the requests to answer`},
+		{append([]string{"request", "exchange", "--remote-cluster-id", "p"}, one...), `--for-user: must not be empty`},
 		{append([]string{"allow", "exchange", "Bad_Name", "--remote-cluster-id", "c"}, one...), `NAME "Bad_Name": must be a request's name`},
-		{append([]string{"allow", "exchange", "--remote-cluster-id", "c", "--rule", "r", "--expiration", "1m"}, one...), `--expiration 1m0s: must be at least 10m`},
+		{append([]string{"allow", "exchange", "r-1", "--remote-cluster-id", "c", "--expiration", "1m"}, one...), `--expiration 1m0s: must be at least 10m`},
 		{append([]string{"allow", "exchange"}, one...), `required flag(s) "remote-cluster-id" not set`},
 		{[]string{"create"}, "kubectl federate create needs a resource; one of: nonce"},
 	}

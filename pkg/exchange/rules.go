@@ -6,8 +6,7 @@ package exchange
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
@@ -40,7 +39,7 @@ const (
 const (
 	MaxFileSize = 256 << 10
 	MaxRules    = 256
-	// MaxRuleNameLength keeps a rule's name, with the 8-hex target hash, within a label value.
+	// MaxRuleNameLength keeps a rule's name short enough to read in a request's name, <rule>-<32 hex>.
 	MaxRuleNameLength = 40
 )
 
@@ -68,7 +67,10 @@ type Rule struct {
 	Priority int     `json:"priority,omitempty"`
 	Source   Source  `json:"source"`
 	Target   *Target `json:"target,omitempty"`
-	URL      string  `json:"url,omitempty"`
+	// Scope is what the credential may do as its target (static and external rules); nil means the
+	// defaults (DefaultVerbs on DefaultResources, cluster-wide).
+	Scope *Scope `json:"scope,omitempty"`
+	URL   string `json:"url,omitempty"`
 	// CABundle is PEM (base64 in the file), trusted for URL in addition to the system roots.
 	CABundle []byte `json:"caBundle,omitempty"`
 
@@ -123,6 +125,9 @@ func Parse(data []byte) (*Config, error) {
 	if err := unknownFields("", generic, fileFields); err != nil {
 		return nil, err
 	}
+	if err := checkCABundles(generic); err != nil {
+		return nil, err
+	}
 	var cfg Config
 	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
 		return nil, fmt.Errorf("the rule file: %w", err)
@@ -140,7 +145,8 @@ var (
 	sourceFields = field{"user": nil, "group": nil, "uid": nil, "cluster": nil,
 		"userPattern": nil, "groupPattern": nil, "uidPattern": nil, "clusterPattern": nil}
 	ruleFields = field{"name": nil, "type": nil, "priority": nil, "source": sourceFields,
-		"target": {"user": nil, "groups": nil, "uid": nil}, "url": nil, "caBundle": nil}
+		"target": {"user": nil, "groups": nil, "uid": nil}, "scope": {"verbs": nil, "resources": nil, "namespaces": nil},
+		"url": nil, "caBundle": nil}
 	fileFields = field{"apiVersion": nil, "kind": nil, "metadata": nil,
 		"spec": {"clientIdentityExchanger": {"rules": ruleFields}}}
 )
@@ -171,6 +177,31 @@ func unknownFields(path string, v any, known field) error {
 			if err := unknownFields(fmt.Sprintf("%s[%d]", path, i), e, known); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// checkCABundles names the rule whose caBundle is not base64: the strict decoder's own message ("illegal
+// base64 data at input byte 14") names no field.
+func checkCABundles(generic any) error {
+	top, _ := generic.(map[string]any)
+	spec, _ := top["spec"].(map[string]any)
+	cie, _ := spec["clientIdentityExchanger"].(map[string]any)
+	rules, _ := cie["rules"].([]any)
+	for i, r := range rules {
+		m, _ := r.(map[string]any)
+		v, ok := m["caBundle"]
+		if !ok {
+			continue
+		}
+		field := fmt.Sprintf("spec.clientIdentityExchanger.rules[%d].caBundle", i)
+		s, isString := v.(string)
+		if !isString {
+			return fmt.Errorf("%s: must be a string, the base64 of PEM certificates", field)
+		}
+		if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+			return fmt.Errorf("%s: is not base64 (%w): give the base64 of PEM certificates, for example the output of base64 -w0 ca.crt", field, err)
 		}
 	}
 	return nil
@@ -235,10 +266,18 @@ func (r *Rule) validate(field string) error {
 			return fmt.Errorf("%s.source.%s %q: is not a valid regular expression: %w", field, p.name, clip(p.pattern), err)
 		}
 	}
+	if r.Scope != nil {
+		if err := ValidateScope(field+".scope", *r.Scope); err != nil {
+			return err
+		}
+	}
 	switch r.Type {
 	case Privileged:
 		if r.Target != nil {
 			return fmt.Errorf("%s.target: a %s rule hands out the pairing's own identity and takes no target", field, Privileged)
+		}
+		if r.Scope != nil {
+			return fmt.Errorf("%s.scope: a %s rule hands out the pairing's own identity, whose rights are its sandbox, and takes no scope", field, Privileged)
 		}
 		if r.URL != "" || len(r.CABundle) > 0 {
 			return fmt.Errorf("%s.url: only an %s rule has one", field, External)
@@ -383,13 +422,12 @@ func (r *Rule) matches(req Request) bool {
 	return true
 }
 
-// Hash is 8 hex digits naming a target: the same target always gets the same credential, another
-// target another one.
-func Hash(t Target) string {
-	groups := slices.Clone(t.Groups)
-	slices.Sort(groups)
-	sum := sha256.Sum256([]byte(t.User + "\x00" + strings.Join(groups, "\x00") + "\x00\x00" + t.UID))
-	return hex.EncodeToString(sum[:4])
+// GrantScope is the scope a credential of this rule gets: the rule's, with the defaults filled in.
+func (r *Rule) GrantScope() Scope {
+	if r.Scope == nil {
+		return Scope{}.Canonical()
+	}
+	return r.Scope.Canonical()
 }
 
 func clip(s string) string {

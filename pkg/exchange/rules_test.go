@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"encoding/base64"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -167,15 +168,165 @@ func TestURLs(t *testing.T) {
 	}
 }
 
-func TestHash(t *testing.T) {
-	a := Hash(Target{User: "u", Groups: []string{"a", "b"}})
-	if a != Hash(Target{User: "u", Groups: []string{"b", "a"}}) || len(a) != 8 {
-		t.Errorf("hash %q depends on group order", a)
+func TestGrantAndRequestHashes(t *testing.T) {
+	tgt := Target{User: "u", Groups: []string{"a", "b"}}
+	sc := Scope{Verbs: []string{"list", "get"}, Resources: []string{"pods"}, Namespaces: []string{"team-a"}}
+	a := GrantHash("r", tgt, sc)
+	if len(a) != 32 {
+		t.Errorf("grant hash %q: want 32 hex digits (128 bits)", a)
 	}
-	if a == Hash(Target{User: "u", Groups: []string{"a"}}) || a == Hash(Target{User: "u", Groups: []string{"a", "b"}, UID: "x"}) {
-		t.Error("different targets share a hash")
+	if a != GrantHash("r", Target{User: "u", Groups: []string{"b", "a"}}, Scope{Verbs: []string{"get", "list", "get"}, Resources: []string{"pods"}, Namespaces: []string{"team-a"}}) {
+		t.Error("the grant hash depends on the order or repeats of groups and verbs")
 	}
-	if Hash(Target{User: "a", Groups: []string{"b"}}) == Hash(Target{User: "a\x00b"}) {
-		t.Error("ambiguous encoding")
+	different := []struct {
+		rule string
+		t    Target
+		s    Scope
+	}{
+		{"r2", tgt, sc},
+		{"r", Target{User: "u", Groups: []string{"a"}}, sc},
+		{"r", Target{User: "u", Groups: []string{"a", "b"}, UID: "x"}, sc},
+		{"r", tgt, Scope{Verbs: []string{"get"}, Resources: []string{"pods"}, Namespaces: []string{"team-a"}}},
+		{"r", tgt, Scope{Verbs: []string{"list", "get"}, Resources: []string{"pods", "pods/log"}, Namespaces: []string{"team-a"}}},
+		{"r", tgt, Scope{Verbs: []string{"list", "get"}, Resources: []string{"pods"}}},
+		// An item of one list never reads as the next list: a group named "verbs" is not a verb.
+		{"r", Target{User: "u", Groups: []string{"a", "b", "verbs"}}, Scope{Verbs: []string{"get"}, Resources: []string{"pods"}, Namespaces: []string{"team-a"}}},
+	}
+	for _, d := range different {
+		if GrantHash(d.rule, d.t, d.s) == a {
+			t.Errorf("%+v shares the grant hash of %+v", d, sc)
+		}
+	}
+	if GrantHash("a", Target{User: "b"}, sc) == GrantHash("a\x00b", Target{User: ""}, sc) {
+		t.Error("ambiguous encoding of rule and user")
+	}
+	k1, k2 := RequestHash("r", tgt, sc, []byte("key-1")), RequestHash("r", tgt, sc, []byte("key-2"))
+	if k1 == k2 || k1 == a || len(k1) != 32 {
+		t.Errorf("request hashes %q %q (grant %q): a new key must be a new request", k1, k2, a)
+	}
+}
+
+func TestScopes(t *testing.T) {
+	for _, c := range []struct {
+		s    Scope
+		want string // "" for valid
+	}{
+		{Scope{}, ""},
+		{Scope{Verbs: []string{"get", "*"}, Resources: []string{"pods", "pods/log", "deployments.apps", "deployments.apps/scale", "*"}, Namespaces: []string{"team-a"}}, ""},
+		{Scope{Verbs: []string{"GET"}}, `s.verbs[0] "GET"`},
+		{Scope{Verbs: []string{"get list"}}, `s.verbs[0]`},
+		{Scope{Resources: []string{"Pods"}}, `s.resources[0] "Pods"`},
+		{Scope{Resources: []string{"pods/"}}, `s.resources[0] "pods/"`},
+		{Scope{Resources: []string{"deployments.Apps"}}, `the group "Apps"`},
+		{Scope{Resources: []string{""}}, `s.resources[0] ""`},
+		{Scope{Namespaces: []string{"Team_A"}}, `s.namespaces[0] "Team_A"`},
+		{Scope{Namespaces: make([]string, 33)}, "at most 32"},
+	} {
+		err := ValidateScope("s", c.s)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("ValidateScope(%+v) = %v, want %q", c.s, err, c.want)
+		}
+	}
+	d := Scope{}.Canonical()
+	if !slices.Equal(d.Verbs, []string{"get", "list", "watch"}) || slices.Contains(d.Resources, "secrets") || !d.ClusterWide() {
+		t.Errorf("defaults %+v: want read verbs, no Secrets, cluster-wide", d)
+	}
+	if got := (Scope{Verbs: []string{"list", "get"}, Resources: []string{"pods"}, Namespaces: []string{"b", "a"}}).String(); got != "get,list on pods in a,b" {
+		t.Errorf("String() = %q", got)
+	}
+	if got := (Scope{Verbs: []string{"get"}, Resources: []string{"pods"}}).String(); !strings.HasSuffix(got, "cluster-wide") {
+		t.Errorf("a scope with no namespace must say it is cluster-wide: %q", got)
+	}
+	r, err := ParseResource("deployments.apps/scale")
+	if err != nil || r != (Resource{Group: "apps", Resource: "deployments", Subresource: "scale"}) || r.String() != "deployments.apps/scale" || r.RBACResource() != "deployments/scale" {
+		t.Errorf("ParseResource: %+v %v", r, err)
+	}
+}
+
+func TestReach(t *testing.T) {
+	ns := []string{"team-a"}
+	for _, c := range []struct {
+		s    Scope
+		want []string
+	}{
+		{Scope{Verbs: []string{"get", "list"}, Resources: []string{"pods"}, Namespaces: ns}, nil},
+		{Scope{}, nil}, // the defaults read, cluster-wide, and never Secrets
+		{Scope{Verbs: []string{"create"}, Resources: []string{"pods"}, Namespaces: ns}, nil},
+		{Scope{Verbs: []string{"create"}, Resources: []string{"pods"}}, []string{ReachClusterWrite}},
+		{Scope{Verbs: []string{"get"}, Resources: []string{"secrets"}, Namespaces: ns}, []string{ReachSecrets}},
+		{Scope{Verbs: []string{"create"}, Resources: []string{"rolebindings.rbac.authorization.k8s.io"}, Namespaces: ns}, []string{ReachRBAC}},
+		{Scope{Verbs: []string{"get"}, Resources: []string{"roles.rbac.authorization.k8s.io"}, Namespaces: ns}, nil},
+		{Scope{Verbs: []string{"bind"}, Resources: []string{"clusterroles.rbac.authorization.k8s.io"}, Namespaces: ns}, []string{ReachRBAC}},
+		{Scope{Verbs: []string{"impersonate"}, Resources: []string{"users"}, Namespaces: ns}, []string{ReachImpersonation}},
+		{Scope{Verbs: []string{"create"}, Resources: []string{"serviceaccounts/token"}, Namespaces: ns}, []string{ReachTokens}},
+		{Scope{Verbs: []string{"update"}, Resources: []string{"certificatesigningrequests.certificates.k8s.io/approval"}, Namespaces: ns}, []string{ReachCSRApproval}},
+		{Scope{Verbs: []string{"get"}, Resources: []string{"nodes/proxy"}, Namespaces: ns}, []string{ReachNodeProxy}},
+		{Scope{Verbs: []string{"get"}, Resources: []string{"*"}, Namespaces: ns}, []string{ReachSecrets, ReachEveryResource, ReachNodeProxy}},
+		{Scope{Verbs: []string{"*"}, Resources: []string{"pods"}, Namespaces: ns}, []string{ReachEveryVerb}},
+	} {
+		if got := c.s.Reach(); !slices.Equal(got, c.want) {
+			t.Errorf("Reach(%s) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}
+
+func TestRuleScope(t *testing.T) {
+	file := `apiVersion: federate.dev/v1alpha1
+kind: ClusterGatewayConfiguration
+spec:
+  clientIdentityExchanger:
+    rules:
+    - name: reader
+      type: StaticMappingIdentityExchanger
+      source: {user: alice}
+      target: {user: alice}
+      scope: {verbs: [get, list], resources: [pods], namespaces: [team-a]}
+    - name: defaults
+      type: StaticMappingIdentityExchanger
+      source: {user: bob}
+      target: {user: bob}
+`
+	cfg, err := Parse([]byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := cfg.Spec.ClientIdentityExchanger.Rules
+	if got := rules[0].GrantScope(); got.String() != "get,list on pods in team-a" {
+		t.Errorf("scope %q", got.String())
+	}
+	if got := rules[1].GrantScope(); !slices.Equal(got.Verbs, DefaultVerbs) {
+		t.Errorf("default scope %+v", got)
+	}
+	for _, c := range []struct{ edit, want string }{
+		{"namespaces: [team-a]", "namespaces: [Team-A]"},
+		{"verbs: [get, list]", "verbs: [get, list], extra: 1"},
+	} {
+		_, err := Parse([]byte(strings.Replace(file, c.edit, c.want, 1)))
+		if err == nil || !strings.Contains(err.Error(), "spec.clientIdentityExchanger.rules[0].scope") {
+			t.Errorf("%s: want an error naming rules[0].scope, got %v", c.want, err)
+		}
+	}
+	priv := strings.Replace(file, "type: StaticMappingIdentityExchanger\n      source: {user: alice}\n      target: {user: alice}",
+		"type: PrivilegedIdentityExchanger\n      source: {user: alice}", 1)
+	if _, err := Parse([]byte(priv)); err == nil || !strings.Contains(err.Error(), "rules[0].scope") {
+		t.Errorf("a privileged rule with a scope: %v", err)
+	}
+}
+
+func TestCABundleNamesItsField(t *testing.T) {
+	file := `apiVersion: federate.dev/v1alpha1
+kind: ClusterGatewayConfiguration
+spec:
+  clientIdentityExchanger:
+    rules:
+    - name: external
+      type: ExternalIdentityExchanger
+      source: {userPattern: "ext-.*"}
+      url: https://exchanger.example/exchange
+      caBundle: LS0tLS1CRUdJTi...
+`
+	_, err := Parse([]byte(file))
+	if err == nil || !strings.Contains(err.Error(), "spec.clientIdentityExchanger.rules[0].caBundle: is not base64") {
+		t.Errorf("a placeholder caBundle: %v", err)
 	}
 }

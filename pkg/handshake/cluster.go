@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,6 +37,12 @@ type Cluster struct {
 	Report  Reporter
 	Now     func() time.Time // nil: time.Now
 	Dial    DialFunc         // builds clients from a stored kubeconfig; nil: real clients
+	// Config is the connection the clients were built from; the constrained-impersonation probe sends a
+	// request with another credential to the same server. Nil: no probe can be sent.
+	Config *rest.Config
+	// Impersonation, if set, is what ConstrainedImpersonation answers without a probe (tests), and caches
+	// the probe's answer for the rest of the process.
+	Impersonation *ImpersonationSupport
 
 	self       *Self                   // cached after Init or Load
 	staleCM    *corev1.ConfigMap       // Load found objects of an older installGeneration (see loadCurrent)

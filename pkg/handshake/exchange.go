@@ -7,7 +7,9 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
@@ -24,20 +27,27 @@ import (
 
 // Identity exchange (cluster-gateway's ClientIdentityExchanger, without a gateway): the consumer's rules,
 // in a ConfigMap of federate-system, say which of its users reach a provider as the pairing's identity
-// (privileged) or as another identity (static or external). Another identity is a credential of its own: a
-// client certificate for a fresh key, whose user the provider lets impersonate exactly the target (a
-// ClusterRole with impersonate on those resourceNames, bound cluster-wide since impersonation is not
-// namespaced) and nothing else. Its holder cannot act as anyone else, the pairing's identity included.
-// Issuing one needs the provider's consent: its administrator answers an ExchangeRequest the consumer left
-// in its tenant namespace (allow exchange), or holds both kubeconfigs (one shot).
+// (privileged) or as another identity (static or external), and within which scope. Another identity is a
+// credential of its own: a client certificate for a fresh key, whose user the provider lets act as exactly
+// the target, for exactly the scope (constrained impersonation, enforced by the API server; see
+// impersonation.go), and nothing else. Its holder cannot act as anyone else, the pairing's identity
+// included. Issuing one needs the provider's consent: its administrator answers, by name, an
+// ExchangeRequest the consumer left in its tenant namespace (allow exchange), or holds both kubeconfigs
+// (one shot). Each key is a request, a user and a consent of its own, so a credential renewed, withdrawn
+// or revoked leaves the older ones powerless.
 
 // Names of the identity exchange.
 const (
 	ExchangeRulesConfigMap = "federate-exchange-rules"
 	ExchangeRulesKey       = "rules.yaml"
-	// LabelExchange names the (rule, target) a provider's ClusterRole, ClusterRoleBinding and CSR, or a
-	// consumer's Secret, serves: <rule>-<8 hex of the target>.
+	// LabelExchange carries, on a provider's RBAC and CSR, the hash of the request they serve; on a
+	// consumer's Secrets, the hash of the grant (rule, target, scope) they hold a credential for.
 	LabelExchange = "federate.dev/exchange"
+	// annotationExchangeRequest names, on a consumer's Secret, the request its credential answers; on a
+	// provider's binding, annotationExchangeTarget names the target it lets its user act as.
+	annotationExchangeRequest = "federate.dev/exchange-request"
+	annotationExchangeTarget  = "federate.dev/exchange-target"
+	annotationExchangeMode    = "federate.dev/exchange-mode"
 
 	// ExchangeExpiration is the life of an exchange credential; running get kubeconfig after it asks
 	// again.
@@ -53,40 +63,37 @@ const (
 // handed out again.
 const exchangeRenewBefore = time.Hour
 
-// ExchangeKey names a (rule, target): the ExchangeRequest, and the label of everything made for it.
-func ExchangeKey(rule string, t exchange.Target) string { return rule + "-" + exchange.Hash(t) }
+// ExchangeRequestName names a request: its rule, for the reader, and its hash (exchange.RequestHash).
+func ExchangeRequestName(rule, hash string) string { return rule + "-" + hash }
 
-// ExchangeUser is the user of the credential for a (rule, target) of a consumer.
-func ExchangeUser(consumerID, key string) string { return UserPrefix + consumerID + ":exchange-" + key }
-
-// ExchangeRBACName names the provider's ClusterRole and ClusterRoleBinding of a credential.
-func ExchangeRBACName(consumerID, key string) string {
-	return "federate-exchange-" + consumerID + "-" + key
+// ExchangeUser is the user of the credential of a request (by its hash) of a consumer.
+func ExchangeUser(consumerID, hash string) string {
+	return UserPrefix + consumerID + ":exchange-" + hash
 }
 
-// ExchangeKubeconfigSecretName is the consumer's Secret holding an exchange credential's kubeconfig.
-func ExchangeKubeconfigSecretName(providerID, key string) string {
-	return "kubeconfig-exchange-" + providerID + "." + key
+// ExchangeKubeconfigSecretName is the consumer's Secret holding the credential of a grant.
+func ExchangeKubeconfigSecretName(providerID, rule, grant string) string {
+	return "kubeconfig-exchange-" + providerID + "." + rule + "-" + grant
 }
 
-// exchangePendingKeySecretName holds an exchange credential's key until its certificate is imported.
-func exchangePendingKeySecretName(providerID, key string) string {
-	return "exchange-" + providerID + "." + key + "-pending-key"
+// exchangePendingKeySecretName holds a grant's key until its certificate is imported.
+func exchangePendingKeySecretName(providerID, rule, grant string) string {
+	return "exchange-" + providerID + "." + rule + "-" + grant + "-pending-key"
 }
 
 // exchangeLabels are carried by the consumer's objects for an exchange credential; IdentityLabels among
 // them make RemoveIdentity take them with the pairing.
-func exchangeLabels(providerID, key string) map[string]string {
+func exchangeLabels(providerID, grant string) map[string]string {
 	l := IdentityLabels(providerID)
-	l[LabelExchange] = key
+	l[LabelExchange] = grant
 	return l
 }
 
 // exchangeProviderLabels are carried by the provider's objects for an exchange credential; TenantLabels
 // among them make RemoveTenant's CSR cleanup take them too.
-func exchangeProviderLabels(consumerID, key string) map[string]string {
+func exchangeProviderLabels(consumerID, hash string) map[string]string {
 	l := TenantLabels(consumerID)
-	l[LabelExchange] = key
+	l[LabelExchange] = hash
 	return l
 }
 
@@ -149,13 +156,14 @@ type ExchangeOptions struct {
 	ProviderID   string
 	Rule         string
 	Target       exchange.Target
+	Scope        exchange.Scope
 	KeyAlgorithm string
 }
 
-// ExchangeResult is a consumer's exchange credential, or why there is none yet.
+// ExchangeResult is a consumer's exchange credential.
 type ExchangeResult struct {
-	Key        string
-	Kubeconfig []byte // nil while the provider has not answered
+	Request    string // the ExchangeRequest it answers
+	Kubeconfig []byte
 	User       string
 	NotAfter   time.Time
 	Reused     bool
@@ -164,23 +172,24 @@ type ExchangeResult struct {
 // ErrExchangePending says that the provider's administrator has not answered the request yet.
 var ErrExchangePending = errors.New("is waiting for the provider's consent")
 
-// ExchangePendingError says which request waits and what the provider's administrator runs.
+// ExchangePendingError says which request waits; the command says what the provider's administrator runs.
 type ExchangePendingError struct {
-	ProviderID, ConsumerID, Rule, Key string
-	Target                            exchange.Target
+	ProviderID, ConsumerID, Rule, Request string
+	Target                                exchange.Target
+	Scope                                 exchange.Scope
 }
 
 func (e *ExchangePendingError) Error() string {
-	return fmt.Sprintf("exchange credential %s for provider %q (rule %q, target user %q) %v: ExchangeRequest %s waits in %s there; the provider's administrator runs: kubectl federate allow exchange %s --remote-cluster-id %s, then run this again",
-		e.Key, e.ProviderID, e.Rule, e.Target.User, ErrExchangePending, e.Key, TenantNamespace(e.ConsumerID), e.Key, e.ConsumerID)
+	return fmt.Sprintf("exchange credential for provider %q (rule %q, target user %q, %s) %v: ExchangeRequest %s waits in %s there",
+		e.ProviderID, e.Rule, e.Target.User, e.Scope.String(), ErrExchangePending, e.Request, TenantNamespace(e.ConsumerID))
 }
 
 func (e *ExchangePendingError) Unwrap() error { return ErrExchangePending }
 
-// StoredExchange (consumer) returns the stored kubeconfig of a (rule, target) while its certificate is
-// valid for a while yet.
-func (c *Cluster) StoredExchange(ctx context.Context, providerID, key string) (*ExchangeResult, bool) {
-	sec, err := c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, ExchangeKubeconfigSecretName(providerID, key), metav1.GetOptions{})
+// StoredExchange (consumer) returns the stored credential of a grant while its certificate is valid for a
+// while yet.
+func (c *Cluster) StoredExchange(ctx context.Context, providerID, rule, grant string) (*ExchangeResult, bool) {
+	sec, err := c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, ExchangeKubeconfigSecretName(providerID, rule, grant), metav1.GetOptions{})
 	if err != nil {
 		return nil, false
 	}
@@ -192,15 +201,19 @@ func (c *Cluster) StoredExchange(ctx context.Context, providerID, key string) (*
 	if err != nil || !c.now().Add(exchangeRenewBefore).Before(cert.NotAfter) {
 		return nil, false
 	}
-	return &ExchangeResult{Key: key, Kubeconfig: sec.Data[KubeconfigKey], User: cert.Subject.CommonName, NotAfter: cert.NotAfter, Reused: true}, true
+	return &ExchangeResult{Request: sec.Annotations[annotationExchangeRequest], Kubeconfig: sec.Data[KubeconfigKey], User: cert.Subject.CommonName,
+		NotAfter: cert.NotAfter, Reused: true}, true
 }
 
-// RequestExchange (consumer) gets the credential of a (rule, target) from provider, which is the
+// RequestExchange (consumer) gets the credential of a (rule, target, scope) from provider, which is the
 // provider as the pairing's identity sees it (manual flow) or as its administrator (one shot, after which
-// the caller runs AllowExchange and calls this again). A valid stored credential is returned as it is.
-// Otherwise a key waits in federate-system and an ExchangeRequest with its CSR in the tenant namespace; once
-// the provider issued the certificate, it is checked against the waiting key and the expected user, and
-// the kubeconfig is stored. Until then an *ExchangePendingError is returned. Re-running changes nothing.
+// the caller runs AllowExchange and calls this again). A valid stored credential whose request the
+// provider still answers Issued is returned as it is. Otherwise a key waits in federate-system, and the
+// ExchangeRequest of that key (named by its hash, its spec never changed) waits in the tenant namespace;
+// once the provider issued it, the certificate is checked against the waiting key and the expected user,
+// the kubeconfig is stored and the consumer's older requests of the same grant are withdrawn. Until then
+// an *ExchangePendingError is returned. A refused request fails; a revoked one is asked anew with a new
+// key. Re-running changes nothing.
 func (c *Cluster) RequestExchange(ctx context.Context, provider *Cluster, o ExchangeOptions) (*ExchangeResult, error) {
 	self, err := c.Load(ctx)
 	if err != nil {
@@ -209,36 +222,69 @@ func (c *Cluster) RequestExchange(ctx context.Context, provider *Cluster, o Exch
 	if err := exchange.ValidateTarget("target", o.Target); err != nil {
 		return nil, err
 	}
-	key := ExchangeKey(o.Rule, o.Target)
+	if err := exchange.ValidateScope("scope", o.Scope); err != nil {
+		return nil, err
+	}
+	o.Scope = o.Scope.Canonical()
+	grant := exchange.GrantHash(o.Rule, o.Target, o.Scope)
 	tns := TenantNamespace(self.ClusterID)
 	reqs := provider.Dynamic.Resource(v1alpha1.ExchangeRequestGVR).Namespace(tns)
-	if res, ok := c.StoredExchange(ctx, o.ProviderID, key); ok {
+	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
+	if res, ok := c.StoredExchange(ctx, o.ProviderID, o.Rule, grant); ok {
 		// The provider's answer still stands (revoke marks it Revoked and removes the credential's rights):
 		// otherwise the stored kubeconfig would be handed out dead.
-		live, err := c.exchangeStands(ctx, reqs, key, res.Kubeconfig)
+		live, err := c.exchangeStands(ctx, reqs, res.Request, res.Kubeconfig)
 		if err != nil {
-			return nil, fmt.Errorf("checking ExchangeRequest %s/%s on provider %q: %w", tns, key, o.ProviderID, err)
+			return nil, fmt.Errorf("checking ExchangeRequest %s/%s on provider %q: %w", tns, res.Request, o.ProviderID, err)
 		}
 		if live {
 			return res, nil
 		}
-		c.report().Warn("The stored credential " + key + " is no longer issued by provider " + o.ProviderID + ": asking for a new one")
-		if err := ignoreNotFound(c.Kube.CoreV1().Secrets(SystemNamespace).Delete(ctx, ExchangeKubeconfigSecretName(o.ProviderID, key), metav1.DeleteOptions{})); err != nil {
+		c.report().Warn("The stored exchange credential " + res.Request + " is no longer issued by provider " + o.ProviderID + ": asking for a new one")
+		if err := ignoreNotFound(secrets.Delete(ctx, ExchangeKubeconfigSecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
 			return nil, err
 		}
 	}
-	user := ExchangeUser(self.ClusterID, key)
-	keyPEM, csrPEM, signer, err := c.ensureExchangeKey(ctx, o.ProviderID, key, user, o.KeyAlgorithm)
+	for attempt := 0; ; attempt++ {
+		res, err := c.requestExchangeOnce(ctx, provider, reqs, self.ClusterID, grant, o)
+		if !errors.Is(err, errAskAnew) || attempt > 0 {
+			return res, err
+		}
+		// The request of the waiting key was revoked: that key is never answered again.
+		if err := ignoreNotFound(secrets.Delete(ctx, exchangePendingKeySecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// errAskAnew says that the waiting key's request was revoked.
+var errAskAnew = errors.New("the request of the waiting key was revoked")
+
+func (c *Cluster) requestExchangeOnce(ctx context.Context, provider *Cluster, reqs dynamicResource, consumerID, grant string, o ExchangeOptions) (*ExchangeResult, error) {
+	tns := TenantNamespace(consumerID)
+	keyPEM, signer, err := c.ensureExchangeKey(ctx, o.ProviderID, o.Rule, grant, o.KeyAlgorithm)
 	if err != nil {
 		return nil, err
 	}
-	pending := &ExchangePendingError{ProviderID: o.ProviderID, ConsumerID: self.ClusterID, Rule: o.Rule, Key: key, Target: o.Target}
-	u, err := reqs.Get(ctx, key, metav1.GetOptions{})
+	der, err := x509.MarshalPKIXPublicKey(signer.Public())
+	if err != nil {
+		return nil, err
+	}
+	hash := exchange.RequestHash(o.Rule, o.Target, o.Scope, der)
+	name := ExchangeRequestName(o.Rule, hash)
+	user := ExchangeUser(consumerID, hash)
+	pending := &ExchangePendingError{ProviderID: o.ProviderID, ConsumerID: consumerID, Rule: o.Rule, Request: name, Target: o.Target, Scope: o.Scope}
+	u, err := reqs.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
+		csrPEM, err := NewCSR(user, signer)
+		if err != nil {
+			return nil, err
+		}
 		obj := &v1alpha1.ExchangeRequest{
-			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ExchangeRequestKind},
-			ObjectMeta: metav1.ObjectMeta{Name: key, Namespace: tns},
-			Spec:       v1alpha1.ExchangeRequestSpec{Rule: o.Rule, Target: toExchangeTarget(o.Target), CSR: csrPEM},
+			TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ExchangeRequestKind},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tns,
+				Labels: map[string]string{LabelManagedBy: ManagedBy, LabelExchange: grant}},
+			Spec: v1alpha1.ExchangeRequestSpec{Rule: o.Rule, Target: toExchangeTarget(o.Target), Scope: toExchangeScope(o.Scope), CSR: csrPEM},
 		}
 		nu, err := toUnstructured(obj)
 		if err != nil {
@@ -246,47 +292,34 @@ func (c *Cluster) RequestExchange(ctx context.Context, provider *Cluster, o Exch
 		}
 		unstructured.RemoveNestedField(nu.Object, "status")
 		if _, err := c.createCounted(ctx, provider, v1alpha1.ExchangeRequestGVR, nu); err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("leaving ExchangeRequest %s/%s on provider %q: %w", tns, key, o.ProviderID, err)
+			return nil, fmt.Errorf("leaving ExchangeRequest %s/%s on provider %q: %w", tns, name, o.ProviderID, err)
 		}
-		c.report().Info("ExchangeRequest " + key + " left in " + tns + " on provider " + o.ProviderID)
+		c.report().Info("ExchangeRequest " + name + " left in " + tns + " on provider " + o.ProviderID)
 		return nil, pending
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading ExchangeRequest %s/%s on provider %q: %w", tns, key, o.ProviderID, err)
+		return nil, fmt.Errorf("reading ExchangeRequest %s/%s on provider %q: %w", tns, name, o.ProviderID, err)
 	}
 	var req v1alpha1.ExchangeRequest
 	if err := fromUnstructured(u, &req); err != nil {
 		return nil, err
 	}
-	// CSRs are signed afresh on each run (ECDSA signatures are randomized): compare what they ask for.
-	have, perr := ParseCSR(req.Spec.CSR)
-	if perr != nil || !samePublicKey(have.PublicKey, signer.Public()) || req.Spec.Rule != o.Rule || exchange.Hash(fromExchangeTarget(req.Spec.Target)) != exchange.Hash(o.Target) {
-		// An earlier key's request (expired, or its key lost): ask again for this key.
-		req.Spec = v1alpha1.ExchangeRequestSpec{Rule: o.Rule, Target: toExchangeTarget(o.Target), CSR: csrPEM}
-		nu, err := toUnstructured(&req)
-		if err != nil {
-			return nil, err
-		}
-		nu.SetResourceVersion(u.GetResourceVersion())
-		if _, err := reqs.Update(ctx, nu, metav1.UpdateOptions{}); err != nil {
-			return nil, fmt.Errorf("renewing ExchangeRequest %s/%s on provider %q: %w", tns, key, o.ProviderID, err)
-		}
-		return nil, pending
-	}
-	if req.Status.Phase == ExchangeRefused {
-		return nil, fmt.Errorf("exchange credential %s %w by provider %q: %s", key, ErrDenied, o.ProviderID, req.Status.Reason)
-	}
-	if req.Status.Phase != ExchangeIssued || len(req.Status.Certificate) == 0 {
+	switch req.Status.Phase {
+	case ExchangeRefused:
+		return nil, fmt.Errorf("exchange credential %s %w by provider %q: %s", name, ErrDenied, o.ProviderID, req.Status.Reason)
+	case ExchangeRevoked:
+		return nil, errAskAnew
+	case ExchangeIssued:
+	default:
 		return nil, pending
 	}
 	cert, err := parseCertificate("status.certificate", req.Status.Certificate)
 	if err != nil {
 		return nil, err
 	}
-	if !samePublicKey(cert.PublicKey, signer.Public()) {
-		return nil, pending // the answer to an earlier key's request
-	}
 	switch {
+	case !samePublicKey(cert.PublicKey, signer.Public()):
+		return nil, errors.New("status.certificate: is not for the waiting key")
 	case cert.Subject.CommonName != user:
 		return nil, fmt.Errorf("status.certificate: is for user %q, the waiting key is for %q", truncate(cert.Subject.CommonName), user)
 	case !clientAuth(cert):
@@ -294,6 +327,62 @@ func (c *Cluster) RequestExchange(ctx context.Context, provider *Cluster, o Exch
 	case !c.now().Before(cert.NotAfter):
 		return nil, fmt.Errorf("status.certificate: expired at %s", cert.NotAfter.UTC().Format(time.RFC3339))
 	}
+	kc, err := c.exchangeKubeconfig(ctx, o, req.Status.Certificate, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: ExchangeKubeconfigSecretName(o.ProviderID, o.Rule, grant), Namespace: SystemNamespace,
+			Labels: exchangeLabels(o.ProviderID, grant), Annotations: map[string]string{userAnnotation: user, annotationExchangeRequest: name, annotationExchangeMode: req.Status.Mode}},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{KubeconfigKey: kc},
+	}
+	if _, err := secrets.Create(ctx, sec, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+			return nil, fmt.Errorf("storing Secret %s/%s: %w", SystemNamespace, sec.Name, err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("storing Secret %s/%s: %w", SystemNamespace, sec.Name, err)
+	}
+	c.report().Info("Exchange credential " + name + " stored in Secret " + SystemNamespace + "/" + sec.Name)
+	if err := ignoreNotFound(secrets.Delete(ctx, exchangePendingKeySecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
+		return nil, err
+	}
+	// The older requests of this grant (earlier keys) are withdrawn: the provider's next answer prunes
+	// their rights.
+	if err := withdrawOlder(ctx, reqs, grant, name); err != nil {
+		c.report().Warn(fmt.Sprintf("Withdrawing the older ExchangeRequests of %s in %s: %v", name, tns, err))
+	}
+	return &ExchangeResult{Request: name, Kubeconfig: kc, User: user, NotAfter: cert.NotAfter}, nil
+}
+
+// dynamicResource is the part of a namespaced dynamic client the exchange uses.
+type dynamicResource interface {
+	Get(context.Context, string, metav1.GetOptions, ...string) (*unstructured.Unstructured, error)
+	List(context.Context, metav1.ListOptions) (*unstructured.UnstructuredList, error)
+	Create(context.Context, *unstructured.Unstructured, metav1.CreateOptions, ...string) (*unstructured.Unstructured, error)
+	Delete(context.Context, string, metav1.DeleteOptions, ...string) error
+}
+
+// withdrawOlder deletes the consumer's requests of a grant other than keep.
+func withdrawOlder(ctx context.Context, reqs dynamicResource, grant, keep string) error {
+	l, err := reqs.List(ctx, metav1.ListOptions{LabelSelector: LabelExchange + "=" + grant})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, it := range l.Items {
+		if it.GetName() != keep {
+			errs = append(errs, ignoreNotFound(reqs.Delete(ctx, it.GetName(), metav1.DeleteOptions{})))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// exchangeKubeconfig builds the credential's kubeconfig: the pairing's way to the provider (server, CA,
+// proxy), the issued certificate and the key, acting as the target.
+func (c *Cluster) exchangeKubeconfig(ctx context.Context, o ExchangeOptions, certPEM, keyPEM []byte) ([]byte, error) {
 	pairing, err := c.GetKubeconfig(ctx, o.ProviderID)
 	if err != nil {
 		return nil, err
@@ -302,42 +391,28 @@ func (c *Cluster) RequestExchange(ctx context.Context, provider *Cluster, o Exch
 	if err != nil {
 		return nil, fmt.Errorf("the kubeconfig stored for provider %q: %w", o.ProviderID, err)
 	}
-	kc, err := kubeconfig.Build(kubeconfig.Params{Name: o.ProviderID + "-exchange-" + key, Server: server, CA: ca, ProxyURL: proxy,
-		CertPEM: req.Status.Certificate, KeyPEM: keyPEM})
+	kc, err := kubeconfig.Build(kubeconfig.Params{Name: o.ProviderID + "-exchange-" + o.Rule, Server: server, CA: ca, ProxyURL: proxy,
+		CertPEM: certPEM, KeyPEM: keyPEM})
 	if err != nil {
 		return nil, err
 	}
-	if kc, err = kubeconfig.Impersonate(kc, o.Target.User, o.Target.Groups, o.Target.UID); err != nil {
-		return nil, err
-	}
-	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
-	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: ExchangeKubeconfigSecretName(o.ProviderID, key), Namespace: SystemNamespace,
-			Labels: exchangeLabels(o.ProviderID, key), Annotations: map[string]string{userAnnotation: user}},
-		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{KubeconfigKey: kc},
-	}
-	if _, err := secrets.Create(ctx, sec, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
-		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("storing Secret %s/%s: %w", SystemNamespace, sec.Name, err)
+	// A namespaced scope's first namespace is the kubeconfig's default, so that kubectl's plain requests
+	// land where the credential may act.
+	if len(o.Scope.Namespaces) > 0 {
+		if kc, err = kubeconfig.WithNamespace(kc, o.Scope.Namespaces[0]); err != nil {
+			return nil, err
 		}
-	} else if err != nil {
-		return nil, fmt.Errorf("storing Secret %s/%s: %w", SystemNamespace, sec.Name, err)
 	}
-	c.report().Info("Exchange credential " + key + " stored in Secret " + SystemNamespace + "/" + sec.Name)
-	if err := ignoreNotFound(secrets.Delete(ctx, exchangePendingKeySecretName(o.ProviderID, key), metav1.DeleteOptions{})); err != nil {
-		return nil, err
-	}
-	return &ExchangeResult{Key: key, Kubeconfig: kc, User: user, NotAfter: cert.NotAfter}, nil
+	return kubeconfig.Impersonate(kc, o.Target.User, o.Target.Groups, o.Target.UID)
 }
 
 // exchangeStands tells whether the provider's answer to a request still holds the certificate of a
 // stored kubeconfig.
-func (c *Cluster) exchangeStands(ctx context.Context, reqs interface {
-	Get(context.Context, string, metav1.GetOptions, ...string) (*unstructured.Unstructured, error)
-}, key string, kc []byte) (bool, error) {
-	u, err := reqs.Get(ctx, key, metav1.GetOptions{})
+func (c *Cluster) exchangeStands(ctx context.Context, reqs dynamicResource, name string, kc []byte) (bool, error) {
+	if name == "" {
+		return false, nil
+	}
+	u, err := reqs.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
@@ -361,34 +436,31 @@ func samePEMBlock(a, b []byte) bool {
 	return pa != nil && pb != nil && slices.Equal(pa.Bytes, pb.Bytes)
 }
 
-// ensureExchangeKey returns the key waiting for a (rule, target)'s certificate, creating it if none
-// waits, and a CSR for user.
-func (c *Cluster) ensureExchangeKey(ctx context.Context, providerID, key, user, alg string) (keyPEM, csrPEM []byte, signer crypto.Signer, err error) {
+// ensureExchangeKey returns the key waiting for a grant's certificate, creating it if none waits.
+func (c *Cluster) ensureExchangeKey(ctx context.Context, providerID, rule, grant, alg string) (keyPEM []byte, signer crypto.Signer, err error) {
 	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
-	name := exchangePendingKeySecretName(providerID, key)
+	name := exchangePendingKeySecretName(providerID, rule, grant)
 	existing, err := secrets.Get(ctx, name, metav1.GetOptions{})
 	if err == nil {
-		if s, perr := parseSigner(existing.Data[privateKeyKey]); perr == nil && existing.Annotations[userAnnotation] == user {
-			csr, cerr := NewCSR(user, s)
-			return existing.Data[privateKeyKey], csr, s, cerr
+		if s, perr := parseSigner(existing.Data[privateKeyKey]); perr == nil {
+			return existing.Data[privateKeyKey], s, nil
 		}
 	} else if !apierrors.IsNotFound(err) {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	s, err := NewClientKey(alg)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	der, err := x509.MarshalPKCS8PrivateKey(s)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: exchangeLabels(providerID, key),
-			Annotations: map[string]string{userAnnotation: user}},
-		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{privateKeyKey: keyPEM},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: exchangeLabels(providerID, grant)},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{privateKeyKey: keyPEM},
 	}
 	if existing != nil && existing.Name != "" {
 		sec.ResourceVersion = existing.ResourceVersion
@@ -397,10 +469,9 @@ func (c *Cluster) ensureExchangeKey(ctx context.Context, providerID, key, user, 
 		_, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
 	}
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("storing the exchange credential's key in Secret %s/%s: %w", SystemNamespace, name, err)
+		return nil, nil, fmt.Errorf("storing the exchange credential's key in Secret %s/%s: %w", SystemNamespace, name, err)
 	}
-	csr, err := NewCSR(user, s)
-	return keyPEM, csr, s, err
+	return keyPEM, s, nil
 }
 
 func toExchangeTarget(t exchange.Target) v1alpha1.ExchangeTarget {
@@ -416,64 +487,110 @@ func exchangeSelector(consumerID string) string {
 	return labels.SelectorFromSet(TenantLabels(consumerID)).String() + "," + LabelExchange
 }
 
-// exchangeClusterRole lets a credential's user impersonate exactly the target, nothing more.
-func exchangeClusterRole(consumerID, key string, t exchange.Target) *rbacv1.ClusterRole {
-	imp := []string{"impersonate"}
-	rules := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"users"}, Verbs: imp, ResourceNames: []string{t.User}}}
-	if len(t.Groups) > 0 {
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"groups"}, Verbs: imp, ResourceNames: slices.Clone(t.Groups)})
-	}
-	if t.UID != "" {
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"uids"}, Verbs: imp, ResourceNames: []string{t.UID}})
-	}
-	return &rbacv1.ClusterRole{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
-		ObjectMeta: metav1.ObjectMeta{Name: ExchangeRBACName(consumerID, key), Labels: exchangeProviderLabels(consumerID, key)},
-		Rules:      rules,
-	}
+// exchangeBinding is one binding of an exchange credential on the provider.
+type exchangeBinding struct {
+	kind, namespace, name, hash, user, target string
 }
 
-func exchangeClusterRoleBinding(consumerID, key string) *rbacv1.ClusterRoleBinding {
-	name := ExchangeRBACName(consumerID, key)
-	return &rbacv1.ClusterRoleBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: exchangeProviderLabels(consumerID, key)},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: ExchangeUser(consumerID, key)}},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+var (
+	crGVR  = rbacv1.SchemeGroupVersion.WithResource("clusterroles")
+	crbGVR = rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings")
+	rbGVR  = rbacv1.SchemeGroupVersion.WithResource("rolebindings")
+)
+
+// exchangeBindings lists a consumer's exchange ClusterRoleBindings and RoleBindings (in every namespace)
+// whose request hash keep selects.
+func (c *Cluster) exchangeBindings(ctx context.Context, consumerID string, keep func(hash string) bool) ([]exchangeBinding, error) {
+	sel := metav1.ListOptions{LabelSelector: exchangeSelector(consumerID)}
+	var out []exchangeBinding
+	for _, gvr := range []schema.GroupVersionResource{crbGVR, rbGVR} {
+		l, err := c.Dynamic.Resource(gvr).List(ctx, sel)
+		if err != nil {
+			return nil, fmt.Errorf("listing the exchange %s of consumer %q: %w", gvr.Resource, consumerID, err)
+		}
+		for _, it := range l.Items {
+			hash := it.GetLabels()[LabelExchange]
+			if !keep(hash) {
+				continue
+			}
+			b := exchangeBinding{kind: gvr.Resource, namespace: it.GetNamespace(), name: it.GetName(), hash: hash, target: it.GetAnnotations()[annotationExchangeTarget]}
+			subjects, _, _ := unstructured.NestedSlice(it.Object, "subjects")
+			for _, s := range subjects {
+				if m, ok := s.(map[string]any); ok {
+					b.user, _ = m["name"].(string)
+				}
+			}
+			out = append(out, b)
+		}
 	}
+	return out, nil
 }
 
-// removeExchanges (provider) deletes every exchange ClusterRoleBinding and ClusterRole of a consumer, the
-// bindings first: from then on its exchange credentials may impersonate no one. The requests it answered
-// are marked Revoked, so that the consumer asks anew rather than hand out a stored, dead kubeconfig.
-func (c *Cluster) removeExchanges(ctx context.Context, consumerID string) error {
-	if err := c.deleteExchangeRBAC(ctx, consumerID); err != nil {
+// exchangeCut is who a consumer's exchange bindings let act as whom: the users to record as revoked and
+// confirm refused.
+func exchangeCut(bindings []exchangeBinding) []boundUser {
+	var cut []boundUser
+	for _, b := range bindings {
+		if b.user != "" && !slices.ContainsFunc(cut, func(u boundUser) bool { return u.User == b.user }) {
+			cut = append(cut, boundUser{User: b.user, Groups: []string{TenantGroup, "system:authenticated"}, Target: b.target})
+		}
+	}
+	return cut
+}
+
+// deleteExchangeRBAC deletes bindings, all at once, then the ClusterRoles of the same requests. The
+// caller records their users as revoked first.
+func (c *Cluster) deleteExchangeRBAC(ctx context.Context, consumerID string, bindings []exchangeBinding) error {
+	hashes := map[string]bool{}
+	jobs := make([]func() error, len(bindings))
+	for i, b := range bindings {
+		hashes[b.hash] = true
+		gvr := crbGVR
+		if b.kind == "rolebindings" {
+			gvr = rbGVR
+		}
+		jobs[i] = func() error {
+			return ignoreNotFound(c.Dynamic.Resource(gvr).Namespace(b.namespace).Delete(ctx, b.name, metav1.DeleteOptions{}))
+		}
+	}
+	if err := parallel(jobs...); err != nil {
+		return fmt.Errorf("removing the exchange bindings of consumer %q: %w", consumerID, err)
+	}
+	sel := slices.Sorted(maps.Keys(hashes))
+	if len(sel) == 0 {
+		return nil
+	}
+	roles := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(TenantLabels(consumerID)).String() + "," + LabelExchange + " in (" + strings.Join(sel, ",") + ")"}
+	if err := ignoreNotFound(c.Dynamic.Resource(crGVR).DeleteCollection(ctx, metav1.DeleteOptions{}, roles)); err != nil {
+		return fmt.Errorf("removing the exchange ClusterRoles of consumer %q: %w", consumerID, err)
+	}
+	return nil
+}
+
+// removeExchanges (provider) deletes every exchange binding and role of a consumer, the bindings first
+// (the caller recorded their users as revoked): from then on its exchange credentials may act as no one.
+// The requests it answered are marked Revoked, so that the consumer asks anew, with a new key, rather than
+// hand out a stored, dead kubeconfig, and no later allow answers them again.
+func (c *Cluster) removeExchanges(ctx context.Context, consumerID string, bindings []exchangeBinding) error {
+	if err := c.deleteExchangeRBAC(ctx, consumerID, bindings); err != nil {
 		return err
 	}
-	tns := TenantNamespace(consumerID)
-	l, err := c.Dynamic.Resource(v1alpha1.ExchangeRequestGVR).Namespace(tns).List(ctx, metav1.ListOptions{})
+	// Roles left without a binding (a run interrupted between them) go too.
+	if err := ignoreNotFound(c.Dynamic.Resource(crGVR).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: exchangeSelector(consumerID)})); err != nil {
+		return fmt.Errorf("removing the exchange ClusterRoles of consumer %q: %w", consumerID, err)
+	}
+	reqs, err := c.listExchangeRequests(ctx, consumerID)
 	if err != nil {
 		return ignoreNotFound(err)
 	}
 	var errs []error
-	for _, it := range l.Items {
-		if phase, _, _ := unstructured.NestedString(it.Object, "status", "phase"); phase == ExchangeIssued {
-			errs = append(errs, ignoreNotFound(c.applyExchangeStatus(ctx, tns, it.GetName(),
-				v1alpha1.ExchangeRequestStatus{Phase: ExchangeRevoked, Reason: "the consumer was revoked"})))
+	for _, r := range reqs {
+		if r.Status.Phase == ExchangeIssued {
+			errs = append(errs, ignoreNotFound(c.applyExchangeStatus(ctx, TenantNamespace(consumerID), r.Name,
+				v1alpha1.ExchangeRequestStatus{Phase: ExchangeRevoked, Mode: r.Status.Mode, User: r.Status.User, Reason: "the consumer was revoked"})))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func (c *Cluster) deleteExchangeRBAC(ctx context.Context, consumerID string) error {
-	// Through the dynamic client, as they were applied.
-	sel := metav1.ListOptions{LabelSelector: exchangeSelector(consumerID)}
-	for _, res := range []string{"clusterrolebindings", "clusterroles"} {
-		if err := ignoreNotFound(c.Dynamic.Resource(rbacv1.SchemeGroupVersion.WithResource(res)).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)); err != nil {
-			return fmt.Errorf("removing the exchange %s of consumer %q: %w", res, consumerID, err)
-		}
-	}
-	return nil
 }
 
 // Resolution is what the rules give a user reaching a provider.

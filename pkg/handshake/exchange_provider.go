@@ -2,9 +2,14 @@ package handshake
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -15,38 +20,79 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 )
 
+// A provider answers exactly what its administrator saw. A request's name is a hash of everything it asks
+// (rule, target, scope and the credential's public key) and its spec cannot change once created (the CRD
+// refuses updates), so the name the administrator reads in a listing can only ever be answered with what
+// the listing showed. Answers are given by name, never by rule: a rule name is the tenant's to choose, and
+// a request the tenant adds under it later has not been seen.
+
 // ExchangeInfo is a consumer's exchange request as the provider sees it.
 type ExchangeInfo struct {
-	ConsumerID string     `json:"consumerID"`
-	Name       string     `json:"name"`
-	Rule       string     `json:"rule"`
-	User       string     `json:"user"`
-	Groups     []string   `json:"groups,omitempty"`
-	UID        string     `json:"uid,omitempty"`
+	ConsumerID string         `json:"consumerID"`
+	Name       string         `json:"name"`
+	Rule       string         `json:"rule"`
+	User       string         `json:"user"`
+	Groups     []string       `json:"groups,omitempty"`
+	UID        string         `json:"uid,omitempty"`
+	Scope      exchange.Scope `json:"scope"`
+	// ClusterWide is true when the scope names no namespace.
+	ClusterWide bool `json:"clusterWide"`
+	// Reach lists what the scope holds beyond a namespaced share: each needs an explicit override.
+	Reach []string `json:"reach,omitempty"`
+	// TargetAccess is what the target itself may do within the scope (access reviews), for pending requests.
+	TargetAccess *ScopeAccess `json:"targetAccess,omitempty"`
+	// TargetReach is what the target itself may do beyond a namespaced share of this cluster (access
+	// reviews), for pending requests: what an unconstrained grant would hand out.
+	TargetReach []string `json:"targetReach,omitempty"`
+	// KeySHA256 is the fingerprint of the credential's public key, as the consumer's side shows it.
+	KeySHA256  string     `json:"keySHA256,omitempty"`
 	Phase      string     `json:"phase"`
+	Mode       string     `json:"mode,omitempty"`
 	Reason     string     `json:"reason,omitempty"`
 	Credential string     `json:"credential,omitempty"` // the user of the issued certificate
 	NotAfter   *time.Time `json:"notAfter,omitempty"`
 }
 
-// exchangePhase is a request's phase for the CSR it holds now: an answer to an earlier key leaves the
-// current one pending.
+// exchangePhase is a request's phase: its spec never changes, so its status answers it.
 func exchangePhase(r *v1alpha1.ExchangeRequest) string {
 	switch r.Status.Phase {
-	case ExchangeRefused:
-		return ExchangeRefused
-	case ExchangeIssued:
-		csr, err := ParseCSR(r.Spec.CSR)
-		cert, cerr := parseCertificate("status.certificate", r.Status.Certificate)
-		if err == nil && cerr == nil && samePublicKey(csr.PublicKey, cert.PublicKey) {
-			return ExchangeIssued
-		}
+	case ExchangeRefused, ExchangeRevoked, ExchangeIssued:
+		return r.Status.Phase
 	}
 	return ExchangePending
 }
 
-// ExchangeRequests (provider) lists a consumer's exchange requests.
-func (c *Cluster) ExchangeRequests(ctx context.Context, consumerID string) ([]ExchangeInfo, error) {
+func exchangeScope(s v1alpha1.ExchangeScope) exchange.Scope {
+	return exchange.Scope{Verbs: s.Verbs, Resources: s.Resources, Namespaces: s.Namespaces}
+}
+
+func toExchangeScope(s exchange.Scope) v1alpha1.ExchangeScope {
+	s = s.Canonical()
+	return v1alpha1.ExchangeScope{Verbs: s.Verbs, Resources: s.Resources, Namespaces: s.Namespaces}
+}
+
+// infoOf is what a listing shows of a request.
+func infoOf(consumerID string, r *v1alpha1.ExchangeRequest) ExchangeInfo {
+	s := exchangeScope(r.Spec.Scope)
+	info := ExchangeInfo{ConsumerID: consumerID, Name: r.Name, Rule: r.Spec.Rule, User: r.Spec.Target.User, Groups: r.Spec.Target.Groups,
+		UID: r.Spec.Target.UID, Scope: s.Canonical(), ClusterWide: s.ClusterWide(), Reach: s.Reach(), Phase: exchangePhase(r),
+		Reason: r.Status.Reason, Mode: r.Status.Mode}
+	if csr, err := ParseCSR(r.Spec.CSR); err == nil {
+		if der, err := x509.MarshalPKIXPublicKey(csr.PublicKey); err == nil {
+			sum := sha256.Sum256(der)
+			info.KeySHA256 = hex.EncodeToString(sum[:])
+		}
+	}
+	if info.Phase == ExchangeIssued {
+		info.Credential = r.Status.User
+		info.NotAfter = timeOf(r.Status.NotAfter)
+		info.Reach = r.Status.Reach
+	}
+	return info
+}
+
+// listExchangeRequests reads a consumer's requests, sorted by name.
+func (c *Cluster) listExchangeRequests(ctx context.Context, consumerID string) ([]v1alpha1.ExchangeRequest, error) {
 	l, err := c.Dynamic.Resource(v1alpha1.ExchangeRequestGVR).Namespace(TenantNamespace(consumerID)).List(ctx, metav1.ListOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -54,35 +100,61 @@ func (c *Cluster) ExchangeRequests(ctx context.Context, consumerID string) ([]Ex
 	if err != nil {
 		return nil, err
 	}
-	var out []ExchangeInfo
+	out := make([]v1alpha1.ExchangeRequest, 0, len(l.Items))
 	for i := range l.Items {
 		var r v1alpha1.ExchangeRequest
-		if fromUnstructured(&l.Items[i], &r) != nil {
-			continue
+		if fromUnstructured(&l.Items[i], &r) == nil {
+			out = append(out, r)
 		}
-		info := ExchangeInfo{ConsumerID: consumerID, Name: r.Name, Rule: r.Spec.Rule, User: r.Spec.Target.User, Groups: r.Spec.Target.Groups,
-			UID: r.Spec.Target.UID, Phase: exchangePhase(&r), Reason: r.Status.Reason}
-		if info.Phase == ExchangeIssued {
-			info.Credential = r.Status.User
-			info.NotAfter = timeOf(r.Status.NotAfter)
-		}
-		out = append(out, info)
 	}
-	slices.SortFunc(out, func(a, b ExchangeInfo) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b v1alpha1.ExchangeRequest) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
+// ExchangeRequests (provider) lists a consumer's exchange requests with what each would hand out: the
+// scope, its reach, and, for a pending one, what the target itself may do within the scope.
+func (c *Cluster) ExchangeRequests(ctx context.Context, consumerID string) ([]ExchangeInfo, error) {
+	reqs, err := c.listExchangeRequests(ctx, consumerID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ExchangeInfo, len(reqs))
+	jobs := make([]func() error, len(reqs))
+	reach := map[string][]string{} // by target: several requests often share one
+	var mu sync.Mutex
+	for i := range reqs {
+		out[i] = infoOf(consumerID, &reqs[i])
+		jobs[i] = func() error {
+			if out[i].Phase != ExchangePending || ValidateExchangeRequest(&reqs[i], consumerID) != nil {
+				return nil
+			}
+			t := fromExchangeTarget(reqs[i].Spec.Target)
+			var err error
+			if out[i].TargetAccess, err = c.TargetAccess(ctx, t, out[i].Scope); err != nil {
+				return err
+			}
+			key := exchange.GrantHash("", t, exchange.Scope{})
+			mu.Lock()
+			r, ok := reach[key]
+			mu.Unlock()
+			if !ok {
+				if r, err = c.TargetReach(ctx, t); err != nil {
+					return err
+				}
+				mu.Lock()
+				reach[key] = r
+				mu.Unlock()
+			}
+			out[i].TargetReach = r
+			return nil
+		}
+	}
+	return out, parallel(jobs...)
+}
+
 // ValidateExchangeRequest checks a consumer's ExchangeRequest before anything is created: its name is its
-// rule and target's, the target is a plain identity (never in system:), and the CSR asks for exactly the
-// credential's user, with nothing else in it.
+// rule, target, scope and key's, the target is a plain identity (never in system: or kubectl-federate:),
+// the scope is well formed, and the CSR asks for exactly the credential's user, with nothing else in it.
 func ValidateExchangeRequest(r *v1alpha1.ExchangeRequest, consumerID string) error {
 	if r.Spec.Rule == "" || len(r.Spec.Rule) > exchange.MaxRuleNameLength || ValidateSliceName("spec.rule", r.Spec.Rule) != nil {
 		return fmt.Errorf("spec.rule %q: must be a DNS label of at most %d characters", truncate(r.Spec.Rule), exchange.MaxRuleNameLength)
@@ -91,40 +163,95 @@ func ValidateExchangeRequest(r *v1alpha1.ExchangeRequest, consumerID string) err
 	if err := exchange.ValidateTarget("spec.target", t); err != nil {
 		return err
 	}
-	key := ExchangeKey(r.Spec.Rule, t)
-	if r.Name != key {
-		return fmt.Errorf("metadata.name %q: must be %q, the name of this rule and target", truncate(r.Name), key)
+	s := exchangeScope(r.Spec.Scope)
+	if err := exchange.ValidateScope("spec.scope", s); err != nil {
+		return err
+	}
+	if len(s.Verbs) == 0 || len(s.Resources) == 0 {
+		return errors.New("spec.scope: must name its verbs and resources")
 	}
 	csr, err := ParseCSR(r.Spec.CSR)
 	if err != nil {
 		return err
 	}
-	if want := ExchangeUser(consumerID, key); csr.Subject.CommonName != want {
-		return fmt.Errorf("spec.csr: subject CN %q is not the user of this rule and target (%q)", truncate(csr.Subject.CommonName), want)
+	der, err := x509.MarshalPKIXPublicKey(csr.PublicKey)
+	if err != nil {
+		return fmt.Errorf("spec.csr: %w", err)
+	}
+	hash := exchange.RequestHash(r.Spec.Rule, t, s, der)
+	if want := ExchangeRequestName(r.Spec.Rule, hash); r.Name != want {
+		return fmt.Errorf("metadata.name %q: must be %q, the name of this rule, target, scope and key", truncate(r.Name), want)
+	}
+	if want := ExchangeUser(consumerID, hash); csr.Subject.CommonName != want {
+		return fmt.Errorf("spec.csr: subject CN %q is not the user of this request (%q)", truncate(csr.Subject.CommonName), want)
 	}
 	return CheckCSRSubject(csr, csr.Subject.CommonName)
 }
 
-// AllowExchangeOptions say which of a consumer's requests the provider answers: Name, Rule, or both.
+// AllowExchangeOptions say which of a consumer's requests the provider answers, and what it accepts.
 type AllowExchangeOptions struct {
 	ConsumerID string
-	// Rule selects the consumer's requests of this rule.
-	Rule string
-	// Name selects the one request of this name, the target the administrator saw listed: a request the
-	// tenant adds under the same rule in the meantime is not answered.
-	Name       string
-	Expiration time.Duration // 0 means ExchangeExpiration
+	// Names are the requests to answer, as listed: nothing else is answered.
+	Names []string
+	// AllowReach names the requests whose reach (exchange.Scope.Reach, or with an unconstrained grant the
+	// target's TargetReach) the administrator accepts; any other request with a reach is refused.
+	AllowReach []string
+	// AllowUnconstrained accepts the legacy impersonate grant on a provider without constrained
+	// impersonation: the credential may then do everything its target may.
+	AllowUnconstrained bool
+	Expiration         time.Duration // 0 means ExchangeExpiration
 }
 
-// AllowExchange (provider) issues the credentials a consumer asked for under a rule, each after every
-// check passed (ValidateExchangeRequest, an active pairing): the certificate through the CSR API (exactly
-// the CSR this run created, checked once issued), then a ClusterRole allowing to impersonate exactly the
-// target and its ClusterRoleBinding to the credential's user, then the answer in the request's status. A
-// request that fails a check is answered Refused with nothing created. A request already issued for its
-// current key keeps its certificate; the rest converges. It returns what it answered.
+// ExchangeNotFoundError names requests that the consumer has not left (any more), and those it has.
+type ExchangeNotFoundError struct {
+	ConsumerID string
+	Missing    []string
+	Existing   []string
+}
+
+func (e *ExchangeNotFoundError) Error() string {
+	have := "it has left none"
+	if len(e.Existing) > 0 {
+		have = "it has left " + strings.Join(e.Existing, ", ")
+	}
+	return fmt.Sprintf("ExchangeRequest %q of consumer %q not found in %s (%s)", strings.Join(e.Missing, `", "`), e.ConsumerID, TenantNamespace(e.ConsumerID), have)
+}
+
+// ReachError says that a request's grant reaches beyond a namespaced share and was not accepted.
+type ReachError struct {
+	Name  string
+	Reach []string
+	Mode  string
+}
+
+func (e *ReachError) Error() string {
+	what := "its scope holds"
+	if e.Mode == ModeUnconstrained {
+		what = "without constrained impersonation its target may do all it may, which holds"
+	}
+	return fmt.Sprintf("ExchangeRequest %s was not answered: %s %s; answer it only if you accept that, explicitly, for this request", e.Name, what, strings.Join(e.Reach, ", "))
+}
+
+// UnconstrainedError says that the provider cannot bound the credential to its scope.
+type UnconstrainedError struct {
+	Name   string
+	Reason string
+}
+
+func (e *UnconstrainedError) Error() string {
+	return fmt.Sprintf("ExchangeRequest %s was not answered: %s, so a credential could not be held to its scope; the fallback (the legacy impersonate verb: everything the target may do, after a check of its reach) must be accepted explicitly", e.Name, e.Reason)
+}
+
+// AllowExchange (provider) issues the credentials of the named requests, each after every check passed
+// (ValidateExchangeRequest, an active pairing, a user never revoked, the reach accepted): the certificate
+// through the CSR API (exactly the CSR this run created, checked once issued), then the RBAC of the grant
+// (constrained: impersonate:user-info on the target, impersonate-on on the scope; or, only when accepted,
+// the legacy impersonate verb on the target), then the answer in the request's status. A request that fails
+// its checks is answered Refused with nothing created. A request already issued keeps its certificate and
+// converges to the same grant; one revoked is never answered again. It returns what it answered.
 func (c *Cluster) AllowExchange(ctx context.Context, o AllowExchangeOptions) ([]ExchangeInfo, error) {
-	if o.Rule == "" && o.Name == "" {
-		return nil, errors.New("no request named: give a rule or a request's name")
+	if len(o.Names) == 0 {
+		return nil, errors.New("no request named: give the names of the requests to answer, as listed")
 	}
 	if _, err := c.Load(ctx); err != nil {
 		return nil, err
@@ -135,99 +262,283 @@ func (c *Cluster) AllowExchange(ctx context.Context, o AllowExchangeOptions) ([]
 	if _, err := c.activeTenant(ctx, o.ConsumerID); err != nil {
 		return nil, err
 	}
-	tns := TenantNamespace(o.ConsumerID)
-	l, err := c.Dynamic.Resource(v1alpha1.ExchangeRequestGVR).Namespace(tns).List(ctx, metav1.ListOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
+	reqs, err := c.listExchangeRequests(ctx, o.ConsumerID)
+	if err != nil {
 		return nil, err
 	}
-	var answered []ExchangeInfo
-	var errs []error
-	found := false
-	for i := range l.Items {
-		var r v1alpha1.ExchangeRequest
-		if fromUnstructured(&l.Items[i], &r) != nil || (o.Rule != "" && r.Spec.Rule != o.Rule) || (o.Name != "" && r.Name != o.Name) {
+	var chosen []*v1alpha1.ExchangeRequest
+	nf := &ExchangeNotFoundError{ConsumerID: o.ConsumerID}
+	for _, name := range slices.Compact(slices.Sorted(slices.Values(o.Names))) {
+		i := slices.IndexFunc(reqs, func(r v1alpha1.ExchangeRequest) bool { return r.Name == name })
+		if i < 0 {
+			nf.Missing = append(nf.Missing, name)
 			continue
 		}
-		found = true
-		info, err := c.allowExchange(ctx, o, &r)
+		chosen = append(chosen, &reqs[i])
+	}
+	if len(nf.Missing) > 0 {
+		for _, r := range reqs {
+			nf.Existing = append(nf.Existing, r.Name)
+		}
+		return nil, nf
+	}
+	support, err := c.ConstrainedImpersonation(ctx)
+	if err != nil {
+		return nil, err
+	}
+	answered := make([]ExchangeInfo, 0, len(chosen))
+	var errs []error
+	for _, r := range chosen {
+		info, err := c.allowExchange(ctx, o, support, r)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("ExchangeRequest %s/%s: %w", tns, r.Name, err))
+			errs = append(errs, fmt.Errorf("ExchangeRequest %s/%s: %w", TenantNamespace(o.ConsumerID), r.Name, err))
 		}
 		if info != nil {
 			answered = append(answered, *info)
 		}
 	}
-	if !found {
-		what := fmt.Sprintf("for rule %q", o.Rule)
-		if o.Name != "" {
-			what = fmt.Sprintf("%q", o.Name)
-		}
-		return nil, fmt.Errorf("consumer %q has left no ExchangeRequest %s in %s (it asks with kubectl federate get kubeconfig --for-user ...)", o.ConsumerID, what, tns)
+	if err := c.pruneExchangeRBAC(ctx, o.ConsumerID, reqs); err != nil {
+		errs = append(errs, err)
 	}
 	return answered, errors.Join(errs...)
 }
 
-func (c *Cluster) allowExchange(ctx context.Context, o AllowExchangeOptions, r *v1alpha1.ExchangeRequest) (*ExchangeInfo, error) {
+func (c *Cluster) allowExchange(ctx context.Context, o AllowExchangeOptions, support ImpersonationSupport, r *v1alpha1.ExchangeRequest) (*ExchangeInfo, error) {
 	rep := c.report()
 	tns := TenantNamespace(o.ConsumerID)
-	info := &ExchangeInfo{ConsumerID: o.ConsumerID, Name: r.Name, Rule: r.Spec.Rule, User: r.Spec.Target.User, Groups: r.Spec.Target.Groups, UID: r.Spec.Target.UID}
+	info := infoOf(o.ConsumerID, r)
 	if err := ValidateExchangeRequest(r, o.ConsumerID); err != nil {
 		info.Phase, info.Reason = ExchangeRefused, err.Error()
 		if serr := c.applyExchangeStatus(ctx, tns, r.Name, v1alpha1.ExchangeRequestStatus{Phase: ExchangeRefused, Reason: err.Error()}); serr != nil {
-			return info, errors.Join(err, serr)
+			return &info, errors.Join(err, serr)
 		}
-		return info, err
+		return &info, err
+	}
+	switch r.Status.Phase {
+	case ExchangeRevoked:
+		return &info, fmt.Errorf("was revoked (%s) and is never answered again: the consumer asks anew, with a new key", r.Status.Reason)
+	case ExchangeRefused:
+		return &info, fmt.Errorf("was refused (%s)", r.Status.Reason)
 	}
 	t := fromExchangeTarget(r.Spec.Target)
-	user := ExchangeUser(o.ConsumerID, r.Name)
-	csr, err := ParseCSR(r.Spec.CSR)
+	s := exchangeScope(r.Spec.Scope).Canonical()
+	hash := strings.TrimPrefix(r.Name, r.Spec.Rule+"-")
+	user := ExchangeUser(o.ConsumerID, hash)
+	if err := c.checkNotRevoked(ctx, o.ConsumerID, user); err != nil {
+		return &info, err
+	}
+	issued := r.Status.Phase == ExchangeIssued && r.Status.NotAfter != nil && c.now().Before(r.Status.NotAfter.Time)
+	mode := ModeConstrained
+	switch {
+	case issued && r.Status.Mode != "":
+		mode = r.Status.Mode // an answer given is kept as it was given
+	case !support.Constrained && !o.AllowUnconstrained:
+		return &info, &UnconstrainedError{Name: r.Name, Reason: support.Reason}
+	case !support.Constrained:
+		mode = ModeUnconstrained
+	}
+	reach := s.Reach()
+	if mode == ModeUnconstrained {
+		var err error
+		if reach, err = c.TargetReach(ctx, t); err != nil {
+			return &info, err
+		}
+	}
+	accepted := issued && slices.Equal(r.Status.Reach, reach)
+	if len(reach) > 0 && !accepted && !slices.Contains(o.AllowReach, r.Name) {
+		return &info, &ReachError{Name: r.Name, Reach: reach, Mode: mode}
+	}
+	if len(reach) > 0 && !accepted {
+		rep.Warn(fmt.Sprintf("ExchangeRequest %s reaches beyond a namespaced share, accepted as asked: %s", r.Name, strings.Join(reach, ", ")))
+	}
+	if mode == ModeUnconstrained {
+		rep.Warn(fmt.Sprintf("ExchangeRequest %s is answered without constrained impersonation (%s): its credential may do everything %s%s may do on this cluster, now and later",
+			r.Name, support.Reason, t.User, groupsNote(t.Groups)))
+	}
+	if err := c.checkScopeNamespaces(ctx, s); err != nil {
+		return &info, err
+	}
+	certPEM, notAfter, err := c.exchangeCertificate(ctx, o, r, user, issued)
 	if err != nil {
-		return nil, err
+		return &info, err
 	}
-	certPEM, notAfter := []byte(nil), time.Time{}
-	if exchangePhase(r) == ExchangeIssued && r.Status.NotAfter != nil && c.now().Before(r.Status.NotAfter.Time) {
-		certPEM, notAfter = r.Status.Certificate, r.Status.NotAfter.Time
-		rep.Info("ExchangeRequest " + r.Name + " was already issued for this key: its certificate is kept, the rest converges")
-	} else {
-		req, err := c.createCSR(ctx, o.ConsumerID, exchangeProviderLabels(o.ConsumerID, r.Name), r.Spec.CSR, o.Expiration)
-		if err != nil {
-			return nil, err
-		}
-		defer c.deleteCSR(ctx, req)
-		if err := step(rep, "Issuing the exchange credential "+r.Name+" through the CSR API", "Exchange credential "+r.Name+" issued to "+user, func() error {
-			var err error
-			if certPEM, err = c.approveAndWait(ctx, req, 0); err != nil {
-				return err
-			}
-			cert, err := checkIssued(certPEM, csr, c.now().Add(o.Expiration+issuedSlack))
-			if err == nil {
-				notAfter = cert.NotAfter
-			}
-			return err
-		}); err != nil {
-			return nil, err
-		}
-	}
-	if err := step(rep, "Letting "+user+" impersonate "+t.User, "ClusterRole and ClusterRoleBinding "+ExchangeRBACName(o.ConsumerID, r.Name)+": impersonate user "+t.User+
-		groupsNote(t.Groups)+" and nothing else", func() error {
-		if err := c.applyTyped(ctx, rbacv1.SchemeGroupVersion.WithResource("clusterroles"), "", exchangeClusterRole(o.ConsumerID, r.Name, t)); err != nil {
-			return fmt.Errorf("applying ClusterRole %s: %w", ExchangeRBACName(o.ConsumerID, r.Name), err)
-		}
-		if err := c.applyTyped(ctx, rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings"), "", exchangeClusterRoleBinding(o.ConsumerID, r.Name)); err != nil {
-			return fmt.Errorf("applying ClusterRoleBinding %s: %w", ExchangeRBACName(o.ConsumerID, r.Name), err)
-		}
-		return nil
+	name := exchangeRBACName(o.ConsumerID, r.Name)
+	if err := step(rep, "Letting "+user+" act as "+t.User, exchangeGrantNote(name, mode, t, s), func() error {
+		return c.applyExchangeRBAC(ctx, o.ConsumerID, hash, name, user, t, s, mode)
 	}); err != nil {
-		return nil, err
+		return &info, err
 	}
 	na := metav1.NewTime(notAfter)
-	if err := c.applyExchangeStatus(ctx, tns, r.Name, v1alpha1.ExchangeRequestStatus{Phase: ExchangeIssued, User: user, Certificate: certPEM, NotAfter: &na}); err != nil {
-		return nil, fmt.Errorf("recording the answer: %w", err)
+	if err := c.applyExchangeStatus(ctx, tns, r.Name, v1alpha1.ExchangeRequestStatus{Phase: ExchangeIssued, Mode: mode, Reach: reach, User: user,
+		Certificate: certPEM, NotAfter: &na}); err != nil {
+		return &info, fmt.Errorf("recording the answer: %w", err)
 	}
-	c.audit(ctx, tenantObject(o.ConsumerID), EventGranted, "exchange credential "+r.Name+" (rule "+r.Spec.Rule+") may impersonate "+t.User+groupsNote(t.Groups),
-		&Credential{User: user, NotAfter: notAfter})
-	info.Phase, info.Credential, info.NotAfter = ExchangeIssued, user, &notAfter
-	return info, nil
+	c.audit(ctx, tenantObject(o.ConsumerID), EventGranted, "exchange credential "+r.Name+" (rule "+r.Spec.Rule+", "+strings.ToLower(mode)+") may act as "+t.User+
+		groupsNote(t.Groups)+" for "+s.String(), &Credential{User: user, NotAfter: notAfter})
+	info.Phase, info.Mode, info.Reach, info.Credential, info.NotAfter, info.TargetAccess = ExchangeIssued, mode, reach, user, &notAfter, nil
+	return &info, nil
+}
+
+func exchangeGrantNote(name, mode string, t exchange.Target, s exchange.Scope) string {
+	if mode == ModeUnconstrained {
+		return "ClusterRole and ClusterRoleBinding " + name + ": impersonate user " + t.User + groupsNote(t.Groups) + " (unconstrained)"
+	}
+	return "RBAC " + name + ": act as " + t.User + groupsNote(t.Groups) + " only for " + s.String()
+}
+
+// exchangeCertificate returns the request's certificate: the one already issued for its key, or a new one
+// through the CSR API.
+func (c *Cluster) exchangeCertificate(ctx context.Context, o AllowExchangeOptions, r *v1alpha1.ExchangeRequest, user string, issued bool) ([]byte, time.Time, error) {
+	if issued && len(r.Status.Certificate) > 0 {
+		c.report().Info("ExchangeRequest " + r.Name + " was already issued: its certificate is kept, the rest converges")
+		return r.Status.Certificate, r.Status.NotAfter.Time, nil
+	}
+	csr, err := ParseCSR(r.Spec.CSR)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	req, err := c.createCSR(ctx, o.ConsumerID, exchangeProviderLabels(o.ConsumerID, strings.TrimPrefix(r.Name, r.Spec.Rule+"-")), r.Spec.CSR, o.Expiration)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	defer c.deleteCSR(ctx, req)
+	var certPEM []byte
+	var notAfter time.Time
+	err = step(c.report(), "Issuing the exchange credential "+r.Name+" through the CSR API", "Exchange credential "+r.Name+" issued to "+user, func() error {
+		var err error
+		if certPEM, err = c.approveAndWait(ctx, req, 0); err != nil {
+			return err
+		}
+		cert, err := checkIssued(certPEM, csr, c.now().Add(o.Expiration+issuedSlack))
+		if err == nil {
+			notAfter = cert.NotAfter
+		}
+		return err
+	})
+	return certPEM, notAfter, err
+}
+
+// checkScopeNamespaces refuses a scope naming a namespace this cluster does not have, before anything is
+// issued: its RoleBinding could not be made.
+func (c *Cluster) checkScopeNamespaces(ctx context.Context, s exchange.Scope) error {
+	jobs := make([]func() error, len(s.Namespaces))
+	for i, ns := range s.Namespaces {
+		jobs[i] = func() error {
+			_, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return fmt.Errorf("spec.scope.namespaces: namespace %q does not exist on this cluster", ns)
+			}
+			return err
+		}
+	}
+	return parallel(jobs...)
+}
+
+// exchangeRBACName names a credential's RBAC objects: a hash of the consumer and the request, so that no
+// two consumers' names can meet, whatever '-' their IDs and rules hold.
+func exchangeRBACName(consumerID, request string) string {
+	sum := sha256.Sum256([]byte(consumerID + "\n" + request))
+	return "federate-exchange-" + hex.EncodeToString(sum[:16])
+}
+
+// applyExchangeRBAC applies a credential's grant, roles before bindings. Constrained: a ClusterRole with
+// impersonate:user-info on the target and the always-allowed reads (and, for a cluster-wide scope, the
+// scope's impersonate-on rules), bound cluster-wide; for a namespaced scope a ClusterRole <name>-on with
+// the scope's impersonate-on rules, bound by a RoleBinding in each scope namespace. Unconstrained: a
+// ClusterRole with the legacy impersonate verb on the target, bound cluster-wide.
+func (c *Cluster) applyExchangeRBAC(ctx context.Context, consumerID, hash, name, user string, t exchange.Target, s exchange.Scope, mode string) error {
+	labels := exchangeProviderLabels(consumerID, hash)
+	meta := func(n, ns string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: n, Namespace: ns, Labels: labels} }
+	// Bindings say whom they let their user act as, so that revoke can prove that over.
+	bmeta := func(n, ns string) metav1.ObjectMeta {
+		m := meta(n, ns)
+		m.Annotations = map[string]string{annotationExchangeTarget: t.User}
+		return m
+	}
+	roleRef := func(n string) rbacv1.RoleRef {
+		return rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: n}
+	}
+	subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
+	tm := func(kind string) metav1.TypeMeta {
+		return metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: kind}
+	}
+
+	rules := targetRules(t, mode == ModeConstrained)
+	var roles []*rbacv1.ClusterRole
+	var bindings []func() error
+	if mode == ModeConstrained {
+		rules = append(rules, alwaysOn()...)
+		if s.ClusterWide() {
+			rules = append(rules, scopeRules(s)...)
+		} else {
+			on := name + "-on"
+			roles = append(roles, &rbacv1.ClusterRole{TypeMeta: tm("ClusterRole"), ObjectMeta: meta(on, ""), Rules: scopeRules(s)})
+			for _, ns := range s.Namespaces {
+				rb := &rbacv1.RoleBinding{TypeMeta: tm("RoleBinding"), ObjectMeta: bmeta(name, ns), Subjects: subjects, RoleRef: roleRef(on)}
+				bindings = append(bindings, func() error {
+					return wrapApply("RoleBinding "+name, ns, c.applyTyped(ctx, rbGVR, ns, rb))
+				})
+			}
+		}
+	}
+	roles = append(roles, &rbacv1.ClusterRole{TypeMeta: tm("ClusterRole"), ObjectMeta: meta(name, ""), Rules: rules})
+	crb := &rbacv1.ClusterRoleBinding{TypeMeta: tm("ClusterRoleBinding"), ObjectMeta: bmeta(name, ""), Subjects: subjects, RoleRef: roleRef(name)}
+	bindings = append(bindings, func() error {
+		if err := c.applyTyped(ctx, crbGVR, "", crb); err != nil {
+			return fmt.Errorf("applying ClusterRoleBinding %s: %w", name, err)
+		}
+		return nil
+	})
+	roleJobs := make([]func() error, len(roles))
+	for i, role := range roles {
+		roleJobs[i] = func() error {
+			if err := c.applyTyped(ctx, crGVR, "", role); err != nil {
+				return fmt.Errorf("applying ClusterRole %s: %w", role.Name, err)
+			}
+			return nil
+		}
+	}
+	if err := parallel(roleJobs...); err != nil {
+		return err
+	}
+	return parallel(bindings...)
+}
+
+// pruneExchangeRBAC deletes the exchange RBAC of a consumer whose request is no longer issued (withdrawn
+// by the consumer, replaced by a new key, refused or revoked), and records its user as revoked: a
+// credential whose request is gone keeps no rights.
+func (c *Cluster) pruneExchangeRBAC(ctx context.Context, consumerID string, reqs []v1alpha1.ExchangeRequest) error {
+	live := map[string]bool{}
+	for _, r := range reqs {
+		if r.Status.Phase == ExchangeIssued {
+			live[strings.TrimPrefix(r.Name, r.Spec.Rule+"-")] = true
+		}
+	}
+	// The requests were listed before this run answered some: read again what is live now.
+	now, err := c.listExchangeRequests(ctx, consumerID)
+	if err != nil {
+		return err
+	}
+	for _, r := range now {
+		if r.Status.Phase == ExchangeIssued {
+			live[strings.TrimPrefix(r.Name, r.Spec.Rule+"-")] = true
+		}
+	}
+	stale, err := c.exchangeBindings(ctx, consumerID, func(hash string) bool { return !live[hash] })
+	if err != nil {
+		return err
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	var users []RevokedUser
+	for _, b := range exchangeCut(stale) {
+		users = append(users, RevokedUser{User: b.User})
+	}
+	if err := c.recordRevoked(ctx, consumerID, users); err != nil {
+		return err
+	}
+	return c.deleteExchangeRBAC(ctx, consumerID, stale)
 }
 
 func groupsNote(groups []string) string {

@@ -1,11 +1,13 @@
 package handshake
 
 import (
+	"crypto/x509"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -54,8 +56,8 @@ func (f *fakeCluster) exchangeRBAC(t *testing.T) []string {
 	return out
 }
 
-// The exchange flow on fakes: rules stored, resolved, asked for through the pairing, allowed by the
-// provider, imported; asking again reuses the credential; revoke and RemoveIdentity take it away.
+// The exchange flow on fakes: rules stored, resolved, asked for through the pairing, allowed by name by the
+// provider, imported; asking again reuses the credential; revoke takes it away for good.
 func TestExchangeFlowOnFakes(t *testing.T) {
 	consumer, provider := pairedFakes(t)
 	if changed, err := consumer.ApplyExchangeRules(t.Context(), []byte(fakeRules)); err != nil || !changed {
@@ -78,57 +80,76 @@ func TestExchangeFlowOnFakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := ExchangeOptions{ProviderID: "provider", Rule: "mapping", Target: *res.Target}
+	scope := exchange.Scope{Verbs: []string{"get", "list"}, Resources: []string{"pods", "deployments.apps"}, Namespaces: []string{"team-a"}}
+	o := ExchangeOptions{ProviderID: "provider", Rule: "mapping", Target: *res.Target, Scope: scope}
 	_, err = consumer.RequestExchange(t.Context(), via, o)
 	var pending *ExchangePendingError
-	if !errors.As(err, &pending) || !strings.Contains(err.Error(), "kubectl federate allow exchange mapping-") {
+	if !errors.As(err, &pending) || !strings.HasPrefix(pending.Request, "mapping-") || len(pending.Request) != len("mapping-")+32 {
 		t.Fatalf("first RequestExchange: %v", err)
 	}
-	if _, err := consumer.RequestExchange(t.Context(), via, o); !errors.Is(err, ErrExchangePending) {
-		t.Fatalf("second RequestExchange: %v", err)
+	name := pending.Request
+	if _, err := consumer.RequestExchange(t.Context(), via, o); !errors.As(err, &pending) || pending.Request != name {
+		t.Fatalf("second RequestExchange: %v (want the same request %s)", err, name)
 	}
 	list, err := provider.ExchangeRequests(t.Context(), "consumer")
-	if err != nil || len(list) != 1 || list[0].Phase != ExchangePending || list[0].User != "user-34567" {
+	if err != nil || len(list) != 1 || list[0].Phase != ExchangePending || list[0].User != "user-34567" || list[0].Scope.String() != "get,list on deployments.apps,pods in team-a" ||
+		list[0].ClusterWide || len(list[0].Reach) > 0 || list[0].TargetAccess == nil || list[0].TargetAccess.Total != 4 {
 		t.Fatalf("ExchangeRequests: %+v %v", list, err)
 	}
 	if got := provider.exchangeRBAC(t); len(got) > 0 {
 		t.Fatalf("RBAC before consent: %v", got)
 	}
-	key := ExchangeKey("mapping", *res.Target)
-	answered, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Name: key})
-	if err != nil || len(answered) != 1 || answered[0].Phase != ExchangeIssued {
+	// The tenant cannot change what was listed: the request is refused by name for another content (the
+	// API server refuses updates to spec; here the provider's own check is shown).
+	if _, err := provider.kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	answered, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}})
+	if err != nil || len(answered) != 1 || answered[0].Phase != ExchangeIssued || answered[0].Mode != ModeConstrained {
 		t.Fatalf("AllowExchange: %+v %v", answered, err)
 	}
-	name := ExchangeRBACName("consumer", key)
-	u, err := provider.dyn.Resource(clusterRolesRes).Get(t.Context(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var role rbacv1.ClusterRole
-	if err := fromUnstructured(u, &role); err != nil {
-		t.Fatal(err)
-	}
+	hash := strings.TrimPrefix(name, "mapping-")
+	rbac := exchangeRBACName("consumer", name)
+	role := getClusterRole(t, provider, rbac)
 	want := []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"users"}, Verbs: []string{"impersonate"}, ResourceNames: []string{"user-34567"}},
-		{APIGroups: []string{""}, Resources: []string{"groups"}, Verbs: []string{"impersonate"}, ResourceNames: []string{"team-a"}},
-		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"uids"}, Verbs: []string{"impersonate"}, ResourceNames: []string{"42"}},
+		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"users"}, Verbs: []string{"impersonate:user-info"}, ResourceNames: []string{"user-34567"}},
+		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"groups"}, Verbs: []string{"impersonate:user-info"}, ResourceNames: []string{"team-a"}},
+		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"uids"}, Verbs: []string{"impersonate:user-info"}, ResourceNames: []string{"42"}},
 	}
+	want = append(want, alwaysOn()...)
 	if fmtAny(role.Rules) != fmtAny(want) {
 		t.Errorf("ClusterRole rules %v, want %v", role.Rules, want)
 	}
-	u, err = provider.dyn.Resource(clusterRoleBindingsRes).Get(t.Context(), name, metav1.GetOptions{})
+	for _, r := range role.Rules {
+		if slices.Contains(r.Verbs, "impersonate") || slices.Contains(r.Verbs, "*") {
+			t.Errorf("a constrained grant holds the legacy verb: %+v", r)
+		}
+	}
+	on := getClusterRole(t, provider, rbac+"-on")
+	wantOn := []rbacv1.PolicyRule{
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"impersonate-on:user-info:get", "impersonate-on:user-info:list"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"impersonate-on:user-info:get", "impersonate-on:user-info:list"}},
+	}
+	if fmtAny(on.Rules) != fmtAny(wantOn) {
+		t.Errorf("ClusterRole -on rules %v, want %v", on.Rules, wantOn)
+	}
+	rb, err := provider.kube.RbacV1().RoleBindings("team-a").Get(t.Context(), rbac, metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		// applied through the dynamic client
+		u, derr := provider.dyn.Resource(rbGVR).Namespace("team-a").Get(t.Context(), rbac, metav1.GetOptions{})
+		if derr != nil {
+			t.Fatalf("RoleBinding in team-a: %v / %v", err, derr)
+		}
+		rb = &rbacv1.RoleBinding{}
+		if err := fromUnstructured(u, rb); err != nil {
+			t.Fatal(err)
+		}
 	}
-	var crb rbacv1.ClusterRoleBinding
-	if err := fromUnstructured(u, &crb); err != nil {
-		t.Fatal(err)
-	}
-	if len(crb.Subjects) != 1 || crb.Subjects[0].Name != ExchangeUser("consumer", key) || crb.RoleRef.Name != name {
-		t.Errorf("ClusterRoleBinding %+v", crb)
+	if len(rb.Subjects) != 1 || rb.Subjects[0].Name != ExchangeUser("consumer", hash) || rb.RoleRef.Name != rbac+"-on" {
+		t.Errorf("RoleBinding %+v", rb)
 	}
 	csrs := provider.count("create", "certificatesigningrequests")
-	if _, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Rule: "mapping"}); err != nil {
+	if _, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := provider.count("create", "certificatesigningrequests"); n != csrs {
@@ -146,14 +167,18 @@ func TestExchangeFlowOnFakes(t *testing.T) {
 	if ai.Impersonate != "user-34567" || !slices.Equal(ai.ImpersonateGroups, []string{"team-a"}) || ai.ImpersonateUID != "42" || len(ai.ClientKeyData) == 0 {
 		t.Errorf("kubeconfig user %+v", ai)
 	}
-	if got.User != ExchangeUser("consumer", key) {
-		t.Errorf("user %q", got.User)
+	if ns := cfg.Contexts[cfg.CurrentContext].Namespace; ns != "team-a" {
+		t.Errorf("kubeconfig namespace %q, want the scope's team-a", ns)
+	}
+	if got.User != ExchangeUser("consumer", hash) || got.Request != name {
+		t.Errorf("user %q request %q", got.User, got.Request)
 	}
 	again, err := consumer.RequestExchange(t.Context(), via, o)
 	if err != nil || !again.Reused || string(again.Kubeconfig) != string(got.Kubeconfig) {
 		t.Errorf("RequestExchange again: %+v %v", again, err)
 	}
-	if _, err := consumer.Kube.CoreV1().Secrets(SystemNamespace).Get(t.Context(), exchangePendingKeySecretName("provider", key), metav1.GetOptions{}); err == nil {
+	grant := exchange.GrantHash("mapping", *res.Target, scope)
+	if _, err := consumer.Kube.CoreV1().Secrets(SystemNamespace).Get(t.Context(), exchangePendingKeySecretName("provider", "mapping", grant), metav1.GetOptions{}); err == nil {
 		t.Error("the pending key outlived the import")
 	}
 	if err := provider.Revoke(t.Context(), "consumer"); err != nil {
@@ -162,33 +187,80 @@ func TestExchangeFlowOnFakes(t *testing.T) {
 	if left := provider.exchangeRBAC(t); len(left) > 0 {
 		t.Errorf("revoke left %v", left)
 	}
-	// The stored kubeconfig is dead now: it is not handed out, a new credential is asked for instead, and a
-	// revoked consumer gets none.
-	if _, err := consumer.RequestExchange(t.Context(), via, o); !errors.Is(err, ErrExchangePending) {
-		t.Errorf("RequestExchange after revoke: %v", err)
+	revoked, err := provider.RevokedUsers(t.Context(), "consumer")
+	if err != nil || !slices.Contains(revoked, ExchangeUser("consumer", hash)) {
+		t.Errorf("revoked users %v %v: want the exchange credential's user", revoked, err)
 	}
-	if _, ok := consumer.StoredExchange(t.Context(), "provider", key); ok {
+	// A revoked request is never answered again, even by name.
+	if _, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}}); err == nil {
+		t.Error("AllowExchange of a revoked consumer's request succeeded")
+	}
+	// The stored kubeconfig is dead now: it is not handed out, and a new key is asked for instead.
+	_, err = consumer.RequestExchange(t.Context(), via, o)
+	if !errors.As(err, &pending) || pending.Request == name {
+		t.Errorf("RequestExchange after revoke: %v (want a new request, not %s)", err, name)
+	}
+	if _, ok := consumer.StoredExchange(t.Context(), "provider", "mapping", grant); ok {
 		t.Error("the dead kubeconfig is still stored")
-	}
-	if _, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Name: key}); !errors.Is(err, ErrNotActive) {
-		t.Errorf("AllowExchange for a revoked consumer: %v", err)
 	}
 	if err := consumer.RemoveIdentity(t.Context(), "provider"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := consumer.Kube.CoreV1().Secrets(SystemNamespace).Get(t.Context(), exchangePendingKeySecretName("provider", key), metav1.GetOptions{}); err == nil {
+	if _, err := consumer.Kube.CoreV1().Secrets(SystemNamespace).Get(t.Context(), exchangePendingKeySecretName("provider", "mapping", grant), metav1.GetOptions{}); err == nil {
 		t.Error("RemoveIdentity left the exchange key")
 	}
 }
 
-// The provider refuses a request for a system: target, for a CSR of another user, or under another name,
-// naming the field, and creates nothing.
-func TestAllowExchangeRefuses(t *testing.T) {
-	_, provider := pairedFakes(t)
+func getClusterRole(t *testing.T, f *fakeCluster, name string) rbacv1.ClusterRole {
+	t.Helper()
+	u, err := f.dyn.Resource(clusterRolesRes).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("ClusterRole %s: %v", name, err)
+	}
+	var role rbacv1.ClusterRole
+	if err := fromUnstructured(u, &role); err != nil {
+		t.Fatal(err)
+	}
+	return role
+}
+
+// exchangeRequestFor builds a consumer's request as the tenant could write it.
+func exchangeRequestFor(t *testing.T, name, rule, cn string, target v1alpha1.ExchangeTarget, scope exchange.Scope) (*unstructured.Unstructured, string) {
+	t.Helper()
 	key, err := NewClientKey("")
 	if err != nil {
 		t.Fatal(err)
 	}
+	der, err := x509.MarshalPKIXPublicKey(key.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := exchange.RequestHash(rule, fromExchangeTarget(target), scope, der)
+	if name == "" {
+		name = ExchangeRequestName(rule, hash)
+	}
+	if cn == "" {
+		cn = ExchangeUser("consumer", hash)
+	}
+	csr, err := NewCSR(cn, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := toUnstructured(&v1alpha1.ExchangeRequest{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ExchangeRequestKind},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: TenantNamespace("consumer")},
+		Spec:       v1alpha1.ExchangeRequestSpec{Rule: rule, Target: target, Scope: toExchangeScope(scope), CSR: csr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u, name
+}
+
+// The provider refuses a request for a system: target, for a CSR of another user, or under another name,
+// naming the field, and creates nothing; a reach is answered only when accepted, an unconstrained grant only
+// when allowed; a name that does not exist is NotFound, listing those that do.
+func TestAllowExchangeRefuses(t *testing.T) {
+	_, provider := pairedFakes(t)
+	pods := exchange.Scope{Verbs: []string{"get"}, Resources: []string{"pods"}}
 	for _, c := range []struct {
 		rule, name, cn string
 		target         v1alpha1.ExchangeTarget
@@ -198,31 +270,14 @@ func TestAllowExchangeRefuses(t *testing.T) {
 		{rule: "evil2", target: v1alpha1.ExchangeTarget{User: "eve", Groups: []string{"system:masters"}}, want: `spec.target.groups[0] "system:masters"`},
 		{rule: "pairing", target: v1alpha1.ExchangeTarget{User: "kubectl-federate:other:x"}, want: `spec.target.user "kubectl-federate:other:x"`},
 		{rule: "wrongcn", target: v1alpha1.ExchangeTarget{User: "eve"}, cn: "kubectl-federate:consumer:exchange-x", want: `spec.csr: subject CN "kubectl-federate:consumer:exchange-x"`},
-		{rule: "renamed", name: "renamed-00000000", target: v1alpha1.ExchangeTarget{User: "eve"}, want: `metadata.name "renamed-00000000": must be`},
+		{rule: "renamed", name: "renamed-00000000000000000000000000000000", target: v1alpha1.ExchangeTarget{User: "eve"}, want: `metadata.name "renamed-00000000000000000000000000000000": must be`},
 	} {
-		name := c.name
-		if name == "" {
-			name = c.rule + "-" + exchange.Hash(fromExchangeTarget(c.target))
-		}
-		cn := c.cn
-		if cn == "" {
-			cn = ExchangeUser("consumer", name)
-		}
-		csr, err := NewCSR(cn, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u, err := toUnstructured(&v1alpha1.ExchangeRequest{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ExchangeRequestKind},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: TenantNamespace("consumer")},
-			Spec:       v1alpha1.ExchangeRequestSpec{Rule: c.rule, Target: c.target, CSR: csr}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		u, name := exchangeRequestFor(t, c.name, c.rule, c.cn, c.target, pods)
 		if _, err := provider.dyn.Resource(v1alpha1.ExchangeRequestGVR).Namespace(TenantNamespace("consumer")).Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		csrs := provider.count("create", "certificatesigningrequests")
-		answered, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Rule: c.rule})
+		answered, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", c.rule, err, c.want)
 		}
@@ -236,11 +291,47 @@ func TestAllowExchangeRefuses(t *testing.T) {
 			t.Errorf("%s: created %v", c.rule, got)
 		}
 	}
-	if _, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Rule: "absent"}); err == nil || !strings.Contains(err.Error(), "has left no ExchangeRequest") {
-		t.Errorf("absent rule: %v", err)
+	var nf *ExchangeNotFoundError
+	if _, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Names: []string{"absent-0"}}); !errors.As(err, &nf) ||
+		!slices.Contains(nf.Missing, "absent-0") || len(nf.Existing) != 5 {
+		t.Errorf("absent name: %v", err)
+	}
+
+	// A scope that reaches Secrets is refused unless accepted for that request, and nothing is created.
+	secrets := exchange.Scope{Verbs: []string{"get"}, Resources: []string{"secrets"}, Namespaces: []string{"default"}}
+	u, name := exchangeRequestFor(t, "", "reader", "", v1alpha1.ExchangeTarget{User: "alice"}, secrets)
+	if _, err := provider.dyn.Resource(v1alpha1.ExchangeRequestGVR).Namespace(TenantNamespace("consumer")).Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provider.kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	csrs := provider.count("create", "certificatesigningrequests")
+	var reach *ReachError
+	if _, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}}); !errors.As(err, &reach) || !slices.Contains(reach.Reach, exchange.ReachSecrets) {
+		t.Errorf("a Secrets scope without the override: %v", err)
+	}
+	if provider.count("create", "certificatesigningrequests") != csrs || len(provider.exchangeRBAC(t)) > 0 {
+		t.Error("a refused reach created something")
+	}
+	// Without constrained impersonation nothing is issued unless the fallback is accepted.
+	provider.Impersonation = &ImpersonationSupport{Reason: "a fake without it"}
+	var unconstrained *UnconstrainedError
+	if _, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}, AllowReach: []string{name}}); !errors.As(err, &unconstrained) {
+		t.Errorf("no constrained impersonation, no fallback: %v", err)
+	}
+	if provider.count("create", "certificatesigningrequests") != csrs || len(provider.exchangeRBAC(t)) > 0 {
+		t.Error("a refused unconstrained grant created something")
+	}
+	answered, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}, AllowUnconstrained: true})
+	if err != nil || len(answered) != 1 || answered[0].Mode != ModeUnconstrained {
+		t.Fatalf("the accepted fallback: %+v %v", answered, err)
+	}
+	role := getClusterRole(t, provider, exchangeRBACName("consumer", name))
+	if fmtAny(role.Rules) != fmtAny(targetRules(exchange.Target{User: "alice"}, false)) {
+		t.Errorf("unconstrained rules %v", role.Rules)
 	}
 }
-
 func TestApplyBadExchangeRulesChangesNothing(t *testing.T) {
 	consumer, _ := fakePair(t)
 	if _, err := consumer.ApplyExchangeRules(t.Context(), []byte(fakeRules)); err != nil {

@@ -15,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	authzv1 "k8s.io/api/authorization/v1"
 	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,10 +43,11 @@ import (
 // fakeCluster is one side, with what the test wants to look at.
 type fakeCluster struct {
 	*Cluster
-	kube *fake.Clientset
-	dyn  *dynamicfake.FakeDynamicClient
-	ca   *x509.Certificate
-	key  *ecdsa.PrivateKey
+	sarAllow func(authzv1.SubjectAccessReviewSpec) bool
+	kube     *fake.Clientset
+	dyn      *dynamicfake.FakeDynamicClient
+	ca       *x509.Certificate
+	key      *ecdsa.PrivateKey
 
 	mu       sync.Mutex
 	approved []string // CSR names approved
@@ -79,6 +82,7 @@ var listKinds = map[schema.GroupVersionResource]string{
 	crdGVR:                         "CustomResourceDefinitionList",
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}:        "ClusterRoleList",
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}: "ClusterRoleBindingList",
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}:        "RoleBindingList",
 	v1alpha1.ExchangeRequestGVR: "ExchangeRequestList",
 	policyGVR:                   "ValidatingAdmissionPolicyList",
 	policyBindingGVR:            "ValidatingAdmissionPolicyBindingList",
@@ -115,7 +119,10 @@ func newFakeCluster(t *testing.T, objects ...runtime.Object) *fakeCluster {
 	kube.Tracker().Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system", UID: "0123456789abcdef"}}) //nolint:errcheck // a fresh tracker
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
 	f := &fakeCluster{kube: kube, dyn: dyn, ca: ca, key: key}
-	f.Cluster = &Cluster{Kube: kube, Dynamic: dyn, Report: Discard, Now: func() time.Time { return fakeNow }}
+	// A fake cannot be probed: it answers as a cluster with constrained impersonation, unless a test says
+	// otherwise.
+	f.Cluster = &Cluster{Kube: kube, Dynamic: dyn, Report: Discard, Now: func() time.Time { return fakeNow },
+		Impersonation: &ImpersonationSupport{Constrained: true, Reason: "a fake"}}
 	f.teach(t)
 	return f
 }
@@ -214,6 +221,40 @@ func (f *fakeCluster) teach(t *testing.T) {
 			f.afterWatch("namespaces", func() { _ = f.kube.Tracker().Delete(gvr, "", name) })
 		}
 		return true, nil, nil
+	})
+	// Authorization: a SubjectAccessReview is allowed as RBAC would allow it for what this tool binds:
+	// creating pods where a tenant RoleBinding names the user, impersonating where an exchange binding
+	// names it; anything else is refused. sarAllow, if set, decides instead.
+	f.kube.PrependReactor("create", "subjectaccessreviews", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		sar := a.(clienttesting.CreateActionImpl).GetObject().(*authzv1.SubjectAccessReview).DeepCopy()
+		ra := sar.Spec.ResourceAttributes
+		switch {
+		case f.sarAllow != nil:
+			sar.Status.Allowed = f.sarAllow(sar.Spec)
+		case ra != nil && ra.Verb == "create" && ra.Resource == "pods":
+			// The trackers, not the clients: a reactor runs under the fake's lock.
+			if obj, err := f.kube.Tracker().Get(rbacv1.SchemeGroupVersion.WithResource("rolebindings"), ra.Namespace, RoleBindingName); err == nil {
+				for _, s := range obj.(*rbacv1.RoleBinding).Subjects {
+					sar.Status.Allowed = sar.Status.Allowed || subjectUser(s) == sar.Spec.User
+				}
+			}
+		case ra != nil && strings.HasPrefix(ra.Verb, "impersonate"):
+			if l, err := f.dyn.Tracker().List(crbGVR, crbGVR.GroupVersion().WithKind("ClusterRoleBinding"), ""); err == nil {
+				items, _ := meta.ExtractList(l)
+				for _, o := range items {
+					it, ok := o.(*unstructured.Unstructured)
+					if !ok {
+						continue
+					}
+					subjects, _, _ := unstructured.NestedSlice(it.Object, "subjects")
+					for _, s := range subjects {
+						m, _ := s.(map[string]any)
+						sar.Status.Allowed = sar.Status.Allowed || m["name"] == sar.Spec.User
+					}
+				}
+			}
+		}
+		return true, sar, nil
 	})
 	// Admission: the sandbox's dry-run probes are refused as the policies and Pod Security refuse them.
 	for _, res := range []string{"pods", "services", "secrets"} {
@@ -380,3 +421,6 @@ func deleteCollection(tr clienttesting.ObjectTracker, gvk schema.GroupVersionKin
 		return true, nil, nil
 	}
 }
+
+// Fakes have no impersonation cache to wait out.
+func init() { impersonationCacheTTL = 0 }

@@ -4,6 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
+
+	authzv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,13 +31,16 @@ var workloadGVRs = []schema.GroupVersionResource{
 }
 
 // Revoke (provider) takes a consumer's rights away at once, on this cluster alone, in every namespace it
-// was granted (its tenant namespace, its slices' and its extra namespaces): the RoleBindings go first, so
-// from that moment its certificates are authorized for nothing more than any authenticated user; then
-// everything it runs is stopped (workloads, then pods, which ends its open exec, attach and port-forward
+// was granted (its tenant namespace, its slices' and its extra namespaces): the RoleBindings and the
+// exchange credentials' bindings go first, and every user they named is recorded as revoked (revoked.go),
+// so no later answer binds it again. Then it confirms, with an access review per user, that the API server
+// refuses them: RBAC reaches the authorizer through a cache, and until it does a tenant could still create.
+// Everything it runs is stopped (workloads, then pods, which ends its open exec, attach and port-forward
 // streams), the service-account tokens it could hold are invalidated (token Secrets deleted, the default
 // ServiceAccount replaced, so tokens bound to the old one fail, and the credential ServiceAccount of a
-// Token identity deleted, so its token no longer authenticates), and the Tenant is marked Revoked. The
-// namespaces and their data stay for inspection. Safe to re-run.
+// Token identity deleted, so its token no longer authenticates), once while the refusal is confirmed and
+// once after, so that nothing created in between survives; and the Tenant is marked Revoked. The namespaces
+// and their data stay for inspection. Safe to re-run.
 func (c *Cluster) Revoke(ctx context.Context, consumerID string) error {
 	ns := TenantNamespace(consumerID)
 	r := c.report()
@@ -48,26 +56,46 @@ func (c *Cluster) Revoke(ctx context.Context, consumerID string) error {
 	if len(granted) > 0 {
 		what = fmt.Sprintf("%s and %d more namespace%s", ns, len(granted), map[bool]string{true: "s"}[len(granted) > 1])
 	}
+	var cut []boundUser
+	var unboundAt time.Time
 	if err := step(r, "Removing the RoleBindings of "+consumerID, "No RoleBinding left for "+consumerID+": its certificates grant nothing in "+what, func() error {
-		jobs := make([]func() error, len(names))
-		for i, name := range names {
-			jobs[i] = func() error { return c.deleteRoleBinding(ctx, name, consumerID) }
+		// A slice's key user is recorded too: a token slice binds another user, but its request's key must
+		// not be granted again either.
+		var keyUsers []RevokedUser
+		for _, g := range granted {
+			if u := g.Annotations[annotationKeyUser]; u != "" {
+				keyUsers = append(keyUsers, RevokedUser{User: u})
+			}
 		}
-		if err := parallel(jobs...); err != nil {
-			return err
-		}
-		return c.removeExchanges(ctx, consumerID) // exchange.go
+		var err error
+		cut, err = c.unbindConsumer(ctx, consumerID, names, keyUsers)
+		unboundAt = time.Now()
+		return err
 	}); err != nil {
 		return err
 	}
-	if err := step(r, "Stopping the tenant's workloads and tokens", "Workloads, pods and tokens of "+consumerID+" removed", func() error {
+	stop := func() error {
 		jobs := []func() error{func() error { return c.stopIn(ctx, ns, tenantOwner(consumerID)) }}
 		for _, g := range granted {
 			jobs = append(jobs, func() error { return c.stopIn(ctx, g.Name, ownerOf(g.Labels)) })
 		}
 		return parallel(jobs...)
+	}
+	if err := step(r, "Stopping the tenant's workloads and tokens", "Workloads, pods and tokens of "+consumerID+" removed", func() error {
+		// The first sweep runs while the refusal is confirmed; the second, once it is, takes whatever the
+		// tenant created before its requests were refused.
+		if err := parallel(stop, func() error { return c.confirmRefused(ctx, cut) }); err != nil {
+			return err
+		}
+		return stop()
 	}); err != nil {
 		return err
+	}
+	if slices.ContainsFunc(cut, func(b boundUser) bool { return b.Target != "" }) {
+		if err := step(r, "Waiting out the API server's impersonation cache for the exchange credentials of "+consumerID,
+			"Exchange credentials of "+consumerID+" refused", func() error { return waitUntil(ctx, unboundAt.Add(impersonationCacheTTL)) }); err != nil {
+			return err
+		}
 	}
 	return step(r, "Marking the Tenant revoked", "Tenant "+ns+"/"+consumerID+" marked "+PhaseRevoked, func() error {
 		// A merge patch of the phase alone: the pinned key, the expiry and the sandbox stay on record.
@@ -83,18 +111,180 @@ func (c *Cluster) Revoke(ctx context.Context, consumerID string) error {
 	})
 }
 
+// impersonationCacheTTL is how long the API server keeps a successful constrained impersonation for the
+// same request (k8s.io/apiserver's impersonation cache, 10 s, like its token cache), with a margin: an
+// exchange credential that made a request in the 10 s before its bindings went can repeat that request
+// until then. There is nothing to watch for its end, so revoke waits it out before saying the credentials
+// are refused.
+var impersonationCacheTTL = 10*time.Second + 500*time.Millisecond
+
+// waitUntil returns at t, or when ctx ends.
+func waitUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// boundUser is a user a binding named, and what the access review that proves it refused asks.
+type boundUser struct {
+	User   string
+	Groups []string
+	// Namespace, for a RoleBinding's user: it must no longer create pods there. Empty for an exchange
+	// credential, which must no longer impersonate Target.
+	Namespace string
+	Target    string
+}
+
+// unbindConsumer deletes the consumer's RoleBindings in names and its exchange bindings, after recording
+// every user they name as revoked (one write, before anything is deleted, so that a failure leaves no
+// unrecorded user behind), and returns those users.
+func (c *Cluster) unbindConsumer(ctx context.Context, consumerID string, names []string, also []RevokedUser) ([]boundUser, error) {
+	rbs := make([]*rbacv1.RoleBinding, len(names))
+	var exchanges []exchangeBinding
+	jobs := make([]func() error, 0, len(names)+1)
+	for i, name := range names {
+		jobs = append(jobs, func() error {
+			var err error
+			rbs[i], err = c.ourRoleBinding(ctx, name, consumerID)
+			return err
+		})
+	}
+	jobs = append(jobs, func() error {
+		var err error
+		exchanges, err = c.exchangeBindings(ctx, consumerID, func(string) bool { return true })
+		return ignoreNotFound(err)
+	})
+	readErr := parallel(jobs...)
+	cut := exchangeCut(exchanges)
+	for i, rb := range rbs {
+		if rb != nil && len(rb.Subjects) > 0 {
+			cut = append(cut, boundUser{User: subjectUser(rb.Subjects[0]), Groups: groupsOf(rb.Subjects[0]), Namespace: names[i]})
+		}
+	}
+	users := slices.Clone(also)
+	for _, b := range cut {
+		users = append(users, RevokedUser{User: b.User})
+	}
+	// Recorded even when a read failed: whatever was found is never bound again.
+	if err := c.recordRevoked(ctx, consumerID, users); err != nil {
+		return cut, errors.Join(readErr, err)
+	}
+	dels := make([]func() error, 0, len(names)+1)
+	for i, rb := range rbs {
+		if rb != nil {
+			dels = append(dels, func() error {
+				return ignoreNotFound(c.Kube.RbacV1().RoleBindings(names[i]).Delete(ctx, RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
+			})
+		}
+	}
+	dels = append(dels, func() error { return c.removeExchanges(ctx, consumerID, exchanges) })
+	return cut, errors.Join(readErr, parallel(dels...))
+}
+
+// groupsOf is the groups a binding's subject authenticates with: a certificate's TenantGroup, a
+// ServiceAccount's own groups.
+func groupsOf(s rbacv1.Subject) []string {
+	if s.Kind == rbacv1.ServiceAccountKind {
+		return []string{"system:serviceaccounts", "system:serviceaccounts:" + s.Namespace, "system:authenticated"}
+	}
+	return []string{TenantGroup, "system:authenticated"}
+}
+
+// confirmRefused asks the API server, with an access review per user, until each is refused what its
+// binding gave: creating pods in its namespace, or impersonating its target. The authorizer sees RBAC
+// through an informer, so a deleted binding may still allow for a moment; there is nothing to watch, so
+// each review repeats with a growing pause, bounded by policyTimeout.
+func (c *Cluster) confirmRefused(ctx context.Context, cut []boundUser) error {
+	jobs := make([]func() error, len(cut))
+	for i, b := range cut {
+		jobs[i] = func() error {
+			attrs := []authzv1.ResourceAttributes{{Namespace: b.Namespace, Verb: "create", Resource: "pods"}}
+			if b.Target != "" {
+				attrs = []authzv1.ResourceAttributes{
+					{Verb: "impersonate", Resource: "users", Name: b.Target},
+					{Verb: "impersonate:user-info", Group: "authentication.k8s.io", Resource: "users", Name: b.Target},
+				}
+			}
+			for _, a := range attrs {
+				if err := c.waitDenied(ctx, b.User, b.Groups, a); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	return parallel(jobs...)
+}
+
+// waitDenied repeats a SubjectAccessReview until it is denied.
+func (c *Cluster) waitDenied(ctx context.Context, user string, groups []string, a authzv1.ResourceAttributes) error {
+	deadline := time.Now().Add(policyTimeout)
+	pause := 50 * time.Millisecond
+	for {
+		allowed, err := c.accessReview(ctx, user, groups, a)
+		if err != nil {
+			return fmt.Errorf("confirming that %s may no longer %s %s: %w", user, a.Verb, a.Resource, err)
+		}
+		if !allowed {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s may still %s %s%s %s after its bindings were deleted (%s): something else binds it; find it with kubectl auth can-i --list --as %s",
+				user, a.Verb, a.Resource, nsNoteOf(a.Namespace), a.Name, policyTimeout, user)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 500*time.Millisecond)
+	}
+}
+
+func nsNoteOf(ns string) string {
+	if ns == "" {
+		return ""
+	}
+	return " in " + ns
+}
+
+// accessReview asks whether user, in groups, may do a.
+func (c *Cluster) accessReview(ctx context.Context, user string, groups []string, a authzv1.ResourceAttributes) (bool, error) {
+	r, err := c.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{
+		Spec: authzv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &a},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return false, err
+	}
+	return r.Status.Allowed, nil
+}
+
+// ourRoleBinding reads the tenant RoleBinding of a namespace: nil if there is none; an error if one of
+// that name was not made by kubectl federate for consumerID.
+func (c *Cluster) ourRoleBinding(ctx context.Context, ns, consumerID string) (*rbacv1.RoleBinding, error) {
+	rb, err := c.Kube.RbacV1().RoleBindings(ns).Get(ctx, RoleBindingName, metav1.GetOptions{})
+	if err != nil {
+		return nil, ignoreNotFound(err)
+	}
+	if rb.Labels[LabelManagedBy] != ManagedBy || rb.Labels[LabelRemoteClusterID] != consumerID {
+		return nil, fmt.Errorf("RoleBinding %s/%s %w for consumer %q: left in place", ns, RoleBindingName, ErrNotOurs, consumerID)
+	}
+	return rb, nil
+}
+
 // deleteRoleBinding deletes the tenant RoleBinding of a namespace if kubectl federate made it for
 // consumerID; another one of that name is left in place, with an error.
 func (c *Cluster) deleteRoleBinding(ctx context.Context, ns, consumerID string) error {
-	rbs := c.Kube.RbacV1().RoleBindings(ns)
-	rb, err := rbs.Get(ctx, RoleBindingName, metav1.GetOptions{})
-	if err != nil {
-		return ignoreNotFound(err)
+	rb, err := c.ourRoleBinding(ctx, ns, consumerID)
+	if rb == nil || err != nil {
+		return err
 	}
-	if rb.Labels[LabelManagedBy] != ManagedBy || rb.Labels[LabelRemoteClusterID] != consumerID {
-		return fmt.Errorf("RoleBinding %s/%s %w for consumer %q: left in place", ns, RoleBindingName, ErrNotOurs, consumerID)
-	}
-	return ignoreNotFound(rbs.Delete(ctx, RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
+	return ignoreNotFound(c.Kube.RbacV1().RoleBindings(ns).Delete(ctx, RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
 }
 
 // stopIn stops what runs in a namespace created for owner; a namespace of another owner is not touched.

@@ -171,6 +171,11 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	if when, revoked := decisions[revokedKey(user)]; revoked {
 		return nil, fmt.Errorf("resource slice %q: this request's key was revoked (its slice was deleted %s); the consumer must ask again, which makes a new key", o.Name, when)
 	}
+	// The revocation record outlives the pairing: a key revoked before unauthenticate stays revoked after
+	// a new pairing.
+	if err := c.checkNotRevoked(ctx, o.ConsumerID, user); err != nil {
+		return nil, fmt.Errorf("resource slice %q: this request's key was revoked: %w", o.Name, err)
+	}
 	_, deniedRequest := decisions[deniedKey(requestHash(slice))]
 	_, deniedName := decisions[deniedNameKey(o.Name)]
 	if (deniedRequest || deniedName) && o.RequireAutoAccept {
@@ -616,7 +621,7 @@ func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name stri
 			}
 		}
 		if keyUser != "" {
-			if err := c.recordSliceDecision(ctx, consumerID, revokedKey(keyUser), c.now().UTC().Format(time.RFC3339)); err != nil {
+			if err := c.recordRevoked(ctx, consumerID, []RevokedUser{{User: keyUser}}); err != nil {
 				return err
 			}
 		}

@@ -30,11 +30,13 @@ type CredentialState struct {
 	RemoteClusterID string `json:"remoteClusterID"`
 	// Role is this cluster's role: RoleProvider (it issued the credential to the remote consumer) or
 	// RoleConsumer (it holds the credential on the remote provider).
-	Role        string           `json:"role"`
-	Kind        string           `json:"kind"`
-	Name        string           `json:"name,omitempty"`   // the resource slice, or the exchange credential (rule-hash)
-	Target      string           `json:"target,omitempty"` // an exchange credential's target user
-	Credential  string           `json:"credential"`       // Certificate or Token
+	Role   string `json:"role"`
+	Kind   string `json:"kind"`
+	Name   string `json:"name,omitempty"`   // the resource slice, or the exchange credential (rule-hash)
+	Target string `json:"target,omitempty"` // an exchange credential's target user
+	// Mode is an exchange credential's: Constrained (held to its scope by the API server) or Unconstrained.
+	Mode        string           `json:"mode,omitempty"`
+	Credential  string           `json:"credential"` // Certificate or Token
 	User        string           `json:"user,omitempty"`
 	Namespace   string           `json:"namespace,omitempty"` // on the provider
 	Phase       string           `json:"phase,omitempty"`
@@ -287,7 +289,7 @@ func (c *Cluster) issuedExchangeStates(ctx context.Context) ([]CredentialState, 
 			continue
 		}
 		out = append(out, CredentialState{RemoteClusterID: consumerID, Role: RoleProvider, Kind: KindExchange, Name: r.Name, Target: r.Spec.Target.User,
-			Credential: v1alpha1.CredentialCertificate, User: r.Status.User, Phase: r.Status.Phase, NotAfter: timeOf(r.Status.NotAfter)})
+			Mode: r.Status.Mode, Credential: v1alpha1.CredentialCertificate, User: r.Status.User, Phase: r.Status.Phase, NotAfter: timeOf(r.Status.NotAfter)})
 	}
 	return out, nil
 }
@@ -308,8 +310,8 @@ func (c *Cluster) heldExchangeStates(ctx context.Context) ([]CredentialState, er
 		if len(kc) == 0 {
 			continue // a key waiting for its certificate
 		}
-		s := CredentialState{RemoteClusterID: sec.Labels[LabelRemoteClusterID], Role: RoleConsumer, Kind: KindExchange, Name: sec.Labels[LabelExchange],
-			Credential: v1alpha1.CredentialCertificate, secret: sec.Name}
+		s := CredentialState{RemoteClusterID: sec.Labels[LabelRemoteClusterID], Role: RoleConsumer, Kind: KindExchange, Name: sec.Annotations[annotationExchangeRequest],
+			Mode: sec.Annotations[annotationExchangeMode], Credential: v1alpha1.CredentialCertificate, secret: sec.Name}
 		if certPEM, err := kubeconfig.ClientCertificate(kc); err == nil {
 			if cert, err := parseCertificate("certificate", certPEM); err == nil {
 				s.User, s.NotAfter = cert.Subject.CommonName, timeOf(&metav1.Time{Time: cert.NotAfter})

@@ -25,3 +25,17 @@ func Impersonate(data []byte, user string, groups []string, uid string) ([]byte,
 	ai.Impersonate, ai.ImpersonateGroups, ai.ImpersonateUID = user, slices.Clone(groups), uid
 	return clientcmd.Write(*cfg)
 }
+
+// WithNamespace sets the namespace of a kubeconfig's current context.
+func WithNamespace(data []byte, namespace string) ([]byte, error) {
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		return nil, err
+	}
+	ctx, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok {
+		return nil, errors.New("kubeconfig has no current context")
+	}
+	ctx.Namespace = namespace
+	return clientcmd.Write(*cfg)
+}

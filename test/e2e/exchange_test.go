@@ -8,6 +8,7 @@ package e2e
 // keeps the credentials, unauthenticate removes them on both sides.
 
 import (
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	authnv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -116,6 +118,7 @@ var (
 	clusterRolesGVR        = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
 	clusterRoleBindingsGVR = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}
 	csrsGVR                = schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"}
+	roleBindingsGVR        = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}
 )
 
 // exchangeObjects lists what exists for identity exchange on both clusters: the provider's ClusterRoles,
@@ -134,6 +137,7 @@ func exchangeObjects(t *testing.T) []string {
 	}
 	list(provider, clusterRolesGVR, "", handshake.LabelExchange)
 	list(provider, clusterRoleBindingsGVR, "", handshake.LabelExchange)
+	list(provider, roleBindingsGVR, "", handshake.LabelExchange)
 	list(provider, csrsGVR, "", "")
 	list(provider, v1alpha1.ExchangeRequestGVR, tenantNS, "")
 	list(consumer, secretsGVR, handshake.SystemNamespace, handshake.LabelExchange)
@@ -342,7 +346,7 @@ func TestExchange(t *testing.T) {
 			t.Fatal(err)
 		}
 		self, br := whoamiFile(t, bare)
-		if br.code != 0 || !strings.HasPrefix(self.Username, "kubectl-federate:consumer:exchange-mapping-") {
+		if br.code != 0 || !regexp.MustCompile(`^kubectl-federate:consumer:exchange-[0-9a-f]{32}$`).MatchString(self.Username) {
 			t.Errorf("bare credential: %+v %s", self, br)
 		}
 		for _, args := range [][]string{{"get", "pods", "-n", tenantNS}, {"get", "pods", "-n", "default"}, {"get", "secrets", "-A"}} {
@@ -350,19 +354,42 @@ func TestExchange(t *testing.T) {
 				t.Errorf("bare credential %v: want forbidden, got %s", args, r)
 			}
 		}
+		// Its own rights are the constrained-impersonation verbs only (and what every authenticated user
+		// has: self reviews, discovery): no legacy impersonate, nothing to act on as itself.
 		r = kubectlAs(t, bare, "auth", "can-i", "--list", "-n", tenantNS)
 		for line := range strings.SplitSeq(r.stdout, "\n") {
-			if f := strings.Fields(line); len(f) > 0 && !strings.Contains(f[0], "selfsubject") && f[0] != "Resources" &&
-				!strings.HasPrefix(f[0], "[") && !strings.Contains(line, "[get]") &&
-				(!slices.Contains([]string{"users", "groups"}, f[0]) || !strings.Contains(line, "[impersonate]")) {
-				t.Errorf("bare credential may: %s", line)
+			f := strings.Fields(line)
+			if len(f) == 0 || f[0] == "Resources" || strings.Contains(f[0], "selfsubject") {
+				continue
+			}
+			verbs := strings.Trim(f[len(f)-1], "[]")
+			if strings.HasPrefix(f[0], "[") && verbs == "get" { // discovery's non-resource URLs
+				continue
+			}
+			for _, v := range strings.Split(verbs, " ") {
+				if !strings.HasPrefix(v, "impersonate:user-info") && !strings.HasPrefix(v, "impersonate-on:user-info:") {
+					t.Errorf("bare credential may %s: %s", v, line)
+				}
 			}
 		}
-		if r := kubectlAs(t, bare, "auth", "can-i", "impersonate", "users/user-34567"); strings.TrimSpace(r.stdout) != "yes" {
-			t.Errorf("can-i impersonate its target: %s", r)
+		bareCfg, err := clientcmd.BuildConfigFromFlags("", bare)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if r := kubectlAs(t, bare, "auth", "can-i", "impersonate", "users/other"); strings.TrimSpace(r.stdout) != "no" {
-			t.Errorf("can-i impersonate another user: %s", r)
+		bareCS := kubernetes.NewForConfigOrDie(bareCfg)
+		for _, c := range []struct {
+			verb, group, user string
+			want              bool
+		}{
+			{"impersonate:user-info", "authentication.k8s.io", "user-34567", true},
+			{"impersonate:user-info", "authentication.k8s.io", "other", false},
+			{"impersonate", "", "user-34567", false}, // never the legacy verb
+		} {
+			review, err := bareCS.AuthorizationV1().SelfSubjectAccessReviews().Create(t.Context(), &authzv1.SelfSubjectAccessReview{Spec: authzv1.SelfSubjectAccessReviewSpec{
+				ResourceAttributes: &authzv1.ResourceAttributes{Verb: c.verb, Group: c.group, Resource: "users", Name: c.user}}}, metav1.CreateOptions{})
+			if err != nil || review.Status.Allowed != c.want {
+				t.Errorf("may the bare credential %s users/%s (group %q)? want %v, got %+v %v", c.verb, c.user, c.group, c.want, review, err)
+			}
 		}
 		// Asking again reuses the credential: nothing is issued.
 		before := exchangeObjects(t)
@@ -405,7 +432,7 @@ func TestExchange(t *testing.T) {
 	// Done 4: the manual flow: pending with the provider's command named, allow, then the credential.
 	t.Run("manual flow", func(t *testing.T) {
 		r := getKubeconfig("--for-user", "tie")
-		m := regexp.MustCompile(`kubectl federate allow exchange (tie-first-[0-9a-f]{8}) --remote-cluster-id consumer`).FindStringSubmatch(r.stderr)
+		m := regexp.MustCompile(`kubectl federate allow exchange (tie-first-[0-9a-f]{32}) --remote-cluster-id consumer`).FindStringSubmatch(r.stderr)
 		if r.code == 0 || r.stdout != "" || m == nil {
 			t.Fatalf("first get kubeconfig: %s", r)
 		}
@@ -425,9 +452,16 @@ func TestExchange(t *testing.T) {
 			t.Errorf("allow exchange: %s", r)
 		}
 		allowed := exchangeObjects(t)
-		mustOn(t, provider, "allow", "exchange", "--remote-cluster-id", "consumer", "--rule", "tie-first")
+		mustOn(t, provider, "allow", "exchange", name, "--remote-cluster-id", "consumer")
 		if again := exchangeObjects(t); !slices.Equal(allowed, again) {
 			t.Errorf("allowing again changed objects: before %v, after %v", allowed, again)
+		}
+		// Answering by rule, which the tenant names, is gone: only names the administrator saw are answered.
+		if r := on(t, provider, "allow", "exchange", "--remote-cluster-id", "consumer", "--rule", "tie-first"); r.code == 0 || !strings.Contains(r.stderr, "unknown flag: --rule") {
+			t.Errorf("allow exchange --rule: %s", r)
+		}
+		if again := exchangeObjects(t); !slices.Equal(allowed, again) {
+			t.Errorf("allow exchange --rule changed objects: before %v, after %v", allowed, again)
 		}
 		r = getKubeconfig("--for-user", "tie")
 		if r.code != 0 {
@@ -445,6 +479,11 @@ func TestExchange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		der, err := x509.MarshalPKIXPublicKey(key.Public())
+		if err != nil {
+			t.Fatal(err)
+		}
+		scope := exchange.Scope{}.Canonical()
 		for _, c := range []struct {
 			rule   string
 			target exchange.Target
@@ -453,12 +492,13 @@ func TestExchange(t *testing.T) {
 		}{
 			{"evil", exchange.Target{User: "system:masters"}, "", `spec.target.user "system:masters": names in the system: namespace`},
 			{"evilgroup", exchange.Target{User: "eve", Groups: []string{"system:masters"}}, "", `spec.target.groups[0] "system:masters"`},
-			{"wrongcn", exchange.Target{User: "eve"}, "kubectl-federate:consumer:exchange-mapping-00000000", `spec.csr: subject CN "kubectl-federate:consumer:exchange-mapping-00000000" is not the user of this rule and target`},
+			{"wrongcn", exchange.Target{User: "eve"}, "kubectl-federate:consumer:exchange-00000000000000000000000000000000", `spec.csr: subject CN "kubectl-federate:consumer:exchange-00000000000000000000000000000000" is not the user of this request`},
 		} {
-			name := c.rule + "-" + exchange.Hash(c.target)
+			hash := exchange.RequestHash(c.rule, c.target, scope, der)
+			name := handshake.ExchangeRequestName(c.rule, hash)
 			cn := c.cn
 			if cn == "" {
-				cn = handshake.ExchangeUser("consumer", name)
+				cn = handshake.ExchangeUser("consumer", hash)
 			}
 			csr, err := handshake.NewCSR(cn, key)
 			if err != nil {
@@ -466,7 +506,8 @@ func TestExchange(t *testing.T) {
 			}
 			obj := &v1alpha1.ExchangeRequest{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ExchangeRequestKind},
 				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tenantNS},
-				Spec:       v1alpha1.ExchangeRequestSpec{Rule: c.rule, Target: v1alpha1.ExchangeTarget{User: c.target.User, Groups: c.target.Groups}, CSR: csr}}
+				Spec: v1alpha1.ExchangeRequestSpec{Rule: c.rule, Target: v1alpha1.ExchangeTarget{User: c.target.User, Groups: c.target.Groups},
+					Scope: v1alpha1.ExchangeScope{Verbs: scope.Verbs, Resources: scope.Resources}, CSR: csr}}
 			data, _ := json.Marshal(obj)
 			u := &unstructured.Unstructured{}
 			if err := json.Unmarshal(data, &u.Object); err != nil {
@@ -476,7 +517,7 @@ func TestExchange(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := exchangeObjects(t)
-			r := on(t, provider, "allow", "exchange", "--remote-cluster-id", "consumer", "--rule", c.rule)
+			r := on(t, provider, "allow", "exchange", name, "--remote-cluster-id", "consumer")
 			if r.code == 0 || !strings.Contains(r.stderr, c.want) {
 				t.Errorf("%s: want a refusal naming %q, got %s", c.rule, c.want, r)
 			}
@@ -556,6 +597,10 @@ func TestExchange(t *testing.T) {
 		}
 		if info, wr := whoamiFile(t, writeFile(t, "renewed.kubeconfig", r.stdout)); wr.code != 0 || info.Username != "user-34567" {
 			t.Errorf("whoami after renewal: %+v %s", info, wr)
+		}
+		// The same rule and target granted again do not revive the revoked credential.
+		if r := kubectlAs(t, file, "get", "--raw", "/version"); r.code == 0 || !strings.Contains(r.stderr, "Forbidden") {
+			t.Errorf("the revoked kubeconfig works again after a new grant of the same rule and target: %s", r)
 		}
 	})
 }

@@ -3,7 +3,9 @@ package allow
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -25,11 +27,12 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 
 // ExchangeOptions are the flags of `allow exchange`.
 type ExchangeOptions struct {
-	Name            string
-	RemoteClusterID string
-	Rule            string
-	Expiration      time.Duration
-	Output          *cmdutil.Enum
+	Names              []string
+	RemoteClusterID    string
+	AllowReach         []string
+	AllowUnconstrained bool
+	Expiration         time.Duration
+	Output             *cmdutil.Enum
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
@@ -40,43 +43,55 @@ type ExchangeOptions struct {
 func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ExchangeOptions{f: f, Streams: streams, Expiration: handshake.ExchangeExpiration}
 	cmd := cmdutil.Wire(&cobra.Command{
-		Use:   "exchange [NAME] --remote-cluster-id CONSUMER [--rule RULE]",
-		Short: "Issue the exchange credentials a consumer asked for under a rule (provider side)",
+		Use:   "exchange [NAME...] --remote-cluster-id CONSUMER",
+		Short: "Issue the exchange credentials a consumer asked for, by name (provider side)",
 		Long: cmdutil.LongDesc(`
 			A consumer whose identity-exchange rule maps one of its users to a target identity asks,
-			through its pairing, for a credential that may impersonate that target on this cluster and
-			nothing else (an ExchangeRequest in its tenant namespace). Without NAME or --rule, the
-			consumer's requests are listed with their targets. NAME (as listed) answers that one request;
-			--rule answers every request of that rule, including any the consumer left since you listed
-			them. Each request answered is checked:
-			a target in the system: namespace, a CSR for any other user than the credential's, or a
-			name that is not its rule and target's is refused with nothing created; otherwise the
-			certificate is issued through the CSR API, and a ClusterRole allowing to impersonate exactly
-			the target (user, groups, UID), bound cluster-wide to the credential's user, is created. The
-			target needs its own RBAC on this cluster to do anything. Allowing again changes nothing.`),
+			through its pairing, for a credential that may act as that target on this cluster, within a
+			scope (verbs on resources in namespaces), and nothing else: an ExchangeRequest in its tenant
+			namespace. Without NAME, the consumer's requests are listed: each one's target, its scope
+			(cluster-wide when it names no namespace), its REACH (what the scope holds beyond a namespaced
+			share: cluster-wide writes, Secrets, RBAC, impersonation, ServiceAccount tokens, CSR approval,
+			nodes/proxy) and, for a pending one, from access reviews, how much of the scope the target
+			itself may do here (TARGET MAY) and what the target itself reaches beyond a namespaced share
+			(TARGET REACH: what it could do through a credential not held to its scope).
+
+			NAME (as listed, one or more) answers exactly those requests. A request's name is a hash of
+			everything it asks and it cannot change once made, so a name is answered with what was listed
+			under it, never with anything the consumer adds later. Each is checked: a target in the system:
+			namespace, a CSR for any other user than the credential's, a name that is not its content's, a
+			user revoked before, a scope naming a namespace this cluster lacks, or a reach you did not accept
+			(--allow-reach NAME) is refused with nothing created. The credential is bound with constrained
+			impersonation: impersonate:user-info on the target, and impersonate-on:user-info:VERB on the
+			scope only, which the API server enforces along with the target's own rights. This cluster's
+			support for it is proven first by a probe; without it, nothing is issued unless you pass
+			--allow-unconstrained, which grants the legacy impersonate verb (everything the target may do,
+			after a check of the target's reach) with a WARNING. Allowing again changes nothing, and never
+			widens a grant; a revoked request is never answered again.`),
 		Example: cmdutil.Examples(`
 			# What does the consumer edge-1 ask for?
 			kubectl federate allow exchange --remote-cluster-id edge-1
 
-			# Issue the one credential listed as mapping-53495394
-			kubectl federate allow exchange mapping-53495394 --remote-cluster-id edge-1
+			# Issue the one credential listed under that name
+			kubectl federate allow exchange mapping-1f0c3b9a0d6e4a2b8c7d5e3f1a2b4c6d --remote-cluster-id edge-1
 
-			# Issue every credential asked for under its rule "mapping"
-			kubectl federate allow exchange --remote-cluster-id edge-1 --rule mapping`),
-		Args: cmdutil.MaximumArgs(1, "NAME"),
+			# Issue one whose scope reaches Secrets, knowingly
+			kubectl federate allow exchange reader-9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d --remote-cluster-id edge-1 \
+			  --allow-reach reader-9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d`),
+		Args: cobra.ArbitraryArgs,
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
-	cmd.Flags().StringVar(&o.Rule, "rule", "", "Issue the credentials asked for under this rule of the consumer")
-	cmd.Flags().DurationVar(&o.Expiration, "expiration", o.Expiration, "Life of the credentials issued")
-	o.Output = printers.AddOutputFlag(cmd, "", "a table", "yaml", "json")
+	cmd.Flags().StringArrayVar(&o.AllowReach, "allow-reach", nil, "Accept the listed REACH of this request (one of the NAMEs; repeat for more)")
+	cmd.Flags().BoolVar(&o.AllowUnconstrained, "allow-unconstrained", false,
+		"On a cluster without constrained impersonation, grant the legacy impersonate verb: the credential may do everything its target may")
+	cmd.Flags().DurationVar(&o.Expiration, "expiration", o.Expiration, "Life of the credentials issued (at least 10m)")
+	o.Output = printers.AddOutputFlag(cmd, "", "a table", "yaml", "json", "wide")
 	return cmd
 }
 
-// Complete reads the name and builds the client.
+// Complete reads the names and builds the client.
 func (o *ExchangeOptions) Complete(_ *cobra.Command, args []string) error {
-	if len(args) == 1 {
-		o.Name = args[0]
-	}
+	o.Names = args
 	var err error
 	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
 	return err
@@ -87,15 +102,18 @@ func (o *ExchangeOptions) Validate() error {
 	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
 		return err
 	}
-	if o.Rule != "" {
-		if err := handshake.ValidateSliceName("--rule", o.Rule); err != nil {
-			return err
+	for _, n := range o.Names {
+		if len(n) > 253 || handshake.ValidateSliceName("NAME", strings.SplitN(n, "-", 2)[0]) != nil || !strings.Contains(n, "-") {
+			return fmt.Errorf("NAME %q: must be a request's name as listed, <rule>-<32 hex digits>", n)
 		}
 	}
-	if o.Name != "" {
-		if err := handshake.ValidateExtraNamespace("NAME", o.Name); err != nil {
-			return fmt.Errorf("NAME %q: must be a request's name as listed, <rule>-<8 hex digits>", o.Name)
+	for _, n := range o.AllowReach {
+		if !slices.Contains(o.Names, n) {
+			return fmt.Errorf("--allow-reach %q: must be one of the NAMEs answered in this run", n)
 		}
+	}
+	if len(o.Names) == 0 && (len(o.AllowReach) > 0 || o.AllowUnconstrained) {
+		return errors.New("--allow-reach and --allow-unconstrained: only with the NAMEs of the requests to answer")
 	}
 	if o.Expiration < 10*time.Minute {
 		return fmt.Errorf("--expiration %s: must be at least 10m", o.Expiration)
@@ -107,10 +125,12 @@ func (o *ExchangeOptions) Validate() error {
 func (o *ExchangeOptions) Run(ctx context.Context) error {
 	var list []handshake.ExchangeInfo
 	var err error
-	if o.Rule == "" && o.Name == "" {
+	if len(o.Names) == 0 {
 		list, err = o.cluster.ExchangeRequests(ctx, o.RemoteClusterID)
 	} else {
-		list, err = o.cluster.AllowExchange(ctx, handshake.AllowExchangeOptions{ConsumerID: o.RemoteClusterID, Rule: o.Rule, Name: o.Name, Expiration: o.Expiration})
+		list, err = o.cluster.AllowExchange(ctx, handshake.AllowExchangeOptions{ConsumerID: o.RemoteClusterID, Names: o.Names,
+			AllowReach: o.AllowReach, AllowUnconstrained: o.AllowUnconstrained, Expiration: o.Expiration})
+		err = ExchangeError(err)
 	}
 	if perr := o.print(list); perr != nil && err == nil {
 		err = perr
@@ -118,28 +138,61 @@ func (o *ExchangeOptions) Run(ctx context.Context) error {
 	return err
 }
 
+// ExchangeError adds to the domain's refusals the flag that overrides them.
+func ExchangeError(err error) error {
+	var reach *handshake.ReachError
+	var unconstrained *handshake.UnconstrainedError
+	switch {
+	case errors.As(err, &reach):
+		return fmt.Errorf("%w (--allow-reach %s)", err, reach.Name)
+	case errors.As(err, &unconstrained):
+		return fmt.Errorf("%w (--allow-unconstrained)", err)
+	}
+	return err
+}
+
 func (o *ExchangeOptions) print(list []handshake.ExchangeInfo) error {
-	if f := o.Output.String(); f != "" {
+	if f := o.Output.String(); f != "" && f != "wide" {
 		if list == nil {
 			list = []handshake.ExchangeInfo{}
 		}
 		return printers.Print(o.Out, f, list)
 	}
 	if len(list) == 0 {
-		if o.Rule == "" && o.Name == "" {
+		if len(o.Names) == 0 {
 			_, err := fmt.Fprintf(o.Out, "No exchange requests from consumer %s.\n", o.RemoteClusterID)
 			return err
 		}
 		return nil
 	}
+	wide := o.Output.String() == "wide"
 	w := tabwriter.NewWriter(o.Out, 0, 4, 3, ' ', 0)
-	fmt.Fprintln(w, "NAME\tRULE\tTARGET USER\tGROUPS\tUID\tPHASE\tREASON")
+	header := "NAME\tTARGET\tSCOPE\tREACH\tTARGET MAY\tTARGET REACH\tPHASE\tMODE"
+	if wide {
+		header += "\tKEY SHA256\tREASON"
+	}
+	fmt.Fprintln(w, header)
 	for _, e := range list {
-		reason := e.Reason
-		if reason == "" {
-			reason = "-"
+		target := e.User
+		if len(e.Groups) > 0 {
+			target += " (groups " + strings.Join(e.Groups, ",") + ")"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Name, e.Rule, e.User, dash(strings.Join(e.Groups, ",")), dash(e.UID), e.Phase, reason)
+		if e.UID != "" {
+			target += " (uid " + e.UID + ")"
+		}
+		may := "-"
+		if e.TargetAccess != nil {
+			may = e.TargetAccess.String()
+		}
+		targetReach := "-"
+		if e.TargetAccess != nil { // asked for pending requests only
+			targetReach = dash(strings.Join(e.TargetReach, ", "))
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", e.Name, target, e.Scope.String(), dash(strings.Join(e.Reach, ", ")), may, targetReach, e.Phase, dash(e.Mode))
+		if wide {
+			line += "\t" + dash(e.KeySHA256) + "\t" + dash(e.Reason)
+		}
+		fmt.Fprintln(w, line)
 	}
 	return w.Flush()
 }

@@ -1,12 +1,14 @@
 package flags
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
 // ExchangeSource is the consumer's user an identity exchange is resolved for: --for-user, --for-group and
@@ -63,4 +65,14 @@ func (s *ExchangeSource) Validate() error {
 // Request is the exchange request for reaching providerID.
 func (s *ExchangeSource) Request(providerID string) exchange.Request {
 	return exchange.Request{User: s.User, Groups: s.Groups, UID: s.UID, Cluster: providerID}
+}
+
+// PendingHint adds to a pending exchange what the provider's administrator runs.
+func PendingHint(err error) error {
+	var pending *handshake.ExchangePendingError
+	if errors.As(err, &pending) {
+		return fmt.Errorf("%w; the provider's administrator reviews it with: kubectl federate allow exchange --remote-cluster-id %s, and answers it with: kubectl federate allow exchange %s --remote-cluster-id %s; then run this again",
+			err, pending.ConsumerID, pending.Request, pending.ConsumerID)
+	}
+	return err
 }

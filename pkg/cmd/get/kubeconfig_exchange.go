@@ -50,7 +50,7 @@ func (o *KubeconfigOptions) runExchange(ctx context.Context) error {
 		_, err = o.Out.Write(data)
 		return err
 	}
-	opts := handshake.ExchangeOptions{ProviderID: o.RemoteClusterID, Rule: res.Rule.Name, Target: *res.Target}
+	opts := handshake.ExchangeOptions{ProviderID: o.RemoteClusterID, Rule: res.Rule.Name, Target: *res.Target, Scope: res.Rule.GrantScope()}
 	var got *handshake.ExchangeResult
 	if o.pair != nil {
 		got, err = o.oneShot(ctx, opts)
@@ -63,7 +63,7 @@ func (o *KubeconfigOptions) runExchange(ctx context.Context) error {
 		got, err = o.cluster.RequestExchange(ctx, via, opts)
 	}
 	if err != nil {
-		return err
+		return flags.PendingHint(err)
 	}
 	_, err = o.Out.Write(got.Kubeconfig)
 	return err
@@ -84,11 +84,19 @@ func (o *KubeconfigOptions) oneShot(ctx context.Context, opts handshake.Exchange
 		return nil, fmt.Errorf("--remote-cluster-id %q: the provider is initialized with cluster ID %q", o.RemoteClusterID, pSelf.ClusterID)
 	}
 	got, err := o.pair.Consumer.RequestExchange(ctx, o.pair.Provider, opts)
-	if !errors.Is(err, handshake.ErrExchangePending) {
+	var pending *handshake.ExchangePendingError
+	if !errors.As(err, &pending) {
 		return got, err
 	}
-	if _, err := o.pair.Provider.AllowExchange(ctx, handshake.AllowExchangeOptions{ConsumerID: cSelf.ClusterID, Rule: opts.Rule,
-		Name: handshake.ExchangeKey(opts.Rule, opts.Target)}); err != nil {
+	// Holding both kubeconfigs is consent to exactly this request, within the same checks as allow
+	// exchange: a reach or an unconstrained grant still needs that command's explicit flags.
+	if _, err := o.pair.Provider.AllowExchange(ctx, handshake.AllowExchangeOptions{ConsumerID: cSelf.ClusterID, Names: []string{pending.Request}}); err != nil {
+		var reach *handshake.ReachError
+		var unconstrained *handshake.UnconstrainedError
+		if errors.As(err, &reach) || errors.As(err, &unconstrained) {
+			return nil, fmt.Errorf("provider: %w; to accept it, run kubectl federate allow exchange %s --remote-cluster-id %s with --allow-reach %s or --allow-unconstrained on the provider, then this again",
+				err, pending.Request, cSelf.ClusterID, pending.Request)
+		}
 		return nil, fmt.Errorf("provider: %w", err)
 	}
 	return o.pair.Consumer.RequestExchange(ctx, o.pair.Provider, opts)

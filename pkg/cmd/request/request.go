@@ -18,8 +18,8 @@ import (
 
 // NewCmd returns the `request` group.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
-	cmd := cmdutil.NewGroup("request", "Ask a provider for more: a namespace", "Ask a provider cluster for more, through the pairing's own identity.")
-	cmd.AddCommand(NewCmdNamespace(f, streams))
+	cmd := cmdutil.NewGroup("request", "Ask a provider for more: a namespace, an exchange credential", "Ask a provider cluster for more, through the pairing's own identity.")
+	cmd.AddCommand(NewCmdNamespace(f, streams), NewCmdExchange(f, streams))
 	return cmd
 }
 

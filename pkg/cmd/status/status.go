@@ -143,7 +143,7 @@ func (o *Options) printTable(out io.Writer, r *handshake.StatusReport, wide bool
 	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
 	cols := []string{"REMOTE", "ROLE", "KIND", "NAME", "CREDENTIAL", "PHASE", "EXPIRES", "LEFT", "POD SECURITY", "CORDONED"}
 	if wide {
-		cols = append(cols, "NAMESPACE", "USER", "TARGET")
+		cols = append(cols, "NAMESPACE", "USER", "TARGET", "MODE")
 	}
 	if o.Check {
 		cols = append(cols, "CHECK")
@@ -153,7 +153,7 @@ func (o *Options) printTable(out io.Writer, r *handshake.StatusReport, wide bool
 	for _, s := range r.Credentials {
 		row := []string{s.RemoteClusterID, s.Role, s.Kind, views.Dash(s.Name), s.Credential, views.Dash(s.Phase), views.Expiry(s.NotAfter), left(s.NotAfter, now), views.Dash(s.PodSecurity), cordonedCol(s)}
 		if wide {
-			row = append(row, views.Dash(s.Namespace), views.Dash(s.User), views.Dash(s.Target))
+			row = append(row, views.Dash(s.Namespace), views.Dash(s.User), views.Dash(s.Target), views.Dash(s.Mode))
 		}
 		if o.Check {
 			row = append(row, check(s.Check))

@@ -1,0 +1,268 @@
+package handshake
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	authv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/federate-dev/kubectl-federate/pkg/exchange"
+)
+
+// Constrained impersonation (KEP-5284; alpha in 1.35, beta and on by default since 1.36) lets RBAC say
+// not only whom a user may impersonate but what it may do while impersonating: impersonate:user-info on
+// the target's users, groups and uids (authentication.k8s.io), and impersonate-on:user-info:<verb> on the
+// resources of the request. The API server then checks the target's own rights as well, so an exchange
+// credential gets exactly its scope intersected with the target's rights, enforced with no controller.
+// A provider may not have it (an older minor, or the feature gate off), and a role holding the new verbs
+// means nothing there, so support is proven, never assumed: a probe identity that holds only the new
+// verbs for one harmless read tries that read while impersonating.
+
+// Modes of an exchange credential.
+const (
+	ModeConstrained   = "Constrained"
+	ModeUnconstrained = "Unconstrained"
+)
+
+// ImpersonationSupport is what the probe found.
+type ImpersonationSupport struct {
+	Constrained bool
+	// Reason says how it was found: the server's version and the probe's answer.
+	Reason string
+}
+
+// ErrProbe is returned when support could not be determined (the probe could not run).
+var ErrProbe = errors.New("could not find out whether this cluster honours constrained impersonation")
+
+// probeName prefixes the probe's ServiceAccount, ClusterRole and ClusterRoleBinding (with a random suffix,
+// so concurrent runs never share them).
+const probeName = "federate-impersonation-probe-"
+
+// ConstrainedImpersonation (provider) finds out, once per process, whether this cluster honours
+// constrained impersonation. The probe makes, in federate-system, a ServiceAccount that may only
+// impersonate (impersonate:user-info) one made-up user, only to read (impersonate-on:user-info:get) the
+// cluster record ConfigMap, which that user may read; once the authorizer agrees, it asks for a token and
+// reads the ConfigMap as that user. Read: the cluster enforces the new verbs. Forbidden: it does not (only
+// the legacy impersonate verb counts there). Everything the probe made is deleted before it returns.
+func (c *Cluster) ConstrainedImpersonation(ctx context.Context) (ImpersonationSupport, error) {
+	if c.Impersonation != nil {
+		return *c.Impersonation, nil
+	}
+	if c.Config == nil {
+		return ImpersonationSupport{}, fmt.Errorf("%w: no connection details to send the probe with", ErrProbe)
+	}
+	version := "unknown"
+	if v, err := c.Kube.Discovery().ServerVersion(); err == nil {
+		version = v.GitVersion
+	}
+	got, err := c.probeImpersonation(ctx, version)
+	if err != nil {
+		return ImpersonationSupport{}, err
+	}
+	c.Impersonation = &got
+	return got, nil
+}
+
+func (c *Cluster) probeImpersonation(ctx context.Context, version string) (ImpersonationSupport, error) {
+	suffix := make([]byte, 4)
+	if _, err := rand.Read(suffix); err != nil {
+		return ImpersonationSupport{}, err
+	}
+	name := probeName + hex.EncodeToString(suffix)
+	user := UserPrefix + name
+	labels := map[string]string{LabelManagedBy: ManagedBy}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: labels}}
+	saUser := serviceAccountUser(SystemNamespace, name)
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"users"}, Verbs: []string{"impersonate:user-info"}, ResourceNames: []string{user}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"impersonate-on:user-info:get", "get"}, ResourceNames: []string{ClusterConfigMap}},
+	}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: SystemNamespace, Name: name}, subjectFor(user)},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*cleanupTimeout)
+		defer cancel()
+		_ = parallel(
+			func() error {
+				return ignoreNotFound(c.Kube.CoreV1().ServiceAccounts(SystemNamespace).Delete(cctx, name, metav1.DeleteOptions{}))
+			},
+			func() error {
+				return ignoreNotFound(c.Kube.RbacV1().ClusterRoleBindings().Delete(cctx, name, metav1.DeleteOptions{}))
+			},
+			func() error {
+				return ignoreNotFound(c.Kube.RbacV1().ClusterRoles().Delete(cctx, name, metav1.DeleteOptions{}))
+			},
+		)
+	}()
+	var token string
+	err := parallel(
+		func() error {
+			if _, err := c.Kube.CoreV1().ServiceAccounts(SystemNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+			seconds := int64(600) // the least the API server issues
+			tr, err := c.Kube.CoreV1().ServiceAccounts(SystemNamespace).CreateToken(ctx, name,
+				&authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: &seconds}}, metav1.CreateOptions{})
+			if err == nil {
+				token = tr.Status.Token
+			}
+			return err
+		},
+		func() error {
+			_, err := c.Kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
+			_, err := c.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
+			return err
+		},
+	)
+	if err != nil {
+		return ImpersonationSupport{}, fmt.Errorf("%w: setting up the probe: %w", ErrProbe, err)
+	}
+	// The authorizer sees new RBAC through a cache: the probe means something only once it allows all
+	// three checks the constrained path makes.
+	if err := parallel(
+		func() error {
+			return c.waitAllowed(ctx, saUser, nil, authzv1.ResourceAttributes{Verb: "impersonate:user-info", Group: "authentication.k8s.io", Resource: "users", Name: user})
+		},
+		func() error {
+			return c.waitAllowed(ctx, saUser, nil, authzv1.ResourceAttributes{Namespace: SystemNamespace, Verb: "impersonate-on:user-info:get", Resource: "configmaps", Name: ClusterConfigMap})
+		},
+		func() error {
+			return c.waitAllowed(ctx, user, nil, authzv1.ResourceAttributes{Namespace: SystemNamespace, Verb: "get", Resource: "configmaps", Name: ClusterConfigMap})
+		},
+	); err != nil {
+		return ImpersonationSupport{}, fmt.Errorf("%w: %w", ErrProbe, err)
+	}
+	cfg := rest.AnonymousClientConfig(c.Config)
+	cfg.BearerToken = token
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	as, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return ImpersonationSupport{}, fmt.Errorf("%w: %w", ErrProbe, err)
+	}
+	deadline := time.Now().Add(policyTimeout)
+	for {
+		_, err = as.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, ClusterConfigMap, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			return ImpersonationSupport{Constrained: true, Reason: fmt.Sprintf("the API server (%s) honours constrained impersonation: a probe holding only impersonate:user-info and impersonate-on:user-info:get read as the user it impersonated", version)}, nil
+		case apierrors.IsForbidden(err):
+			return ImpersonationSupport{Reason: fmt.Sprintf("the API server (%s) does not honour constrained impersonation (an older minor, or the ConstrainedImpersonation feature gate off): a probe holding impersonate:user-info and impersonate-on:user-info:get was refused", version)}, nil
+		case apierrors.IsUnauthorized(err) && time.Now().Before(deadline):
+			// A token of a ServiceAccount made a moment ago: the authenticator may not see it yet.
+			select {
+			case <-ctx.Done():
+				return ImpersonationSupport{}, ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		default:
+			return ImpersonationSupport{}, fmt.Errorf("%w: the probe's read: %w", ErrProbe, err)
+		}
+	}
+}
+
+// waitAllowed repeats a SubjectAccessReview until it is allowed (RBAC just written reaches the authorizer
+// through a cache), bounded by policyTimeout.
+func (c *Cluster) waitAllowed(ctx context.Context, user string, groups []string, a authzv1.ResourceAttributes) error {
+	deadline := time.Now().Add(policyTimeout)
+	pause := 50 * time.Millisecond
+	for {
+		allowed, err := c.accessReview(ctx, user, groups, a)
+		if err != nil {
+			return err
+		}
+		if allowed {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the authorizer did not allow %s to %s %s within %s", user, a.Verb, a.Resource, policyTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 500*time.Millisecond)
+	}
+}
+
+// everyVerb is what a scope's "*" stands for.
+var everyVerb = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
+
+// impersonateOn is the constrained-impersonation verb that allows verb while impersonating a user.
+func impersonateOn(verb string) string { return "impersonate-on:user-info:" + verb }
+
+// alwaysOn are the reads every exchange credential may make as its target whatever its scope: discovery
+// (kubectl reads it before anything else) and reviews of the target's own identity and of one action at a
+// time (kubectl auth whoami and can-i, and status --check), which reveal nothing beyond what the holder
+// could learn by trying. Not the rules review (can-i --list), which would list every right of the target.
+func alwaysOn() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/version", "/openapi/*"}, Verbs: []string{impersonateOn("get")}},
+		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"selfsubjectreviews"}, Verbs: []string{impersonateOn("create")}},
+		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"selfsubjectaccessreviews"}, Verbs: []string{impersonateOn("create")}},
+	}
+}
+
+// targetRules let a user impersonate exactly the target: its user, groups and uid, with verb
+// (impersonate:user-info for constrained impersonation, impersonate for the legacy grant, whose user and
+// group resources are in the core group).
+func targetRules(t exchange.Target, constrained bool) []rbacv1.PolicyRule {
+	verb, group := []string{"impersonate:user-info"}, "authentication.k8s.io"
+	if !constrained {
+		verb, group = []string{"impersonate"}, ""
+	}
+	rules := []rbacv1.PolicyRule{{APIGroups: []string{group}, Resources: []string{"users"}, Verbs: verb, ResourceNames: []string{t.User}}}
+	if len(t.Groups) > 0 {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"groups"}, Verbs: verb, ResourceNames: slices.Clone(t.Groups)})
+	}
+	if t.UID != "" {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"uids"}, Verbs: verb, ResourceNames: []string{t.UID}})
+	}
+	return rules
+}
+
+// scopeRules are the impersonate-on rules of a scope: for each verb, the scope's resources by group.
+func scopeRules(s exchange.Scope) []rbacv1.PolicyRule {
+	byGroup := map[string][]string{}
+	var groups []string
+	for _, r := range s.ParsedResources() {
+		if _, seen := byGroup[r.Group]; !seen {
+			groups = append(groups, r.Group)
+		}
+		byGroup[r.Group] = append(byGroup[r.Group], r.RBACResource())
+	}
+	var verbs []string
+	for _, v := range s.Verbs {
+		if v == "*" {
+			// RBAC reads impersonate-on:user-info:* as a verb of its own, not a wildcard: spell every
+			// verb out.
+			for _, w := range everyVerb {
+				verbs = append(verbs, impersonateOn(w))
+			}
+			continue
+		}
+		verbs = append(verbs, impersonateOn(v))
+	}
+	verbs = slices.Compact(slices.Sorted(slices.Values(verbs)))
+	rules := make([]rbacv1.PolicyRule, 0, len(groups))
+	for _, g := range groups {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: byGroup[g], Verbs: verbs})
+	}
+	return rules
+}
