@@ -367,8 +367,29 @@ func sandboxLimitRange(ns, consumerID string, o SandboxOptions) *corev1.LimitRan
 	}
 }
 
+// MetadataExceptIPv4 and MetadataExceptIPv6 are the addresses the sandbox's pods may not reach: where clouds
+// serve instance metadata and credentials, or talk to their hosts. An ipBlock's except must lie inside its
+// cidr, and 0.0.0.0/0 and ::/0 hold every one of them.
+var (
+	MetadataExceptIPv4 = []string{
+		// link-local: the metadata service of AWS, GCP, Azure (IMDS), Oracle, OpenStack, DigitalOcean and
+		// others (169.254.169.254), and the credentials of EKS Pod Identity (169.254.170.23) and ECS tasks
+		// (169.254.170.2)
+		"169.254.0.0/16",
+		"100.100.100.200/32", // Alibaba Cloud's metadata service
+		"168.63.129.16/32",   // Azure's WireServer (VM agent, health probes, DNS for the host): pods resolve through the cluster's DNS
+	}
+	MetadataExceptIPv6 = []string{
+		"fe80::/10",              // link-local
+		"fd00:ec2::254/128",      // AWS's instance metadata service over IPv6 (Nitro)
+		"fd00:ec2::23/128",       // AWS's EKS Pod Identity Agent over IPv6 (credentials)
+		"fd20:ce::254/128",       // GCP's metadata server over IPv6
+		"fd00:c1::a9fe:a9fe/128", // Oracle Cloud's instance metadata service over IPv6
+	}
+)
+
 // sandboxNetworkPolicy admits ingress only from the sandbox's own pods and lets egress go anywhere but the
-// link-local ranges, where clouds serve instance metadata and credentials (169.254.169.254).
+// clouds' metadata and host addresses (MetadataExceptIPv4, MetadataExceptIPv6).
 func sandboxNetworkPolicy(ns, consumerID string) *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
@@ -379,8 +400,8 @@ func sandboxNetworkPolicy(ns, consumerID string) *networkingv1.NetworkPolicy {
 			Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}}},
 			Egress: []networkingv1.NetworkPolicyEgressRule{{To: []networkingv1.NetworkPolicyPeer{
 				{NamespaceSelector: &metav1.LabelSelector{}},
-				{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: []string{"169.254.0.0/16"}}},
-				{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: []string{"fe80::/10"}}},
+				{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: slices.Clone(MetadataExceptIPv4)}},
+				{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: slices.Clone(MetadataExceptIPv6)}},
 			}}},
 		},
 	}
