@@ -34,11 +34,11 @@ type installedObjects struct {
 func (c *Cluster) readInstalled(ctx context.Context) (*installedObjects, error) {
 	have := &installedObjects{}
 	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy}).String()
-	list := func(gvr schema.GroupVersionResource, kind string, into *map[string]*unstructured.Unstructured) func() error {
+	list := func(gvr schema.GroupVersionResource, into *map[string]*unstructured.Unstructured) func() error {
 		return func() error {
 			l, err := c.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: sel})
 			if err != nil {
-				return fmt.Errorf("listing %ss to check the sandbox's admission rules (the operator needs list on them, see docs/rbac): %w", kind, err)
+				return fmt.Errorf("listing %s to check the sandbox's admission rules (the operator needs list on them, see docs/rbac): %w", gvr.Resource, err)
 			}
 			m := map[string]*unstructured.Unstructured{}
 			for i := range l.Items {
@@ -51,8 +51,8 @@ func (c *Cluster) readInstalled(ctx context.Context) (*installedObjects, error) 
 		}
 	}
 	err := parallel(
-		list(policyGVR, "ValidatingAdmissionPolicy", &have.policies),
-		list(policyBindingGVR, "ValidatingAdmissionPolicyBinding", &have.bindings),
+		list(policyGVR, &have.policies),
+		list(policyBindingGVR, &have.bindings),
 		func() error {
 			u, err := c.Dynamic.Resource(clusterRoleGVR).Get(ctx, DefaultClusterRole, metav1.GetOptions{})
 			switch {

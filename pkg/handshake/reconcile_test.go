@@ -2,6 +2,7 @@ package handshake
 
 import (
 	"strings"
+	"sync"
 	"testing"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -130,5 +131,57 @@ func TestSandboxPoliciesAreRestored(t *testing.T) {
 		if r := a.GetResource().Resource; r == policyGVR.Resource || r == policyBindingGVR.Resource {
 			t.Errorf("the consumer's side of authenticate sent %s %s", a.GetVerb(), r)
 		}
+	}
+}
+
+// warnings records a run's warnings.
+type warnings struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (w *warnings) Begin(string, string) func(error) { return func(error) {} }
+func (w *warnings) Info(string)                      {}
+func (w *warnings) Warn(msg string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.got = append(w.got, msg)
+}
+
+// A cluster of an older installGeneration is upgraded by the first issuance, silently (its objects are
+// expected to differ), and restored ones are warned about only on a current cluster.
+func TestOlderGenerationIsUpgradedSilently(t *testing.T) {
+	_, provider := fakePair(t)
+	ctx := t.Context()
+	cms := provider.kube.CoreV1().ConfigMaps(SystemNamespace)
+	cm, err := cms.Get(ctx, ClusterConfigMap, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Annotations[installGenAnnot] = "1"
+	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := provider.dyn.Resource(policyGVR).Delete(ctx, SandboxName+"-cordon-jobs", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w := &warnings{}
+	c := &Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now, Report: w}
+	if _, err := c.loadCurrent(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provider.dyn.Resource(policyGVR).Get(ctx, SandboxName+"-cordon-jobs", metav1.GetOptions{}); err != nil {
+		t.Errorf("the upgrade did not install the policy: %v", err)
+	}
+	if cm, _ = cms.Get(ctx, ClusterConfigMap, metav1.GetOptions{}); cm.Annotations[installGenAnnot] != installGeneration {
+		t.Errorf("install generation %q after the upgrade", cm.Annotations[installGenAnnot])
+	}
+	if len(w.got) != 0 {
+		t.Errorf("an upgrade warned: %v", w.got)
+	}
+	// A second issuance in the same process reads nothing again.
+	provider.dyn.ClearActions()
+	if _, err := c.loadCurrent(ctx); err != nil || len(provider.dyn.Actions()) != 0 {
+		t.Errorf("a second loadCurrent: %v, %d requests", err, len(provider.dyn.Actions()))
 	}
 }
