@@ -1,6 +1,8 @@
 package handshake
 
 import (
+	"strings"
+
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,7 +21,9 @@ var (
 // What Pod Security Admission, RBAC and quotas cannot express is refused by ValidatingAdmissionPolicies,
 // evaluated by the API server itself (CEL, no webhook to run), one per kind so that each expression
 // type-checks against that kind's schema, and bound to every namespace that carries LabelSandbox. Each
-// rule names itself in its message so a refused tenant knows which one it hit.
+// rule names itself in its message so a refused tenant knows which one it hit. These policies match every
+// requester, the controllers that act on a tenant's templates included (a ReplicaSet's pods, a
+// StatefulSet's or an ephemeral volume's claims), since what they create is the tenant's.
 var sandboxValidations = map[string][]admissionv1.Validation{
 	"services": {{
 		Expression: `!has(object.spec.externalIPs) || size(object.spec.externalIPs) == 0`,
@@ -47,15 +51,155 @@ var sandboxValidations = map[string][]admissionv1.Validation{
 	}, {
 		Expression: `!has(object.spec.tolerations) || !object.spec.tolerations.exists(t, ` +
 			`((!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists') || ` +
-			`(has(t.key) && t.key in ['node-role.kubernetes.io/control-plane', 'node-role.kubernetes.io/master']))`,
+			`(has(t.key) && t.key in ` + celList(ControlPlaneTaints) + `))`,
 		Message: "kubectl federate sandbox: pods must not tolerate every taint or the control plane's taints",
+	}, {
+		// Placement: a taint keeps a tenant off the nodes the provider reserved (GPU pools, dedicated
+		// nodes, CriticalAddonsOnly), so a pod tolerates only what DefaultTolerationSeconds adds and what
+		// the provider allowed. A pod's tolerations can be added to after creation, so an update is checked
+		// too, unless it leaves them as they were (a pod that predates a stricter list keeps running).
+		Expression: unchanged("tolerations") + ` || !has(object.spec.tolerations) || ` +
+			`object.spec.tolerations.all(t, has(t.key) && t.key in variables.tolerations)`,
+		Message: "kubectl federate sandbox: pods may tolerate only " + strings.Join(DefaultTolerations, ", ") +
+			" and the taints the provider allowed (namespace annotation " + AnnotationTolerations + ")",
+	}, {
+		// A control-plane node that carries no taint (single-node clusters, k3s servers) is kept from a
+		// tenant only by not being selected: no node-role.kubernetes.io/* label may be asked for. NotIn and
+		// DoesNotExist keep pods away from such nodes, which is welcome.
+		Expression: unchanged("nodeSelector") + ` || !has(object.spec.nodeSelector) || ` +
+			`!object.spec.nodeSelector.exists(k, k.startsWith('` + nodeRolePrefix + `'))`,
+		Message: nodeRoleMessage,
+	}, {
+		Expression: unchanged("affinity") + ` || !has(object.spec.affinity) || !has(object.spec.affinity.nodeAffinity) || (` +
+			`(!has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) || ` +
+			`!object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.exists(t, ` + selectsNodeRole("t") + `)) && ` +
+			`(!has(object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution) || ` +
+			`!object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.exists(p, ` + selectsNodeRole("p.preference") + `)))`,
+		Message: nodeRoleMessage,
+	}, {
+		// A runtime class may be a privileged or host-sharing runtime; a scheduler may ignore taints and
+		// quotas of its own. Both are immutable, so they are checked at creation.
+		Expression: `request.operation != 'CREATE' || !has(object.spec.runtimeClassName) || object.spec.runtimeClassName in variables.runtimeClasses`,
+		Message:    "kubectl federate sandbox: this runtimeClassName is not allowed (only those the provider allowed, namespace annotation " + AnnotationRuntimeClasses + ")",
+	}, {
+		Expression: `request.operation != 'CREATE' || !has(object.spec.schedulerName) || object.spec.schedulerName == '' || object.spec.schedulerName in variables.schedulers`,
+		Message:    "kubectl federate sandbox: this schedulerName is not allowed (" + DefaultScheduler + ", or one the provider allowed, namespace annotation " + AnnotationSchedulers + ")",
+	}, {
+		// A projected ServiceAccount token, whatever its audience, can be presented to services outside
+		// the cluster that trust the provider's issuer (cloud workload identity federation). This also
+		// refuses the kube-api-access volume the ServiceAccount admission plugin adds to a pod that sets
+		// automountServiceAccountToken: true. Volumes are immutable: checked at creation.
+		Expression: `request.operation != 'CREATE' || !has(object.spec.volumes) || !object.spec.volumes.exists(v, ` +
+			`has(v.projected) && has(v.projected.sources) && v.projected.sources.exists(s, has(s.serviceAccountToken)))`,
+		Message: "kubectl federate sandbox: pods must not mount a ServiceAccount token (a projected serviceAccountToken volume, also the one automountServiceAccountToken: true adds): " +
+			"a token can be presented to services outside the cluster that trust its issuer",
+	}, {
+		Expression: `request.operation != 'CREATE' || ` + ephemeralClaimsOK("object.spec"),
+		Message:    claimTemplateMessage,
+	}},
+	// A PersistentVolumeClaim is checked whoever creates it: a StatefulSet's claims and generic ephemeral
+	// volumes' are created by controllers under their own names, from the tenant's templates.
+	"persistentvolumeclaims": {{
+		Expression: `request.operation != 'CREATE' || ` + claimNoVolumeName("object.spec"),
+		Message:    "kubectl federate sandbox: a PersistentVolumeClaim must not set spec.volumeName (it would bind a PersistentVolume it did not make, such as an administrator's hostPath volume)",
+	}, {
+		Expression: `request.operation != 'CREATE' || ` + claimSourceHere("object.spec"),
+		Message:    "kubectl federate sandbox: a PersistentVolumeClaim must not take its data from another namespace (spec.dataSourceRef.namespace)",
+	}, {
+		// A claim without a class binds to any Available PersistentVolume without one, which only an
+		// administrator makes (a hostPath volume, another tenant's released data). The DefaultStorageClass
+		// admission plugin mutates before validation runs, so on a cluster with a default class a claim
+		// that names none already carries it here and is admitted; without a default class it is refused.
+		Expression: `request.operation != 'CREATE' || (has(object.spec.storageClassName) && object.spec.storageClassName != '')`,
+		Message:    "kubectl federate sandbox: a PersistentVolumeClaim must name a storage class (one without binds any PersistentVolume that has none, which only an administrator makes)",
+	}, {
+		Expression: `request.operation != 'CREATE' || !has(object.spec.storageClassName) || object.spec.storageClassName == '' || ` +
+			`size(variables.storageClasses) == 0 || object.spec.storageClassName in variables.storageClasses`,
+		Message: "kubectl federate sandbox: this storage class is not allowed (only those the provider allowed, namespace annotation " + AnnotationStorageClasses + ")",
 	}},
 }
 
+// policyVariables are the policies' CEL variables: the provider's allowed lists, read from the sandbox
+// namespace's annotations (an annotation that is missing or empty allows nothing beyond the defaults).
+var policyVariables = map[string][]admissionv1.Variable{
+	"pods": {
+		{Name: "tolerations", Expression: celList(DefaultTolerations) + ` + ` + annotationList(AnnotationTolerations)},
+		{Name: "runtimeClasses", Expression: annotationList(AnnotationRuntimeClasses)},
+		{Name: "schedulers", Expression: celList([]string{DefaultScheduler}) + ` + ` + annotationList(AnnotationSchedulers)},
+		{Name: "storageClasses", Expression: annotationList(AnnotationStorageClasses)},
+	},
+	"persistentvolumeclaims": {{Name: "storageClasses", Expression: annotationList(AnnotationStorageClasses)}},
+	"workloads":              {{Name: "storageClasses", Expression: annotationList(AnnotationStorageClasses)}},
+	"statefulsets":           {{Name: "storageClasses", Expression: annotationList(AnnotationStorageClasses)}},
+}
+
+const (
+	nodeRolePrefix  = "node-role.kubernetes.io/"
+	nodeRoleMessage = "kubectl federate sandbox: pods must not select nodes by their " + nodeRolePrefix + "* labels (nodeSelector, or node affinity with In, Exists, Gt or Lt; NotIn and DoesNotExist are allowed)"
+	// claimTemplateMessage is the template-level refusal of what the PersistentVolumeClaim policy would
+	// refuse later, under a controller's name, where the tenant would never see why.
+	claimTemplateMessage = "kubectl federate sandbox: a volume claim template must not set spec.volumeName, take its data from another namespace, " +
+		"or name an empty storage class or one the provider did not allow (namespace annotation " + AnnotationStorageClasses + ")"
+)
+
+// celList is a CEL list literal of strings.
+func celList(l []string) string {
+	return "['" + strings.Join(l, "', '") + "']"
+}
+
+// annotationList is a CEL expression for the comma-separated list a sandbox namespace's annotation holds.
+func annotationList(annotation string) string {
+	return `(has(namespaceObject.metadata.annotations) && '` + annotation + `' in namespaceObject.metadata.annotations ? ` +
+		`namespaceObject.metadata.annotations['` + annotation + `'].split(',').filter(n, n != '') : [])`
+}
+
+// unchanged is a CEL condition that holds for an update that leaves the pod's spec.<field> as it was.
+func unchanged(field string) string {
+	n, o := "object.spec."+field, "oldObject.spec."+field
+	return `(request.operation == 'UPDATE' && has(` + n + `) == has(` + o + `) && (!has(` + n + `) || ` + n + ` == ` + o + `))`
+}
+
+// selectsNodeRole is a CEL condition that holds when a node selector term selects nodes by a
+// node-role.kubernetes.io/* label.
+func selectsNodeRole(term string) string {
+	role := func(e string) string {
+		return e + `.key.startsWith('` + nodeRolePrefix + `') && ` + e + `.operator in ['In', 'Exists', 'Gt', 'Lt']`
+	}
+	return `(has(` + term + `.matchExpressions) && ` + term + `.matchExpressions.exists(e, ` + role("e") + `)) || ` +
+		`(has(` + term + `.matchFields) && ` + term + `.matchFields.exists(f, ` + role("f") + `))`
+}
+
+// claimNoVolumeName, claimSourceHere and claimTemplateOK check a PersistentVolumeClaimSpec at path (a
+// claim's, or a template's).
+func claimNoVolumeName(path string) string {
+	return `(!has(` + path + `.volumeName) || ` + path + `.volumeName == '')`
+}
+
+func claimSourceHere(path string) string {
+	return `(!has(` + path + `.dataSourceRef) || !has(` + path + `.dataSourceRef.namespace) || ` +
+		path + `.dataSourceRef.namespace == '' || ` + path + `.dataSourceRef.namespace == request.namespace)`
+}
+
+// claimTemplateOK: in a template, a missing storageClassName is left to the DefaultStorageClass admission
+// plugin when the claim is made (the claim policy refuses it there if the cluster has no default class);
+// an empty one means no class and is refused.
+func claimTemplateOK(path string) string {
+	return claimNoVolumeName(path) + ` && ` + claimSourceHere(path) + ` && (!has(` + path + `.storageClassName) || (` +
+		path + `.storageClassName != '' && (size(variables.storageClasses) == 0 || ` + path + `.storageClassName in variables.storageClasses)))`
+}
+
+// ephemeralClaimsOK checks the generic ephemeral volumes of a pod spec at path.
+func ephemeralClaimsOK(path string) string {
+	return `(!has(` + path + `.volumes) || ` + path + `.volumes.all(v, !has(v.ephemeral) || !has(v.ephemeral.volumeClaimTemplate) || (` +
+		claimTemplateOK("v.ephemeral.volumeClaimTemplate.spec") + `)))`
+}
+
 // SandboxPolicyResources are the kinds the sandbox policies check; each has a policy and a binding named
-// SandboxName-<resource>. "finalizers" checks every kind (see finalizersPolicy).
-// "cordon" and "cordon-scale" are bound only to cordoned sandboxes (LabelCordoned).
-var SandboxPolicyResources = []string{"pods", "services", "secrets", "finalizers", "workloads", "cronjobs", "cordon", "cordon-scale"}
+// SandboxName-<resource>. "finalizers" checks every kind (see finalizersPolicy); "volumeclaims" is the
+// tenants' own changes to PersistentVolumeClaims. "cordon", "cordon-scale", "cordon-jobs" and
+// "cordon-cronjobs" are bound only to cordoned sandboxes (LabelCordoned).
+var SandboxPolicyResources = []string{"pods", "services", "secrets", "persistentvolumeclaims", "finalizers", "workloads", "statefulsets",
+	"cronjobs", "volumeclaims", "cordon", "cordon-scale", "cordon-jobs", "cordon-cronjobs"}
 
 // noTemplateFinalizers refuses finalizers in what controllers create from a tenant's templates (pods of
 // Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs; a StatefulSet's PVCs; a CronJob's Jobs and
@@ -67,26 +211,45 @@ func noTemplateFinalizers(path string) string {
 
 var templateMessage = "kubectl federate sandbox: templates must not carry finalizers (the objects made from them could never be deleted)"
 
-// workloadValidations are the "workloads" policy's (apps and batch kinds with spec.template) and the
-// "cronjobs" policy's checks.
-var workloadValidations = map[string][]admissionv1.Validation{
+// tenantValidations are the checks of the policies that match tenant identities only (tenantPolicy): the
+// "workloads" policy's (apps and batch kinds with spec.template), the "statefulsets", "cronjobs" and
+// "volumeclaims" policies'.
+var tenantValidations = map[string][]admissionv1.Validation{
 	"workloads": {{
 		Expression: noTemplateFinalizers("object.spec.template"),
 		Message:    templateMessage,
 	}, {
-		Expression: `request.resource.resource != 'statefulsets' || !has(object.spec.volumeClaimTemplates) || ` +
-			`object.spec.volumeClaimTemplates.all(c, ` + noTemplateFinalizers("c") + `)`,
-		Message: templateMessage,
+		// The claims these templates make are refused under the controller's name, where the tenant would
+		// only see a stuck workload; refusing the template says why.
+		Expression: ephemeralClaimsOK("object.spec.template.spec"),
+		Message:    claimTemplateMessage,
+	}},
+	// A StatefulSet's volumeClaimTemplates, in a policy of their own so that each expression type-checks
+	// against the one kind that has them.
+	"statefulsets": {{
+		Expression: `!has(object.spec.volumeClaimTemplates) || object.spec.volumeClaimTemplates.all(c, ` + noTemplateFinalizers("c") + `)`,
+		Message:    templateMessage,
+	}, {
+		Expression: `!has(object.spec.volumeClaimTemplates) || object.spec.volumeClaimTemplates.all(c, ` + claimTemplateOK("c.spec") + `)`,
+		Message:    claimTemplateMessage,
 	}},
 	"cronjobs": {{
 		Expression: "(" + noTemplateFinalizers("object.spec.jobTemplate") + ") && (" + noTemplateFinalizers("object.spec.jobTemplate.spec.template") + ")",
 		Message:    templateMessage,
 	}},
+	// The PersistentVolume binder sets spec.volumeName on an update when it binds a claim, so this cannot
+	// apply to everyone; a tenant that sets it on a pending claim would pick the volume it binds.
+	"volumeclaims": {{
+		Expression: `request.operation != 'UPDATE' || ` +
+			`(has(object.spec.volumeName) ? object.spec.volumeName : '') == (has(oldObject.spec.volumeName) ? oldObject.spec.volumeName : '')`,
+		Message: "kubectl federate sandbox: a tenant may not set or change a PersistentVolumeClaim's spec.volumeName (it would pick the PersistentVolume it binds)",
+	}},
 }
 
 // A cordoned tenant (cordon tenant) keeps what runs, and may change it, but starts nothing new: it may not
-// create pods or workloads, nor raise a workload's replicas. What its controllers do under their own
-// names (a ReplicaSet replacing a failed pod) is not matched, so existing workloads keep running.
+// create pods or workloads, raise a workload's replicas or a Job's parallelism, nor resume a suspended Job
+// or CronJob. What its controllers do under their own names (a ReplicaSet replacing a failed pod, a
+// CronJob starting its next Job) is not matched, so existing workloads keep running.
 var cordonValidations = map[string][]admissionv1.Validation{
 	"cordon": {{
 		Expression: `request.operation != 'CREATE'`,
@@ -97,17 +260,40 @@ var cordonValidations = map[string][]admissionv1.Validation{
 			`(has(oldObject.spec.replicas) && object.spec.replicas <= oldObject.spec.replicas)`,
 		Message: "kubectl federate sandbox: this tenant is cordoned by the provider: it may not scale workloads up until it is uncordoned",
 	}},
+	"cordon-jobs": {{
+		Expression: `request.operation != 'UPDATE' || !has(object.spec.parallelism) || ` +
+			`(has(oldObject.spec.parallelism) && object.spec.parallelism <= oldObject.spec.parallelism)`,
+		Message: "kubectl federate sandbox: this tenant is cordoned by the provider: it may not raise a Job's parallelism until it is uncordoned",
+	}, {
+		Expression: notResumed,
+		Message:    resumeMessage,
+	}},
+	"cordon-cronjobs": {{
+		Expression: notResumed,
+		Message:    resumeMessage,
+	}},
 }
 
-var workloadRules = map[string]admissionv1.Rule{
+// notResumed holds unless an update takes a Job or CronJob out of suspension (suspend true to false, or
+// removed, which defaulting makes false).
+const notResumed = `request.operation != 'UPDATE' || !has(oldObject.spec.suspend) || !oldObject.spec.suspend || ` +
+	`(has(object.spec.suspend) && object.spec.suspend)`
+
+const resumeMessage = "kubectl federate sandbox: this tenant is cordoned by the provider: it may not resume a suspended Job or CronJob until it is uncordoned"
+
+var tenantRules = map[string]admissionv1.Rule{
 	"cordon": {APIGroups: []string{"", "apps", "batch"}, APIVersions: []string{"v1"},
 		Resources: []string{"pods", "replicationcontrollers", "deployments", "replicasets", "statefulsets", "daemonsets", "jobs", "cronjobs"}},
 	"cordon-scale": {APIGroups: []string{"", "apps"}, APIVersions: []string{"v1"},
 		Resources: []string{"replicationcontrollers", "replicationcontrollers/scale", "deployments", "deployments/scale",
 			"replicasets", "replicasets/scale", "statefulsets", "statefulsets/scale"}},
+	"cordon-jobs":     {APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"jobs"}},
+	"cordon-cronjobs": {APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"cronjobs"}},
 	"workloads": {APIGroups: []string{"apps", "batch"}, APIVersions: []string{"v1"},
 		Resources: []string{"deployments", "replicasets", "statefulsets", "daemonsets", "jobs"}},
-	"cronjobs": {APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"cronjobs"}},
+	"statefulsets": {APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"statefulsets"}},
+	"cronjobs":     {APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"cronjobs"}},
+	"volumeclaims": {APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"persistentvolumeclaims"}},
 }
 
 // finalizersValidation keeps a tenant from adding finalizers: one that no controller serves would keep
@@ -126,11 +312,11 @@ func sandboxPolicy(resource string) *admissionv1.ValidatingAdmissionPolicy {
 	if resource == "finalizers" {
 		return finalizersPolicy()
 	}
-	if rule, ok := workloadRules[resource]; ok {
+	if rule, ok := tenantRules[resource]; ok {
 		if v, ok := cordonValidations[resource]; ok {
 			return tenantPolicy(resource, rule, v)
 		}
-		return tenantPolicy(resource, rule, workloadValidations[resource])
+		return tenantPolicy(resource, rule, tenantValidations[resource])
 	}
 	fail := admissionv1.Fail
 	return &admissionv1.ValidatingAdmissionPolicy{
@@ -144,6 +330,7 @@ func sandboxPolicy(resource string) *admissionv1.ValidatingAdmissionPolicy {
 					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{resource}},
 				},
 			}}},
+			Variables:   policyVariables[resource],
 			Validations: sandboxValidations[resource],
 		},
 	}
@@ -178,6 +365,7 @@ func tenantPolicy(name string, rule admissionv1.Rule, validations []admissionv1.
 				Expression: `request.userInfo.groups.exists(g, g == '` + TenantGroup + `') || ` +
 					`request.userInfo.username.matches('^` + serviceAccountPrefix + `[^:]+:` + CredentialServiceAccount + `-[a-z0-9]+$')`,
 			}},
+			Variables:   policyVariables[name],
 			Validations: validations,
 		},
 	}

@@ -42,7 +42,8 @@ func Authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 		pSelf, err = provider.Init(ctx, o.ProviderID)
 		pDone <- wrapSide("provider", err)
 	}()
-	cSelf, cErr := consumer.Init(ctx, o.ConsumerID)
+	// The consumer issues nothing here: its own sandbox objects are not this run's concern.
+	cSelf, cErr := consumer.initialize(ctx, o.ConsumerID, false)
 	if err := errors.Join(wrapSide("consumer", cErr), <-pDone); err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ import (
 
 // installGeneration is bumped whenever the CRDs, the default ClusterRole or the sandbox admission policy
 // change; init re-applies them when the cluster's record is older.
-const installGeneration = "8"
+const installGeneration = "9"
 
 const (
 	clusterIDKey      = "clusterID"
@@ -44,10 +44,15 @@ type Cluster struct {
 	// the probe's answer for the rest of the process.
 	Impersonation *ImpersonationSupport
 
-	self       *Self                   // cached after Init or Load
-	staleCM    *corev1.ConfigMap       // Load found objects of an older installGeneration (see loadCurrent)
-	ensured    map[string]bool         // namespaces this process already ensured
-	nonceCache map[string]*nonce.Nonce // nonces this process created or read, by consumer ID
+	self    *Self             // cached after Init or Load
+	staleCM *corev1.ConfigMap // Load found objects of an older installGeneration (see loadCurrent)
+	// installed is the sandbox policies, bindings and tenant role, read with the cluster's record for
+	// ensureCurrent (reconcile.go); verified says ensureCurrent ran in this process.
+	installed    *installedObjects
+	installedErr error
+	verified     bool
+	ensured      map[string]bool         // namespaces this process already ensured
+	nonceCache   map[string]*nonce.Nonce // nonces this process created or read, by consumer ID
 
 	operatorOnce sync.Once // operator: the user this process acts as, for audit Events
 	operatorUser string
@@ -85,10 +90,16 @@ func (c *Cluster) nonces() nonce.Store {
 
 // Load reads this cluster's ID and handshake key; ErrNotInitialized if init never ran.
 func (c *Cluster) Load(ctx context.Context) (*Self, error) {
+	return c.load(ctx, false)
+}
+
+// load is Load; with installed, the objects ensureCurrent checks are read alongside the record.
+func (c *Cluster) load(ctx context.Context, installed bool) (*Self, error) {
 	if c.self != nil {
 		return c.self, nil
 	}
-	rec := c.readRecord(ctx)
+	rec := c.readRecord(ctx, installed)
+	c.installed, c.installedErr = rec.installed, rec.installedErr
 	if apierrors.IsNotFound(rec.cmErr) {
 		return nil, fmt.Errorf("%w (no ConfigMap %s/%s): run kubectl federate init", ErrNotInitialized, SystemNamespace, ClusterConfigMap)
 	}
@@ -101,18 +112,27 @@ func (c *Cluster) Load(ctx context.Context) (*Self, error) {
 	return c.loadKey(rec.cm, rec.key, rec.keyErr)
 }
 
-// record is the cluster's ID ConfigMap and handshake key Secret, as read together.
+// record is the cluster's ID ConfigMap and handshake key Secret, as read together, and, when asked for,
+// the installed objects (see readInstalled).
 type record struct {
 	cm            *corev1.ConfigMap
 	key           *corev1.Secret
 	cmErr, keyErr error
+	installed     *installedObjects
+	installedErr  error
 }
 
 // readRecord reads the ID ConfigMap and the handshake key Secret at once: both names are fixed, so the
-// second read need not wait for the first (one round trip, not two, before anything else can start).
-func (c *Cluster) readRecord(ctx context.Context) record {
+// second read need not wait for the first (one round trip, not two, before anything else can start). With
+// installed, the sandbox policies, bindings and tenant role are read in the same round trip.
+func (c *Cluster) readRecord(ctx context.Context, installed bool) record {
 	var rec record
 	_ = parallel(func() error {
+		if installed {
+			rec.installed, rec.installedErr = c.readInstalled(ctx)
+		}
+		return nil
+	}, func() error {
 		rec.cm, rec.cmErr = c.Kube.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, ClusterConfigMap, metav1.GetOptions{})
 		return nil
 	}, func() error {
@@ -126,18 +146,17 @@ func (c *Cluster) readRecord(ctx context.Context) record {
 // CRDs or tenant role come from an older kubectl federate (installGeneration), they are brought up to date
 // first, so that nothing is issued under rules that do not yet know it (a token's ServiceAccount, a
 // cordon). Read-only commands use Load, which never writes.
+//
+// It also restores any of the sandbox's admission policies, their bindings and the tenant role that was
+// deleted or changed (ensureCurrent), reading them with the cluster's record: no extra round trip.
 func (c *Cluster) loadCurrent(ctx context.Context) (*Self, error) {
-	self, err := c.Load(ctx)
-	if err != nil || c.staleCM == nil {
-		return self, err
-	}
-	if err := step(c.report(), "Upgrading this cluster's kubectl federate objects (CRDs, tenant role, admission policies)", "Cluster's kubectl federate objects up to date", func() error {
-		_, err := c.install(ctx, c.staleCM, "")
-		return err
-	}); err != nil {
+	self, err := c.load(ctx, true)
+	if err != nil {
 		return nil, err
 	}
-	c.staleCM = nil
+	if err := c.ensureCurrent(ctx); err != nil {
+		return nil, err
+	}
 	return self, nil
 }
 

@@ -78,6 +78,16 @@ func (c *Cluster) probes(ns, level string) []probe {
 			_, err := c.Kube.CoreV1().Pods(ns).Create(ctx, restricted(&corev1.Pod{ObjectMeta: meta, Spec: corev1.PodSpec{NodeName: "probe"}}), dry)
 			return err
 		}},
+		// The pods policy is already there when its newest rules are not (an update reaches admission a
+		// moment later): a rule only this version has proves that version is loaded. A projected token is
+		// the worst of the new rules to miss.
+		{"a pod with a projected ServiceAccount token", SandboxName + "-pods", func(ctx context.Context, dry metav1.CreateOptions) error {
+			p := restricted(&corev1.Pod{ObjectMeta: meta})
+			p.Spec.Volumes = []corev1.Volume{{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+				Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: "probe", Path: "token"}}}}}}}
+			_, err := c.Kube.CoreV1().Pods(ns).Create(ctx, p, dry)
+			return err
+		}},
 		{"a Service with externalIPs", SandboxName + "-services", func(ctx context.Context, dry metav1.CreateOptions) error {
 			_, err := c.Kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: meta, Spec: corev1.ServiceSpec{
 				Ports: []corev1.ServicePort{{Port: 80}}, ExternalIPs: []string{"192.0.2.1"}}}, dry)

@@ -124,7 +124,8 @@ func TestSandboxObjects(t *testing.T) {
 	consumer, provider := fakePair(t)
 	tenant, _ := manualFlow(t, consumer, provider)
 	o := issueOptions(tenant)
-	o.Sandbox = SandboxOptions{PodSecurity: PodSecurityBaseline, PriorityClasses: []string{"batch"}, Quota: mustResources(map[string]string{"pods": "3"})}
+	o.Sandbox = SandboxOptions{PodSecurity: PodSecurityBaseline, PriorityClasses: []string{"batch"}, Quota: mustResources(map[string]string{"pods": "3"}),
+		StorageClasses: []string{"fast"}, Tolerations: []string{"example.com/gpu"}, RuntimeClasses: []string{"gvisor"}, Schedulers: []string{"batch-scheduler"}}
 	if _, err := provider.IssueIdentity(t.Context(), o); err != nil {
 		t.Fatal(err)
 	}
@@ -139,8 +140,15 @@ func TestSandboxObjects(t *testing.T) {
 			t.Errorf("namespace label %s = %q, want %q", k, live.Labels[k], v)
 		}
 	}
-	if live.Annotations[AnnotationPriorityClasses] != "batch" {
-		t.Errorf("priority classes annotation %q", live.Annotations[AnnotationPriorityClasses])
+	for k, v := range map[string]string{AnnotationPriorityClasses: "batch", AnnotationStorageClasses: "fast", AnnotationTolerations: "example.com/gpu",
+		AnnotationRuntimeClasses: "gvisor", AnnotationSchedulers: "batch-scheduler"} {
+		if live.Annotations[k] != v {
+			t.Errorf("namespace annotation %s = %q, want %q", k, live.Annotations[k], v)
+		}
+	}
+	if st := provider.tenant(t).Status.Sandbox; st == nil || !slices.Equal(st.StorageClasses, []string{"fast"}) || !slices.Equal(st.Tolerations, []string{"example.com/gpu"}) ||
+		!slices.Equal(st.RuntimeClasses, []string{"gvisor"}) || !slices.Equal(st.Schedulers, []string{"batch-scheduler"}) {
+		t.Errorf("Tenant status.sandbox %+v", st)
 	}
 	get := func(gvr schema.GroupVersionResource, name string) *unstructured.Unstructured {
 		u, err := provider.dyn.Resource(gvr).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})

@@ -9,7 +9,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,14 +20,29 @@ import (
 
 // Init makes this cluster ready for kubectl federate, once: the federate-system namespace with the
 // cluster ID and an Ed25519 handshake key, the Tenant and Identity CRDs, the default tenant ClusterRole
-// and the sandbox admission policy with its binding. wantID may be empty (keep the existing ID, or derive a default from the kube-system
-// namespace UID); a different explicit ID on an initialized cluster is an error. Safe to re-run.
+// and the sandbox admission policies with their bindings. wantID may be empty (keep the existing ID, or
+// derive a default from the kube-system namespace UID); a different explicit ID on an initialized cluster
+// is an error. Safe to re-run: on an initialized cluster it restores any sandbox policy, binding or the
+// tenant role that was deleted or changed, and changes nothing else.
 func (c *Cluster) Init(ctx context.Context, wantID string) (*Self, error) {
+	return c.initialize(ctx, wantID, true)
+}
+
+// initialize is Init; without verify, an initialized cluster's objects are taken as they are (the
+// consumer's side of a handshake, and what issues nothing, need not read the cluster-wide objects, which
+// a consumer operator may not).
+func (c *Cluster) initialize(ctx context.Context, wantID string, verify bool) (*Self, error) {
 	if c.self != nil && (wantID == "" || wantID == c.self.ClusterID) {
+		if verify {
+			if err := c.ensureCurrent(ctx); err != nil {
+				return nil, err
+			}
+		}
 		return c.self, nil
 	}
 	r := c.report()
-	rec := c.readRecord(ctx)
+	rec := c.readRecord(ctx, verify)
+	c.installed, c.installedErr = rec.installed, rec.installedErr
 	cm := rec.cm
 	switch {
 	case apierrors.IsNotFound(rec.cmErr):
@@ -42,48 +56,46 @@ func (c *Cluster) Init(ctx context.Context, wantID string) (*Self, error) {
 		}
 		if cm.Annotations[installGenAnnot] == installGeneration {
 			self, err := c.loadKey(cm, rec.key, rec.keyErr)
-			if err == nil {
-				r.Info(fmt.Sprintf("Cluster %q already initialized", self.ClusterID))
+			if err != nil {
+				return nil, err
 			}
-			return self, err
+			if verify {
+				if err := c.ensureCurrent(ctx); err != nil {
+					return nil, err
+				}
+			}
+			r.Info(fmt.Sprintf("Cluster %q already initialized", self.ClusterID))
+			return self, nil
 		}
 	}
 	var self *Self
 	err := step(r, "Initializing the cluster", "Cluster initialized", func() error {
-		var err error
-		self, err = c.install(ctx, cm, wantID)
+		// Read with the record (verify), or not at all: then everything is applied, as on a new cluster,
+		// rather than read first, which would cost a round trip.
+		have, err := c.installed, c.installedErr
+		c.installed, c.installedErr = nil, nil
+		if err != nil {
+			return err
+		}
+		self, err = c.install(ctx, cm, wantID, have)
 		return err
 	})
 	return self, err
 }
 
-func (c *Cluster) install(ctx context.Context, cm *corev1.ConfigMap, wantID string) (*Self, error) {
+// install creates or upgrades everything Init makes; have is what the cluster holds of the policies,
+// bindings and tenant role (readInstalled), of which only what differs is written (nil: not read, all
+// are applied).
+func (c *Cluster) install(ctx context.Context, cm *corev1.ConfigMap, wantID string, have *installedObjects) (*Self, error) {
 	labels := map[string]string{LabelManagedBy: ManagedBy}
 	if err := c.ensureNamespace(ctx, SystemNamespace, labels); err != nil {
 		return nil, err
 	}
 	// The cluster-scoped pieces do not depend on each other: all at once, each its own request.
-	jobs := []func() error{
+	if err := parallel(
 		func() error { return c.installCRDs(ctx) },
-		func() error {
-			if err := c.applyTyped(ctx, rbacv1.SchemeGroupVersion.WithResource("clusterroles"), "", defaultClusterRole()); err != nil {
-				return fmt.Errorf("applying ClusterRole %s: %w", DefaultClusterRole, err)
-			}
-			return nil
-		},
-	}
-	for _, res := range SandboxPolicyResources {
-		jobs = append(jobs, func() error {
-			if err := c.applyTyped(ctx, policyGVR, "", sandboxPolicy(res)); err != nil {
-				return fmt.Errorf("applying ValidatingAdmissionPolicy %s-%s: %w", SandboxName, res, err)
-			}
-			if err := c.applyTyped(ctx, policyBindingGVR, "", sandboxPolicyBinding(res)); err != nil {
-				return fmt.Errorf("applying ValidatingAdmissionPolicyBinding %s-%s: %w", SandboxName, res, err)
-			}
-			return nil
-		})
-	}
-	if err := parallel(jobs...); err != nil {
+		func() error { return c.reconcileInstalled(ctx, have, false) },
+	); err != nil {
 		return nil, err
 	}
 	// The handshake key: created once, never replaced by init.
@@ -144,10 +156,13 @@ func (c *Cluster) install(ctx context.Context, cm *corev1.ConfigMap, wantID stri
 			return nil, err
 		}
 		c.self = &Self{ClusterID: cm.Data[clusterIDKey], PublicKey: pub, privateKey: priv}
+		c.verified = true
 		return c.self, nil
 	}
 	sec, err := c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, HandshakeKeySecret, metav1.GetOptions{})
-	return c.loadKey(cm, sec, err)
+	self, err := c.loadKey(cm, sec, err)
+	c.verified = err == nil
+	return self, err
 }
 
 // defaultClusterID derives a stable ID from the kube-system namespace's UID: "cluster-" and its first 8

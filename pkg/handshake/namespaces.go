@@ -268,7 +268,8 @@ func sandboxFromStatus(st *v1alpha1.SandboxStatus) (SandboxOptions, error) {
 	if st == nil {
 		return SandboxOptions{}, nil
 	}
-	o := SandboxOptions{PodSecurity: st.PodSecurity, PriorityClasses: st.PriorityClasses}
+	o := SandboxOptions{PodSecurity: st.PodSecurity, PriorityClasses: st.PriorityClasses, StorageClasses: st.StorageClasses,
+		Tolerations: st.Tolerations, RuntimeClasses: st.RuntimeClasses, Schedulers: st.Schedulers}
 	var err error
 	if o.Quota, err = ParseResourceList("quota", FormatResourceList(st.Quota)); err != nil {
 		return o, err

@@ -14,7 +14,7 @@ import (
 // none, after removing every expired nonce. It touches nothing outside federate-system: the consumer's
 // sandbox is created when its identity is issued. The cluster is initialized first if it never was.
 func (c *Cluster) CreateNonce(ctx context.Context, consumerID string, ttl time.Duration) (*nonce.Nonce, bool, error) {
-	self, err := c.Init(ctx, "")
+	self, err := c.initialize(ctx, "", false) // the issuance checks the sandbox's objects
 	if err != nil {
 		return nil, false, err
 	}

@@ -34,7 +34,8 @@ func Renew(ctx context.Context, consumer, provider *Cluster, o RenewOptions) (*R
 	var cSelf, pSelf *Self
 	if err := parallel(
 		func() error { var err error; cSelf, err = consumer.Load(ctx); return wrapSide("consumer", err) },
-		func() error { var err error; pSelf, err = provider.Load(ctx); return wrapSide("provider", err) },
+		// The provider issues: its sandbox's objects are checked with its record (see loadCurrent).
+		func() error { var err error; pSelf, err = provider.loadCurrent(ctx); return wrapSide("provider", err) },
 	); err != nil {
 		return nil, err
 	}

@@ -31,6 +31,17 @@ const (
 	// AnnotationPriorityClasses lists the priority classes pods in the sandbox may use, comma-separated; the
 	// admission policy reads it from the namespace.
 	AnnotationPriorityClasses = "federate.dev/allowed-priority-classes"
+	// AnnotationStorageClasses lists the storage classes PersistentVolumeClaims in the sandbox may name,
+	// comma-separated; empty means any named class.
+	AnnotationStorageClasses = "federate.dev/allowed-storage-classes"
+	// AnnotationTolerations lists the taint keys pods in the sandbox may tolerate besides
+	// DefaultTolerations, comma-separated.
+	AnnotationTolerations = "federate.dev/allowed-tolerations"
+	// AnnotationRuntimeClasses lists the runtime classes pods in the sandbox may name, comma-separated.
+	AnnotationRuntimeClasses = "federate.dev/allowed-runtime-classes"
+	// AnnotationSchedulers lists the schedulers pods in the sandbox may name besides default-scheduler,
+	// comma-separated.
+	AnnotationSchedulers = "federate.dev/allowed-schedulers"
 
 	psaPrefix = "pod-security.kubernetes.io/"
 )
@@ -52,7 +63,29 @@ type SandboxOptions struct {
 	DefaultRequests corev1.ResourceList // merged over DefaultContainerRequests
 	DefaultLimits   corev1.ResourceList // merged over DefaultContainerLimits
 	PriorityClasses []string            // allowed priorityClassName values besides none
+	StorageClasses  []string            // allowed storageClassName values; none listed means any named class
+	Tolerations     []string            // taint keys pods may tolerate besides DefaultTolerations
+	RuntimeClasses  []string            // allowed runtimeClassName values besides none
+	Schedulers      []string            // allowed schedulerName values besides DefaultScheduler
 }
+
+// DefaultTolerations are the taint keys every sandbox's pods may tolerate: the two that the
+// DefaultTolerationSeconds admission plugin adds to every pod (with effect NoExecute, for 300 s), so that
+// an ordinary pod is admitted at all. Tolerating them lets a pod stay on, or be placed on, a node that is
+// not ready or unreachable, which is the pod's loss and nobody else's. The other node.kubernetes.io
+// condition taints (memory-pressure, disk-pressure, pid-pressure, network-unavailable, unschedulable,
+// out-of-service) are not here: tolerating them puts a tenant's pods on nodes the provider is draining
+// or that are short of memory, disk or PIDs, which hurts the provider's own workloads there; a provider
+// that wants them lists them.
+var DefaultTolerations = []string{"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}
+
+// ControlPlaneTaints are the taint keys of control-plane nodes (kubeadm's, and RKE's etcd and
+// controlplane roles): never tolerated in a sandbox, whatever the provider allows.
+var ControlPlaneTaints = []string{"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master",
+	"node-role.kubernetes.io/etcd", "node-role.kubernetes.io/controlplane"}
+
+// DefaultScheduler is the scheduler pods get when they name none; always allowed.
+const DefaultScheduler = "default-scheduler"
 
 // DefaultQuota bounds what one tenant can consume: compute, storage, object counts (etcd), and no
 // NodePort or LoadBalancer Services, which would open the provider's nodes or cloud account to the world.
@@ -125,9 +158,15 @@ func (o SandboxOptions) Validate() (SandboxOptions, error) {
 	if !slices.Contains(PodSecurityLevels, o.PodSecurity) {
 		return o, fmt.Errorf("pod security level %q: must be one of %s", truncate(o.PodSecurity), strings.Join(PodSecurityLevels, ", "))
 	}
-	for _, pc := range o.PriorityClasses {
-		if err := ValidatePriorityClass(pc); err != nil {
-			return o, err
+	for _, l := range []struct {
+		names []string
+		check func(string) error
+	}{{o.PriorityClasses, ValidatePriorityClass}, {o.StorageClasses, ValidateStorageClass}, {o.Tolerations, ValidateToleration},
+		{o.RuntimeClasses, ValidateRuntimeClass}, {o.Schedulers, ValidateScheduler}} {
+		for _, name := range l.names {
+			if err := l.check(name); err != nil {
+				return o, err
+			}
 		}
 	}
 	o.Quota = merged(DefaultQuota(), o.Quota)
@@ -138,8 +177,21 @@ func (o SandboxOptions) Validate() (SandboxOptions, error) {
 			return o, fmt.Errorf("default request %s=%s: is more than the default limit %s", name, req.String(), lim.String())
 		}
 	}
-	o.PriorityClasses = slices.Compact(slices.Sorted(slices.Values(o.PriorityClasses)))
+	o.PriorityClasses = sortedSet(o.PriorityClasses)
+	o.StorageClasses = sortedSet(o.StorageClasses)
+	o.Tolerations = sortedSet(o.Tolerations)
+	o.RuntimeClasses = sortedSet(o.RuntimeClasses)
+	o.Schedulers = sortedSet(o.Schedulers)
 	return o, nil
+}
+
+// sortedSet sorts a list and drops repeats, so that the same choices always give the same annotation and
+// record; an empty list stays nil.
+func sortedSet(l []string) []string {
+	if len(l) == 0 {
+		return nil
+	}
+	return slices.Compact(slices.Sorted(slices.Values(l)))
 }
 
 // ValidatePriorityClass checks a priority class a tenant may be allowed.
@@ -149,6 +201,41 @@ func ValidatePriorityClass(pc string) error {
 	}
 	if strings.HasPrefix(pc, "system-") {
 		return fmt.Errorf("priority class %q: system-* classes preempt the cluster's own pods and are never allowed for a tenant", pc)
+	}
+	return nil
+}
+
+// ValidateStorageClass checks a storage class a tenant's volume claims may be allowed to name.
+func ValidateStorageClass(name string) error {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return fmt.Errorf("storage class %q: is not a valid name", truncate(name))
+	}
+	return nil
+}
+
+// ValidateToleration checks a taint key a tenant's pods may be allowed to tolerate.
+func ValidateToleration(key string) error {
+	if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+		return fmt.Errorf("toleration %q: is not a valid taint key", truncate(key))
+	}
+	if slices.Contains(ControlPlaneTaints, key) {
+		return fmt.Errorf("toleration %q: the control plane's taints keep workloads off the nodes that run the cluster and are never tolerated in a sandbox", key)
+	}
+	return nil
+}
+
+// ValidateRuntimeClass checks a runtime class a tenant's pods may be allowed to name.
+func ValidateRuntimeClass(name string) error {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return fmt.Errorf("runtime class %q: is not a valid name", truncate(name))
+	}
+	return nil
+}
+
+// ValidateScheduler checks a scheduler a tenant's pods may be allowed to name.
+func ValidateScheduler(name string) error {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return fmt.Errorf("scheduler %q: is not a valid name", truncate(name))
 	}
 	return nil
 }
@@ -167,6 +254,22 @@ func (o SandboxOptions) Status() *v1alpha1.SandboxStatus {
 		DefaultRequests: formatResources(o.DefaultRequests),
 		DefaultLimits:   formatResources(o.DefaultLimits),
 		PriorityClasses: o.PriorityClasses,
+		StorageClasses:  o.StorageClasses,
+		Tolerations:     o.Tolerations,
+		RuntimeClasses:  o.RuntimeClasses,
+		Schedulers:      o.Schedulers,
+	}
+}
+
+// annotations are the sandbox namespace's allowed lists, which the admission policies read: each is
+// always set, empty when nothing is allowed, so that a re-issuance with fewer choices takes them away.
+func (o SandboxOptions) annotations() map[string]string {
+	return map[string]string{
+		AnnotationPriorityClasses: strings.Join(o.PriorityClasses, ","),
+		AnnotationStorageClasses:  strings.Join(o.StorageClasses, ","),
+		AnnotationTolerations:     strings.Join(o.Tolerations, ","),
+		AnnotationRuntimeClasses:  strings.Join(o.RuntimeClasses, ","),
+		AnnotationSchedulers:      strings.Join(o.Schedulers, ","),
 	}
 }
 
@@ -238,8 +341,7 @@ func (c *Cluster) ensureSandbox(ctx context.Context, ns string, owner nsOwner, o
 		labels[psaPrefix+mode] = o.PodSecurity
 		labels[psaPrefix+mode+"-version"] = "latest"
 	}
-	annotations := map[string]string{AnnotationPriorityClasses: strings.Join(o.PriorityClasses, ",")}
-	if err := c.ensureOwnNamespace(ctx, ns, owner, labels, annotations); err != nil {
+	if err := c.ensureOwnNamespace(ctx, ns, owner, labels, o.annotations()); err != nil {
 		return err
 	}
 	// The probes test what the namespace's labels and the cluster's admission policies enforce, not the
@@ -367,8 +469,29 @@ func sandboxLimitRange(ns, consumerID string, o SandboxOptions) *corev1.LimitRan
 	}
 }
 
+// MetadataExceptIPv4 and MetadataExceptIPv6 are the addresses the sandbox's pods may not reach: where clouds
+// serve instance metadata and credentials, or talk to their hosts. An ipBlock's except must lie inside its
+// cidr, and 0.0.0.0/0 and ::/0 hold every one of them.
+var (
+	MetadataExceptIPv4 = []string{
+		// link-local: the metadata service of AWS, GCP, Azure (IMDS), Oracle, OpenStack, DigitalOcean and
+		// others (169.254.169.254), and the credentials of EKS Pod Identity (169.254.170.23) and ECS tasks
+		// (169.254.170.2)
+		"169.254.0.0/16",
+		"100.100.100.200/32", // Alibaba Cloud's metadata service
+		"168.63.129.16/32",   // Azure's WireServer (VM agent, health probes, DNS for the host): pods resolve through the cluster's DNS
+	}
+	MetadataExceptIPv6 = []string{
+		"fe80::/10",              // link-local
+		"fd00:ec2::254/128",      // AWS's instance metadata service over IPv6 (Nitro)
+		"fd00:ec2::23/128",       // AWS's EKS Pod Identity Agent over IPv6 (credentials)
+		"fd20:ce::254/128",       // GCP's metadata server over IPv6
+		"fd00:c1::a9fe:a9fe/128", // Oracle Cloud's instance metadata service over IPv6
+	}
+)
+
 // sandboxNetworkPolicy admits ingress only from the sandbox's own pods and lets egress go anywhere but the
-// link-local ranges, where clouds serve instance metadata and credentials (169.254.169.254).
+// clouds' metadata and host addresses (MetadataExceptIPv4, MetadataExceptIPv6).
 func sandboxNetworkPolicy(ns, consumerID string) *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
@@ -379,8 +502,8 @@ func sandboxNetworkPolicy(ns, consumerID string) *networkingv1.NetworkPolicy {
 			Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}}},
 			Egress: []networkingv1.NetworkPolicyEgressRule{{To: []networkingv1.NetworkPolicyPeer{
 				{NamespaceSelector: &metav1.LabelSelector{}},
-				{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: []string{"169.254.0.0/16"}}},
-				{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: []string{"fe80::/10"}}},
+				{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: slices.Clone(MetadataExceptIPv4)}},
+				{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: slices.Clone(MetadataExceptIPv6)}},
 			}}},
 		},
 	}

@@ -276,7 +276,7 @@ func (c *Cluster) ApplySliceClass(ctx context.Context, o SliceClassOptions) (*v1
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.Init(ctx, ""); err != nil {
+	if _, err := c.initialize(ctx, "", false); err != nil { // accepting a slice checks the sandbox's objects
 		return nil, err
 	}
 	obj := &v1alpha1.ResourceSliceClass{

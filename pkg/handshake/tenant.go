@@ -39,7 +39,7 @@ func (c *Cluster) generateTenant(ctx context.Context, o TenantOptions, hold bool
 	if _, err := nonce.Parse(o.Nonce); err != nil {
 		return nil, nil, fmt.Errorf("nonce: %w", err)
 	}
-	self, err := c.Init(ctx, "")
+	self, err := c.initialize(ctx, "", false) // the consumer's side: it issues nothing
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,8 +7,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
@@ -27,6 +29,19 @@ func TestCordonAndDrain(t *testing.T) {
 	startTenantWorkloads(t, tenant)
 	admin := kubernetes.NewForConfigOrDie(provider.Config)
 	ctx := t.Context()
+	// A suspended Job and CronJob: what a cordoned tenant could otherwise start by resuming them.
+	jobSpec := func() batchv1.JobSpec {
+		spec := restrictedPodSpec()
+		spec.RestartPolicy = corev1.RestartPolicyNever
+		return batchv1.JobSpec{Suspend: new(true), Parallelism: new(int32(1)), Template: corev1.PodTemplateSpec{Spec: spec}}
+	}
+	if _, err := tenant.BatchV1().Jobs(tenantNS).Create(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "cordon-job"}, Spec: jobSpec()}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tenant.BatchV1().CronJobs(tenantNS).Create(ctx, &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "cordon-cronjob"},
+		Spec: batchv1.CronJobSpec{Schedule: "* * * * *", Suspend: new(true), JobTemplate: batchv1.JobTemplateSpec{Spec: jobSpec()}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 
 	r := mustOn(t, provider, "cordon", "tenant", "consumer")
 	if r.stdout != "tenant/consumer cordoned\n" {
@@ -70,6 +85,38 @@ func TestCordonAndDrain(t *testing.T) {
 	if _, err := tenant.AppsV1().Deployments(tenantNS).Update(ctx, live, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "scale workloads up") {
 		t.Errorf("a cordoned tenant scaled up by update: %v", err)
 	}
+	// Nor more of a Job's pods at once, nor a suspended Job or CronJob resumed (to true -> false, or removed).
+	for _, try := range []struct {
+		name, kind, patch, want string
+	}{
+		{"raise a Job's parallelism", "jobs", `{"spec":{"parallelism":3}}`, "raise a Job's parallelism"},
+		{"resume a Job", "jobs", `{"spec":{"suspend":false}}`, "resume a suspended Job or CronJob"},
+		{"resume a Job by removing suspend", "jobs", `{"spec":{"suspend":null}}`, "resume a suspended Job or CronJob"},
+		{"resume a CronJob", "cronjobs", `{"spec":{"suspend":false}}`, "resume a suspended Job or CronJob"},
+	} {
+		var err error
+		if try.kind == "jobs" {
+			_, err = tenant.BatchV1().Jobs(tenantNS).Patch(ctx, "cordon-job", types.MergePatchType, []byte(try.patch), metav1.PatchOptions{})
+		} else {
+			_, err = tenant.BatchV1().CronJobs(tenantNS).Patch(ctx, "cordon-cronjob", types.MergePatchType, []byte(try.patch), metav1.PatchOptions{})
+		}
+		if err == nil || !strings.Contains(err.Error(), try.want) {
+			t.Errorf("a cordoned tenant tried to %s: err = %v, want refused (%s)", try.name, err, try.want)
+		}
+	}
+	job, err := admin.BatchV1().Jobs(tenantNS).Get(ctx, "cordon-job", metav1.GetOptions{})
+	if err != nil || job.Spec.Suspend == nil || !*job.Spec.Suspend || job.Spec.Parallelism == nil || *job.Spec.Parallelism != 1 {
+		t.Errorf("the Job changed while cordoned: %+v %v", job, err)
+	}
+	cron, err := admin.BatchV1().CronJobs(tenantNS).Get(ctx, "cordon-cronjob", metav1.GetOptions{})
+	if err != nil || cron.Spec.Suspend == nil || !*cron.Spec.Suspend {
+		t.Errorf("the CronJob was resumed while cordoned: %+v %v", cron, err)
+	}
+	// Lowering is allowed: what runs may shrink.
+	if _, err := tenant.BatchV1().Jobs(tenantNS).Patch(ctx, "cordon-job", types.MergePatchType, []byte(`{"spec":{"parallelism":0}}`), metav1.PatchOptions{}); err != nil {
+		t.Errorf("a cordoned tenant lowering a Job's parallelism: %v", err)
+	}
+
 	// What runs keeps running: the Deployment's controller replaces a pod deleted under it.
 	pods, err := admin.CoreV1().Pods(tenantNS).List(ctx, metav1.ListOptions{LabelSelector: "app=e2e-revoke"})
 	if err != nil || len(pods.Items) != 1 {

@@ -87,10 +87,14 @@ func TestTenantCannotAddFinalizers(t *testing.T) {
 	}
 }
 
+// pvcSpec names a storage class: the sandbox refuses a claim without one (it would bind any PersistentVolume
+// that has none), and the test clusters have no default class to fill it in. No class of that name exists,
+// so the claim stays pending.
 func pvcSpec() corev1.PersistentVolumeClaimSpec {
 	return corev1.PersistentVolumeClaimSpec{
-		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		StorageClassName: new("federate-e2e-pending"),
+		AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
 	}
 }
 

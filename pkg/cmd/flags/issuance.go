@@ -26,6 +26,10 @@ type IssuanceFlags struct {
 	DefaultRequests string
 	DefaultLimits   string
 	PriorityClasses []string
+	StorageClasses  []string
+	Tolerations     []string
+	RuntimeClasses  []string
+	Schedulers      []string
 	CredentialFlags
 
 	Sandbox handshake.SandboxOptions // parsed and defaulted by Validate
@@ -47,6 +51,10 @@ func (i *IssuanceFlags) AddFlags(cmd *cobra.Command) {
 	fs.StringVar(&i.DefaultRequests, "default-requests", "", "Container resource requests the LimitRange fills in, over the defaults (cpu=100m,memory=128Mi)")
 	fs.StringVar(&i.DefaultLimits, "default-limits", "", "Container resource limits the LimitRange fills in, over the defaults (cpu=500m,memory=512Mi)")
 	fs.StringSliceVar(&i.PriorityClasses, "priority-classes", nil, "Priority classes the tenant's pods may use (never system-*); default none")
+	fs.StringSliceVar(&i.StorageClasses, "storage-classes", nil, "Storage classes the tenant's PersistentVolumeClaims may name; default any named class (claims without a class are always refused)")
+	fs.StringSliceVar(&i.Tolerations, "tolerations", nil, "Taint keys the tenant's pods may tolerate besides node.kubernetes.io/not-ready and node.kubernetes.io/unreachable (never the control plane's); default none")
+	fs.StringSliceVar(&i.RuntimeClasses, "runtime-classes", nil, "Runtime classes the tenant's pods may name; default none")
+	fs.StringSliceVar(&i.Schedulers, "schedulers", nil, "Schedulers the tenant's pods may name besides default-scheduler; default none")
 }
 
 // Validate checks the issuance flags without I/O.
@@ -68,12 +76,25 @@ func (i *IssuanceFlags) Validate() error {
 	if err := i.CredentialFlags.Validate(); err != nil {
 		return err
 	}
-	for _, pc := range i.PriorityClasses {
-		if err := handshake.ValidatePriorityClass(pc); err != nil {
-			return fmt.Errorf("--priority-classes: %w", err)
+	for _, l := range []struct {
+		flag  string
+		names []string
+		check func(string) error
+	}{
+		{"--priority-classes", i.PriorityClasses, handshake.ValidatePriorityClass},
+		{"--storage-classes", i.StorageClasses, handshake.ValidateStorageClass},
+		{"--tolerations", i.Tolerations, handshake.ValidateToleration},
+		{"--runtime-classes", i.RuntimeClasses, handshake.ValidateRuntimeClass},
+		{"--schedulers", i.Schedulers, handshake.ValidateScheduler},
+	} {
+		for _, name := range l.names {
+			if err := l.check(name); err != nil {
+				return fmt.Errorf("%s: %w", l.flag, err)
+			}
 		}
 	}
-	sb := handshake.SandboxOptions{PodSecurity: i.PodSecurity.String(), PriorityClasses: i.PriorityClasses}
+	sb := handshake.SandboxOptions{PodSecurity: i.PodSecurity.String(), PriorityClasses: i.PriorityClasses, StorageClasses: i.StorageClasses,
+		Tolerations: i.Tolerations, RuntimeClasses: i.RuntimeClasses, Schedulers: i.Schedulers}
 	var err error
 	if sb.Quota, err = handshake.ParseResourceList("--quota", i.Quota); err != nil {
 		return err

@@ -31,12 +31,15 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 		Long: cmdutil.LongDesc(`
 			Prepare this cluster for kubectl federate, once: create the federate-system namespace holding
 			the cluster ID and the cluster's Ed25519 handshake key pair, install the Tenant and Identity
-			CRDs, and the federate-tenant ClusterRole that tenants are bound to in their namespace.
+			CRDs, the federate-tenant ClusterRole that tenants are bound to in their namespace, and the
+			sandbox's admission policies with their bindings.
 
 			The cluster ID names this cluster to its peers and must be a DNS label of at most 47
 			characters. Without --cluster-id it is "cluster-" followed by the first 8 characters of the
 			kube-system namespace's UID. The other commands initialize a cluster implicitly when needed.
-			Re-running init changes nothing; asking for a different ID on an initialized cluster fails.`),
+			Re-running init puts back any sandbox admission policy, binding or the federate-tenant
+			ClusterRole that was deleted or changed (with a warning for each), and changes nothing else;
+			asking for a different ID on an initialized cluster fails.`),
 		Example: cmdutil.Examples(`
 			# Initialize the current cluster with a chosen ID
 			kubectl federate init --cluster-id eu-west-prod

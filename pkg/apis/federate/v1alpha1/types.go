@@ -113,6 +113,14 @@ type SandboxStatus struct {
 	DefaultLimits   map[string]string `json:"defaultLimits,omitempty"`
 	// PriorityClasses are the priority classes pods may name.
 	PriorityClasses []string `json:"priorityClasses,omitempty"`
+	// StorageClasses are the storage classes PersistentVolumeClaims may name; none means any named class.
+	StorageClasses []string `json:"storageClasses,omitempty"`
+	// Tolerations are the taint keys pods may tolerate besides the defaults (not-ready, unreachable).
+	Tolerations []string `json:"tolerations,omitempty"`
+	// RuntimeClasses are the runtime classes pods may name.
+	RuntimeClasses []string `json:"runtimeClasses,omitempty"`
+	// Schedulers are the schedulers pods may name besides default-scheduler.
+	Schedulers []string `json:"schedulers,omitempty"`
 }
 
 // Identity is a consumer's credential on a provider: everything to reach the provider except the private

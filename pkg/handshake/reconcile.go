@@ -1,0 +1,254 @@
+package handshake
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// The sandbox holds only while its admission policies, their bindings and the tenant role are what this
+// version installs. An administrator may delete or edit any of them, and the install-generation
+// annotation would not show it, so init and every issuance read them back, all at once and alongside the
+// cluster's record (two label-selected lists and one read: no extra round trip), compare what we set, and
+// restore only what is missing or changed. Nothing is issued into a sandbox whose rules are not in place.
+
+var clusterRoleGVR = rbacv1.SchemeGroupVersion.WithResource("clusterroles")
+
+// installedObjects is what the cluster holds of those objects.
+type installedObjects struct {
+	policies map[string]*unstructured.Unstructured // by name
+	bindings map[string]*unstructured.Unstructured
+	role     *unstructured.Unstructured // nil: not there
+}
+
+// readInstalled reads the sandbox policies, their bindings and the tenant role, all at once.
+func (c *Cluster) readInstalled(ctx context.Context) (*installedObjects, error) {
+	have := &installedObjects{}
+	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy}).String()
+	list := func(gvr schema.GroupVersionResource, into *map[string]*unstructured.Unstructured) func() error {
+		return func() error {
+			l, err := c.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: sel})
+			if err != nil {
+				return fmt.Errorf("listing %s to check the sandbox's admission rules (the operator needs list on them, see docs/rbac): %w", gvr.Resource, err)
+			}
+			m := map[string]*unstructured.Unstructured{}
+			for i := range l.Items {
+				if strings.HasPrefix(l.Items[i].GetName(), SandboxName+"-") {
+					m[l.Items[i].GetName()] = &l.Items[i]
+				}
+			}
+			*into = m
+			return nil
+		}
+	}
+	err := parallel(
+		list(policyGVR, &have.policies),
+		list(policyBindingGVR, &have.bindings),
+		func() error {
+			u, err := c.Dynamic.Resource(clusterRoleGVR).Get(ctx, DefaultClusterRole, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				return nil
+			case err != nil:
+				return fmt.Errorf("reading ClusterRole %s to check it: %w", DefaultClusterRole, err)
+			}
+			have.role = u
+			return nil
+		},
+	)
+	return have, err
+}
+
+// takeInstalled returns the objects read alongside the cluster's record, or reads them now.
+func (c *Cluster) takeInstalled(ctx context.Context) (*installedObjects, error) {
+	have, err := c.installed, c.installedErr
+	c.installed, c.installedErr = nil, nil
+	if have == nil && err == nil {
+		return c.readInstalled(ctx)
+	}
+	return have, err
+}
+
+// ensureCurrent makes the installed objects current, once per process: from an older kubectl federate
+// (installGeneration) they are upgraded; otherwise each one that was deleted or changed is restored, with
+// a warning, since someone undid part of the sandbox.
+func (c *Cluster) ensureCurrent(ctx context.Context) error {
+	if c.verified {
+		return nil
+	}
+	have, err := c.takeInstalled(ctx)
+	if err != nil {
+		return err
+	}
+	if c.staleCM != nil {
+		if err := step(c.report(), "Upgrading this cluster's kubectl federate objects (CRDs, tenant role, admission policies)", "Cluster's kubectl federate objects up to date", func() error {
+			_, err := c.install(ctx, c.staleCM, "", have)
+			return err
+		}); err != nil {
+			return err
+		}
+		c.staleCM = nil
+		return nil
+	}
+	if err := c.reconcileInstalled(ctx, have, true); err != nil {
+		return err
+	}
+	c.verified = true
+	return nil
+}
+
+// reconcileInstalled creates what is missing and replaces what differs, each object on its own, all at
+// once; a policy goes before its binding. have nil (not read) applies every object. drift says the
+// objects are expected to be right already, so each one restored is reported.
+func (c *Cluster) reconcileInstalled(ctx context.Context, have *installedObjects, drift bool) error {
+	if have == nil {
+		have = &installedObjects{}
+	}
+	warn := func(kind, name, what string) {
+		if drift && what != "" {
+			c.report().Warn(fmt.Sprintf("%s %s %s: restored (kubectl federate's sandbox depends on it)", kind, name, what))
+		}
+	}
+	role := defaultClusterRole()
+	jobs := []func() error{func() error {
+		what, err := c.converge(ctx, clusterRoleGVR, have.role, role, []string{"rules", "aggregationRule"}, func(u *unstructured.Unstructured) bool {
+			var h rbacv1.ClusterRole
+			return fromUnstructured(u, &h) == nil && h.AggregationRule == nil && apiequality.Semantic.DeepEqual(h.Rules, role.Rules)
+		})
+		if err != nil {
+			return fmt.Errorf("applying ClusterRole %s: %w", DefaultClusterRole, err)
+		}
+		warn("ClusterRole", DefaultClusterRole, what)
+		return nil
+	}}
+	for _, res := range SandboxPolicyResources {
+		policy, binding := sandboxPolicy(res), sandboxPolicyBinding(res)
+		jobs = append(jobs, func() error {
+			what, err := c.converge(ctx, policyGVR, have.policies[policy.Name], policy, []string{"spec"}, func(u *unstructured.Unstructured) bool {
+				var h admissionv1.ValidatingAdmissionPolicy
+				return fromUnstructured(u, &h) == nil && samePolicySpec(h.Spec, policy.Spec)
+			})
+			if err != nil {
+				return fmt.Errorf("applying ValidatingAdmissionPolicy %s: %w", policy.Name, err)
+			}
+			warn("ValidatingAdmissionPolicy", policy.Name, what)
+			what, err = c.converge(ctx, policyBindingGVR, have.bindings[binding.Name], binding, []string{"spec"}, func(u *unstructured.Unstructured) bool {
+				var h admissionv1.ValidatingAdmissionPolicyBinding
+				return fromUnstructured(u, &h) == nil && sameBindingSpec(h.Spec, binding.Spec)
+			})
+			if err != nil {
+				return fmt.Errorf("applying ValidatingAdmissionPolicyBinding %s: %w", binding.Name, err)
+			}
+			warn("ValidatingAdmissionPolicyBinding", binding.Name, what)
+			return nil
+		})
+	}
+	return parallel(jobs...)
+}
+
+// converge makes one object what want says and tells what it found wrong ("" when nothing): a missing one
+// is created (server-side apply); a changed one is replaced whole in fields (an update, not an apply: an
+// apply would leave what another field manager added, such as a match condition that switches a policy
+// off). same tells whether an object is already right.
+func (c *Cluster) converge(ctx context.Context, gvr schema.GroupVersionResource, have *unstructured.Unstructured, want any, fields []string,
+	same func(*unstructured.Unstructured) bool) (string, error) {
+	if have == nil {
+		return "was missing", c.applyTyped(ctx, gvr, "", want)
+	}
+	if same(have) && have.GetLabels()[LabelManagedBy] == ManagedBy {
+		return "", nil
+	}
+	w, err := toUnstructured(want)
+	if err != nil {
+		return "", err
+	}
+	res := c.Dynamic.Resource(gvr)
+	for range 3 { // a conflict means someone else wrote it meanwhile: judge it again
+		u := have.DeepCopy()
+		for _, f := range fields {
+			if v, ok := w.Object[f]; ok {
+				u.Object[f] = v
+			} else {
+				delete(u.Object, f)
+			}
+		}
+		l := u.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		l[LabelManagedBy] = ManagedBy
+		u.SetLabels(l)
+		if _, err = res.Update(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager}); !apierrors.IsConflict(err) {
+			return "was changed", err
+		}
+		fresh, gerr := res.Get(ctx, w.GetName(), metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(gerr):
+			return "was missing", c.applyTyped(ctx, gvr, "", want)
+		case gerr != nil:
+			return "", gerr
+		case same(fresh) && fresh.GetLabels()[LabelManagedBy] == ManagedBy:
+			return "", nil
+		}
+		have = fresh
+	}
+	return "", err
+}
+
+// samePolicySpec compares a policy's spec with the one we install, with the API server's defaults filled
+// in on both sides, so that what the server added is not taken for a change, and anything else (a field
+// we do not set included) is.
+func samePolicySpec(have, want admissionv1.ValidatingAdmissionPolicySpec) bool {
+	h, w := have.DeepCopy(), want.DeepCopy()
+	for _, s := range []*admissionv1.ValidatingAdmissionPolicySpec{h, w} {
+		if s.FailurePolicy == nil {
+			fail := admissionv1.Fail
+			s.FailurePolicy = &fail
+		}
+		defaultMatchResources(s.MatchConstraints)
+	}
+	return apiequality.Semantic.DeepEqual(h, w)
+}
+
+// sameBindingSpec is samePolicySpec for a binding.
+func sameBindingSpec(have, want admissionv1.ValidatingAdmissionPolicyBindingSpec) bool {
+	h, w := have.DeepCopy(), want.DeepCopy()
+	defaultMatchResources(h.MatchResources)
+	defaultMatchResources(w.MatchResources)
+	return apiequality.Semantic.DeepEqual(h, w)
+}
+
+// defaultMatchResources fills in what the API server defaults in a MatchResources (admissionregistration
+// v1 defaulting): the match policy, both selectors and each rule's scope.
+func defaultMatchResources(m *admissionv1.MatchResources) {
+	if m == nil {
+		return
+	}
+	if m.MatchPolicy == nil {
+		eq := admissionv1.Equivalent
+		m.MatchPolicy = &eq
+	}
+	if m.NamespaceSelector == nil {
+		m.NamespaceSelector = &metav1.LabelSelector{}
+	}
+	if m.ObjectSelector == nil {
+		m.ObjectSelector = &metav1.LabelSelector{}
+	}
+	for _, rules := range [][]admissionv1.NamedRuleWithOperations{m.ResourceRules, m.ExcludeResourceRules} {
+		for i := range rules {
+			if rules[i].Scope == nil {
+				all := admissionv1.AllScopes
+				rules[i].Scope = &all
+			}
+		}
+	}
+}
