@@ -363,12 +363,26 @@ func tenantPolicy(name string, rule admissionv1.Rule, validations []admissionv1.
 				// Certificates carry the tenant group; a Token identity is its namespace's credential
 				// ServiceAccount, a user name only tokens the API server signed can have.
 				Expression: `request.userInfo.groups.exists(g, g == '` + TenantGroup + `') || ` +
-					`request.userInfo.username.matches('^` + serviceAccountPrefix + `[^:]+:` + CredentialServiceAccount + `-[a-z0-9]+$')`,
+					`request.userInfo.username.matches('^` + serviceAccountPrefix + `[^:]+:` + CredentialServiceAccount + `-[a-z0-9]+$')` +
+					probeMatch(name),
 			}},
 			Variables:   policyVariables[name],
 			Validations: validations,
 		},
 	}
+}
+
+// AnnotationCordonProbe marks the dry-run pod with which cordon proves that admission already refuses the
+// tenant's new pods in a namespace: the cordon policy matches it as it matches a tenant. A dry run stores
+// nothing, so matching it gives nobody anything.
+const AnnotationCordonProbe = "federate.dev/cordon-probe"
+
+// probeMatch extends the tenant match condition of the cordon policy to its probe.
+func probeMatch(name string) string {
+	if name != "cordon" {
+		return ""
+	}
+	return ` || (request.dryRun && has(object.metadata.annotations) && '` + AnnotationCordonProbe + `' in object.metadata.annotations)`
 }
 
 func sandboxPolicyBinding(resource string) *admissionv1.ValidatingAdmissionPolicyBinding {

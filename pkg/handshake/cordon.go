@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,7 +35,8 @@ func (c *Cluster) Uncordon(ctx context.Context, consumerID string) error {
 
 // Drain (provider) cordons a consumer, then deletes every workload and pod it runs, in every namespace it
 // was granted. Its identities keep their rights: it can see and clean up what is left, and starts nothing
-// until it is uncordoned.
+// until it is uncordoned. Cordon returns once admission refuses the tenant's new pods everywhere, so the
+// one sweep after it leaves nothing the tenant made.
 func (c *Cluster) Drain(ctx context.Context, consumerID string) error {
 	if err := c.Cordon(ctx, consumerID); err != nil {
 		return err
@@ -116,6 +120,15 @@ func (c *Cluster) setCordon(ctx context.Context, consumerID string, on bool) err
 		if err != nil {
 			return err
 		}
+		// Admission sees a namespace's labels through a cache: until it refuses the probe, the tenant could
+		// still start something. Only then is the consumer cordoned (or, uncordoning, free again).
+		probes := make([]func() error, len(names))
+		for i, ns := range names {
+			probes[i] = func() error { return c.waitCordoned(ctx, ns, on) }
+		}
+		if err := parallel(probes...); err != nil {
+			return err
+		}
 		reason := EventUncordoned
 		if on {
 			reason = EventCordoned
@@ -123,4 +136,48 @@ func (c *Cluster) setCordon(ctx context.Context, consumerID string, on bool) err
 		c.audit(ctx, tenantObject(consumerID), reason, "consumer "+consumerID+" "+strings.ToLower(reason)+" in "+strings.Join(names, ", "), nil)
 		return nil
 	})
+}
+
+// waitCordoned sends the cordon probe (a dry-run pod the cordon policy matches as a tenant's) until
+// admission answers as the namespace's cordon label says: refused by the cordon policy when on, admitted
+// by it when off. A pod the rest of the sandbox refuses is never the answer: the probe passes every other
+// rule.
+func (c *Cluster) waitCordoned(ctx context.Context, ns string, on bool) error {
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	p := cordonProbe(ns)
+	deadline := time.Now().Add(policyTimeout)
+	pause := 50 * time.Millisecond
+	for {
+		_, err := c.Kube.CoreV1().Pods(ns).Create(ctx, p, dry)
+		cordoned := err != nil && strings.Contains(err.Error(), SandboxName+"-cordon")
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil // the namespace is gone: nothing runs there
+		case err != nil && !cordoned:
+			return fmt.Errorf("checking that admission in %s %s: %w", ns, map[bool]string{true: "refuses the tenant's new pods", false: "admits the tenant's pods again"}[on], err)
+		case cordoned == on:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("%w: admission in %s did not %s within %s", ErrNotEnforced, ns, map[bool]string{true: "refuse the tenant's new pods", false: "admit the tenant's pods again"}[on], policyTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 500*time.Millisecond)
+	}
+}
+
+// cordonProbe is a pod every other sandbox rule admits, marked for the cordon policy.
+func cordonProbe(ns string) *corev1.Pod {
+	yes, no := true, false
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "federate-cordon-probe", Namespace: ns, Annotations: map[string]string{AnnotationCordonProbe: "true"}},
+		Spec: corev1.PodSpec{
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &yes, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{Name: "probe", Image: "registry.k8s.io/pause:3.10", SecurityContext: &corev1.SecurityContext{
+				AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}}},
+		},
+	}
 }

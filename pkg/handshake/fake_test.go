@@ -260,6 +260,15 @@ func (f *fakeCluster) teach(t *testing.T) {
 	for _, res := range []string{"pods", "services", "secrets"} {
 		f.kube.PrependReactor("create", res, func(a clienttesting.Action) (bool, runtime.Object, error) {
 			ca := a.(clienttesting.CreateActionImpl)
+			if p, ok := ca.GetObject().(*corev1.Pod); ok && len(ca.CreateOptions.DryRun) > 0 && p.Annotations[AnnotationCordonProbe] != "" {
+				// The cordon probe: refused by the cordon policy where the namespace is cordoned.
+				obj, err := f.kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("namespaces"), "", a.GetNamespace())
+				if err == nil && obj.(*corev1.Namespace).Labels[LabelCordoned] == "true" {
+					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: res}, "probe",
+						errors.New("ValidatingAdmissionPolicy '"+SandboxName+"-cordon' denied request"))
+				}
+				return true, p, nil
+			}
 			if len(ca.CreateOptions.DryRun) == 0 || f.admitAll {
 				return len(ca.CreateOptions.DryRun) > 0, ca.GetObject(), nil
 			}

@@ -67,6 +67,57 @@ func TestRevokeConvergesUnderLoad(t *testing.T) {
 	t.Logf("%d rounds, %d objects created by the tenant while being revoked, none left", rounds, made.Load())
 }
 
+// Done (issue 19, finding 6, drain): drain returns once admission refuses the tenant's new workloads and
+// what it ran is deleted: a tenant creating in a loop during drain leaves nothing. Twenty times, each after
+// an uncordon.
+func TestDrainConvergesUnderLoad(t *testing.T) {
+	freshPairing(t)
+	admin := kubernetes.NewForConfigOrDie(provider.Config)
+	_, cfg := issuedConfig(t)
+	tenant := kubernetes.NewForConfigOrDie(unlimited(cfg))
+	const rounds = 20
+	var made atomic.Int64
+	for round := range rounds {
+		if round > 0 {
+			mustOn(t, provider, "uncordon", "tenant", "consumer")
+		}
+		ctx, stop := context.WithCancel(t.Context())
+		first := make(chan struct{})
+		var once sync.Once
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ctx.Err() == nil; i++ {
+					if err := createOne(ctx, tenant, fmt.Sprintf("d%d-w%d-%d", round, w, i), i%4); err == nil {
+						made.Add(1)
+						once.Do(func() { close(first) })
+					}
+				}
+			}()
+		}
+		select {
+		case <-first:
+		case <-time.After(30 * time.Second):
+			stop()
+			t.Fatalf("round %d: the tenant could not create anything before the drain", round)
+		}
+		mustOn(t, provider, "drain", "tenant", "consumer")
+		time.Sleep(200 * time.Millisecond) // the tenant's own pace: it keeps trying after drain returned
+		stop()
+		wg.Wait()
+		if left := tenantMade(t, admin); len(left) > 0 {
+			t.Fatalf("round %d: drain left %v", round, left)
+		}
+		if err := createOne(t.Context(), tenant, fmt.Sprintf("d%d-after", round), 3); err == nil {
+			t.Fatalf("round %d: the drained tenant still starts pods", round)
+		}
+	}
+	mustOn(t, provider, "uncordon", "tenant", "consumer")
+	t.Logf("%d rounds, %d objects created by the tenant while being drained, none left", rounds, made.Load())
+}
+
 // createOne makes one object of the kind i selects, as the tenant.
 func createOne(ctx context.Context, cs kubernetes.Interface, name string, kind int) error {
 	pod := restrictedPod(name).Spec
