@@ -2,6 +2,10 @@
 package cmd
 
 import (
+	"context"
+	"errors"
+	"fmt"
+
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -12,7 +16,12 @@ import (
 
 // NewRootCmd returns `kubectl federate` with every subcommand.
 func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
-	f := cmdutil.NewFactory(streams)
+	return NewRootCmdWithFactory(streams, cmdutil.NewFactory(streams))
+}
+
+// NewRootCmdWithFactory is NewRootCmd connecting through f: a test factory runs every command against fake
+// clusters.
+func NewRootCmdWithFactory(streams genericiooptions.IOStreams, f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "kubectl-federate",
 		Short: "Give one cluster a limited, expiring identity on another",
@@ -43,4 +52,23 @@ func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	root.AddCommand(version.NewCmd(streams))
 	addCommands(root, f, streams)
 	return root
+}
+
+// Execute runs the command line args (nil: the process's) and returns the exit code, having printed the
+// error once, as "error: ...", with the pointer to the help for a usage error.
+func Execute(ctx context.Context, root *cobra.Command, streams genericiooptions.IOStreams, args []string) int {
+	if args != nil {
+		root.SetArgs(args)
+	}
+	c, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
+	var usage *cmdutil.UsageError
+	// A command that cannot run (the root, a group) was given an unknown subcommand: a usage error too.
+	if errors.As(err, &usage) || !c.Runnable() {
+		fmt.Fprintf(streams.ErrOut, "See '%s -h' for help and examples\n", c.CommandPath())
+	}
+	return cmdutil.ExitCode(err)
 }

@@ -6,334 +6,43 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"math/big"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	authzv1 "k8s.io/api/authorization/v1"
-	certv1 "k8s.io/api/certificates/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
-	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/federate-dev/kubectl-federate/internal/fakeapi"
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 )
 
-// The fast tier runs the whole protocol on client-go fake clientsets. The fakes are taught the few things
-// an API server does that the protocol relies on: names from generateName, a CSR signer (honest or not),
-// admission that refuses the sandbox probes, server-side apply that creates, a quota controller and CRD
-// establishment. Everything that touches a real cluster is still proven end to end in test/e2e.
+// The fast tier runs the whole protocol on fake clusters (internal/fakeapi): client-go fake clientsets
+// taught what an API server does that the protocol relies on. Everything that touches a real cluster is
+// still proven end to end in test/e2e.
 
-// fakeCluster is one side, with what the test wants to look at.
+// fakeCluster is one side: the domain's view of it, and the fake server with its knobs.
 type fakeCluster struct {
 	*Cluster
-	sarAllow func(authzv1.SubjectAccessReviewSpec) bool
-	kube     *fake.Clientset
-	dyn      *dynamicfake.FakeDynamicClient
-	ca       *x509.Certificate
-	key      *ecdsa.PrivateKey
-
-	mu       sync.Mutex
-	approved []string // CSR names approved
-	// signer overrides what the signer does with an approved CSR (nil: sign it honestly).
-	signer func(csr *x509.CertificateRequest, seconds int32) *x509.Certificate
-	// admitAll makes admission refuse nothing (a cluster without the policies).
-	admitAll bool
-	// deferSigning makes the signer answer the approval first and write the certificate a moment later.
-	deferSigning bool
-	watches      chan string // the resource of every watch the code under test starts
+	*fakeapi.Server
+	kube *fake.Clientset
+	dyn  *dynamicfake.FakeDynamicClient
 }
 
-// afterWatch runs fn once the code under test watches resource: the fake has no history to replay, so
-// an event sent before the watch starts would be lost, where a real API server would replay it.
-func (f *fakeCluster) afterWatch(resource string, fn func()) {
-	go func() {
-		for r := range f.watches {
-			if r == resource {
-				fn()
-				return
-			}
-		}
-	}()
-}
-
-var listKinds = map[schema.GroupVersionResource]string{
-	v1alpha1.TenantGVR:             "TenantList",
-	v1alpha1.IdentityGVR:           "IdentityList",
-	v1alpha1.ResourceSliceGVR:      "ResourceSliceList",
-	v1alpha1.ResourceSliceClassGVR: "ResourceSliceClassList",
-	v1alpha1.NamespaceRequestGVR:   "NamespaceRequestList",
-	crdGVR:                         "CustomResourceDefinitionList",
-	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}:        "ClusterRoleList",
-	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}: "ClusterRoleBindingList",
-	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}:        "RoleBindingList",
-	v1alpha1.ExchangeRequestGVR: "ExchangeRequestList",
-	policyGVR:                   "ValidatingAdmissionPolicyList",
-	policyBindingGVR:            "ValidatingAdmissionPolicyBindingList",
-	resourceQuotaGVR:            "ResourceQuotaList",
-	limitRangeGVR:               "LimitRangeList",
-	serviceAccountGVR:           "ServiceAccountList",
-	networkPolicyGVR:            "NetworkPolicyList",
-	{Group: "apps", Version: "v1", Resource: "deployments"}:  "DeploymentList",
-	{Group: "apps", Version: "v1", Resource: "statefulsets"}: "StatefulSetList",
-	{Group: "apps", Version: "v1", Resource: "daemonsets"}:   "DaemonSetList",
-	{Group: "apps", Version: "v1", Resource: "replicasets"}:  "ReplicaSetList",
-	{Group: "batch", Version: "v1", Resource: "cronjobs"}:    "CronJobList",
-	{Group: "batch", Version: "v1", Resource: "jobs"}:        "JobList",
-	{Version: "v1", Resource: "replicationcontrollers"}:      "ReplicationControllerList",
-}
-
-var fakeNow = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+var fakeNow = fakeapi.Now
 
 func newFakeCluster(t *testing.T, objects ...runtime.Object) *fakeCluster {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "fake-ca"}, IsCA: true,
-		NotBefore: fakeNow.Add(-time.Hour), NotAfter: fakeNow.Add(10 * 365 * 24 * time.Hour), BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(der)
-	kube := fake.NewClientset(objects...)
-	kube.Tracker().Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system", UID: "0123456789abcdef"}}) //nolint:errcheck // a fresh tracker
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
-	f := &fakeCluster{kube: kube, dyn: dyn, ca: ca, key: key}
+	srv := fakeapi.New(t, objects...)
+	f := &fakeCluster{Server: srv, kube: srv.Clientset, dyn: srv.DynamicClient}
 	// A fake cannot be probed: it answers as a cluster with constrained impersonation, unless a test says
 	// otherwise.
-	f.Cluster = &Cluster{Kube: kube, Dynamic: dyn, Report: Discard, Now: func() time.Time { return fakeNow },
+	f.Cluster = &Cluster{Kube: srv.Clientset, Dynamic: srv.DynamicClient, Report: Discard, Now: func() time.Time { return fakeNow },
 		Impersonation: &ImpersonationSupport{Constrained: true, Reason: "a fake"}}
-	f.teach(t)
 	return f
-}
-
-func (f *fakeCluster) teach(t *testing.T) {
-	serial := 0
-	f.watches = make(chan string, 100)
-	f.kube.PrependWatchReactor("*", func(a clienttesting.Action) (bool, watch.Interface, error) {
-		w, err := f.kube.Tracker().Watch(a.GetResource(), a.GetNamespace(), a.(clienttesting.WatchActionImpl).ListOptions)
-		select { // only once the watcher is registered
-		case f.watches <- a.GetResource().Resource:
-		default:
-		}
-		return true, w, err
-	})
-	// generateName: the API server makes the name.
-	f.kube.PrependReactor("create", "certificatesigningrequests", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		csr := a.(clienttesting.CreateAction).GetObject().(*certv1.CertificateSigningRequest)
-		if csr.Name == "" && csr.GenerateName != "" {
-			serial++
-			csr.Name = csr.GenerateName + strings.Repeat("x", 4) + string(rune('a'+serial%26))
-			csr.Spec.Username = "operator"
-		}
-		return false, nil, nil
-	})
-	// The signer: an approval is answered with a certificate at once.
-	f.kube.PrependReactor("update", "certificatesigningrequests", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		if a.GetSubresource() != "approval" {
-			return false, nil, nil
-		}
-		csr := a.(clienttesting.UpdateAction).GetObject().(*certv1.CertificateSigningRequest).DeepCopy()
-		block, _ := pem.Decode(csr.Spec.Request)
-		req, err := x509.ParseCertificateRequest(block.Bytes)
-		if err != nil {
-			return true, nil, err
-		}
-		seconds := int32(3600)
-		if csr.Spec.ExpirationSeconds != nil {
-			seconds = *csr.Spec.ExpirationSeconds
-		}
-		f.mu.Lock()
-		f.approved = append(f.approved, csr.Name)
-		signer := f.signer
-		f.mu.Unlock()
-		var tmpl *x509.Certificate
-		if signer != nil {
-			tmpl = signer(req, seconds)
-		} else {
-			tmpl = &x509.Certificate{SerialNumber: big.NewInt(int64(len(f.approved) + 1)), Subject: req.Subject,
-				NotBefore: fakeNow.Add(-5 * time.Minute), NotAfter: fakeNow.Add(time.Duration(seconds) * time.Second),
-				ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
-			tmpl.PublicKey = req.PublicKey
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, f.ca, tmpl.PublicKey, f.key)
-		if err != nil {
-			return true, nil, err
-		}
-		gvr := certv1.SchemeGroupVersion.WithResource("certificatesigningrequests")
-		if f.deferSigning {
-			approved := csr.DeepCopy()
-			if err := f.kube.Tracker().Update(gvr, approved, ""); err != nil {
-				return true, nil, err
-			}
-			signed := csr.DeepCopy()
-			signed.Status.Certificate = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-			f.afterWatch("certificatesigningrequests", func() { _ = f.kube.Tracker().Update(gvr, signed, "") })
-			return true, approved, nil
-		}
-		csr.Status.Certificate = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-		if err := f.kube.Tracker().Update(gvr, csr, ""); err != nil {
-			return true, nil, err
-		}
-		return true, csr, nil
-	})
-	// DeleteCollection honours its label selector, as the API server does (the fake ignores it otherwise).
-	f.kube.PrependReactor("delete-collection", "secrets", deleteCollection(f.kube.Tracker(), corev1.SchemeGroupVersion.WithKind("Secret")))
-	for gvr, list := range listKinds {
-		f.dyn.PrependReactor("delete-collection", gvr.Resource, deleteCollection(f.dyn.Tracker(), gvr.GroupVersion().WithKind(strings.TrimSuffix(list, "List"))))
-	}
-	// The namespace controller: a deleted namespace terminates first and is gone a moment later, as on a
-	// real cluster, so that the code's watch for its deletion has something to see.
-	f.kube.PrependReactor("delete", "namespaces", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		gvr := corev1.SchemeGroupVersion.WithResource("namespaces")
-		name := a.(clienttesting.DeleteAction).GetName()
-		obj, err := f.kube.Tracker().Get(gvr, "", name)
-		if err != nil {
-			return true, nil, err
-		}
-		ns := obj.(*corev1.Namespace).DeepCopy()
-		if ns.DeletionTimestamp == nil {
-			now := metav1.NewTime(fakeNow)
-			ns.DeletionTimestamp = &now
-			if err := f.kube.Tracker().Update(gvr, ns, ""); err != nil {
-				return true, nil, err
-			}
-			f.afterWatch("namespaces", func() { _ = f.kube.Tracker().Delete(gvr, "", name) })
-		}
-		return true, nil, nil
-	})
-	// Authorization: a SubjectAccessReview is allowed as RBAC would allow it for what this tool binds:
-	// creating pods where a tenant RoleBinding names the user, impersonating where an exchange binding
-	// names it; anything else is refused. sarAllow, if set, decides instead.
-	f.kube.PrependReactor("create", "subjectaccessreviews", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		sar := a.(clienttesting.CreateActionImpl).GetObject().(*authzv1.SubjectAccessReview).DeepCopy()
-		ra := sar.Spec.ResourceAttributes
-		switch {
-		case f.sarAllow != nil:
-			sar.Status.Allowed = f.sarAllow(sar.Spec)
-		case ra != nil && ra.Verb == "create" && ra.Resource == "pods":
-			// The trackers, not the clients: a reactor runs under the fake's lock.
-			if obj, err := f.kube.Tracker().Get(rbacv1.SchemeGroupVersion.WithResource("rolebindings"), ra.Namespace, RoleBindingName); err == nil {
-				for _, s := range obj.(*rbacv1.RoleBinding).Subjects {
-					sar.Status.Allowed = sar.Status.Allowed || subjectUser(s) == sar.Spec.User
-				}
-			}
-		case ra != nil && strings.HasPrefix(ra.Verb, "impersonate"):
-			if l, err := f.dyn.Tracker().List(crbGVR, crbGVR.GroupVersion().WithKind("ClusterRoleBinding"), ""); err == nil {
-				items, _ := meta.ExtractList(l)
-				for _, o := range items {
-					it, ok := o.(*unstructured.Unstructured)
-					if !ok {
-						continue
-					}
-					subjects, _, _ := unstructured.NestedSlice(it.Object, "subjects")
-					for _, s := range subjects {
-						m, _ := s.(map[string]any)
-						sar.Status.Allowed = sar.Status.Allowed || m["name"] == sar.Spec.User
-					}
-				}
-			}
-		}
-		return true, sar, nil
-	})
-	// Admission: the sandbox's dry-run probes are refused as the policies and Pod Security refuse them.
-	for _, res := range []string{"pods", "services", "secrets"} {
-		f.kube.PrependReactor("create", res, func(a clienttesting.Action) (bool, runtime.Object, error) {
-			ca := a.(clienttesting.CreateActionImpl)
-			if p, ok := ca.GetObject().(*corev1.Pod); ok && len(ca.CreateOptions.DryRun) > 0 && p.Annotations[AnnotationCordonProbe] != "" {
-				// The cordon probe: refused by the cordon policy where the namespace is cordoned.
-				obj, err := f.kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("namespaces"), "", a.GetNamespace())
-				if err == nil && obj.(*corev1.Namespace).Labels[LabelCordoned] == "true" {
-					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: res}, "probe",
-						errors.New("ValidatingAdmissionPolicy '"+SandboxName+"-cordon' denied request"))
-				}
-				return true, p, nil
-			}
-			if len(ca.CreateOptions.DryRun) == 0 || f.admitAll {
-				return len(ca.CreateOptions.DryRun) > 0, ca.GetObject(), nil
-			}
-			by := "ValidatingAdmissionPolicy '" + SandboxName + "-" + res + "' denied request"
-			if p, ok := ca.GetObject().(*corev1.Pod); ok && len(p.Spec.Containers) > 0 && len(p.Spec.Containers[0].Ports) > 0 {
-				by = "violates PodSecurity \"restricted:latest\""
-			}
-			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: res}, "probe", errors.New(by))
-		})
-	}
-	// Server-side apply creates what is missing and replaces what is there (keeping the other half:
-	// status on a spec apply, spec on a status apply); the quota controller and CRD establishment are
-	// instant.
-	f.dyn.PrependReactor("patch", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		pa, ok := a.(clienttesting.PatchActionImpl)
-		if !ok || pa.GetPatchType() != types.ApplyPatchType {
-			return false, nil, nil
-		}
-		tr := f.dyn.Tracker()
-		gvr, ns, name := pa.GetResource(), pa.GetNamespace(), pa.GetName()
-		obj := &unstructured.Unstructured{}
-		if err := json.Unmarshal(pa.GetPatch(), &obj.Object); err != nil {
-			return true, nil, err
-		}
-		obj.SetName(name)
-		obj.SetNamespace(ns)
-		existing, err := tr.Get(gvr, ns, name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err) && pa.GetSubresource() == "status":
-			return true, nil, err
-		case apierrors.IsNotFound(err):
-			fill(gvr, obj)
-			err = tr.Create(gvr, obj, ns)
-		case err != nil:
-			return true, nil, err
-		default:
-			ex := existing.(*unstructured.Unstructured).DeepCopy()
-			if pa.GetSubresource() == "status" {
-				ex.Object["status"] = obj.Object["status"]
-			} else {
-				if st, ok := ex.Object["status"]; ok {
-					obj.Object["status"] = st
-				}
-				ex = obj
-			}
-			fill(gvr, ex)
-			err = tr.Update(gvr, ex, ns)
-		}
-		if err != nil {
-			return true, nil, err
-		}
-		out, err := tr.Get(gvr, ns, name, metav1.GetOptions{})
-		return true, out, err
-	})
-	_ = t
-}
-
-func fill(gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
-	switch gvr {
-	case resourceQuotaGVR:
-		hard, _, _ := unstructured.NestedMap(u.Object, "spec", "hard")
-		_ = unstructured.SetNestedMap(u.Object, hard, "status", "hard")
-	case crdGVR:
-		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": "Established", "status": "True"}}, "status", "conditions")
-	}
 }
 
 // pair is a consumer and a provider, initialized with the IDs "consumer" and "provider".
@@ -364,27 +73,9 @@ var testCAPEM = func() []byte {
 }()
 
 // actions lists "verb resource[/sub]" of the fake's recorded actions, in order.
-func (f *fakeCluster) actions() []string {
-	var out []string
-	for _, a := range f.kube.Actions() {
-		s := a.GetVerb() + " " + a.GetResource().Resource
-		if a.GetSubresource() != "" {
-			s += "/" + a.GetSubresource()
-		}
-		out = append(out, s)
-	}
-	return out
-}
+func (f *fakeCluster) actions() []string { return f.Server.Actions() }
 
-func (f *fakeCluster) count(verb, resource string) int {
-	n := 0
-	for _, a := range f.actions() {
-		if a == verb+" "+resource {
-			n++
-		}
-	}
-	return n
-}
+func (f *fakeCluster) count(verb, resource string) int { return f.Server.Count(verb, resource) }
 
 func (f *fakeCluster) tenant(t *testing.T) *v1alpha1.Tenant {
 	t.Helper()
@@ -397,38 +88,6 @@ func (f *fakeCluster) tenant(t *testing.T) *v1alpha1.Tenant {
 		t.Fatal(err)
 	}
 	return &tn
-}
-
-// deleteCollection deletes, from a fake's tracker, the objects of one kind that the action's label
-// selector matches.
-func deleteCollection(tr clienttesting.ObjectTracker, gvk schema.GroupVersionKind) clienttesting.ReactionFunc {
-	return func(a clienttesting.Action) (bool, runtime.Object, error) {
-		dc, ok := a.(clienttesting.DeleteCollectionActionImpl)
-		if !ok {
-			return false, nil, nil
-		}
-		list, err := tr.List(a.GetResource(), gvk, a.GetNamespace())
-		if err != nil {
-			return true, nil, err
-		}
-		items, err := meta.ExtractList(list)
-		if err != nil {
-			return true, nil, err
-		}
-		sel := dc.GetListRestrictions().Labels
-		for _, it := range items {
-			m, err := meta.Accessor(it)
-			if err != nil {
-				return true, nil, err
-			}
-			if sel == nil || sel.Matches(labels.Set(m.GetLabels())) {
-				if err := tr.Delete(a.GetResource(), m.GetNamespace(), m.GetName()); err != nil && !apierrors.IsNotFound(err) {
-					return true, nil, err
-				}
-			}
-		}
-		return true, nil, nil
-	}
 }
 
 // Fakes have no impersonation cache to wait out.

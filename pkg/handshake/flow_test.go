@@ -53,8 +53,8 @@ func TestManualFlowOnFakes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("IssueIdentity: %v", err)
 	}
-	if len(provider.approved) != 1 {
-		t.Fatalf("approved %v, want exactly the run's one CSR", provider.approved)
+	if len(provider.Approved()) != 1 {
+		t.Fatalf("approved %v, want exactly the run's one CSR", provider.Approved())
 	}
 	if n := provider.count("delete", "certificatesigningrequests"); n != 1 {
 		t.Errorf("the run's CSR deleted %d times, want 1", n)
@@ -77,8 +77,8 @@ func TestManualFlowOnFakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, err := provider.IssueIdentity(t.Context(), issueOptions(tenant))
-	if err != nil || !slices.Equal(again.Spec.Certificate, id.Spec.Certificate) || len(provider.approved) != 1 {
-		t.Fatalf("re-run: %v, approvals %v", err, provider.approved)
+	if err != nil || !slices.Equal(again.Spec.Certificate, id.Spec.Certificate) || len(provider.Approved()) != 1 {
+		t.Fatalf("re-run: %v, approvals %v", err, provider.Approved())
 	}
 	if _, err := provider.kube.RbacV1().RoleBindings(TenantNamespace("consumer")).Get(t.Context(), RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("a re-run of an issued request bound its user again: %v", err)
@@ -187,7 +187,7 @@ func TestUnenforcedSandboxIssuesNothing(t *testing.T) {
 	}
 	consumer, provider := fakePair(t)
 	tenant, _ := manualFlow(t, consumer, provider)
-	provider.admitAll = true
+	provider.AdmitAll = true
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
 	_, err := provider.IssueIdentity(ctx, issueOptions(tenant))
@@ -223,8 +223,8 @@ func TestForgedTenantsIssueNothing(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want %q", err, c.want)
 			}
-			if n := provider.count("create", "certificatesigningrequests"); n != 0 || len(provider.approved) != 0 {
-				t.Errorf("CSRs created %d, approved %v", n, provider.approved)
+			if n := provider.count("create", "certificatesigningrequests"); n != 0 || len(provider.Approved()) != 0 {
+				t.Errorf("CSRs created %d, approved %v", n, provider.Approved())
 			}
 			if n := provider.count("create", "rolebindings"); n != 0 {
 				t.Errorf("RoleBindings created: %d", n)
@@ -261,7 +261,7 @@ func TestDishonestSignerIsRefused(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			consumer, provider := fakePair(t)
 			tenant, _ := manualFlow(t, consumer, provider)
-			provider.signer = signer
+			provider.Signer = signer
 			if _, err := provider.IssueIdentity(t.Context(), issueOptions(tenant)); err == nil || !strings.Contains(err.Error(), "issued certificate") {
 				t.Fatalf("err = %v", err)
 			}
@@ -283,7 +283,7 @@ func TestAlteredIdentityIsRefused(t *testing.T) {
 	for field, mutate := range map[string]func(s *v1alpha1.IdentitySpec){
 		"apiServer": func(s *v1alpha1.IdentitySpec) { s.APIServer = "https://attacker:6443" },
 		"proxyURL":  func(s *v1alpha1.IdentitySpec) { s.ProxyURL = "http://attacker:3128" },
-		"ca":        func(s *v1alpha1.IdentitySpec) { s.CA = append([]byte(nil), provider.ca.Raw...) },
+		"ca":        func(s *v1alpha1.IdentitySpec) { s.CA = append([]byte(nil), provider.CA.Raw...) },
 	} {
 		altered := *id
 		altered.Spec.Integrity = id.Spec.Integrity
@@ -413,8 +413,8 @@ func TestForeignNamespaceIsRefused(t *testing.T) {
 	if len(live.Labels) != 1 {
 		t.Errorf("the foreign namespace was relabelled: %v", live.Labels)
 	}
-	if len(provider.approved) != 0 {
-		t.Errorf("approved %v for a refused sandbox", provider.approved)
+	if len(provider.Approved()) != 0 {
+		t.Errorf("approved %v for a refused sandbox", provider.Approved())
 	}
 }
 
@@ -463,7 +463,7 @@ func TestInitOnFakes(t *testing.T) {
 func TestSlowSignerIsWatched(t *testing.T) {
 	consumer, provider := fakePair(t)
 	tenant, _ := manualFlow(t, consumer, provider)
-	provider.deferSigning = true
+	provider.DeferSigning = true
 	id, err := provider.IssueIdentity(t.Context(), issueOptions(tenant))
 	if err != nil {
 		t.Fatalf("IssueIdentity with a slow signer: %v", err)

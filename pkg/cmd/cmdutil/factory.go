@@ -33,6 +33,28 @@ type Factory struct {
 	prefix   string           // "remote-" for the remote cluster's flags
 	// skew is the API server's clock minus ours, in nanoseconds, from the last response's Date header.
 	skew atomic.Int64
+	// connect, if set, builds the clients instead of the kubeconfig: a test factory's fake clusters, chosen
+	// by the --kubeconfig and --context the command was given. Every factory made from this one shares it.
+	connect ConnectFunc
+}
+
+// ConnectFunc gives the clients of the cluster a kubeconfig path and context name.
+type ConnectFunc func(kubeconfig, context string) (*Clients, error)
+
+// NewTestFactory returns a root factory whose clients come from connect (fake clusters), never from a
+// kubeconfig: commands run against it exactly as they do against real clusters.
+func NewTestFactory(streams genericiooptions.IOStreams, connect ConnectFunc) *Factory {
+	f := NewFactory(streams)
+	f.connect = connect
+	return f
+}
+
+// NewSibling returns a factory for another cluster (a fleet's, a mesh's) that shares this one's way to
+// connect.
+func (f *Factory) NewSibling(streams genericiooptions.IOStreams) *Factory {
+	s := NewFactory(streams)
+	s.Color, s.connect = f.Color, f.connect
+	return s
 }
 
 // ServerNow is the API server's clock as last measured: expiries (nonces, certificates) are judged by
@@ -114,6 +136,9 @@ type Clients struct {
 
 // Clients builds the typed and dynamic clients from the factory's flags.
 func (f *Factory) Clients() (*Clients, error) {
+	if f.connect != nil {
+		return f.connect(deref(f.Flags.KubeConfig), deref(f.Flags.Context))
+	}
 	cfg, err := f.Flags.ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("--%skubeconfig/--%scontext: %w", f.prefix, f.prefix, err)
@@ -129,10 +154,17 @@ func (f *Factory) Clients() (*Clients, error) {
 	return &Clients{Config: cfg, Kube: kube, Dynamic: dyn}, nil
 }
 
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
 // AddRemoteFlags registers the connection flags of the remote cluster (--remote-kubeconfig,
 // --remote-context, ...) on fs, and returns the remote factory.
-func AddRemoteFlags(fs *pflag.FlagSet, streams genericiooptions.IOStreams) *Factory {
-	remote := NewFactory(streams)
+func (f *Factory) AddRemoteFlags(fs *pflag.FlagSet, streams genericiooptions.IOStreams) *Factory {
+	remote := f.NewSibling(streams)
 	remote.prefix = "remote-"
 	tmp := pflag.NewFlagSet("remote", pflag.ContinueOnError)
 	remote.Flags.AddFlags(tmp)

@@ -66,12 +66,12 @@ func (m *MeshFlags) Members(root *cmdutil.Factory, streams cmdutil.Streams) ([]*
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		out = append(out, &handshake.MeshMember{Name: name, APIServer: server, CA: ca, New: func(r handshake.Reporter) *handshake.Cluster {
-			return &handshake.Cluster{Kube: c.Kube, Dynamic: c.Dynamic, Report: r, Now: f.ServerNow}
+			return &handshake.Cluster{Kube: c.Kube, Dynamic: c.Dynamic, Config: c.Config, Report: r, Now: f.ServerNow}
 		}})
 		return nil
 	}
 	for _, path := range m.Kubeconfigs {
-		f := cmdutil.NewFactory(streams)
+		f := root.NewSibling(streams)
 		p := path
 		f.Flags.KubeConfig = &p
 		if err := add(path, f); err != nil {
@@ -79,7 +79,7 @@ func (m *MeshFlags) Members(root *cmdutil.Factory, streams cmdutil.Streams) ([]*
 		}
 	}
 	for _, ctxName := range m.Contexts {
-		f := cmdutil.NewFactory(streams)
+		f := root.NewSibling(streams)
 		f.Flags.KubeConfig = root.Flags.KubeConfig
 		n := ctxName
 		f.Flags.Context = &n

@@ -30,7 +30,7 @@ type PairFlags struct {
 // AddPairFlags registers the remote connection flags and --timeout on cmd.
 func AddPairFlags(cmd *cobra.Command, local *cmdutil.Factory, streams cmdutil.Streams, timeoutUsage string) *PairFlags {
 	p := &PairFlags{Local: local, Timeout: DefaultTimeout, cmd: cmd}
-	p.Remote = cmdutil.AddRemoteFlags(cmd.Flags(), streams)
+	p.Remote = local.AddRemoteFlags(cmd.Flags(), streams)
 	cmd.Flags().DurationVar(&p.Timeout, "timeout", p.Timeout, timeoutUsage)
 	return p
 }

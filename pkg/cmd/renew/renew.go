@@ -167,7 +167,7 @@ func (o *Options) renewFromDir(ctx context.Context, providerID string) error {
 	if path == "" {
 		return fmt.Errorf("no kubeconfig for it in --remote-kubeconfig-dir %s (a file %s, %s.kubeconfig or %s.yaml)", o.KubeconfigDir, providerID, providerID, providerID)
 	}
-	remote := cmdutil.NewFactory(o.streams)
+	remote := o.f.NewSibling(o.streams)
 	remote.Flags.KubeConfig = &path
 	printer := o.f.Printer(o.streams)
 	consumer, _, err := flags.Cluster(o.f, printer.Scoped("local"))

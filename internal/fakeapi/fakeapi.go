@@ -1,0 +1,450 @@
+// Package fakeapi is the fast tier's API server: client-go fake clientsets taught the few things a real
+// API server (and its controllers) does that kubectl federate relies on: names from generateName, a CSR
+// signer (honest, slow or dishonest), server-side apply that creates and replaces, DeleteCollection that
+// honours its label selector, namespaces that terminate before they go, access reviews answered from the
+// bindings, admission that refuses the sandbox's dry-run probes, a quota controller and CRD establishment
+// that are instant. The domain's unit tests and the commands' tests (through a test factory) both run on
+// it; everything that touches a real cluster is still proven end to end in test/e2e.
+package fakeapi
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	authzv1 "k8s.io/api/authorization/v1"
+	certv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+)
+
+// Now is the fake clusters' clock.
+var Now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+// Names the fakes know, as the product spells them: the sandbox's label and policy prefix, the cordon
+// label and probe annotation, and the tenant RoleBinding's name.
+const (
+	labelSandbox     = "federate.dev/sandbox"
+	labelCordoned    = "federate.dev/cordoned"
+	annotCordonProbe = "federate.dev/cordon-probe"
+	sandboxPolicy    = "federate-sandbox"
+)
+
+// GVRs the dynamic fake lists, with their list kinds.
+var (
+	CRDs                = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	ClusterRoles        = rbacv1.SchemeGroupVersion.WithResource("clusterroles")
+	ClusterRoleBindings = rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings")
+	RoleBindings        = rbacv1.SchemeGroupVersion.WithResource("rolebindings")
+	ResourceQuotas      = schema.GroupVersionResource{Version: "v1", Resource: "resourcequotas"}
+
+	ListKinds = map[schema.GroupVersionResource]string{
+		v1alpha1.TenantGVR:             "TenantList",
+		v1alpha1.IdentityGVR:           "IdentityList",
+		v1alpha1.ResourceSliceGVR:      "ResourceSliceList",
+		v1alpha1.ResourceSliceClassGVR: "ResourceSliceClassList",
+		v1alpha1.NamespaceRequestGVR:   "NamespaceRequestList",
+		v1alpha1.ExchangeRequestGVR:    "ExchangeRequestList",
+		CRDs:                           "CustomResourceDefinitionList",
+		ClusterRoles:                   "ClusterRoleList",
+		ClusterRoleBindings:            "ClusterRoleBindingList",
+		RoleBindings:                   "RoleBindingList",
+		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}:       "ValidatingAdmissionPolicyList",
+		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"}: "ValidatingAdmissionPolicyBindingList",
+		ResourceQuotas:                                                           "ResourceQuotaList",
+		{Version: "v1", Resource: "limitranges"}:                                 "LimitRangeList",
+		{Version: "v1", Resource: "serviceaccounts"}:                             "ServiceAccountList",
+		{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}: "NetworkPolicyList",
+		{Group: "apps", Version: "v1", Resource: "deployments"}:                  "DeploymentList",
+		{Group: "apps", Version: "v1", Resource: "statefulsets"}:                 "StatefulSetList",
+		{Group: "apps", Version: "v1", Resource: "daemonsets"}:                   "DaemonSetList",
+		{Group: "apps", Version: "v1", Resource: "replicasets"}:                  "ReplicaSetList",
+		{Group: "batch", Version: "v1", Resource: "cronjobs"}:                    "CronJobList",
+		{Group: "batch", Version: "v1", Resource: "jobs"}:                        "JobList",
+		{Version: "v1", Resource: "replicationcontrollers"}:                      "ReplicationControllerList",
+	}
+)
+
+// Server is one fake cluster: its clientsets, its CA (which the signer signs with) and its knobs.
+type Server struct {
+	Clientset     *fake.Clientset
+	DynamicClient *dynamicfake.FakeDynamicClient
+	CA            *x509.Certificate
+	Key           *ecdsa.PrivateKey
+
+	mu       sync.Mutex
+	approved []string // CSR names approved
+	// Signer overrides what the signer does with an approved CSR (nil: sign it honestly).
+	Signer func(csr *x509.CertificateRequest, seconds int32) *x509.Certificate
+	// AdmitAll makes admission refuse nothing (a cluster without the policies).
+	AdmitAll bool
+	// DeferSigning makes the signer answer the approval first and write the certificate a moment later.
+	DeferSigning bool
+	// SARAllow, if set, answers SubjectAccessReviews instead of the bindings.
+	SARAllow func(authzv1.SubjectAccessReviewSpec) bool
+	// Watches receives the resource of every watch the code under test starts.
+	Watches chan string
+}
+
+// New returns a fake cluster holding objects, with the kube-system namespace every cluster has.
+func New(t testing.TB, objects ...runtime.Object) *Server {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "fake-ca"}, IsCA: true,
+		NotBefore: Now.Add(-time.Hour), NotAfter: Now.Add(10 * 365 * 24 * time.Hour), BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(der)
+	kube := fake.NewClientset(objects...)
+	kube.Tracker().Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system", UID: "0123456789abcdef"}}) //nolint:errcheck // a fresh tracker
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), ListKinds)
+	s := &Server{Clientset: kube, DynamicClient: dyn, CA: ca, Key: key, Watches: make(chan string, 100)}
+	s.teach()
+	return s
+}
+
+// Approved lists the names of the CSRs approved so far.
+func (s *Server) Approved() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.approved...)
+}
+
+// AfterWatch runs fn once a watch of resource has started: what a controller does after the code under
+// test began to wait for it.
+func (s *Server) AfterWatch(resource string, fn func()) {
+	go func() {
+		for r := range s.Watches {
+			if r == resource {
+				fn()
+				return
+			}
+		}
+	}()
+}
+
+// Actions lists "verb resource[/sub]" of the typed client's recorded actions, in order.
+func (s *Server) Actions() []string {
+	var out []string
+	for _, a := range s.Clientset.Actions() {
+		v := a.GetVerb() + " " + a.GetResource().Resource
+		if a.GetSubresource() != "" {
+			v += "/" + a.GetSubresource()
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// Count counts the recorded actions "verb resource".
+func (s *Server) Count(verb, resource string) int {
+	n := 0
+	for _, a := range s.Actions() {
+		if a == verb+" "+resource {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Server) teach() {
+	serial := 0
+	s.Clientset.PrependWatchReactor("*", func(a clienttesting.Action) (bool, watch.Interface, error) {
+		w, err := s.Clientset.Tracker().Watch(a.GetResource(), a.GetNamespace(), a.(clienttesting.WatchActionImpl).ListOptions)
+		select { // only once the watcher is registered
+		case s.Watches <- a.GetResource().Resource:
+		default:
+		}
+		return true, w, err
+	})
+	// generateName: the API server makes the name.
+	s.Clientset.PrependReactor("create", "certificatesigningrequests", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		csr := a.(clienttesting.CreateAction).GetObject().(*certv1.CertificateSigningRequest)
+		if csr.Name == "" && csr.GenerateName != "" {
+			serial++
+			csr.Name = csr.GenerateName + strings.Repeat("x", 4) + string(rune('a'+serial%26))
+			csr.Spec.Username = "operator"
+		}
+		return false, nil, nil
+	})
+	s.Clientset.PrependReactor("update", "certificatesigningrequests", s.sign)
+	// DeleteCollection honours its label selector, as the API server does (the fake ignores it otherwise).
+	s.Clientset.PrependReactor("delete-collection", "secrets", DeleteCollection(s.Clientset.Tracker(), corev1.SchemeGroupVersion.WithKind("Secret")))
+	for gvr, list := range ListKinds {
+		s.DynamicClient.PrependReactor("delete-collection", gvr.Resource, DeleteCollection(s.DynamicClient.Tracker(), gvr.GroupVersion().WithKind(strings.TrimSuffix(list, "List"))))
+	}
+	s.Clientset.PrependReactor("delete", "namespaces", s.terminate)
+	s.Clientset.PrependReactor("create", "subjectaccessreviews", s.review)
+	for _, res := range []string{"pods", "services", "secrets"} {
+		s.Clientset.PrependReactor("create", res, s.admit(res))
+	}
+	s.DynamicClient.PrependReactor("patch", "*", s.apply)
+}
+
+// sign is the signer: an approval is answered with a certificate at once (or a moment later).
+func (s *Server) sign(a clienttesting.Action) (bool, runtime.Object, error) {
+	if a.GetSubresource() != "approval" {
+		return false, nil, nil
+	}
+	csr := a.(clienttesting.UpdateAction).GetObject().(*certv1.CertificateSigningRequest).DeepCopy()
+	block, _ := pem.Decode(csr.Spec.Request)
+	req, err := x509.ParseCertificateRequest(block.Bytes)
+	if err != nil {
+		return true, nil, err
+	}
+	seconds := int32(3600)
+	if csr.Spec.ExpirationSeconds != nil {
+		seconds = *csr.Spec.ExpirationSeconds
+	}
+	s.mu.Lock()
+	s.approved = append(s.approved, csr.Name)
+	signer, n := s.Signer, len(s.approved)
+	s.mu.Unlock()
+	var tmpl *x509.Certificate
+	if signer != nil {
+		tmpl = signer(req, seconds)
+	} else {
+		tmpl = &x509.Certificate{SerialNumber: big.NewInt(int64(n + 1)), Subject: req.Subject,
+			NotBefore: Now.Add(-5 * time.Minute), NotAfter: Now.Add(time.Duration(seconds) * time.Second),
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+		tmpl.PublicKey = req.PublicKey
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, s.CA, tmpl.PublicKey, s.Key)
+	if err != nil {
+		return true, nil, err
+	}
+	gvr := certv1.SchemeGroupVersion.WithResource("certificatesigningrequests")
+	if s.DeferSigning {
+		approved := csr.DeepCopy()
+		if err := s.Clientset.Tracker().Update(gvr, approved, ""); err != nil {
+			return true, nil, err
+		}
+		signed := csr.DeepCopy()
+		signed.Status.Certificate = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+		s.AfterWatch("certificatesigningrequests", func() { _ = s.Clientset.Tracker().Update(gvr, signed, "") })
+		return true, approved, nil
+	}
+	csr.Status.Certificate = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := s.Clientset.Tracker().Update(gvr, csr, ""); err != nil {
+		return true, nil, err
+	}
+	return true, csr, nil
+}
+
+// terminate is the namespace controller: a deleted namespace terminates first and is gone a moment later,
+// as on a real cluster, so that the code's watch for its deletion has something to see.
+func (s *Server) terminate(a clienttesting.Action) (bool, runtime.Object, error) {
+	gvr := corev1.SchemeGroupVersion.WithResource("namespaces")
+	name := a.(clienttesting.DeleteAction).GetName()
+	obj, err := s.Clientset.Tracker().Get(gvr, "", name)
+	if err != nil {
+		return true, nil, err
+	}
+	ns := obj.(*corev1.Namespace).DeepCopy()
+	if ns.DeletionTimestamp == nil {
+		now := metav1.NewTime(Now)
+		ns.DeletionTimestamp = &now
+		if err := s.Clientset.Tracker().Update(gvr, ns, ""); err != nil {
+			return true, nil, err
+		}
+		s.AfterWatch("namespaces", func() { _ = s.Clientset.Tracker().Delete(gvr, "", name) })
+	}
+	return true, nil, nil
+}
+
+// review answers a SubjectAccessReview as RBAC would for what kubectl federate binds: creating pods where
+// a RoleBinding of the namespace names the user, impersonating where a ClusterRoleBinding names it;
+// anything else is refused. SARAllow, if set, decides instead.
+func (s *Server) review(a clienttesting.Action) (bool, runtime.Object, error) {
+	sar := a.(clienttesting.CreateActionImpl).GetObject().(*authzv1.SubjectAccessReview).DeepCopy()
+	ra := sar.Spec.ResourceAttributes
+	names := func(tr clienttesting.ObjectTracker, gvr schema.GroupVersionResource, kind, ns string) bool {
+		// The trackers, not the clients: a reactor runs under the fake's lock.
+		l, err := tr.List(gvr, gvr.GroupVersion().WithKind(kind), ns)
+		if err != nil {
+			return false
+		}
+		items, _ := meta.ExtractList(l)
+		for _, o := range items {
+			var subjects []rbacv1.Subject
+			switch b := o.(type) {
+			case *rbacv1.RoleBinding:
+				subjects = b.Subjects
+			case *unstructured.Unstructured:
+				raw, _, _ := unstructured.NestedSlice(b.Object, "subjects")
+				for _, r := range raw {
+					m, _ := r.(map[string]any)
+					name, _ := m["name"].(string)
+					kind, _ := m["kind"].(string)
+					ns, _ := m["namespace"].(string)
+					subjects = append(subjects, rbacv1.Subject{Kind: kind, Name: name, Namespace: ns})
+				}
+			}
+			for _, sub := range subjects {
+				if userOf(sub) == sar.Spec.User {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch {
+	case s.SARAllow != nil:
+		sar.Status.Allowed = s.SARAllow(sar.Spec)
+	case ra != nil && ra.Verb == "create" && ra.Resource == "pods":
+		sar.Status.Allowed = names(s.Clientset.Tracker(), RoleBindings, "RoleBinding", ra.Namespace)
+	case ra != nil && strings.HasPrefix(ra.Verb, "impersonate"):
+		sar.Status.Allowed = names(s.DynamicClient.Tracker(), ClusterRoleBindings, "ClusterRoleBinding", "")
+	}
+	return true, sar, nil
+}
+
+func userOf(s rbacv1.Subject) string {
+	if s.Kind == rbacv1.ServiceAccountKind {
+		return "system:serviceaccount:" + s.Namespace + ":" + s.Name
+	}
+	return s.Name
+}
+
+// admit is admission: in a sandbox namespace, a dry-run create is refused as the sandbox's policies and
+// Pod Security refuse its probes; the cordon probe is refused where the namespace is cordoned.
+func (s *Server) admit(res string) clienttesting.ReactionFunc {
+	return func(a clienttesting.Action) (bool, runtime.Object, error) {
+		ca := a.(clienttesting.CreateActionImpl)
+		dry := len(ca.CreateOptions.DryRun) > 0
+		if p, ok := ca.GetObject().(*corev1.Pod); ok && dry && p.Annotations[annotCordonProbe] != "" {
+			obj, err := s.Clientset.Tracker().Get(corev1.SchemeGroupVersion.WithResource("namespaces"), "", a.GetNamespace())
+			if err == nil && obj.(*corev1.Namespace).Labels[labelCordoned] == "true" {
+				return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: res}, "probe",
+					errors.New("ValidatingAdmissionPolicy '"+sandboxPolicy+"-cordon' denied request"))
+			}
+			return true, p, nil
+		}
+		if !dry || s.AdmitAll {
+			return dry, ca.GetObject(), nil
+		}
+		by := "ValidatingAdmissionPolicy '" + sandboxPolicy + "-" + res + "' denied request"
+		if p, ok := ca.GetObject().(*corev1.Pod); ok && len(p.Spec.Containers) > 0 && len(p.Spec.Containers[0].Ports) > 0 {
+			by = "violates PodSecurity \"restricted:latest\""
+		}
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: res}, "probe", errors.New(by))
+	}
+}
+
+// apply is server-side apply: it creates what is missing and replaces what is there (keeping the other
+// half: status on a spec apply, spec on a status apply); the quota controller and CRD establishment are
+// instant.
+func (s *Server) apply(a clienttesting.Action) (bool, runtime.Object, error) {
+	pa, ok := a.(clienttesting.PatchActionImpl)
+	if !ok || pa.GetPatchType() != types.ApplyPatchType {
+		return false, nil, nil
+	}
+	tr := s.DynamicClient.Tracker()
+	gvr, ns, name := pa.GetResource(), pa.GetNamespace(), pa.GetName()
+	obj := &unstructured.Unstructured{}
+	if err := json.Unmarshal(pa.GetPatch(), &obj.Object); err != nil {
+		return true, nil, err
+	}
+	obj.SetName(name)
+	obj.SetNamespace(ns)
+	existing, err := tr.Get(gvr, ns, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err) && pa.GetSubresource() == "status":
+		return true, nil, err
+	case apierrors.IsNotFound(err):
+		fill(gvr, obj)
+		err = tr.Create(gvr, obj, ns)
+	case err != nil:
+		return true, nil, err
+	default:
+		ex := existing.(*unstructured.Unstructured).DeepCopy()
+		if pa.GetSubresource() == "status" {
+			ex.Object["status"] = obj.Object["status"]
+		} else {
+			if st, ok := ex.Object["status"]; ok {
+				obj.Object["status"] = st
+			}
+			ex = obj
+		}
+		fill(gvr, ex)
+		err = tr.Update(gvr, ex, ns)
+	}
+	if err != nil {
+		return true, nil, err
+	}
+	out, err := tr.Get(gvr, ns, name, metav1.GetOptions{})
+	return true, out, err
+}
+
+// fill is what controllers write at once: a quota's enforced status, a CRD's Established condition.
+func fill(gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
+	switch gvr {
+	case ResourceQuotas:
+		hard, _, _ := unstructured.NestedMap(u.Object, "spec", "hard")
+		_ = unstructured.SetNestedMap(u.Object, hard, "status", "hard")
+	case CRDs:
+		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": "Established", "status": "True"}}, "status", "conditions")
+	}
+}
+
+// DeleteCollection deletes, from a fake's tracker, the objects of one kind that the action's label
+// selector matches.
+func DeleteCollection(tr clienttesting.ObjectTracker, gvk schema.GroupVersionKind) clienttesting.ReactionFunc {
+	return func(a clienttesting.Action) (bool, runtime.Object, error) {
+		dc, ok := a.(clienttesting.DeleteCollectionActionImpl)
+		if !ok {
+			return false, nil, nil
+		}
+		list, err := tr.List(a.GetResource(), gvk, a.GetNamespace())
+		if err != nil {
+			return true, nil, err
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return true, nil, err
+		}
+		sel := dc.GetListRestrictions().Labels
+		for _, it := range items {
+			m, err := meta.Accessor(it)
+			if err != nil {
+				return true, nil, err
+			}
+			if sel == nil || sel.Matches(labels.Set(m.GetLabels())) {
+				if err := tr.Delete(a.GetResource(), m.GetNamespace(), m.GetName()); err != nil && !apierrors.IsNotFound(err) {
+					return true, nil, err
+				}
+			}
+		}
+		return true, nil, nil
+	}
+}
