@@ -30,6 +30,7 @@ const (
 	EventCordoned   = "Cordoned"   // cordon tenant
 	EventUncordoned = "Uncordoned" // uncordon tenant
 	EventDrained    = "Drained"    // drain tenant
+	EventDenied     = "Denied"     // a request refused (deny)
 )
 
 // reportingController names kubectl federate in its Events.

@@ -24,12 +24,12 @@ const LabelCordoned = "federate.dev/cordoned"
 // Cordon (provider) keeps a consumer from starting new workloads in every namespace it was granted, while
 // what runs keeps running: its namespaces get LabelCordoned, which the cordon admission policies select,
 // and the Tenant records it. It takes effect with the labels; safe to re-run.
-func (c *Cluster) Cordon(ctx context.Context, consumerID string) error {
+func (c *Cluster) Cordon(ctx context.Context, consumerID string) (Outcome, error) {
 	return c.setCordon(ctx, consumerID, true)
 }
 
 // Uncordon (provider) lifts Cordon.
-func (c *Cluster) Uncordon(ctx context.Context, consumerID string) error {
+func (c *Cluster) Uncordon(ctx context.Context, consumerID string) (Outcome, error) {
 	return c.setCordon(ctx, consumerID, false)
 }
 
@@ -38,10 +38,10 @@ func (c *Cluster) Uncordon(ctx context.Context, consumerID string) error {
 // until it is uncordoned. Cordon returns once admission refuses the tenant's new pods everywhere, so the
 // one sweep after it leaves nothing the tenant made.
 func (c *Cluster) Drain(ctx context.Context, consumerID string) error {
-	if err := c.Cordon(ctx, consumerID); err != nil {
+	if _, err := c.Cordon(ctx, consumerID); err != nil {
 		return err
 	}
-	names, err := c.consumerNamespaces(ctx, consumerID)
+	names, _, err := c.consumerNamespaces(ctx, consumerID)
 	if err != nil {
 		return err
 	}
@@ -59,36 +59,57 @@ func (c *Cluster) Drain(ctx context.Context, consumerID string) error {
 }
 
 // consumerNamespaces are the tenant namespace and every namespace granted to the consumer, once the
-// consumer is known to have a Tenant here.
-func (c *Cluster) consumerNamespaces(ctx context.Context, consumerID string) ([]string, error) {
+// consumer is known to have a Tenant here (else a *NotFoundError), and whether all of them are cordoned.
+func (c *Cluster) consumerNamespaces(ctx context.Context, consumerID string) ([]string, bool, error) {
 	// The cordon policies must exist before a namespace is labelled for them.
 	if _, err := c.loadCurrent(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	ns := TenantNamespace(consumerID)
-	if _, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Get(ctx, consumerID, metav1.GetOptions{}); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("consumer %q has no Tenant on this cluster (%s/%s): nothing to cordon or drain", consumerID, ns, consumerID)
-		}
-		return nil, err
+	var granted []corev1.Namespace
+	var own *corev1.Namespace
+	var tenantErr, nsErr error
+	if err := parallel(
+		func() error { _, tenantErr = c.readTenant(ctx, consumerID); return nil },
+		func() error { own, nsErr = c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); return nil },
+		func() error { var err error; granted, err = c.grantedNamespaces(ctx, consumerID); return err },
+	); err != nil {
+		return nil, false, err
 	}
-	granted, err := c.grantedNamespaces(ctx, consumerID)
-	if err != nil {
-		return nil, err
+	if apierrors.IsNotFound(tenantErr) {
+		known, err := c.consumerIDs(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		return nil, false, notFound("consumer", consumerID, "on this cluster (no Tenant "+ns+"/"+consumerID+")", known)
+	}
+	if tenantErr != nil {
+		return nil, false, tenantErr
 	}
 	names := []string{ns}
+	cordoned := nsErr == nil && own.Labels[LabelCordoned] == "true"
 	for _, g := range granted {
 		if g.DeletionTimestamp == nil {
 			names = append(names, g.Name)
+			cordoned = cordoned && g.Labels[LabelCordoned] == "true"
 		}
 	}
-	return names, nil
+	return names, cordoned, nil
 }
 
-func (c *Cluster) setCordon(ctx context.Context, consumerID string, on bool) error {
-	names, err := c.consumerNamespaces(ctx, consumerID)
+func (c *Cluster) setCordon(ctx context.Context, consumerID string, on bool) (Outcome, error) {
+	names, cordoned, err := c.consumerNamespaces(ctx, consumerID)
 	if err != nil {
-		return err
+		return Done, err
+	}
+	if cordoned == on {
+		// Already so: admission is confirmed again (a re-run heals a namespace whose label reached admission
+		// late), and nothing is written.
+		probes := make([]func() error, len(names))
+		for i, ns := range names {
+			probes[i] = func() error { return c.waitCordoned(ctx, ns, on) }
+		}
+		return Already, parallel(probes...)
 	}
 	running, done := "Uncordoning "+consumerID, consumerID+" uncordoned: it may start workloads again"
 	label := `null` // a merge patch removes the label
@@ -96,7 +117,7 @@ func (c *Cluster) setCordon(ctx context.Context, consumerID string, on bool) err
 		running, done = "Cordoning "+consumerID, consumerID+" cordoned in "+strconv.Itoa(len(names))+" namespace(s): it starts no new workloads, what runs keeps running"
 		label = `"true"`
 	}
-	return step(c.report(), running, done, func() error {
+	return Done, step(c.report(), running, done, func() error {
 		patch := []byte(`{"metadata":{"labels":{"` + LabelCordoned + `":` + label + `}}}`)
 		jobs := make([]func() error, 0, len(names)+1)
 		for _, ns := range names {

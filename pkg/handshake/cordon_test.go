@@ -1,7 +1,9 @@
 package handshake
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,8 +19,17 @@ func TestCordonConfirmsAdmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := TenantNamespace("consumer")
-	if err := provider.Cordon(t.Context(), "consumer"); err != nil {
-		t.Fatalf("Cordon: %v", err)
+	if out, err := provider.Cordon(t.Context(), "consumer"); err != nil || out != Done {
+		t.Fatalf("Cordon: %v %v", out, err)
+	}
+	writes := len(provider.Clientset.Actions())
+	if out, err := provider.Cordon(t.Context(), "consumer"); err != nil || out != Already {
+		t.Fatalf("Cordon again: %v %v, want Already", out, err)
+	}
+	for _, a := range provider.Clientset.Actions()[writes:] {
+		if v := a.GetVerb(); v == "patch" || v == "update" {
+			t.Errorf("cordon again wrote: %s %s", v, a.GetResource().Resource)
+		}
 	}
 	got, err := provider.kube.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{})
 	if err != nil || got.Labels[LabelCordoned] != "true" {
@@ -31,8 +42,8 @@ func TestCordonConfirmsAdmission(t *testing.T) {
 	if probes == 0 {
 		t.Error("cordon sent no probe")
 	}
-	if err := provider.Uncordon(t.Context(), "consumer"); err != nil {
-		t.Fatalf("Uncordon: %v", err)
+	if out, err := provider.Uncordon(t.Context(), "consumer"); err != nil || out != Done {
+		t.Fatalf("Uncordon: %v %v", out, err)
 	}
 	got, _ = provider.kube.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{})
 	if _, still := got.Labels[LabelCordoned]; still || provider.tenant(t).Status.Cordoned {
@@ -45,8 +56,9 @@ func TestCordonConfirmsAdmission(t *testing.T) {
 		t.Errorf("drain deleted no pods: %v", provider.actions())
 	}
 	before := len(provider.kube.Actions())
-	if err := provider.Cordon(t.Context(), "nobody"); err == nil {
-		t.Error("cordon of an unknown consumer succeeded")
+	var nf *NotFoundError
+	if _, err := provider.Cordon(t.Context(), "consumr"); !errors.As(err, &nf) || !strings.Contains(err.Error(), `did you mean "consumer"?`) {
+		t.Errorf("cordon of an unknown consumer: %v", err)
 	}
 	for _, a := range provider.kube.Actions()[before:] {
 		if v := a.GetVerb(); v != "get" && v != "list" {

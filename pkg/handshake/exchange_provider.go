@@ -557,3 +557,74 @@ func (c *Cluster) applyExchangeStatus(ctx context.Context, ns, name string, st v
 	}
 	return c.applyStatus(ctx, v1alpha1.ExchangeRequestGVR, obj)
 }
+
+// DenyExchange (provider) refuses a consumer's exchange request by name. A pending one is answered Refused
+// with the reason, and nothing is issued. An issued one loses its rights: its user is recorded as revoked,
+// its bindings and roles are deleted, the API server is confirmed to refuse it (and its impersonation cache
+// waited out), and it is marked Revoked. A request refused or revoked before is Already; a name this
+// cluster has no record of is a *NotFoundError naming the consumer's requests.
+func (c *Cluster) DenyExchange(ctx context.Context, consumerID, name, reason string) (Outcome, error) {
+	tns := TenantNamespace(consumerID)
+	reqs, err := c.listExchangeRequests(ctx, consumerID)
+	if err != nil {
+		return Done, err
+	}
+	i := slices.IndexFunc(reqs, func(r v1alpha1.ExchangeRequest) bool { return r.Name == name })
+	if i < 0 {
+		removed, _, err := c.removed(ctx, RemovedExchange, consumerID, name)
+		if err != nil || removed {
+			return Already, err
+		}
+		var known []string
+		for _, r := range reqs {
+			known = append(known, r.Name)
+		}
+		return Done, notFound("exchange request", name, "of consumer "+consumerID+" on this cluster (in "+tns+")", known)
+	}
+	r := reqs[i]
+	switch r.Status.Phase {
+	case ExchangeRefused, ExchangeRevoked:
+		return Already, nil
+	case ExchangeIssued:
+		hash := strings.TrimPrefix(r.Name, r.Spec.Rule+"-")
+		bindings, err := c.exchangeBindings(ctx, consumerID, func(h string) bool { return h == hash })
+		if err != nil {
+			return Done, err
+		}
+		cut := exchangeCut(bindings)
+		users := []RevokedUser{{User: ExchangeUser(consumerID, hash), NotAfter: timeOrZero(r.Status.NotAfter)}}
+		if err := c.recordRevoked(ctx, consumerID, users); err != nil {
+			return Done, err
+		}
+		unbound := time.Now()
+		if err := c.deleteExchangeRBAC(ctx, consumerID, bindings); err != nil {
+			return Done, err
+		}
+		if err := c.confirmRefused(ctx, cut); err != nil {
+			return Done, err
+		}
+		if err := c.applyExchangeStatus(ctx, tns, r.Name, v1alpha1.ExchangeRequestStatus{Phase: ExchangeRevoked, Mode: r.Status.Mode, User: r.Status.User,
+			Reason: "revoked by the provider: " + reason}); err != nil {
+			return Done, err
+		}
+		c.audit(ctx, tenantObject(consumerID), EventRevoked, "exchange credential "+r.Name+" revoked: "+reason, &Credential{User: ExchangeUser(consumerID, hash)})
+		if len(cut) > 0 {
+			if err := waitUntil(ctx, unbound.Add(impersonationCacheTTL)); err != nil {
+				return Done, err
+			}
+		}
+		return Done, nil
+	}
+	if err := c.applyExchangeStatus(ctx, tns, r.Name, v1alpha1.ExchangeRequestStatus{Phase: ExchangeRefused, Reason: "refused by the provider: " + reason}); err != nil {
+		return Done, err
+	}
+	c.audit(ctx, tenantObject(consumerID), EventDenied, "exchange request "+r.Name+" refused: "+reason, nil)
+	return Done, nil
+}
+
+func timeOrZero(t *metav1.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.Time
+}

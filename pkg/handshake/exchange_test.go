@@ -181,7 +181,7 @@ func TestExchangeFlowOnFakes(t *testing.T) {
 	if _, err := consumer.Kube.CoreV1().Secrets(SystemNamespace).Get(t.Context(), exchangePendingKeySecretName("provider", "mapping", grant), metav1.GetOptions{}); err == nil {
 		t.Error("the pending key outlived the import")
 	}
-	if err := provider.Revoke(t.Context(), "consumer"); err != nil {
+	if _, err := provider.Revoke(t.Context(), "consumer"); err != nil {
 		t.Fatal(err)
 	}
 	if left := provider.exchangeRBAC(t); len(left) > 0 {

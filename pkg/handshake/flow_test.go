@@ -342,7 +342,7 @@ func TestAuthenticateRenewUnauthenticate(t *testing.T) {
 	}
 
 	provider.kube.ClearActions()
-	if err := Unauthenticate(t.Context(), consumer.Cluster, provider.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
+	if _, err := Unauthenticate(t.Context(), consumer.Cluster, provider.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
 		t.Fatalf("Unauthenticate: %v", err)
 	}
 	deletes := []string{}
@@ -360,7 +360,7 @@ func TestAuthenticateRenewUnauthenticate(t *testing.T) {
 	if _, err := provider.dyn.Resource(v1alpha1.TenantGVR).Namespace(TenantNamespace("consumer")).Get(t.Context(), "consumer", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("Tenant left: %v", err)
 	}
-	if err := Unauthenticate(t.Context(), consumer.Cluster, provider.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
+	if _, err := Unauthenticate(t.Context(), consumer.Cluster, provider.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
 		t.Errorf("Unauthenticate again: %v", err)
 	}
 }
@@ -377,7 +377,7 @@ func TestRevokeKeepsTheRecord(t *testing.T) {
 	if _, err := provider.kube.CoreV1().Pods(ns).Create(t.Context(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "work", Namespace: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := provider.Revoke(t.Context(), "consumer"); err != nil {
+	if _, err := provider.Revoke(t.Context(), "consumer"); err != nil {
 		t.Fatalf("Revoke: %v", err)
 	}
 	st := provider.tenant(t).Status
@@ -392,7 +392,7 @@ func TestRevokeKeepsTheRecord(t *testing.T) {
 		t.Errorf("pods not swept twice around an access review: %v", provider.actions())
 	}
 
-	if err := provider.Revoke(t.Context(), "consumer"); err != nil {
+	if _, err := provider.Revoke(t.Context(), "consumer"); err != nil {
 		t.Errorf("revoke again: %v", err)
 	}
 }
@@ -481,14 +481,14 @@ func TestUnauthenticateDeletesTheSandbox(t *testing.T) {
 	if _, err := Authenticate(t.Context(), consumer.Cluster, provider.Cluster, o); err != nil {
 		t.Fatal(err)
 	}
-	if err := Unauthenticate(t.Context(), consumer.Cluster, provider.Cluster, UnauthenticateOptions{}); err != nil {
+	if _, err := Unauthenticate(t.Context(), consumer.Cluster, provider.Cluster, UnauthenticateOptions{}); err != nil {
 		t.Fatalf("Unauthenticate: %v", err)
 	}
 	if _, err := provider.kube.CoreV1().Namespaces().Get(t.Context(), TenantNamespace("consumer"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("sandbox namespace left: %v", err)
 	}
 	// With --force and the other side's ID, one side is cleaned even if the other is not initialized.
-	if err := Unauthenticate(t.Context(), consumer.Cluster, provider.Cluster, UnauthenticateOptions{Force: true, ConsumerID: "other"}); err == nil {
+	if _, err := Unauthenticate(t.Context(), consumer.Cluster, provider.Cluster, UnauthenticateOptions{Force: true, ConsumerID: "other"}); err == nil {
 		t.Error("a wrong --cluster-id was accepted")
 	}
 }
@@ -551,7 +551,7 @@ func TestRevokedRequestIsNotReturned(t *testing.T) {
 	if _, err := provider.IssueIdentity(t.Context(), issueOptions(tenant)); err != nil {
 		t.Fatal(err)
 	}
-	if err := provider.Revoke(t.Context(), "consumer"); err != nil {
+	if _, err := provider.Revoke(t.Context(), "consumer"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := provider.IssueIdentity(t.Context(), issueOptions(tenant)); !errors.Is(err, ErrRevoked) {

@@ -29,6 +29,10 @@ const (
 	PairKept    = "already paired"
 	PairRemoved = "removed"
 	PairFailed  = "failed"
+	// PairAlreadyRemoved and PairNotFound are unmesh's for a pair with nothing left: removed before, or
+	// never paired.
+	PairAlreadyRemoved = "already removed"
+	PairNotFound       = "not found"
 )
 
 // PairResult is what happened to one directed pair (consumer -> provider).
@@ -106,7 +110,14 @@ func Unmesh(ctx context.Context, members []*MeshMember, o MeshOptions) ([]PairRe
 		return nil, err
 	}
 	return eachPair(ctx, members, o, func(ctx context.Context, c, p *MeshMember) (string, error) {
-		return PairRemoved, Unauthenticate(ctx, c.New(Discard), p.New(Discard), UnauthenticateOptions{})
+		outcome, err := Unauthenticate(ctx, c.New(Discard), p.New(Discard), UnauthenticateOptions{})
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return PairNotFound, nil
+		case outcome == Already:
+			return PairAlreadyRemoved, err
+		}
+		return PairRemoved, err
 	})
 }
 

@@ -165,18 +165,51 @@ func (c *Cluster) answerNamespaceRequest(ctx context.Context, consumerID, name, 
 // RevokeNamespace (provider) takes an extra namespace away: its RoleBinding first, then what runs there,
 // then the namespace (waited until gone) and the consumer's request for it. Only a namespace granted to
 // this consumer as an extra namespace is touched.
-func (c *Cluster) RevokeNamespace(ctx context.Context, consumerID, name string) error {
+func (c *Cluster) RevokeNamespace(ctx context.Context, consumerID, name string) (Outcome, error) {
 	if err := ValidateExtraNamespace("namespace", name); err != nil {
-		return err
+		return Done, err
 	}
 	owner := nsOwner{consumerID: consumerID, kind: KindExtra}
-	return step(c.report(), "Revoking namespace "+name+" of "+consumerID, "Namespace "+name+" of "+consumerID+" revoked and removed", func() error {
+	if outcome, err := c.extraNamespaceGone(ctx, consumerID, name, owner); err != nil || outcome == Already {
+		return outcome, err
+	}
+	return Done, step(c.report(), "Revoking namespace "+name+" of "+consumerID, "Namespace "+name+" of "+consumerID+" revoked and removed", func() error {
 		if err := c.revokeNamespace(ctx, name, owner); err != nil {
 			return err
 		}
-		return errors.Join(c.deleteNamespace(ctx, name, consumerID),
-			ignoreNotFound(c.Dynamic.Resource(v1alpha1.NamespaceRequestGVR).Namespace(TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{})))
+		if err := errors.Join(c.deleteNamespace(ctx, name, consumerID),
+			ignoreNotFound(c.Dynamic.Resource(v1alpha1.NamespaceRequestGVR).Namespace(TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{}))); err != nil {
+			return err
+		}
+		c.audit(ctx, tenantObject(consumerID), EventRevoked, "namespace "+name+" of consumer "+consumerID+" revoked and removed", nil)
+		return c.recordRemoved(ctx, RemovedNamespace, consumerID, name)
 	})
+}
+
+// extraNamespaceGone answers, before anything is changed, a revocation of an extra namespace this cluster
+// has no live grant of: Already if it was revoked before, else a *NotFoundError naming the consumer's extra
+// namespaces. Done means the namespace is there to revoke.
+func (c *Cluster) extraNamespaceGone(ctx context.Context, consumerID, name string, owner nsOwner) (Outcome, error) {
+	ns, err := c.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if err == nil && owner.owns(ns.Labels) {
+		return Done, nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return Done, err
+	}
+	removed, _, err := c.removed(ctx, RemovedNamespace, consumerID, name)
+	if err != nil || removed {
+		return Already, err
+	}
+	extra, err := c.namespacesOf(ctx, consumerID, KindExtra)
+	if err != nil {
+		return Done, err
+	}
+	var known []string
+	for _, e := range extra {
+		known = append(known, e.Name)
+	}
+	return Done, notFound("extra namespace", name, "of consumer "+consumerID+" on this cluster", known)
 }
 
 // RequestNamespace (consumer) leaves a request for one more namespace in this cluster's tenant namespace

@@ -22,7 +22,8 @@ import (
 // and removes its Tenant (and with it the pinned key), nonce, leftover CSRs and, unless keepNamespace, its
 // sandbox namespace, waiting until they are gone. It succeeds when there is nothing left to remove.
 func (c *Cluster) RemoveTenant(ctx context.Context, consumerID string, keepNamespace bool) error {
-	if err := c.Revoke(ctx, consumerID); err != nil {
+	// Nothing left to revoke (NotFound) is fine here: what remains of the pairing is still removed.
+	if _, err := c.Revoke(ctx, consumerID); err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
 	r := c.report()
@@ -52,7 +53,10 @@ func (c *Cluster) RemoveTenant(ctx context.Context, consumerID string, keepNames
 			}
 			errs = append(errs, parallel(jobs...))
 		}
-		return errors.Join(errs...)
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		return c.recordRemoved(ctx, RemovedConsumer, consumerID, consumerID)
 	})
 }
 
@@ -64,11 +68,14 @@ func (c *Cluster) RemoveIdentity(ctx context.Context, providerID string) error {
 	r := c.report()
 	return step(r, "Removing identity for "+providerID, "Identities for "+providerID+" removed (Identities, kubeconfigs, keys, slice records)", func() error {
 		sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(IdentityLabels(providerID)).String()}
-		return errors.Join(
+		if err := errors.Join(
 			ignoreNotFound(c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
 			ignoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
 			ignoreNotFound(c.Kube.CoreV1().Secrets(SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
-		)
+		); err != nil {
+			return err
+		}
+		return c.recordRemoved(ctx, RemovedProvider, providerID, providerID)
 	})
 }
 
@@ -184,8 +191,19 @@ type UnauthenticateOptions struct {
 	ConsumerID, ProviderID string
 }
 
-// Unauthenticate removes a pairing on both sides, both at once, and returns both sides' errors.
-func Unauthenticate(ctx context.Context, consumer, provider *Cluster, o UnauthenticateOptions) error {
+// SwappedError says that there is no pairing in the direction asked, but there is one the other way round:
+// the two clusters were given in each other's place.
+type SwappedError struct{ ConsumerID, ProviderID string }
+
+func (e *SwappedError) Error() string {
+	return fmt.Sprintf("no pairing in which %q consumes from %q, but there is one the other way round (%q consumes from %q): the two clusters were named in each other's place; nothing was removed",
+		e.ConsumerID, e.ProviderID, e.ProviderID, e.ConsumerID)
+}
+
+// Unauthenticate removes a pairing on both sides, both at once, and returns both sides' errors. A pairing
+// neither side has anything of is Already if either remembers removing it, a *SwappedError if it exists
+// the other way round, and otherwise a *NotFoundError; in each case nothing is changed.
+func Unauthenticate(ctx context.Context, consumer, provider *Cluster, o UnauthenticateOptions) (Outcome, error) {
 	cID, cErr := clusterID(ctx, consumer, o.ConsumerID, "consumer")
 	pID, pErr := clusterID(ctx, provider, o.ProviderID, "provider")
 	if errors.Is(cErr, ErrNotInitialized) || errors.Is(pErr, ErrNotInitialized) {
@@ -194,18 +212,23 @@ func Unauthenticate(ctx context.Context, consumer, provider *Cluster, o Unauthen
 			r = provider.report()
 		}
 		r.Info("This cluster was never initialized: there is no pairing to remove")
-		return nil
+		return Already, nil
 	}
 	if cErr != nil || pErr != nil {
 		if !o.Force || (cErr != nil && pErr != nil) {
-			return errors.Join(wrapSide("consumer", cErr), wrapSide("provider", pErr))
+			return Done, errors.Join(wrapSide("consumer", cErr), wrapSide("provider", pErr))
 		}
 		if cID == "" || pID == "" {
-			return errors.Join(wrapSide("consumer", cErr), wrapSide("provider", pErr), ErrNeedUnreachableID)
+			return Done, errors.Join(wrapSide("consumer", cErr), wrapSide("provider", pErr), ErrNeedUnreachableID)
 		}
 	}
 	if cID == pID {
-		return fmt.Errorf("%w: both have cluster ID %q", ErrSameCluster, cID)
+		return Done, fmt.Errorf("%w: both have cluster ID %q", ErrSameCluster, cID)
+	}
+	if cErr == nil && pErr == nil {
+		if outcome, err := pairingExists(ctx, consumer, provider, cID, pID); err != nil || outcome == Already {
+			return outcome, err
+		}
 	}
 	// Both sides at once: neither depends on the other. The provider's RoleBinding is the first thing its
 	// side deletes; only the provider has a namespace to wait for.
@@ -229,7 +252,70 @@ func Unauthenticate(ctx context.Context, consumer, provider *Cluster, o Unauthen
 		consumerErr = wrapSide("consumer", consumer.RemoveIdentity(ctx, pID))
 	}
 	<-done
-	return errors.Join(providerErr, consumerErr)
+	return Done, errors.Join(providerErr, consumerErr)
+}
+
+// pairingExists checks, before anything is removed, that the pairing consumer -> provider left something
+// on either side; Done means there is something to remove.
+func pairingExists(ctx context.Context, consumer, provider *Cluster, cID, pID string) (Outcome, error) {
+	var fwdTenant, fwdIdentity, revTenant, revIdentity bool
+	var provRemoved, consRemoved bool
+	var known []string
+	err := parallel(
+		func() error { var err error; fwdTenant, err = provider.holdsTenant(ctx, cID); return err },
+		func() error { var err error; fwdIdentity, err = consumer.holdsIdentity(ctx, pID); return err },
+		func() error { var err error; revTenant, err = consumer.holdsTenant(ctx, pID); return err },
+		func() error { var err error; revIdentity, err = provider.holdsIdentity(ctx, cID); return err },
+		func() error {
+			var err error
+			provRemoved, _, err = provider.removed(ctx, RemovedConsumer, cID, cID)
+			return err
+		},
+		func() error {
+			var err error
+			consRemoved, _, err = consumer.removed(ctx, RemovedProvider, pID, pID)
+			return err
+		},
+		func() error { var err error; known, err = provider.consumerIDs(ctx); return err },
+	)
+	switch {
+	case err != nil:
+		return Done, err
+	case fwdTenant || fwdIdentity:
+		return Done, nil
+	case revTenant || revIdentity:
+		return Done, &SwappedError{ConsumerID: cID, ProviderID: pID}
+	case provRemoved || consRemoved:
+		return Already, nil
+	}
+	return Done, notFound("consumer", cID, "on the provider "+pID+" (no Tenant, and the consumer holds no identity for it)", known)
+}
+
+// holdsTenant tells whether this cluster, as a provider, has anything of consumerID: its Tenant or its
+// sandbox namespace.
+func (c *Cluster) holdsTenant(ctx context.Context, consumerID string) (bool, error) {
+	_, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(TenantNamespace(consumerID)).Get(ctx, consumerID, metav1.GetOptions{})
+	if err == nil {
+		return true, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	ns, err := c.Kube.CoreV1().Namespaces().Get(ctx, TenantNamespace(consumerID), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil && tenantOwner(consumerID).owns(ns.Labels), err
+}
+
+// holdsIdentity tells whether this cluster, as a consumer, holds anything for providerID: an Identity, a
+// kubeconfig, a waiting key.
+func (c *Cluster) holdsIdentity(ctx context.Context, providerID string) (bool, error) {
+	l, err := c.Kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(IdentityLabels(providerID)).String()})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil && len(l.Items) > 0, err
 }
 
 // clusterID reads a cluster's ID; if that fails, it returns the ID given (if any) and the error.

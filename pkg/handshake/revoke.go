@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	authzv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -40,13 +43,32 @@ var workloadGVRs = []schema.GroupVersionResource{
 // ServiceAccount replaced, so tokens bound to the old one fail, and the credential ServiceAccount of a
 // Token identity deleted, so its token no longer authenticates), once while the refusal is confirmed and
 // once after, so that nothing created in between survives; and the Tenant is marked Revoked. The namespaces
-// and their data stay for inspection. Safe to re-run.
-func (c *Cluster) Revoke(ctx context.Context, consumerID string) error {
+// and their data stay for inspection. A consumer already revoked (or removed) is Already; one this cluster
+// has no record of is a *NotFoundError, and nothing is changed.
+func (c *Cluster) Revoke(ctx context.Context, consumerID string) (Outcome, error) {
 	ns := TenantNamespace(consumerID)
 	r := c.report()
-	granted, err := c.grantedNamespaces(ctx, consumerID)
-	if err != nil {
-		return err
+	var tenant *v1alpha1.Tenant
+	var tenantErr, nsErr error
+	var granted []corev1.Namespace
+	var own *corev1.Namespace
+	if err := parallel(
+		func() error { tenant, tenantErr = c.readTenant(ctx, consumerID); return nil },
+		func() error { var err error; granted, err = c.grantedNamespaces(ctx, consumerID); return err },
+		func() error { own, nsErr = c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); return nil },
+	); err != nil {
+		return Done, err
+	}
+	switch {
+	case tenantErr != nil && !apierrors.IsNotFound(tenantErr):
+		return Done, tenantErr
+	case nsErr != nil && !apierrors.IsNotFound(nsErr):
+		return Done, nsErr
+	case tenant != nil && tenant.Status.Phase == PhaseRevoked:
+		return Already, nil
+	case tenant == nil && (own == nil || nsErr != nil || !tenantOwner(consumerID).owns(own.Labels)) && len(granted) == 0:
+		// Nothing here for this consumer: removed earlier, or never known.
+		return c.consumerGone(ctx, consumerID)
 	}
 	names := []string{ns}
 	for _, g := range granted {
@@ -72,7 +94,7 @@ func (c *Cluster) Revoke(ctx context.Context, consumerID string) error {
 		unboundAt = time.Now()
 		return err
 	}); err != nil {
-		return err
+		return Done, err
 	}
 	stop := func() error {
 		jobs := []func() error{func() error { return c.stopIn(ctx, ns, tenantOwner(consumerID)) }}
@@ -89,15 +111,15 @@ func (c *Cluster) Revoke(ctx context.Context, consumerID string) error {
 		}
 		return stop()
 	}); err != nil {
-		return err
+		return Done, err
 	}
 	if slices.ContainsFunc(cut, func(b boundUser) bool { return b.Target != "" }) {
 		if err := step(r, "Waiting out the API server's impersonation cache for the exchange credentials of "+consumerID,
 			"Exchange credentials of "+consumerID+" refused", func() error { return waitUntil(ctx, unboundAt.Add(impersonationCacheTTL)) }); err != nil {
-			return err
+			return Done, err
 		}
 	}
-	return step(r, "Marking the Tenant revoked", "Tenant "+ns+"/"+consumerID+" marked "+PhaseRevoked, func() error {
+	return Done, step(r, "Marking the Tenant revoked", "Tenant "+ns+"/"+consumerID+" marked "+PhaseRevoked, func() error {
 		// A merge patch of the phase alone: the pinned key, the expiry and the sandbox stay on record.
 		_, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Patch(ctx, consumerID, types.MergePatchType,
 			[]byte(`{"status":{"phase":"`+PhaseRevoked+`"}}`), metav1.PatchOptions{FieldManager: FieldManager}, "status")
@@ -128,6 +150,62 @@ func waitUntil(ctx context.Context, t time.Time) error {
 	case <-timer.C:
 		return nil
 	}
+}
+
+// consumerGone answers a removal of a consumer this cluster holds nothing live for: Already if it was
+// removed or revoked here before (a tombstone, a revocation record), else a *NotFoundError naming the
+// consumers it has.
+func (c *Cluster) consumerGone(ctx context.Context, consumerID string) (Outcome, error) {
+	removed, _, err := c.removed(ctx, RemovedConsumer, consumerID, consumerID)
+	if err != nil {
+		return Done, err
+	}
+	if !removed {
+		revoked, err := c.revokedUsers(ctx, consumerID)
+		if err != nil {
+			return Done, err
+		}
+		removed = len(revoked) > 0
+	}
+	if removed {
+		return Already, nil
+	}
+	known, err := c.consumerIDs(ctx)
+	if err != nil {
+		return Done, err
+	}
+	return Done, notFound("consumer", consumerID, "on this cluster (no Tenant "+TenantNamespace(consumerID)+"/"+consumerID+")", known)
+}
+
+// consumerIDs lists the consumers this cluster has a Tenant for.
+func (c *Cluster) consumerIDs(ctx context.Context) ([]string, error) {
+	l, err := c.Dynamic.Resource(v1alpha1.TenantGVR).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, it := range l.Items {
+		if strings.TrimPrefix(it.GetNamespace(), TenantNamespacePrefix) == it.GetName() {
+			out = append(out, it.GetName())
+		}
+	}
+	return out, nil
+}
+
+// readTenant reads a consumer's Tenant; nil and the NotFound error if it has none.
+func (c *Cluster) readTenant(ctx context.Context, consumerID string) (*v1alpha1.Tenant, error) {
+	u, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(TenantNamespace(consumerID)).Get(ctx, consumerID, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var t v1alpha1.Tenant
+	if err := fromUnstructured(u, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
 }
 
 // boundUser is a user a binding named, and what the access review that proves it refused asks.

@@ -518,7 +518,10 @@ func (c *Cluster) DeleteSliceLocal(ctx context.Context, providerID, name string,
 		if provider != nil {
 			errs = append(errs, ignoreNotFound(provider.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(TenantNamespace(self.ClusterID)).Delete(ctx, name, metav1.DeleteOptions{})))
 		}
-		return errors.Join(errs...)
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		return c.recordRemoved(ctx, RemovedSlice, providerID, name)
 	})
 }
 

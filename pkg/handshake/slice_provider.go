@@ -630,7 +630,7 @@ func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name stri
 		}
 		sel := labels.SelectorFromSet(map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: consumerID, LabelSlice: name}).String()
 		// The request and the CSRs go whatever the namespace's deletion does.
-		return parallel(
+		if err := parallel(
 			func() error { return c.deleteNamespace(ctx, ns, consumerID) },
 			func() error {
 				return ignoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{}))
@@ -641,8 +641,40 @@ func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name stri
 			func() error { // a token the consumer never collected
 				return ignoreNotFound(c.Kube.CoreV1().Secrets(TenantNamespace(consumerID)).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}))
 			},
-		)
+		); err != nil {
+			return err
+		}
+		c.audit(ctx, tenantObject(consumerID), EventRevoked, "resource slice "+name+" of consumer "+consumerID+" revoked and removed", &Credential{User: keyUser})
+		return c.recordRemoved(ctx, RemovedSlice, consumerID, name)
 	})
+}
+
+// SliceGone (either side) answers a deletion of a slice this cluster holds nothing of, with remoteID:
+// Already if it was deleted here before, else a *NotFoundError naming the slices it holds with remoteID.
+func (c *Cluster) SliceGone(ctx context.Context, remoteID, name string) (Outcome, error) {
+	removed, _, err := c.removed(ctx, RemovedSlice, remoteID, name)
+	if err != nil || removed {
+		return Already, err
+	}
+	var known []string
+	provided, err := c.ProviderSlices(ctx, remoteID)
+	if err != nil {
+		return Done, err
+	}
+	for _, s := range provided {
+		known = append(known, s.Name)
+	}
+	held, err := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(SystemNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(IdentityLabels(remoteID)).String()})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return Done, err
+	}
+	if held != nil {
+		for _, it := range held.Items {
+			known = append(known, it.GetLabels()[LabelSlice])
+		}
+	}
+	return Done, notFound("resource slice", name, "shared with "+remoteID+" on this cluster", known)
 }
 
 // HasSliceNamespace (provider) tells whether a namespace exists for the consumer's slice.

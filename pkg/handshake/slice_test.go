@@ -96,7 +96,7 @@ func TestSliceFlowOnFakes(t *testing.T) {
 		t.Errorf("a second import: %+v %v", res, err)
 	}
 	// Unauthenticate removes the slice on both sides.
-	if err := Unauthenticate(t.Context(), consumer.Cluster, provider.Cluster, UnauthenticateOptions{}); err != nil {
+	if _, err := Unauthenticate(t.Context(), consumer.Cluster, provider.Cluster, UnauthenticateOptions{}); err != nil {
 		t.Fatalf("Unauthenticate: %v", err)
 	}
 	if _, err := provider.kube.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -218,7 +218,7 @@ func TestExtraNamespacesOnFakes(t *testing.T) {
 	if err := provider.GrantNamespace(t.Context(), GrantNamespaceOptions{ConsumerID: "consumer", Name: TenantNamespace("consumer")}); err == nil {
 		t.Error("granted the tenant namespace as an extra one")
 	}
-	if err := provider.RevokeNamespace(t.Context(), "consumer", "team-a"); err != nil {
+	if _, err := provider.RevokeNamespace(t.Context(), "consumer", "team-a"); err != nil {
 		t.Fatalf("RevokeNamespace: %v", err)
 	}
 	if _, err := provider.kube.CoreV1().Namespaces().Get(t.Context(), "team-a", metav1.GetOptions{}); !apierrors.IsNotFound(err) {

@@ -188,3 +188,16 @@ type Streams = genericiooptions.IOStreams
 func (f *Factory) Printer(streams Streams) *output.Printer {
 	return output.NewPrinter(streams.ErrOut, f.Color)
 }
+
+// ConnectionFlags writes how this factory names its cluster (its kubeconfig and context) as flags with
+// the given prefix ("--" or "--remote-"): the words a hint tells the user to type.
+func (f *Factory) ConnectionFlags(prefix string) string {
+	var parts []string
+	if k := deref(f.Flags.KubeConfig); k != "" {
+		parts = append(parts, prefix+"kubeconfig "+k)
+	}
+	if c := deref(f.Flags.Context); c != "" {
+		parts = append(parts, prefix+"context "+c)
+	}
+	return strings.Join(parts, " ")
+}

@@ -4,6 +4,7 @@ package cordon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -18,7 +19,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	cmd := cmdutil.NewGroup("cordon", "Stop a consumer from starting new workloads here: a tenant",
 		"Keep a consumer cluster from starting new workloads on this (provider) cluster, while what it runs keeps running.")
 	cmd.AddCommand(NewTenantCmd(f, streams, TenantVerb{
-		Use:   "tenant CONSUMER",
+		Use:   "tenant --remote-cluster-id CONSUMER",
 		Short: "Stop a consumer from starting new workloads; what runs keeps running (provider side)",
 		Long: `
 			Cordon the consumer CONSUMER in its tenant namespace and every namespace granted to it (resource
@@ -29,9 +30,12 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			shows it. "uncordon tenant" lifts it; "drain tenant" also deletes what runs.`,
 		Example: `
 			# Stop the consumer "edge-1" from starting anything new
-			kubectl federate cordon tenant edge-1`,
-		Run:  func(ctx context.Context, c *handshake.Cluster, id string) error { return c.Cordon(ctx, id) },
-		Done: "tenant/%s cordoned",
+			kubectl federate cordon tenant --remote-cluster-id edge-1`,
+		Run: func(ctx context.Context, c *handshake.Cluster, id string) (handshake.Outcome, error) {
+			return c.Cordon(ctx, id)
+		},
+		Done:    "tenant/%s cordoned",
+		Already: "tenant/%s already cordoned",
 	}))
 	return cmd
 }
@@ -39,13 +43,16 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 // TenantVerb is what a provider-side command on one consumer does.
 type TenantVerb struct {
 	Use, Short, Long, Example string
-	Run                       func(ctx context.Context, c *handshake.Cluster, consumerID string) error
+	Run                       func(ctx context.Context, c *handshake.Cluster, consumerID string) (handshake.Outcome, error)
 	Done                      string // the result line on stdout, with the consumer ID
+	Already                   string // the line when nothing had to change ("" : Done)
 }
 
 // TenantOptions are the arguments of `cordon tenant`, `uncordon tenant` and `drain tenant`.
 type TenantOptions struct {
-	ConsumerID string
+	ConsumerID      string
+	RemoteClusterID string
+	IgnoreNotFound  bool
 
 	verb    TenantVerb
 	f       *cmdutil.Factory
@@ -60,31 +67,55 @@ func NewTenantCmd(f *cmdutil.Factory, streams cmdutil.Streams, verb TenantVerb) 
 		Use:     verb.Use,
 		Aliases: []string{"tenants"},
 		Short:   verb.Short,
-		Long:    cmdutil.LongDesc(verb.Long),
+		Long: cmdutil.LongDesc(verb.Long + `
+
+			The consumer is named by --remote-cluster-id, like every other command (the positional
+			CONSUMER is accepted too). A consumer this cluster has no Tenant for is an error, NotFound,
+			exit 1, naming the consumers it has (--ignore-not-found: exit 0).`),
 		Example: cmdutil.Examples(verb.Example),
-		Args:    cmdutil.ExactArgs(1, "CONSUMER"),
+		Args:    cmdutil.MaximumArgs(1, "CONSUMER"),
 	}, o)
+	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
+	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
 	return cmd
 }
 
 // Complete reads the consumer ID and builds the cluster client.
 func (o *TenantOptions) Complete(_ *cobra.Command, args []string) error {
-	o.ConsumerID = args[0]
+	if len(args) == 1 {
+		o.ConsumerID = args[0]
+	}
 	var err error
 	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
 	return err
 }
 
-// Validate checks the consumer ID.
+// Validate checks the consumer ID: given once, as --remote-cluster-id or CONSUMER.
 func (o *TenantOptions) Validate() error {
-	return handshake.ValidateClusterID("CONSUMER", o.ConsumerID)
+	switch {
+	case o.RemoteClusterID != "" && o.ConsumerID != "" && o.RemoteClusterID != o.ConsumerID:
+		return fmt.Errorf("--remote-cluster-id %q and CONSUMER %q: name the consumer once", o.RemoteClusterID, o.ConsumerID)
+	case o.RemoteClusterID == "" && o.ConsumerID == "":
+		return fmt.Errorf("--remote-cluster-id: required, the ID of the consumer cluster")
+	case o.RemoteClusterID == "":
+		o.RemoteClusterID = o.ConsumerID
+	}
+	return handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID)
 }
 
 // Run applies the verb and prints its result line.
 func (o *TenantOptions) Run(ctx context.Context) error {
-	if err := o.verb.Run(ctx, o.cluster, o.ConsumerID); err != nil {
-		return err
+	outcome, err := o.verb.Run(ctx, o.cluster, o.RemoteClusterID)
+	if o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound) {
+		return nil
 	}
-	_, err := fmt.Fprintf(o.Out, o.verb.Done+"\n", o.ConsumerID)
+	if err != nil {
+		return flags.NotFoundHint(err, "--remote-cluster-id")
+	}
+	line := o.verb.Done
+	if outcome == handshake.Already && o.verb.Already != "" {
+		line = o.verb.Already
+	}
+	_, err = fmt.Fprintf(o.Out, line+"\n", o.RemoteClusterID)
 	return err
 }

@@ -26,6 +26,7 @@ const (
 	sideAuto     = "auto"
 	sideConsumer = "consumer"
 	sideProvider = "provider"
+	sideNone     = "" // this cluster holds nothing of the slice
 )
 
 // ResourceSliceOptions are the flags of `delete resourceslice`.
@@ -34,6 +35,7 @@ type ResourceSliceOptions struct {
 	RemoteClusterID string
 	Side            *cmdutil.Enum
 	Pair            *flags.PairFlags
+	IgnoreNotFound  bool
 
 	f       *cmdutil.Factory
 	oneShot bool
@@ -66,7 +68,9 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 			The side is found from what this cluster holds; --side chooses when it holds both (a two-way
 			pairing with a slice of the same name each way). With --remote-kubeconfig or --remote-context
 			(this cluster the consumer, the remote one the provider), both sides are cleaned at once,
-			the provider first. Deleting a slice that is gone succeeds.`),
+			the provider first. Deleting a slice deleted before succeeds and says "already deleted"; a
+			slice this cluster has no record of is an error, NotFound, exit 1, naming the slices it
+			holds with REMOTE (--ignore-not-found: exit 0).`),
 		Example: cmdutil.Examples(`
 			# On the provider: take the slice "batch" of the consumer "edge-1" away
 			kubectl federate delete resourceslice batch --remote-cluster-id edge-1
@@ -76,6 +80,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 		Args: cmdutil.ExactArgs(1, "NAME"),
 	}, o)
 	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the other cluster of the pairing (required unless --remote-kubeconfig or --remote-context names it)")
+	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
 	o.Side = cmdutil.NewEnum(sideAuto, sideAuto, sideConsumer, sideProvider)
 	cmdutil.AddEnumFlag(cmd, o.Side, "side", "", "Which side of the slice this cluster is")
 	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the deletion may take before it is abandoned (exit code 124)")
@@ -134,15 +139,36 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if side == sideProvider {
-		return cmdutil.WithDeadline(ctx, o.local.DeleteSliceProvider(ctx, o.RemoteClusterID, o.Name), "--timeout "+o.Pair.Timeout.String())
+	switch side {
+	case sideNone:
+		outcome, err := o.local.SliceGone(ctx, o.RemoteClusterID, o.Name)
+		if o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return flags.NotFoundHint(err, "NAME")
+		}
+		if outcome == handshake.Already {
+			_, err = fmt.Fprintf(o.Out, "resourceslice/%s already deleted\n", o.Name)
+		}
+		return err
+	case sideProvider:
+		if err := o.local.DeleteSliceProvider(ctx, o.RemoteClusterID, o.Name); err != nil {
+			return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Pair.Timeout.String())
+		}
+		_, err := fmt.Fprintf(o.Out, "resourceslice/%s deleted\n", o.Name)
+		return err
 	}
 	via, err := o.local.ViaPairing(ctx, o.RemoteClusterID)
 	if err != nil {
 		o.local.Report.Warn(fmt.Sprintf("Cannot reach provider %q through the pairing (%v): the request stays there until its administrator deletes the slice", o.RemoteClusterID, err))
 		via = nil
 	}
-	return cmdutil.WithDeadline(ctx, o.local.DeleteSliceLocal(ctx, o.RemoteClusterID, o.Name, via), "--timeout "+o.Pair.Timeout.String())
+	if err := o.local.DeleteSliceLocal(ctx, o.RemoteClusterID, o.Name, via); err != nil {
+		return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Pair.Timeout.String())
+	}
+	_, err = fmt.Fprintf(o.Out, "resourceslice/%s deleted\n", o.Name)
+	return err
 }
 
 // findSide tells which side of the slice this cluster holds.
@@ -170,8 +196,10 @@ func (o *ResourceSliceOptions) findSide(ctx context.Context) (string, error) {
 		return "", cmdutil.UsageErrorf("--side: this cluster holds slice %q both as consumer and as provider of %q; say which to delete", o.Name, o.RemoteClusterID)
 	case asProvider:
 		return sideProvider, nil
+	case asConsumer:
+		return sideConsumer, nil
 	}
-	return sideConsumer, nil // nothing found as provider: clean whatever the consumer side may hold
+	return sideNone, nil
 }
 
 // both deletes the slice on the provider, then on the consumer.
@@ -186,6 +214,27 @@ func (o *ResourceSliceOptions) both(ctx context.Context) error {
 	}
 	if o.RemoteClusterID != "" && o.RemoteClusterID != pSelf.ClusterID {
 		return fmt.Errorf("--remote-cluster-id %q: the provider is initialized with cluster ID %q", o.RemoteClusterID, pSelf.ClusterID)
+	}
+	held, err := o.pair.Consumer.HasSliceRecord(ctx, pSelf.ClusterID, o.Name)
+	if err != nil {
+		return fmt.Errorf("consumer: %w", err)
+	}
+	provided, err := o.pair.Provider.HasSliceNamespace(ctx, cSelf.ClusterID, o.Name)
+	if err != nil {
+		return fmt.Errorf("provider: %w", err)
+	}
+	if !held && !provided {
+		outcome, err := o.pair.Provider.SliceGone(ctx, cSelf.ClusterID, o.Name)
+		if o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return flags.NotFoundHint(err, "NAME")
+		}
+		if outcome == handshake.Already {
+			_, err = fmt.Fprintf(o.Out, "resourceslice/%s already deleted\n", o.Name)
+		}
+		return err
 	}
 	if err := o.pair.Provider.DeleteSliceProvider(ctx, cSelf.ClusterID, o.Name); err != nil {
 		return fmt.Errorf("provider: %w", err)

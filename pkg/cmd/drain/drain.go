@@ -16,7 +16,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	cmd := cmdutil.NewGroup("drain", "Cordon a consumer and delete what it runs here: a tenant",
 		"Cordon a consumer cluster on this (provider) cluster and delete every workload and pod it runs.")
 	cmd.AddCommand(cordon.NewTenantCmd(f, streams, cordon.TenantVerb{
-		Use:   "tenant CONSUMER",
+		Use:   "tenant --remote-cluster-id CONSUMER",
 		Short: "Cordon a consumer and delete every workload and pod it runs (provider side)",
 		Long: `
 			Cordon the consumer CONSUMER (see "cordon tenant"), then delete every workload (Deployments,
@@ -26,9 +26,11 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			To take its rights away too, use "revoke".`,
 		Example: `
 			# Empty the consumer "edge-1"'s namespaces before maintenance, then let it back
-			kubectl federate drain tenant edge-1
-			kubectl federate uncordon tenant edge-1`,
-		Run:  func(ctx context.Context, c *handshake.Cluster, id string) error { return c.Drain(ctx, id) },
+			kubectl federate drain tenant --remote-cluster-id edge-1
+			kubectl federate uncordon tenant --remote-cluster-id edge-1`,
+		Run: func(ctx context.Context, c *handshake.Cluster, id string) (handshake.Outcome, error) {
+			return handshake.Done, c.Drain(ctx, id)
+		},
 		Done: "tenant/%s drained",
 	}))
 	return cmd

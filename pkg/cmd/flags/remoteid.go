@@ -50,3 +50,17 @@ func RemoteIDError(err error) error {
 	}
 	return err
 }
+
+// IgnoreNotFound registers kubectl's --ignore-not-found on a removal.
+func IgnoreNotFound(cmd *cobra.Command, target *bool) {
+	cmd.Flags().BoolVar(target, "ignore-not-found", false, "Treat a name this cluster has no record of as success (exit 0), as kubectl delete does")
+}
+
+// NotFoundHint names the flag that gave the name a *handshake.NotFoundError is about.
+func NotFoundHint(err error, flag string) error {
+	var nf *handshake.NotFoundError
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%s: %w (--ignore-not-found to accept that)", flag, err)
+	}
+	return err
+}

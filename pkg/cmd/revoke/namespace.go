@@ -2,6 +2,7 @@ package revoke
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,6 +18,7 @@ type NamespaceOptions struct {
 	Name            string
 	RemoteClusterID string
 	Timeout         time.Duration
+	IgnoreNotFound  bool
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
@@ -41,6 +43,7 @@ func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long the removal may take before it is abandoned (exit code 124)")
+	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
 	return cmd
 }
 
@@ -67,9 +70,17 @@ func (o *NamespaceOptions) Validate() error {
 func (o *NamespaceOptions) Run(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	if err := o.cluster.RevokeNamespace(ctx, o.RemoteClusterID, o.Name); err != nil {
-		return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Timeout.String())
+	outcome, err := o.cluster.RevokeNamespace(ctx, o.RemoteClusterID, o.Name)
+	if o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound) {
+		return nil
 	}
-	_, err := fmt.Fprintf(o.Out, "namespace/%s revoked from %s\n", o.Name, o.RemoteClusterID)
+	if err != nil {
+		return cmdutil.WithDeadline(ctx, flags.NotFoundHint(err, "NAME"), "--timeout "+o.Timeout.String())
+	}
+	if outcome == handshake.Already {
+		_, err = fmt.Fprintf(o.Out, "namespace/%s already revoked from %s\n", o.Name, o.RemoteClusterID)
+		return err
+	}
+	_, err = fmt.Fprintf(o.Out, "namespace/%s revoked from %s\n", o.Name, o.RemoteClusterID)
 	return err
 }

@@ -3,6 +3,7 @@ package revoke
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 type Options struct {
 	RemoteClusterID string
 	Timeout         time.Duration
+	IgnoreNotFound  bool
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
@@ -42,7 +44,10 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 
 			The namespaces, their data and the Tenant stay for inspection; "unauthenticate" (with --force
 			if the consumer is gone) removes them. A later "authenticate" or "generate identity" issues
-			a new identity into the same sandbox. Running revoke again succeeds and changes nothing.`),
+			a new identity into the same sandbox. Running revoke again succeeds, says "already revoked",
+			and changes nothing. A consumer this cluster has no record of (no Tenant, live, revoked or
+			removed) is an error, NotFound, exit 1, naming the consumers it has; --ignore-not-found makes
+			that exit 0.`),
 		Example: cmdutil.Examples(`
 			# The consumer "edge-1" is compromised: revoke it now
 			kubectl federate revoke --remote-cluster-id edge-1
@@ -53,6 +58,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster to revoke")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long the revocation may take before it is abandoned (exit code 124)")
+	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
 	cmd.AddCommand(NewCmdNamespace(f, streams))
 	return cmd
 }
@@ -87,8 +93,16 @@ func (o *Options) Run(ctx context.Context) error {
 	if self.ClusterID == o.RemoteClusterID {
 		return fmt.Errorf("--remote-cluster-id %q: %w", o.RemoteClusterID, handshake.ErrOwnID)
 	}
-	if err := o.cluster.Revoke(ctx, o.RemoteClusterID); err != nil {
-		return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Timeout.String())
+	outcome, err := o.cluster.Revoke(ctx, o.RemoteClusterID)
+	if o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return cmdutil.WithDeadline(ctx, flags.NotFoundHint(err, "--remote-cluster-id"), "--timeout "+o.Timeout.String())
+	}
+	if outcome == handshake.Already {
+		_, err = fmt.Fprintf(o.Out, "tenant.federate.dev/%s already revoked\n", o.RemoteClusterID)
+		return err
 	}
 	_, err = fmt.Fprintf(o.Out, "tenant.federate.dev/%s revoked in %s\n", o.RemoteClusterID, time.Since(start).Round(time.Millisecond))
 	return err

@@ -3,6 +3,8 @@ package unauthenticate
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +18,7 @@ import (
 type Options struct {
 	KeepNamespaces bool
 	Force          bool
+	IgnoreNotFound bool
 	IDs            flags.ClusterIDs
 	Pair           *flags.PairFlags
 
@@ -57,6 +60,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the removal may take before it is abandoned (exit code 124)")
 	cmd.Flags().BoolVar(&o.KeepNamespaces, "keep-namespaces", false, "Keep the provider's sandbox namespace and its data (workloads and pods are still deleted)")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "Clean the reachable side even if the other cannot be reached (then exit 1, listing what was left)")
+	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
 	o.IDs.AddFlags(cmd, "The consumer's cluster ID, needed with --force when the consumer is unreachable",
 		"The provider's cluster ID, needed with --force when the provider is unreachable")
 	return cmd
@@ -82,10 +86,22 @@ func (o *Options) Run(ctx context.Context) error {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.Pair.Timeout)
 	defer cancel()
-	if err := handshake.Unauthenticate(ctx, o.pair.Consumer, o.pair.Provider, handshake.UnauthenticateOptions{
+	outcome, err := handshake.Unauthenticate(ctx, o.pair.Consumer, o.pair.Provider, handshake.UnauthenticateOptions{
 		KeepNamespaces: o.KeepNamespaces, Force: o.Force, ConsumerID: o.IDs.Local, ProviderID: o.IDs.Remote,
-	}); err != nil {
+	})
+	var swapped *handshake.SwappedError
+	switch {
+	case errors.As(err, &swapped):
+		return fmt.Errorf("%w; run: kubectl federate unauthenticate %s %s", err, o.Pair.Remote.ConnectionFlags("--"), o.Pair.Local.ConnectionFlags("--remote-"))
+	case o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound):
+		return nil
+	case errors.Is(err, handshake.ErrNotFound):
+		return fmt.Errorf("%w (--ignore-not-found to accept that)", err)
+	case err != nil:
 		return o.Pair.TimeoutError(ctx, flags.PairError(err))
+	case outcome == handshake.Already:
+		o.pair.Printer.Info("The pairing was already removed: nothing to do")
+		return nil
 	}
 	o.pair.Printer.Info(o.Pair.Summary(time.Since(start)))
 	return nil

@@ -16,7 +16,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	cmd := cmdutil.NewGroup("uncordon", "Let a cordoned consumer start workloads again: a tenant",
 		"Lift a cordon: the consumer cluster may start workloads on this (provider) cluster again.")
 	cmd.AddCommand(cordon.NewTenantCmd(f, streams, cordon.TenantVerb{
-		Use:   "tenant CONSUMER",
+		Use:   "tenant --remote-cluster-id CONSUMER",
 		Short: "Let a cordoned consumer start workloads again (provider side)",
 		Long: `
 			Lift "cordon tenant" (or the cordon that "drain tenant" leaves): the consumer CONSUMER may create
@@ -24,9 +24,12 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			on a consumer that is not cordoned.`,
 		Example: `
 			# Let the consumer "edge-1" start workloads again
-			kubectl federate uncordon tenant edge-1`,
-		Run:  func(ctx context.Context, c *handshake.Cluster, id string) error { return c.Uncordon(ctx, id) },
-		Done: "tenant/%s uncordoned",
+			kubectl federate uncordon tenant --remote-cluster-id edge-1`,
+		Run: func(ctx context.Context, c *handshake.Cluster, id string) (handshake.Outcome, error) {
+			return c.Uncordon(ctx, id)
+		},
+		Done:    "tenant/%s uncordoned",
+		Already: "tenant/%s already uncordoned",
 	}))
 	return cmd
 }

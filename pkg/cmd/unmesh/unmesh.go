@@ -4,6 +4,7 @@ package unmesh
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,7 +17,8 @@ import (
 
 // Options are the flags of `unmesh`.
 type Options struct {
-	Mesh flags.MeshFlags
+	Mesh           flags.MeshFlags
+	IgnoreNotFound bool
 
 	f       *cmdutil.Factory
 	members []*handshake.MeshMember
@@ -31,12 +33,14 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 		Short: "Remove every pairing between N clusters, in both directions",
 		Long: cmdutil.LongDesc(`
 			Undo "mesh": remove the pairing of every directed pair of the named clusters, as
-			"unauthenticate" does (both sides, sandboxes included), --parallel at a time. Pairs that are
-			not paired succeed with nothing to do. A table on stdout; exit 1 if any pair failed.`),
+			"unauthenticate" does (both sides, sandboxes included), --parallel at a time. A pair removed
+			before reads "already removed"; a pair never paired reads "not found". A table on stdout;
+			exit 1 if any pair failed or was not found (--ignore-not-found: only if one failed).`),
 		Example: cmdutil.Examples(`
 			kubectl federate unmesh --kubeconfigs a.kubeconfig,b.kubeconfig,c.kubeconfig,d.kubeconfig`),
 	}, o)
 	o.Mesh.AddFlags(cmd)
+	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
 	return cmd
 }
 
@@ -68,6 +72,17 @@ func (o *Options) Run(ctx context.Context) error {
 			return perr
 		}
 		printer.Info(fmt.Sprintf("%d directed pairs in %s", len(results), time.Since(start).Round(time.Millisecond)))
+	}
+	if err == nil && !o.IgnoreNotFound {
+		var missing []string
+		for _, r := range results {
+			if r.Result == handshake.PairNotFound {
+				missing = append(missing, r.Consumer+" -> "+r.Provider)
+			}
+		}
+		if len(missing) > 0 {
+			err = fmt.Errorf("%d pair(s) not found, never paired: %s (--ignore-not-found to accept that)", len(missing), strings.Join(missing, ", "))
+		}
 	}
 	return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Mesh.Timeout.String())
 }
