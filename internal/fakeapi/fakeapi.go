@@ -205,6 +205,7 @@ func (s *Server) teach() {
 	}
 	s.Clientset.PrependReactor("delete", "namespaces", s.terminate)
 	s.Clientset.PrependReactor("create", "subjectaccessreviews", s.review)
+	s.Clientset.PrependReactor("create", "selfsubjectaccessreviews", s.selfReview)
 	for _, res := range []string{"pods", "services", "secrets"} {
 		s.Clientset.PrependReactor("create", res, s.admit(res))
 	}
@@ -327,6 +328,20 @@ func (s *Server) review(a clienttesting.Action) (bool, runtime.Object, error) {
 		sar.Status.Allowed = names(s.DynamicClient.Tracker(), ClusterRoleBindings, "ClusterRoleBinding", "")
 	}
 	return true, sar, nil
+}
+
+// selfReview answers a SelfSubjectAccessReview: a fake does not know who asks, so a tenant's creating pods
+// in a namespace is allowed while a RoleBinding there names anyone (revoke deletes it).
+func (s *Server) selfReview(a clienttesting.Action) (bool, runtime.Object, error) {
+	r := a.(clienttesting.CreateActionImpl).GetObject().(*authzv1.SelfSubjectAccessReview).DeepCopy()
+	if ra := r.Spec.ResourceAttributes; ra != nil && ra.Verb == "create" && ra.Resource == "pods" {
+		l, err := s.Clientset.Tracker().List(RoleBindings, RoleBindings.GroupVersion().WithKind("RoleBinding"), ra.Namespace)
+		if err == nil {
+			items, _ := meta.ExtractList(l)
+			r.Status.Allowed = len(items) > 0
+		}
+	}
+	return true, r, nil
 }
 
 func userOf(s rbacv1.Subject) string {

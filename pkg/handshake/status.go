@@ -10,6 +10,7 @@ import (
 	"time"
 
 	authv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -50,10 +51,29 @@ type CredentialState struct {
 
 // CredentialCheck is what a SelfSubjectReview through a held credential answered.
 type CredentialCheck struct {
-	OK    bool   `json:"ok"`
+	OK bool `json:"ok"`
+	// State is CheckOK, CheckRevoked, CheckCordoned, CheckExpired or CheckUnreachable.
+	State string `json:"state"`
 	User  string `json:"user,omitempty"`
+	// Error says why the state is not ok.
 	Error string `json:"error,omitempty"`
 }
+
+// States of a credential, as status --check proves them through it.
+const (
+	// CheckOK: the provider authorizes it for what it was issued for (creating pods in its namespace; an
+	// exchange credential, acting as its target).
+	CheckOK = "ok"
+	// CheckRevoked: the provider no longer authenticates it, or authenticates it but authorizes it for
+	// nothing it was issued for.
+	CheckRevoked = "revoked"
+	// CheckCordoned: authorized, but the provider's admission refuses its new workloads.
+	CheckCordoned = "cordoned"
+	// CheckExpired: its certificate or token has expired.
+	CheckExpired = "expired"
+	// CheckUnreachable: the provider did not answer (network, DNS, TLS), or the kubeconfig is unusable.
+	CheckUnreachable = "unreachable"
+)
 
 // Active tells whether the credential is meant to work (not revoked or denied).
 func (s *CredentialState) Active() bool {
@@ -208,8 +228,8 @@ func (c *Cluster) identityStates(ctx context.Context, sel metav1.ListOptions) ([
 	return out, nil
 }
 
-// checkHeld proves each credential this cluster holds with a SelfSubjectReview through it: it works when
-// the provider authenticates it as the user it was issued for.
+// checkHeld proves each credential this cluster holds through it: not that it authenticates (a revoked
+// certificate still does) but that the provider authorizes it for what it was issued for (checkOne).
 func (c *Cluster) checkHeld(ctx context.Context, states []CredentialState) error {
 	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy, LabelRole: RoleConsumer}).String()}
 	secrets, err := c.Kube.CoreV1().Secrets(SystemNamespace).List(ctx, sel)
@@ -243,26 +263,64 @@ func (c *Cluster) checkHeld(ctx context.Context, states []CredentialState) error
 
 func (c *Cluster) checkOne(ctx context.Context, s *CredentialState, kc []byte) *CredentialCheck {
 	if len(kc) == 0 {
-		return &CredentialCheck{Error: fmt.Sprintf("no kubeconfig in Secret %s/%s", SystemNamespace, s.secret)}
+		return &CredentialCheck{State: CheckUnreachable, Error: fmt.Sprintf("no kubeconfig in Secret %s/%s", SystemNamespace, s.secret)}
+	}
+	if s.NotAfter != nil && !c.now().Before(*s.NotAfter) {
+		return &CredentialCheck{State: CheckExpired, Error: "expired at " + s.NotAfter.UTC().Format(time.RFC3339)}
 	}
 	as, err := c.dial(kc)
 	if err != nil {
-		return &CredentialCheck{Error: err.Error()}
+		return &CredentialCheck{State: CheckUnreachable, Error: err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	r, err := as.Kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil {
-		return &CredentialCheck{Error: err.Error()}
-	}
-	got, want := r.Status.UserInfo.Username, s.User
 	if s.Kind == KindExchange {
-		want = s.Target // it acts as its target, which the provider lets it impersonate
+		// Acting as its target proves the impersonation rights it was issued: the request is refused if
+		// the provider took them away.
+		r, err := as.Kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			return failedCheck(err)
+		}
+		if got := r.Status.UserInfo.Username; got != s.Target {
+			return &CredentialCheck{State: CheckRevoked, User: got, Error: fmt.Sprintf("acts as %q, not its target %q", got, s.Target)}
+		}
+		return &CredentialCheck{OK: true, State: CheckOK, User: s.Target}
 	}
-	if got != want {
-		return &CredentialCheck{User: got, Error: fmt.Sprintf("authenticates as %q, not the recorded %q", got, want)}
+	// A pairing's or a slice's identity exists to run workloads in its namespace: the provider must
+	// authorize creating pods there, and its admission must not refuse them (cordon).
+	var review *authzv1.SelfSubjectAccessReview
+	var rerr, perr error
+	_ = parallel(
+		func() error {
+			review, rerr = as.Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{Spec: authzv1.SelfSubjectAccessReviewSpec{
+				ResourceAttributes: &authzv1.ResourceAttributes{Namespace: s.Namespace, Verb: "create", Resource: "pods"}}}, metav1.CreateOptions{})
+			return nil
+		},
+		func() error {
+			_, perr = as.Kube.CoreV1().Pods(s.Namespace).Create(ctx, cordonProbe(s.Namespace), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return nil
+		},
+	)
+	switch {
+	case rerr != nil:
+		return failedCheck(rerr)
+	case !review.Status.Allowed:
+		return &CredentialCheck{State: CheckRevoked, User: s.User, Error: fmt.Sprintf("authenticates, but may not create pods in %s: authorized for nothing it was issued for", s.Namespace)}
+	case perr != nil && strings.Contains(perr.Error(), SandboxName+"-cordon"):
+		return &CredentialCheck{State: CheckCordoned, User: s.User, Error: "the provider cordoned this consumer: it may not start new workloads"}
 	}
-	return &CredentialCheck{OK: true, User: got}
+	return &CredentialCheck{OK: true, State: CheckOK, User: s.User}
+}
+
+// failedCheck reads why a request through a credential failed.
+func failedCheck(err error) *CredentialCheck {
+	switch {
+	case apierrors.IsUnauthorized(err):
+		return &CredentialCheck{State: CheckRevoked, Error: "the provider no longer authenticates it (401 Unauthorized)"}
+	case apierrors.IsForbidden(err):
+		return &CredentialCheck{State: CheckRevoked, Error: "authenticates, but is refused what it was issued for: " + err.Error()}
+	}
+	return &CredentialCheck{State: CheckUnreachable, Error: err.Error()}
 }
 
 // issuedExchangeStates lists the exchange credentials this cluster issued as a provider.

@@ -43,10 +43,18 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			and the identities it holds as a consumer, with their kind, credential (certificate or token),
 			user, expiry, time left and sandbox level.
 
-			--check also proves each credential this cluster holds: a SelfSubjectReview through it must
-			authenticate as the recorded user. --expiring-within makes the command a monitor: it exits
-			with code 3 when a credential expires within that window (or has expired), and 4 when --check
-			finds one that does not work; the list is printed either way.`),
+			--check also proves each credential this cluster holds, through it: not that it
+			authenticates (a revoked certificate still does) but that the provider authorizes it for what
+			it was issued for. A pairing's or a slice's identity must be allowed to create pods in its
+			namespace (a SelfSubjectAccessReview) and not be refused them by admission (a dry-run pod); an
+			exchange credential must act as its target. Each gets one state: ok, revoked (no longer
+			authenticated, or authenticated but authorized for nothing it was issued for), cordoned,
+			expired or unreachable, with the reason.
+
+			Exit codes, for scripts: 0 all is well; 4 --check found a credential not ok (revoked,
+			cordoned, expired or unreachable); 3 --expiring-within found an active credential expiring
+			within the window (a credential --check found revoked counts as revoked, not expiring); 1 the
+			command could not run. 4 wins over 3. The list is printed either way.`),
 		Example: cmdutil.Examples(`
 			# Everything this cluster provides and holds
 			kubectl federate status
@@ -60,7 +68,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			# Who issued, renewed, revoked, granted, cordoned or drained what, and when
 			kubectl federate status --history`),
 	}, o)
-	cmd.Flags().BoolVar(&o.Check, "check", false, "Prove each credential this cluster holds with a SelfSubjectReview through it (exit code 4 if one fails)")
+	cmd.Flags().BoolVar(&o.Check, "check", false, "Prove, through each credential this cluster holds, that the provider authorizes it for what it was issued for (exit code 4 if one is not ok)")
 	cmd.Flags().DurationVar(&o.ExpiringWithin, "expiring-within", 0, "Exit with code 3 when an active credential expires within this duration, e.g. 720h")
 	cmd.Flags().BoolVar(&o.History, "history", false, "Show the audit trail instead: every issuance, import, renewal, revocation, grant, cordon and drain recorded on this cluster (as long as its API server keeps Events)")
 	o.Output = printers.AddOutputFlag(cmd, "", "a table", "json", "yaml", "wide")
@@ -112,14 +120,15 @@ func (o *Options) verdict(report *handshake.StatusReport) error {
 	now := o.now()
 	for _, s := range report.Credentials {
 		if s.Check != nil && !s.Check.OK {
-			failed = append(failed, describe(s)+": "+s.Check.Error)
+			failed = append(failed, describe(s)+": "+s.Check.State+" ("+s.Check.Error+")")
+			continue // revoked, cordoned, expired or unreachable: reported as such, not as expiring
 		}
 		if o.ExpiringWithin > 0 && s.Active() && s.NotAfter != nil && s.NotAfter.Before(now.Add(o.ExpiringWithin)) {
 			expiring = append(expiring, fmt.Sprintf("%s expires %s", describe(s), s.NotAfter.UTC().Format(time.RFC3339)))
 		}
 	}
 	if len(failed) > 0 {
-		return &cmdutil.CodedError{Code: cmdutil.ExitCheckFailed, Err: fmt.Errorf("%d credential(s) do not work: %s", len(failed), strings.Join(failed, "; "))}
+		return &cmdutil.CodedError{Code: cmdutil.ExitCheckFailed, Err: fmt.Errorf("%d credential(s) not ok: %s; renew them (kubectl federate renew), or ask the provider's administrator", len(failed), strings.Join(failed, "; "))}
 	}
 	if len(expiring) > 0 {
 		return &cmdutil.CodedError{Code: cmdutil.ExitExpiring, Err: fmt.Errorf("%d credential(s) expire within %s: %s", len(expiring), o.ExpiringWithin, strings.Join(expiring, "; "))}
@@ -193,14 +202,10 @@ func cordonedCol(s handshake.CredentialState) string {
 }
 
 func check(c *handshake.CredentialCheck) string {
-	switch {
-	case c == nil:
+	if c == nil {
 		return "-"
-	case c.OK:
-		return "ok"
-	default:
-		return "FAILED"
 	}
+	return c.State
 }
 
 func (o *Options) printHistory(ctx context.Context) error {

@@ -1,0 +1,50 @@
+package handshake
+
+import (
+	"testing"
+	"time"
+)
+
+// status --check proves rights, not authentication: a pairing identity is ok while the provider lets it
+// create pods in its namespace, cordoned while admission refuses its new pods, revoked once its binding
+// is gone (a revoked certificate still authenticates), expired past its NotAfter.
+func TestCheckProvesRights(t *testing.T) {
+	consumer, provider := pairedFakes(t)
+	consumer.Dial = func([]byte) (*Cluster, error) { return provider.Cluster, nil }
+	state := func() *CredentialCheck {
+		t.Helper()
+		r, err := consumer.Status(t.Context(), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range r.Credentials {
+			if s.Role == RoleConsumer && s.Kind == KindControlPlane {
+				return s.Check
+			}
+		}
+		t.Fatalf("no held pairing identity in %+v", r.Credentials)
+		return nil
+	}
+	if c := state(); c == nil || c.State != CheckOK || !c.OK {
+		t.Fatalf("paired: %+v", c)
+	}
+	if _, err := provider.Cordon(t.Context(), "consumer"); err != nil {
+		t.Fatal(err)
+	}
+	if c := state(); c.State != CheckCordoned || c.OK {
+		t.Errorf("cordoned: %+v", c)
+	}
+	if _, err := provider.Uncordon(t.Context(), "consumer"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provider.Revoke(t.Context(), "consumer"); err != nil {
+		t.Fatal(err)
+	}
+	if c := state(); c.State != CheckRevoked || c.OK {
+		t.Errorf("revoked: %+v", c)
+	}
+	consumer.Now = func() time.Time { return fakeNow.Add(400 * 24 * time.Hour) }
+	if c := state(); c.State != CheckExpired {
+		t.Errorf("expired: %+v", c)
+	}
+}
