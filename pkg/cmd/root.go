@@ -4,10 +4,13 @@ package cmd
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"strconv"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/version"
@@ -38,6 +41,22 @@ func NewRootCmdWithFactory(streams genericiooptions.IOStreams, f *cmdutil.Factor
 		SilenceUsage:  true,
 	}
 	cmdutil.SetupRoot(root)
+	// -v N, as kubectl's: client-go logs its requests through klog (6: each request, 8: bodies, 9: curl).
+	verbosity := 0
+	root.PersistentFlags().IntVarP(&verbosity, "v", "v", 0, "Log level of client-go's request logging on stderr, as kubectl's -v (6: each request and its answer, 8: bodies)")
+	validate := root.PersistentPreRunE
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if verbosity > 0 {
+			fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+			klog.InitFlags(fs)
+			if err := fs.Set("v", strconv.Itoa(verbosity)); err != nil {
+				return cmdutil.Usage(fmt.Errorf("-v %d: %w", verbosity, err))
+			}
+			klog.SetOutput(streams.ErrOut)
+			klog.LogToStderr(false)
+		}
+		return validate(cmd, args)
+	}
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)

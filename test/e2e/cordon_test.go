@@ -156,7 +156,7 @@ func TestCordonAndDrain(t *testing.T) {
 	}
 	hasEvent(t, provider, time.Now().Add(-10*time.Minute), "Cordoned", "Uncordoned", "Drained")
 	// An unknown consumer: a clear error, nothing labelled.
-	if r := cli(t, "", "cordon", "tenant", "nobody", "--kubeconfig", provider.Kubeconfig); r.code != 1 || !strings.Contains(r.stderr, `consumer "nobody" has no Tenant`) {
+	if r := cli(t, "", "cordon", "tenant", "nobody", "--kubeconfig", provider.Kubeconfig); r.code != 1 || !strings.Contains(r.stderr, `consumer "nobody" not found`) {
 		t.Errorf("cordon of an unknown consumer: %s", r)
 	}
 }

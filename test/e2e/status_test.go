@@ -74,7 +74,7 @@ func TestStatus(t *testing.T) {
 	mustOn(t, provider, "revoke", "--remote-cluster-id", "consumer")
 	tokenRefused(t, "the revoked token", kubernetes.NewForConfigOrDie(cfg), handshake.TenantNamespace("consumer"))
 	r = cli(t, "", "status", "--check", "--kubeconfig", consumer.Kubeconfig)
-	if r.code != 4 || !strings.Contains(r.stdout, "FAILED") || !strings.Contains(r.stderr, "consumer ControlPlane of provider") {
+	if r.code != 4 || !strings.Contains(r.stdout, "revoked") || !strings.Contains(r.stderr, "consumer ControlPlane of provider") {
 		t.Errorf("status --check with a revoked token: %s", r)
 	}
 	start := time.Now()

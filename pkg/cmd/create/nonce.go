@@ -47,7 +47,7 @@ func NewCmdNonce(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			kubectl federate get nonce --remote-cluster-id edge-1 > nonce.txt`),
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster the nonce is for")
-	cmd.Flags().DurationVar(&o.TTL, "ttl", o.TTL, "How long the nonce stays valid if unused")
+	cmdutil.DurationFlag(cmd.Flags(), &o.TTL, "ttl", o.TTL, time.Minute, 168*time.Hour, "How long the nonce stays valid if unused")
 	return cmd
 }
 

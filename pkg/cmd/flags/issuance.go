@@ -41,7 +41,7 @@ func (i *IssuanceFlags) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&i.APIServer, "api-server", "", "The provider API server URL written into the consumer's kubeconfig (default: the server of the provider's kubeconfig)")
 	fs.StringVar(&i.CAFile, "ca-file", "", "PEM file of the CA that verifies --api-server (default: the CA of the provider's kubeconfig)")
-	fs.DurationVar(&i.Expiration, "expiration", i.Expiration, "Requested lifetime of the issued certificate or token; the signer or the API server may shorten it")
+	cmdutil.DurationFlag(fs, &i.Expiration, "expiration", i.Expiration, handshake.MinExpiration, 365*24*time.Hour, "Requested lifetime of the issued certificate or token; the signer or the API server may shorten it")
 	i.CredentialFlags.AddFlags(cmd)
 	fs.StringVar(&i.ClusterRole, "cluster-role", handshake.DefaultClusterRole, "The ClusterRole bound to the identity in its tenant namespace on the provider")
 	_ = cmd.MarkFlagFilename("ca-file", "crt", "pem")
@@ -130,7 +130,7 @@ func (i *CredentialFlags) AddFlags(cmd *cobra.Command) {
 	cmdutil.AddEnumFlag(cmd, i.Credential, "credential", "",
 		"What the consumer authenticates with: a client certificate through the CSR API, a ServiceAccount token (TokenRequest), or auto: a certificate, else a token when the signer issues none within --signer-timeout")
 	i.SignerTimeout = handshake.DefaultSignerTimeout
-	cmd.Flags().DurationVar(&i.SignerTimeout, "signer-timeout", i.SignerTimeout, "How long to wait for the cluster's signer to issue an approved certificate before giving up (or, with --credential auto, falling back to a token)")
+	cmdutil.DurationFlag(cmd.Flags(), &i.SignerTimeout, "signer-timeout", i.SignerTimeout, time.Second, 10*time.Minute, "How long to wait for the cluster's signer to issue an approved certificate before giving up (or, with --credential auto, falling back to a token)")
 }
 
 // Validate checks the flags without I/O.

@@ -31,7 +31,7 @@ type PairFlags struct {
 func AddPairFlags(cmd *cobra.Command, local *cmdutil.Factory, streams cmdutil.Streams, timeoutUsage string) *PairFlags {
 	p := &PairFlags{Local: local, Timeout: DefaultTimeout, cmd: cmd}
 	p.Remote = local.AddRemoteFlags(cmd.Flags(), streams)
-	cmd.Flags().DurationVar(&p.Timeout, "timeout", p.Timeout, timeoutUsage)
+	cmdutil.DurationFlag(cmd.Flags(), &p.Timeout, "timeout", p.Timeout, time.Second, 24*time.Hour, timeoutUsage)
 	return p
 }
 

@@ -60,10 +60,10 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	}, o)
 	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster (without --all)")
 	cmd.Flags().BoolVar(&o.All, "all", false, "Renew every provider this cluster holds credentials on (see --expiring-within)")
-	cmd.Flags().DurationVar(&o.ExpiringWithin, "expiring-within", 0, "With --all: only the providers with a credential expiring within this duration, e.g. 720h")
+	cmdutil.DurationFlag(cmd.Flags(), &o.ExpiringWithin, "expiring-within", 0, 0, 3650*24*time.Hour, "With --all: only the providers with a credential expiring within this duration, e.g. 720h")
 	cmd.Flags().StringVar(&o.KubeconfigDir, "remote-kubeconfig-dir", "", "With --all: a directory holding one kubeconfig per provider, named after its cluster ID")
 	_ = cmd.MarkFlagDirname("remote-kubeconfig-dir")
-	cmd.Flags().DurationVar(&o.Expiration, "expiration", o.Expiration, "Requested lifetime of the new credentials; the signer or the API server may shorten it")
+	cmdutil.DurationFlag(cmd.Flags(), &o.Expiration, "expiration", o.Expiration, handshake.MinExpiration, 365*24*time.Hour, "Requested lifetime of the new credentials; the signer or the API server may shorten it")
 	o.Credential.AddFlags(cmd)
 	_ = cmd.Flags().MarkHidden("credential") // the kind recorded for each credential is kept
 	o.KeyAlgorithm = flags.KeyAlgorithm(cmd)

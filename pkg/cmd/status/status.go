@@ -69,7 +69,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			kubectl federate status --history`),
 	}, o)
 	cmd.Flags().BoolVar(&o.Check, "check", false, "Prove, through each credential this cluster holds, that the provider authorizes it for what it was issued for (exit code 4 if one is not ok)")
-	cmd.Flags().DurationVar(&o.ExpiringWithin, "expiring-within", 0, "Exit with code 3 when an active credential expires within this duration, e.g. 720h")
+	cmdutil.DurationFlag(cmd.Flags(), &o.ExpiringWithin, "expiring-within", 0, 0, 3650*24*time.Hour, "Exit with code 3 when an active credential expires within this duration, e.g. 720h")
 	cmd.Flags().BoolVar(&o.History, "history", false, "Show the audit trail instead: every issuance, import, renewal, revocation, grant, cordon and drain recorded on this cluster (as long as its API server keeps Events)")
 	o.Output = printers.AddOutputFlag(cmd, "", "a table", "json", "yaml", "wide")
 	return cmd
