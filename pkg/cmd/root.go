@@ -83,6 +83,11 @@ func Execute(ctx context.Context, root *cobra.Command, streams genericiooptions.
 	if err == nil {
 		return 0
 	}
+	// A cluster that cannot be reached is said in the user's terms alone: which flag, which server, why.
+	var conn *cmdutil.ConnectionError
+	if errors.As(err, &conn) {
+		err = conn
+	}
 	fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
 	var usage *cmdutil.UsageError
 	// A command that cannot run (the root, a group) was given an unknown subcommand: a usage error too.

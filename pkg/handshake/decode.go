@@ -33,15 +33,19 @@ func decodeDocument(source string, data []byte, kind string, into any) error {
 	} else if n != 1 {
 		return fmt.Errorf("%s: must hold exactly one %s document, found %d", source, kind, n)
 	}
-	var meta struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
+	var generic any
+	if err := yaml.Unmarshal(data, &generic); err != nil {
+		return fmt.Errorf("%s: is not valid YAML or JSON: %w", source, cleanYAMLError(err))
 	}
-	if err := yaml.Unmarshal(data, &meta); err != nil {
-		return fmt.Errorf("%s: is not valid YAML or JSON: %w", source, err)
+	object, ok := generic.(map[string]any)
+	if !ok {
+		return &WrongKindError{Source: source, Have: shapeOf(generic), Want: kind}
 	}
+	meta := struct{ APIVersion, Kind string }{}
+	meta.APIVersion, _ = object["apiVersion"].(string)
+	meta.Kind, _ = object["kind"].(string)
 	if meta.Kind != kind {
-		return fmt.Errorf("%s: kind is %q, want %q", source, meta.Kind, kind)
+		return &WrongKindError{Source: source, Have: meta.Kind, Want: kind}
 	}
 	if meta.APIVersion != v1alpha1.APIVersion {
 		return fmt.Errorf("%s: apiVersion is %q, want %q", source, meta.APIVersion, v1alpha1.APIVersion)
@@ -53,6 +57,43 @@ func decodeDocument(source string, data []byte, kind string, into any) error {
 		return fmt.Errorf("%s: %w", source, cleanYAMLError(err))
 	}
 	return nil
+}
+
+// WrongKindError says that a file holds something else than the kind a command reads: Have is its kind
+// ("" for none), or what it is when it is not an object ("a list", "a string").
+type WrongKindError struct {
+	Source, Have, Want string
+}
+
+func (e *WrongKindError) Error() string {
+	if e.Have == "" {
+		return fmt.Sprintf("%s: holds no kind, it is not %s", e.Source, article(e.Want))
+	}
+	if strings.HasPrefix(e.Have, "a ") {
+		return fmt.Sprintf("%s: holds %s, not %s object", e.Source, e.Have, article(e.Want))
+	}
+	return fmt.Sprintf("%s: is %s, not %s", e.Source, article(e.Have), article(e.Want))
+}
+
+// article puts "a" or "an" before a kind.
+func article(kind string) string {
+	if kind != "" && strings.ContainsRune("AEIOU", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
+}
+
+// shapeOf names what a decoded YAML or JSON value is, for an error.
+func shapeOf(v any) string {
+	switch v.(type) {
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case nil:
+		return "a null"
+	}
+	return "a value"
 }
 
 // byteFields are the base64 fields of each kind, checked one by one so an error can name the field.

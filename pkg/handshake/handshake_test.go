@@ -126,7 +126,7 @@ func TestDecodeTenant(t *testing.T) {
 	}
 	for name, tc := range map[string]struct{ doc, want string }{
 		"empty":         {"", "is empty"},
-		"wrong kind":    {strings.Replace(good, "kind: Tenant", "kind: Identity", 1), "kind is \"Identity\""},
+		"wrong kind":    {strings.Replace(good, "kind: Tenant", "kind: Identity", 1), "is an Identity, not a Tenant"},
 		"wrong version": {strings.Replace(good, "v1alpha1", "v1", 1), "apiVersion"},
 		"unknown field": {good + "  extra: 1\n", "unknown field"},
 		"two docs":      {good + "---\n" + good, "exactly one"},

@@ -62,6 +62,7 @@ type Printer struct {
 	styled bool
 	scope  string
 	mu     *sync.Mutex
+	live   *live // styled: the running steps, shared with every scoped copy
 }
 
 // NewPrinter returns a printer on w, styled or plain as decided by mode and w.
@@ -69,7 +70,12 @@ func NewPrinter(w io.Writer, mode ColorMode) *Printer {
 	if mode == ColorAlways {
 		pterm.EnableColor() // pterm itself turns colour off under NO_COLOR; --color always wins
 	}
-	return &Printer{w: w, styled: Styled(mode, printers.IsTerminal(w), os.Getenv), mu: &sync.Mutex{}}
+	p := &Printer{w: w, styled: Styled(mode, printers.IsTerminal(w), os.Getenv), mu: &sync.Mutex{}}
+	// Live lines move the cursor, which needs a terminal's file; elsewhere a styled printer writes
+	// outcomes only.
+	_, file := w.(interface{ Fd() uintptr })
+	p.live = &live{w: w, drawn: p.styled && file}
+	return p
 }
 
 // NewPlainPrinter returns a printer without escape codes (tests, pipes).
@@ -108,12 +114,12 @@ func (p *Printer) prefix(kind string) *pterm.PrefixPrinter {
 }
 
 func (p *Printer) line(kind, msg string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.styled {
-		p.prefix(kind).Println(p.text(msg))
+		p.live.print(func() { p.prefix(kind).Println(p.text(msg)) })
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	fmt.Fprintf(p.w, "%-7s %s\n", kind, p.text(msg))
 }
 
@@ -146,31 +152,10 @@ func (p *Printer) Begin(running, done string) func(error) {
 	if !p.styled {
 		return plain
 	}
-	spinner := pterm.SpinnerPrinter{
-		Sequence:            []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"},
-		Style:               &pterm.ThemeDefault.SpinnerStyle,
-		Delay:               100 * time.Millisecond,
-		MessageStyle:        &pterm.ThemeDefault.SpinnerTextStyle,
-		TimerStyle:          &pterm.ThemeDefault.TimerStyle,
-		ShowTimer:           true,
-		TimerRoundingFactor: time.Second,
-		SuccessPrinter:      p.prefix("SUCCESS"),
-		FailPrinter:         p.prefix("ERROR"),
-		WarningPrinter:      p.prefix("WARNING"),
-		InfoPrinter:         p.prefix("INFO"),
-		Writer:              p.w,
-		RemoveWhenDone:      true,
-	}
-	s, err := spinner.Start(p.text(running))
-	if err != nil {
-		return plain // no spinner: a step still ends in its success or its error, never the wrong one
-	}
-	// The spinner is stopped (its animation goroutine gone, its line cleared) before the outcome is
-	// written: pterm's own Success/Fail write first and stop after, and a last animation frame can then
-	// overwrite the outcome.
+	id := p.live.add(p.text(running))
+	// The step's line leaves the live area and its outcome is written once, above it.
 	end := func(kind, text string) {
-		_ = s.Stop()
-		p.prefix(kind).Println(p.text(text))
+		p.live.done(id, func() { p.prefix(kind).Println(p.text(text)) })
 	}
 	return func(err error) {
 		elapsed := time.Since(start).Round(time.Millisecond)

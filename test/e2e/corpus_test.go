@@ -71,7 +71,7 @@ func TestBadInputCorpus(t *testing.T) {
 			"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: tenants-are-admins}\n"+
 			"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\n"+
 			"subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: kubectl-federate:tenants}]\n")), "", "exactly one"},
-		{"document", "wrong kind", gi(edit("t6", func(m map[string]any) { m["kind"] = "Secret" })), "", "kind is \"Secret\""},
+		{"document", "wrong kind", gi(edit("t6", func(m map[string]any) { m["kind"] = "Secret" })), "", "is a Secret, not a Tenant"},
 		{"document", "wrong apiVersion", gi(edit("t7", func(m map[string]any) { m["apiVersion"] = "federate.dev/v2" })), "", "apiVersion"},
 		{"document", "extra field", gi(edit("t8", func(m map[string]any) { spec(m)["admin"] = true })), "", "unknown field"},
 		{"document", "missing csr", gi(edit("t9", func(m map[string]any) { delete(spec(m), "csr") })), "", "spec.csr: is missing"},

@@ -104,7 +104,7 @@ func (o *ResourceSliceOptions) Complete(_ *cobra.Command, args []string) error {
 			return err
 		}
 		if o.request, err = handshake.DecodeResourceSlice(o.Filename, data); err != nil {
-			return err
+			return flags.FileKindHint(err)
 		}
 	}
 	var err error

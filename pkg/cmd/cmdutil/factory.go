@@ -92,6 +92,14 @@ func NewFactory(streams genericiooptions.IOStreams) *Factory {
 				start := time.Now()
 				resp, err := rt.RoundTrip(r)
 				f.measureSkew(resp)
+				if err != nil && r.Context().Err() == nil {
+					err = f.connectionError(r, err)
+				}
+				if err == nil && resp.StatusCode == http.StatusUnauthorized {
+					// The kubeconfig's own credentials are refused: every request of the command would be.
+					_ = resp.Body.Close()
+					resp, err = nil, f.connectionError(r, errUnauthorized)
+				}
 				if traceRequests {
 					traceRequest(streams.ErrOut, f.prefix, r, resp, start)
 				}

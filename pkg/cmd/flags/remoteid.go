@@ -8,6 +8,7 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
 // RemoteClusterID registers the --remote-cluster-id flag every single-cluster pairing command shares,
@@ -61,6 +62,34 @@ func NotFoundHint(err error, flag string) error {
 	var nf *handshake.NotFoundError
 	if errors.As(err, &nf) {
 		return fmt.Errorf("%s: %w (--ignore-not-found to accept that)", flag, err)
+	}
+	return err
+}
+
+// readers name, for each kind of file the commands exchange, what reads it.
+var readers = map[string]string{
+	"Tenant":        "the provider's kubectl federate generate identity -f",
+	"Identity":      "the consumer's kubectl federate import identity -f",
+	"ResourceSlice": "kubectl federate accept resourceslice -f (a request, on the provider) or import resourceslice -f (a grant, on the consumer)",
+}
+
+// FileKindHint adds to a file of the wrong kind the command that reads the kind it is.
+func FileKindHint(err error) error {
+	var wk *handshake.WrongKindError
+	if errors.As(err, &wk) {
+		if cmd, ok := readers[wk.Have]; ok {
+			return fmt.Errorf("-f %w: that file is read by %s", err, cmd)
+		}
+		return fmt.Errorf("-f %w", err)
+	}
+	return err
+}
+
+// NonceHint adds to an expired, used or missing nonce the command that makes a new one.
+func NonceHint(err error, consumerID string) error {
+	switch {
+	case errors.Is(err, nonce.ErrExpired), errors.Is(err, nonce.ErrUsed), errors.Is(err, nonce.ErrNotFound):
+		return fmt.Errorf("%w; the provider's administrator makes a new one with: kubectl federate create nonce --remote-cluster-id %s (then get nonce, and the consumer runs generate tenant again)", err, consumerID)
 	}
 	return err
 }

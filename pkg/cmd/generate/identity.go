@@ -80,7 +80,7 @@ func (o *IdentityOptions) Complete(_ *cobra.Command, _ []string) error {
 		return err
 	}
 	if o.tenant, err = handshake.DecodeTenant(o.Filename, data); err != nil {
-		return err
+		return flags.FileKindHint(err)
 	}
 	cluster, clients, err := flags.Cluster(o.f, o.f.Printer(o.Streams).Scoped("local"))
 	if err != nil {
@@ -111,7 +111,7 @@ func (o *IdentityOptions) Run(ctx context.Context) error {
 			err, o.tenant.Spec.ClusterID, o.tenant.Spec.ClusterID)
 	}
 	if err != nil {
-		return o.Issuance.CredentialError(err)
+		return flags.NonceHint(o.Issuance.CredentialError(err), o.RemoteClusterID)
 	}
 	flags.WarnToken(o.cluster.Report, id.Spec.Credential, "The identity")
 	return printers.PrintObject(o.Out, o.Output.String(), id)

@@ -61,7 +61,7 @@ func (o *NonceOptions) Validate() error {
 func (o *NonceOptions) Run(ctx context.Context) error {
 	n, err := o.cluster.GetNonce(ctx, o.RemoteClusterID)
 	if err != nil {
-		return flags.RemoteIDError(err)
+		return flags.NonceHint(flags.RemoteIDError(err), o.RemoteClusterID)
 	}
 	if o.Output.String() != "" {
 		return cmdprinters.Print(o.Out, o.Output.String(), struct {

@@ -64,7 +64,7 @@ func (o *IdentityOptions) Complete(_ *cobra.Command, _ []string) error {
 		return err
 	}
 	if o.identity, err = handshake.DecodeIdentity(o.Filename, data); err != nil {
-		return err
+		return flags.FileKindHint(err)
 	}
 	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams).Scoped("local"))
 	return err

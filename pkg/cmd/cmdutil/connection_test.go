@@ -1,0 +1,51 @@
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"syscall"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
+)
+
+func TestCauses(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("dial tcp: %w", syscall.ECONNREFUSED), "connection refused"},
+		{&net.DNSError{Name: "nowhere.example", Err: "no such host"}, `DNS: the host name "nowhere.example" does not resolve`},
+		{errUnauthorized, "401 Unauthorized"},
+		{errors.New("something else"), "something else"},
+	} {
+		if got := cause(c.err); !strings.Contains(got, c.want) {
+			t.Errorf("cause(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
+// A 401 to the kubeconfig's own credentials becomes a ConnectionError naming the flag and the server.
+func TestUnauthorizedNamesTheFlag(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnauthorized) }))
+	defer srv.Close()
+	f := NewFactory(genericiooptions.NewTestIOStreamsDiscard())
+	f.prefix = "remote-"
+	cfg := f.Flags.WrapConfigFn(&rest.Config{Host: srv.URL})
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+"/version", nil)
+	_, err = client.Do(req)
+	var conn *ConnectionError
+	if !errors.As(err, &conn) || conn.Flag != "--remote-kubeconfig" || !strings.Contains(conn.Error(), srv.URL) || !strings.Contains(conn.Error(), "401") {
+		t.Errorf("a 401: %v", err)
+	}
+}
