@@ -114,3 +114,18 @@ func TestUnauthenticateDirection(t *testing.T) {
 	expect(t, other, other.Run("unauthenticate", "--kubeconfig", "a", "--remote-kubeconfig", "b"), 1, nil, []string{`consumer "cl-a" not found`}, m)
 	expect(t, other, other.Run("unauthenticate", "--kubeconfig", "a", "--remote-kubeconfig", "b", "--ignore-not-found"), 0, nil, nil, m)
 }
+
+// A nonce made and never used shows in status with its age, and delete nonce removes it; again, NotFound.
+func TestLeftoversShowAndGo(t *testing.T) {
+	w := cmdtest.NewWorld(t, "farm")
+	w.Init("farm", "farm")
+	expect(t, w, w.Run("create", "nonce", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, nil, nil, nil)
+	expect(t, w, w.Run("status", "--kubeconfig", "farm"), 0, []string{"edge", "Nonce", "Pending for "}, nil, nil)
+	expect(t, w, w.Run("status", "--kubeconfig", "farm", "--expiring-within", "30d"), 0, nil, nil, nil) // a nonce is no credential
+	expect(t, w, w.Run("delete", "nonce", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, []string{"nonce/edge deleted"}, nil, nil)
+	m := marks(w, "farm")
+	expect(t, w, w.Run("delete", "nonce", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 1, nil, []string{`unused nonce for consumer "edge" not found`}, m)
+	if r := w.Run("status", "--kubeconfig", "farm"); strings.Contains(r.Stdout, "Nonce") {
+		t.Errorf("status after delete nonce: %s", r)
+	}
+}

@@ -90,3 +90,28 @@ func (c *Cluster) rememberNonce(n *nonce.Nonce) {
 	}
 	c.nonceCache[n.ConsumerID] = n
 }
+
+// DeleteNonce (provider) removes the consumer's unused nonce: a pairing begun and abandoned. A nonce used
+// already is Already (its record goes with unauthenticate); none at all is a *NotFoundError naming the
+// consumers with an unused nonce.
+func (c *Cluster) DeleteNonce(ctx context.Context, consumerID string) (Outcome, error) {
+	unused, err := c.nonces().ListUnused(ctx)
+	if err != nil {
+		return Done, err
+	}
+	var known []string
+	for _, u := range unused {
+		if u.ConsumerID == consumerID {
+			if err := c.nonces().Delete(ctx, consumerID); err != nil {
+				return Done, err
+			}
+			c.report().Info("Nonce for consumer " + consumerID + " deleted")
+			return Done, nil
+		}
+		known = append(known, u.ConsumerID)
+	}
+	if _, err := c.nonces().Record(ctx, consumerID); err == nil {
+		return Already, nil
+	}
+	return Done, notFound("unused nonce for consumer", consumerID, "on this cluster", known)
+}

@@ -11,12 +11,14 @@ import (
 
 	authv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
 // Kinds of credential in a status report.
@@ -24,6 +26,16 @@ const (
 	KindControlPlane  = "ControlPlane"  // a pairing's own identity
 	KindResourceSlice = "ResourceSlice" // a resource slice's identity
 	KindExchange      = "Exchange"      // an identity-exchange credential, acting as its target
+	// Leftovers of pairings not finished: they show in status, with their age, so that nothing is
+	// invisible; unauthenticate (or delete nonce) removes them.
+	KindNonce      = "Nonce"      // provider: a nonce made for a consumer, not used yet
+	KindPendingKey = "PendingKey" // consumer: a client key waiting for its certificate
+)
+
+// Phases of the leftovers.
+const (
+	PhasePending    = "Pending"    // waiting for the other side
+	PhaseIncomplete = "Incomplete" // a provider's sandbox with no Tenant: a pairing that never finished
 )
 
 // CredentialState is one credential this cluster issued as a provider or holds as a consumer.
@@ -36,15 +48,17 @@ type CredentialState struct {
 	Name   string `json:"name,omitempty"`   // the resource slice, or the exchange credential (rule-hash)
 	Target string `json:"target,omitempty"` // an exchange credential's target user
 	// Mode is an exchange credential's: Constrained (held to its scope by the API server) or Unconstrained.
-	Mode        string           `json:"mode,omitempty"`
-	Credential  string           `json:"credential"` // Certificate or Token
-	User        string           `json:"user,omitempty"`
-	Namespace   string           `json:"namespace,omitempty"` // on the provider
-	Phase       string           `json:"phase,omitempty"`
-	NotAfter    *time.Time       `json:"notAfter,omitempty"`
-	PodSecurity string           `json:"podSecurity,omitempty"`
-	Cordoned    bool             `json:"cordoned"` // provider: the consumer is cordoned here
-	Check       *CredentialCheck `json:"check,omitempty"`
+	Mode        string     `json:"mode,omitempty"`
+	Credential  string     `json:"credential"` // Certificate or Token
+	User        string     `json:"user,omitempty"`
+	Namespace   string     `json:"namespace,omitempty"` // on the provider
+	Phase       string     `json:"phase,omitempty"`
+	NotAfter    *time.Time `json:"notAfter,omitempty"`
+	PodSecurity string     `json:"podSecurity,omitempty"`
+	Cordoned    bool       `json:"cordoned"` // provider: the consumer is cordoned here
+	// Since is when a leftover (a nonce, a waiting key, an incomplete pairing) was made.
+	Since *time.Time       `json:"since,omitempty"`
+	Check *CredentialCheck `json:"check,omitempty"`
 
 	secret string // consumer: the kubeconfig Secret in SystemNamespace
 }
@@ -77,7 +91,7 @@ const (
 
 // Active tells whether the credential is meant to work (not revoked or denied).
 func (s *CredentialState) Active() bool {
-	return s.Phase != PhaseRevoked && s.Phase != SliceDenied
+	return s.Phase != PhaseRevoked && s.Phase != SliceDenied && s.Phase != PhasePending && s.Phase != PhaseIncomplete
 }
 
 // StatusReport is every credential of every pairing this cluster takes part in.
@@ -102,8 +116,9 @@ func (c *Cluster) Status(ctx context.Context, check bool) (*StatusReport, error)
 		return nil, err
 	}
 	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy}).String()}
-	var tenants, slices, identities, issuedExchanges, heldExchanges []CredentialState
+	var tenants, slices, identities, issuedExchanges, heldExchanges, leftovers []CredentialState
 	err = parallel(
+		func() error { var err error; leftovers, err = c.leftoverStates(ctx); return err },
 		func() error { var err error; tenants, err = c.tenantStates(ctx, sel); return err },
 		func() error { var err error; slices, err = c.sliceStates(ctx); return err },
 		func() error { var err error; identities, err = c.identityStates(ctx, sel); return err },
@@ -120,7 +135,7 @@ func (c *Cluster) Status(ctx context.Context, check bool) (*StatusReport, error)
 	for i := range slices {
 		slices[i].Cordoned = cordoned[slices[i].RemoteClusterID]
 	}
-	all := concat(tenants, slices, identities, issuedExchanges, heldExchanges)
+	all := concat(tenants, slices, identities, issuedExchanges, heldExchanges, incomplete(leftovers, tenants))
 	out := &StatusReport{ClusterID: self.ClusterID, Credentials: all}
 	if out.Credentials == nil {
 		out.Credentials = []CredentialState{}
@@ -379,4 +394,75 @@ func (c *Cluster) heldExchangeStates(ctx context.Context) ([]CredentialState, er
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// leftoverStates lists what unfinished pairings left: unused nonces (provider), keys waiting for their
+// certificate (consumer), and sandbox namespaces (provider), of which incomplete keeps those with no
+// Tenant.
+func (c *Cluster) leftoverStates(ctx context.Context) ([]CredentialState, error) {
+	var nonces []nonce.Unused
+	var keys *corev1.SecretList
+	var sandboxes *corev1.NamespaceList
+	err := parallel(
+		func() error {
+			var err error
+			nonces, err = c.nonces().ListUnused(ctx)
+			return ignoreNotFound(err)
+		},
+		func() error {
+			var err error
+			keys, err = c.Kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedBy + "," + LabelRole + "=" + RoleConsumer})
+			return ignoreNotFound(err)
+		},
+		func() error {
+			var err error
+			sandboxes, err = c.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedBy + "," + LabelRole + "=" + RoleProvider})
+			return err
+		},
+	)
+	if err != nil {
+		return nil, fmt.Errorf("listing the leftovers of unfinished pairings: %w", err)
+	}
+	var out []CredentialState
+	for _, n := range nonces {
+		since, exp := n.Created, n.ExpiresAt
+		out = append(out, CredentialState{RemoteClusterID: n.ConsumerID, Role: RoleProvider, Kind: KindNonce, Phase: PhasePending, Since: &since, NotAfter: &exp})
+	}
+	if keys != nil {
+		for _, sec := range keys.Items {
+			if !strings.HasSuffix(sec.Name, "-pending-key") {
+				continue
+			}
+			since := sec.CreationTimestamp.Time
+			out = append(out, CredentialState{RemoteClusterID: sec.Labels[LabelRemoteClusterID], Role: RoleConsumer, Kind: KindPendingKey,
+				Name: strings.TrimSuffix(sec.Name, "-pending-key"), Phase: PhasePending, Since: &since})
+		}
+	}
+	if sandboxes != nil {
+		for _, ns := range sandboxes.Items {
+			if ownerOf(ns.Labels).kind != KindTenant || ns.Name != TenantNamespace(ns.Labels[LabelRemoteClusterID]) {
+				continue
+			}
+			since := ns.CreationTimestamp.Time
+			out = append(out, CredentialState{RemoteClusterID: ns.Labels[LabelRemoteClusterID], Role: RoleProvider, Kind: KindControlPlane,
+				Namespace: ns.Name, Phase: PhaseIncomplete, Since: &since})
+		}
+	}
+	return out, nil
+}
+
+// incomplete keeps, of the leftovers, the nonces and keys, and the sandboxes of consumers with no Tenant.
+func incomplete(leftovers, tenants []CredentialState) []CredentialState {
+	has := map[string]bool{}
+	for _, t := range tenants {
+		has[t.RemoteClusterID] = true
+	}
+	var out []CredentialState
+	for _, l := range leftovers {
+		if l.Phase == PhaseIncomplete && has[l.RemoteClusterID] {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }

@@ -356,3 +356,24 @@ func (s Store) Delete(ctx context.Context, consumerID string) error {
 	}
 	return err
 }
+
+// Unused is a nonce waiting to be used.
+type Unused struct {
+	ConsumerID string
+	Created    time.Time
+	ExpiresAt  time.Time
+}
+
+// ListUnused lists the nonces waiting to be used (expired ones included, with their expiry).
+func (s Store) ListUnused(ctx context.Context) ([]Unused, error) {
+	list, err := s.Client.CoreV1().Secrets(s.Namespace).List(ctx, metav1.ListOptions{LabelSelector: nonceLabel + "=" + labelUnused})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Unused, 0, len(list.Items))
+	for _, sec := range list.Items {
+		exp, _ := time.Parse(timeFormat, sec.Annotations[expiresAtAnnot])
+		out = append(out, Unused{ConsumerID: strings.TrimPrefix(sec.Name, secretPrefix), Created: sec.CreationTimestamp.Time, ExpiresAt: exp})
+	}
+	return out, nil
+}

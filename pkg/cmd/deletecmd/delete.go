@@ -16,8 +16,8 @@ import (
 
 // NewCmd returns the `delete` group.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
-	cmd := cmdutil.NewGroup("delete", "Delete a grant: a resource slice, a resource slice class", "Delete a grant on this cluster (and, given both kubeconfigs, on the other).")
-	cmd.AddCommand(NewCmdResourceSlice(f, streams), NewCmdResourceSliceClass(f, streams))
+	cmd := cmdutil.NewGroup("delete", "Delete a grant or a leftover: a resource slice, a resource slice class, a nonce", "Delete a grant on this cluster (and, given both kubeconfigs, on the other), or an unused nonce.")
+	cmd.AddCommand(NewCmdResourceSlice(f, streams), NewCmdResourceSliceClass(f, streams), NewCmdNonce(f, streams))
 	return cmd
 }
 

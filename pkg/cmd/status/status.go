@@ -160,7 +160,11 @@ func (o *Options) printTable(out io.Writer, r *handshake.StatusReport, wide bool
 	fmt.Fprintln(w, strings.Join(cols, "\t"))
 	now := o.now()
 	for _, s := range r.Credentials {
-		row := []string{s.RemoteClusterID, s.Role, s.Kind, views.Dash(s.Name), s.Credential, views.Dash(s.Phase), views.Expiry(s.NotAfter), left(s.NotAfter, now), views.Dash(s.PodSecurity), cordonedCol(s)}
+		phase := views.Dash(s.Phase)
+		if s.Since != nil {
+			phase += " for " + age(now.Sub(*s.Since))
+		}
+		row := []string{s.RemoteClusterID, s.Role, s.Kind, views.Dash(s.Name), views.Dash(s.Credential), phase, views.Expiry(s.NotAfter), left(s.NotAfter, now), views.Dash(s.PodSecurity), cordonedCol(s)}
 		if wide {
 			row = append(row, views.Dash(s.Namespace), views.Dash(s.User), views.Dash(s.Target), views.Dash(s.Mode))
 		}
@@ -170,6 +174,19 @@ func (o *Options) printTable(out io.Writer, r *handshake.StatusReport, wide bool
 		fmt.Fprintln(w, strings.Join(row, "\t"))
 	}
 	return w.Flush()
+}
+
+// age is how long ago, in the largest unit that keeps it readable.
+func age(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	}
+	return fmt.Sprintf("%ds", int(d.Seconds()))
 }
 
 // left is the time left, in the largest unit that keeps it readable, or "expired".
