@@ -57,12 +57,18 @@ type SandboxOptions struct {
 // DefaultQuota bounds what one tenant can consume: compute, storage, object counts (etcd), and no
 // NodePort or LoadBalancer Services, which would open the provider's nodes or cloud account to the world.
 // Its limits fit 20 pods of the default container size (DefaultContainerLimits), so no one limit hides
-// another.
+// another. Every kind the tenant role can create is counted (a unit test holds defaultClusterRole to
+// that), so no kind fills etcd: the core kinds by their plain names, which count every stored object,
+// except pods, whose plain count leaves out finished ones (count/pods counts them too); the others by
+// count/<resource>.<group>. A Deployment keeps up to 10 old ReplicaSets, a CronJob 4 Jobs, a finished Job
+// its pods: hence more ReplicaSets, Jobs and stored pods than their owners.
 func DefaultQuota() corev1.ResourceList {
 	return mustResources(map[string]string{
 		"pods": "20", "requests.cpu": "4", "limits.cpu": "10", "requests.memory": "8Gi", "limits.memory": "16Gi",
 		"requests.storage": "20Gi", "persistentvolumeclaims": "10", "requests.ephemeral-storage": "20Gi",
 		"services": "10", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "50", "configmaps": "50",
+		"count/pods": "50", "count/deployments.apps": "20", "count/statefulsets.apps": "10", "count/replicasets.apps": "50",
+		"count/jobs.batch": "30", "count/cronjobs.batch": "10",
 		"count/resourceslices.federate.dev": "10", "count/namespacerequests.federate.dev": "10",
 		"count/exchangerequests.federate.dev": "10",
 	})
