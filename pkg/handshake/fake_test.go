@@ -129,6 +129,14 @@ func (f *fakeCluster) teach(t *testing.T) {
 		case f.watches <- a.GetResource().Resource:
 		default:
 		}
+		// The tracker ignores field selectors; a watch for one object by name (all the code starts) sees
+		// only that object, as from an API server, not another one's deletion.
+		if name, ok := a.(clienttesting.WatchActionImpl).GetWatchRestrictions().Fields.RequiresExactMatch("metadata.name"); ok && err == nil {
+			w = watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+				m, err := meta.Accessor(ev.Object)
+				return ev, err != nil || m.GetName() == name
+			})
+		}
 		return true, w, err
 	})
 	// generateName: the API server makes the name.
@@ -227,6 +235,18 @@ func (f *fakeCluster) teach(t *testing.T) {
 				by = "violates PodSecurity \"restricted:latest\""
 			}
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: res}, "probe", errors.New(by))
+		})
+	}
+	// The quota controller is instant for quotas written by create or update too (a tenant namespace's
+	// share of the total).
+	for _, verb := range []string{"create", "update"} {
+		f.dyn.PrependReactor(verb, resourceQuotaGVR.Resource, func(a clienttesting.Action) (bool, runtime.Object, error) {
+			if o, ok := a.(interface{ GetObject() runtime.Object }); ok {
+				if u, ok := o.GetObject().(*unstructured.Unstructured); ok {
+					fill(resourceQuotaGVR, u)
+				}
+			}
+			return false, nil, nil
 		})
 	}
 	// Server-side apply creates what is missing and replaces what is there (keeping the other half:

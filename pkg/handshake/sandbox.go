@@ -52,16 +52,21 @@ type SandboxOptions struct {
 	DefaultRequests corev1.ResourceList // merged over DefaultContainerRequests
 	DefaultLimits   corev1.ResourceList // merged over DefaultContainerLimits
 	PriorityClasses []string            // allowed priorityClassName values besides none
+
+	// share, set for a tenant namespace, makes its quota Quota (the tenant's total) less what the ledger
+	// it returns has granted elsewhere, written only over an older ledger generation (quota.go).
+	share func() (*grantLedger, error)
 }
 
-// DefaultQuota bounds what one tenant can consume: compute, storage, object counts (etcd), and no
-// NodePort or LoadBalancer Services, which would open the provider's nodes or cloud account to the world.
-// Its limits fit 20 pods of the default container size (DefaultContainerLimits), so no one limit hides
-// another. Every kind the tenant role can create is counted (a unit test holds defaultClusterRole to
-// that), so no kind fills etcd: the core kinds by their plain names, which count every stored object,
-// except pods, whose plain count leaves out finished ones (count/pods counts them too); the others by
-// count/<resource>.<group>. A Deployment keeps up to 10 old ReplicaSets, a CronJob 4 Jobs, a finished Job
-// its pods: hence more ReplicaSets, Jobs and stored pods than their owners.
+// DefaultQuota is one tenant's total on a provider, shared by all its namespaces (quota.go): compute,
+// storage, object counts (etcd), and no NodePort or LoadBalancer Services, which would open the provider's
+// nodes or cloud account to the world. Its limits fit 20 pods of the default container size
+// (DefaultContainerLimits), so no one limit hides another. Every kind the tenant role can create is
+// counted (a unit test holds defaultClusterRole to that), so no kind fills etcd: the core kinds by their
+// plain names, which count every stored object, except pods, whose plain count leaves out finished ones
+// (count/pods counts them too); the others by count/<resource>.<group>. A Deployment keeps up to 10 old
+// ReplicaSets, a CronJob 4 Jobs, a finished Job its pods: hence more ReplicaSets, Jobs and stored pods
+// than their owners.
 func DefaultQuota() corev1.ResourceList {
 	return mustResources(map[string]string{
 		"pods": "20", "requests.cpu": "4", "limits.cpu": "10", "requests.memory": "8Gi", "limits.memory": "16Gi",
@@ -251,7 +256,7 @@ func (c *Cluster) ensureSandbox(ctx context.Context, ns string, owner nsOwner, o
 	// The probes test what the namespace's labels and the cluster's admission policies enforce, not the
 	// objects applied here, so they go at the same time.
 	return parallel(append(also,
-		func() error { return c.applyEnforcedQuota(ctx, ns, sandboxQuota(ns, consumerID, o)) },
+		func() error { return c.applySandboxQuota(ctx, ns, owner, o) },
 		func() error {
 			return wrapApply("LimitRange", ns, c.applyTyped(ctx, limitRangeGVR, ns, sandboxLimitRange(ns, consumerID, o)))
 		},

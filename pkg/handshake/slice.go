@@ -210,27 +210,44 @@ func sliceQuotaKey(name string) corev1.ResourceName {
 	return corev1.ResourceName("requests." + name)
 }
 
-// sliceSandbox is the sandbox of a slice's namespace: the grant as its quota (requests and limits of cpu
-// and memory, requests of ephemeral storage, pods), over the object-count defaults; a resource the slice
-// did not ask for keeps the default quota, but never more than the class's maximum; container defaults are
-// no larger than the grant.
-func sliceSandbox(granted corev1.ResourceList, cls *sliceClass) (SandboxOptions, error) {
-	quota := corev1.ResourceList{}
-	defaults := DefaultQuota()
+// sliceQuota is a slice's quota: its grant (cpu and memory as requests and limits, pods, and ephemeral
+// storage as requests), and of everything else the slice allowance (DefaultGrantQuota), never over its
+// class's maximum; a slice resource not asked for gets the allowance too. Stored pods may be twice its pods
+// (a finished Job's pods stay until the Job goes), unless the class bounds count/pods lower.
+func sliceQuota(granted corev1.ResourceList, cls *sliceClass) corev1.ResourceList {
+	quota := DefaultGrantQuota()
+	capped := func(q resource.Quantity, maxName corev1.ResourceName) resource.Quantity {
+		if mx, ok := cls.max[maxName]; ok && q.Cmp(mx) > 0 {
+			return mx.DeepCopy()
+		}
+		return q
+	}
+	for name, q := range quota {
+		quota[name] = capped(q, name)
+	}
 	for _, name := range SliceResources {
 		key := sliceQuotaKey(name)
 		q, asked := granted[corev1.ResourceName(name)]
 		if !asked {
-			q = defaults[key]
-			if mx, ok := cls.max[corev1.ResourceName(name)]; ok && q.Cmp(mx) > 0 {
-				q = mx
-			}
+			q = capped(DefaultGrantQuota()[key], corev1.ResourceName(name))
 		}
 		quota[key] = q
 		if name == SliceCPU || name == SliceMemory {
 			quota[corev1.ResourceName("limits."+name)] = q
 		}
 	}
+	stored := quota[corev1.ResourcePods].DeepCopy()
+	stored.Add(stored)
+	if have := quota["count/pods"]; stored.Cmp(have) > 0 {
+		quota["count/pods"] = capped(stored, "count/pods")
+	}
+	return quota
+}
+
+// sliceSandbox is the sandbox of a slice's namespace: sliceQuota as its quota, which reserveGrant then
+// completes with the rest of the tenant's total; container defaults are no larger than the grant.
+func sliceSandbox(granted corev1.ResourceList, cls *sliceClass) (SandboxOptions, error) {
+	quota := sliceQuota(granted, cls)
 	reqs, lims := DefaultContainerRequests(), DefaultContainerLimits()
 	for _, name := range []corev1.ResourceName{SliceCPU, SliceMemory} {
 		q := quota[sliceQuotaKey(string(name))]
@@ -241,7 +258,9 @@ func sliceSandbox(granted corev1.ResourceList, cls *sliceClass) (SandboxOptions,
 			reqs[name] = q
 		}
 	}
-	return SandboxOptions{PodSecurity: cls.podSecurity, Quota: quota, DefaultRequests: reqs, DefaultLimits: lims}.Validate()
+	sb, err := SandboxOptions{PodSecurity: cls.podSecurity, Quota: quota, DefaultRequests: reqs, DefaultLimits: lims}.Validate()
+	sb.Quota = quota // Validate puts the tenant's defaults under what is missing; a slice has only its own
+	return sb, err
 }
 
 // sliceGrant is what a slice's quota enforces, by slice resource: what the status records and the
