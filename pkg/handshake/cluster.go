@@ -20,7 +20,7 @@ import (
 
 // installGeneration is bumped whenever the CRDs, the default ClusterRole or the sandbox admission policy
 // change; init re-applies them when the cluster's record is older.
-const installGeneration = "8"
+const installGeneration = "9"
 
 const (
 	clusterIDKey      = "clusterID"

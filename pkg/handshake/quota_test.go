@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 )
 
 func rl(m map[string]string) corev1.ResourceList { return mustResources(m) }
@@ -286,6 +288,46 @@ func TestTenantQuotaFollowsNewerGenerationsOnly(t *testing.T) {
 	writes := len(f.dyn.Actions())
 	if err := f.applyTenantQuota(t.Context(), "edge-1", newer, q, true); err != nil || len(f.dyn.Actions()) != writes {
 		t.Errorf("an unchanged quota was written again (%v)", err)
+	}
+}
+
+// A class bounds every quota a slice's namespace has; what a slice cannot ask for gets the allowance,
+// never over the class's maximum.
+func TestClassMaximaCoverEveryQuota(t *testing.T) {
+	cls, err := ValidateSliceClass("lean", v1alpha1.ResourceSliceClassSpec{Max: map[string]string{
+		"pods": "3", "secrets": "2", "requests.storage": "0", "count/deployments.apps": "1", "count/pods": "5"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := sliceQuota(rl(map[string]string{"cpu": "2", "memory": "1Gi"}), cls)
+	for name, want := range map[string]string{"requests.cpu": "2", "limits.cpu": "2", "requests.memory": "1Gi", "limits.memory": "1Gi",
+		"pods": "3", "requests.ephemeral-storage": "2Gi", "secrets": "2", "requests.storage": "0", "configmaps": "10",
+		"count/deployments.apps": "1", "count/pods": "5", "count/resourceslices.federate.dev": "0"} {
+		if got := q[corev1.ResourceName(name)]; got.Cmp(resource.MustParse(want)) != 0 {
+			t.Errorf("slice quota %s = %s, want %s", name, got.String(), want)
+		}
+	}
+	if got, want := slices.Sorted(maps.Keys(q)), slices.Sorted(maps.Keys(DefaultQuota())); !slices.Equal(got, want) {
+		t.Errorf("a slice's quota names %v, want every resource of the default total", got)
+	}
+	// Without a class maximum: the allowance, and room for twice the pods asked.
+	open, _ := ValidateSliceClass("open", v1alpha1.ResourceSliceClassSpec{})
+	q = sliceQuota(rl(map[string]string{"cpu": "1", "memory": "1Gi", "pods": "8"}), open)
+	if pods, stored, secrets := q[corev1.ResourcePods], q["count/pods"], q[corev1.ResourceSecrets]; pods.String() != "8" || stored.String() != "16" || secrets.String() != "10" {
+		t.Errorf("pods %s, count/pods %s, secrets %s; want 8, 16, 10", pods.String(), stored.String(), secrets.String())
+	}
+	for max, want := range map[string]string{
+		"requests.cpu": "set by a slice resource", "secret": "not a slice resource", "secrets": "", "configmaps": "",
+	} {
+		for _, v := range []string{"-1", "1.5"} {
+			_, err := ValidateSliceClass("x", v1alpha1.ResourceSliceClassSpec{Max: map[string]string{max: v}})
+			if want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+				t.Errorf("max %s=%s: %v, want %q", max, v, err, want)
+			}
+			if want == "" && err == nil {
+				t.Errorf("max %s=%s accepted", max, v)
+			}
+		}
 	}
 }
 

@@ -90,6 +90,63 @@ func ParseSliceQuantities(field string, m map[string]string) (corev1.ResourceLis
 	return out, nil
 }
 
+// ClassQuotaResources are the quota resources of a slice's namespace that a class bounds besides the
+// slice resources: everything a slice gets without asking (DefaultGrantQuota), but for the quota names of
+// the slice resources themselves (cpu is bounded as cpu, which sets requests.cpu and limits.cpu).
+func ClassQuotaResources() []string {
+	var out []string
+	for name := range DefaultGrantQuota() {
+		if !slices.Contains(sliceQuotaKeys(), name) {
+			out = append(out, string(name))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sliceQuotaKeys are the quota entries a slice's resources set.
+func sliceQuotaKeys() []corev1.ResourceName {
+	return []corev1.ResourceName{"requests.cpu", "limits.cpu", "requests.memory", "limits.memory", "pods", "requests.ephemeral-storage"}
+}
+
+// ParseClassMax validates a class's maximum: the slice resources as ParseSliceQuantities does, and any of
+// ClassQuotaResources, which may be zero (a class whose slices get none of it). field prefixes the
+// resource name in errors.
+func ParseClassMax(field string, m map[string]string) (corev1.ResourceList, error) {
+	sliceMax := map[string]string{}
+	out := corev1.ResourceList{}
+	quotaNames := ClassQuotaResources()
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		switch {
+		case slices.Contains(SliceResources, name):
+			sliceMax[name] = m[name]
+		case slices.Contains(sliceQuotaKeys(), corev1.ResourceName(name)):
+			return nil, fmt.Errorf("%s%s: is set by a slice resource (%s): bound that instead", field, name, strings.Join(SliceResources, ", "))
+		case slices.Contains(quotaNames, name):
+			q, err := resource.ParseQuantity(m[name])
+			if err != nil {
+				return nil, fmt.Errorf("%s%s %q: is not a quantity", field, name, truncate(m[name]))
+			}
+			if q.Sign() < 0 {
+				return nil, fmt.Errorf("%s%s %s: must not be negative", field, name, m[name])
+			}
+			if !strings.HasPrefix(name, "requests.") && q.MilliValue()%1000 != 0 {
+				return nil, fmt.Errorf("%s%s %s: must be a whole number", field, name, m[name])
+			}
+			out[corev1.ResourceName(name)] = q
+		default:
+			return nil, fmt.Errorf("%s%s: is not a slice resource (%s) nor a quota a slice's namespace has (%s)", field, truncate(name),
+				strings.Join(SliceResources, ", "), strings.Join(quotaNames, ", "))
+		}
+	}
+	parsed, err := ParseSliceQuantities(field, sliceMax)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(out, parsed)
+	return out, nil
+}
+
 // canonicalResources is the signed form of a slice's resources: sorted name=value lines, the values
 // exactly as written.
 func canonicalResources(m map[string]string) string {
@@ -117,7 +174,7 @@ func ValidateSliceClass(name string, s v1alpha1.ResourceSliceClassSpec) (*sliceC
 	}
 	cls := &sliceClass{name: name, max: corev1.ResourceList{}, overMax: s.OverMax, clusterRole: s.ClusterRole,
 		podSecurity: s.PodSecurity, autoAccept: s.AutoAccept}
-	mx, err := ParseSliceQuantities("max ", s.Max)
+	mx, err := ParseClassMax("max ", s.Max)
 	if err != nil {
 		return nil, err
 	}
