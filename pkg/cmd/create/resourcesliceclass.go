@@ -108,11 +108,15 @@ func (o *ResourceSliceClassOptions) Validate() error {
 		return err
 	}
 	others := map[string]string{}
-	for name, q := range quota {
+	for name := range quota {
 		if slices.Contains(handshake.SliceResources, string(name)) {
 			return fmt.Errorf("--max-quota: %s is bounded by --max-%s", name, name)
 		}
-		others[string(name)] = q.String()
+	}
+	for _, kv := range strings.Split(o.MaxQuota, ",") { // the values as written (parsed above)
+		if name, value, ok := strings.Cut(strings.TrimSpace(kv), "="); ok {
+			others[name] = value
+		}
 	}
 	if _, err := handshake.ParseClassMax("--max-quota ", others); err != nil {
 		return err
