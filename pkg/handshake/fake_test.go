@@ -237,18 +237,6 @@ func (f *fakeCluster) teach(t *testing.T) {
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: res}, "probe", errors.New(by))
 		})
 	}
-	// The quota controller is instant for quotas written by create or update too (a tenant namespace's
-	// share of the total).
-	for _, verb := range []string{"create", "update"} {
-		f.dyn.PrependReactor(verb, resourceQuotaGVR.Resource, func(a clienttesting.Action) (bool, runtime.Object, error) {
-			if o, ok := a.(interface{ GetObject() runtime.Object }); ok {
-				if u, ok := o.GetObject().(*unstructured.Unstructured); ok {
-					fill(resourceQuotaGVR, u)
-				}
-			}
-			return false, nil, nil
-		})
-	}
 	// Server-side apply creates what is missing and replaces what is there (keeping the other half:
 	// status on a spec apply, spec on a status apply); the quota controller and CRD establishment are
 	// instant.

@@ -146,7 +146,7 @@ func (c *Cluster) GrantNamespace(ctx context.Context, o GrantNamespaceOptions) e
 	}
 	sb.Quota = held.want
 	if err := step(r, "Building the sandbox "+o.Name, "Sandbox "+o.Name+" ready for "+o.ConsumerID+" (Pod Security "+sb.PodSecurity+", quota, limits, network policy)", func() error {
-		if err := c.applyTenantQuota(ctx, o.ConsumerID, held.ledger, nil, true); err != nil {
+		if err := c.shrinkTenant(ctx, held); err != nil {
 			return err
 		}
 		return c.ensureSandbox(ctx, o.Name, owner, sb)

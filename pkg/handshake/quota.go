@@ -423,11 +423,12 @@ func (c *Cluster) updateLedger(ctx context.Context, consumerID string, l *grantL
 }
 
 // applyTenantQuota makes the tenant namespace's quota the ledger's total less everything it grants, unless
-// a newer ledger generation is there already. cur is that quota as read earlier (nil: read it now). With
+// a newer ledger generation is there already. With read, cur is that quota as read earlier (nil: there is
+// none); without, it is read now. With
 // wait, it returns only once the quota controller enforces it (admission reads the quota's status, not its
 // spec): a quota lowered for a new grant must hold before the grant's own namespace gets its quota. The
 // watch for that starts with the write, so the controller's answer is seen one round trip after it.
-func (c *Cluster) applyTenantQuota(ctx context.Context, consumerID string, l *grantLedger, cur *corev1.ResourceQuota, wait bool) error {
+func (c *Cluster) applyTenantQuota(ctx context.Context, consumerID string, l *grantLedger, cur *corev1.ResourceQuota, read, wait bool) error {
 	ns := TenantNamespace(consumerID)
 	want := tenantShare(l.total, l.granted(""))
 	done := func(q *corev1.ResourceQuota) bool {
@@ -453,7 +454,7 @@ func (c *Cluster) applyTenantQuota(ctx context.Context, consumerID string, l *gr
 			_ = watched()
 		}()
 	}
-	cur, err := c.writeTenantQuota(ctx, consumerID, want, l.generation, cur, done)
+	cur, err := c.writeTenantQuota(ctx, consumerID, want, l.generation, cur, read, done)
 	if err != nil || cur == nil || !wait || enforced(cur) {
 		return err
 	}
@@ -464,14 +465,16 @@ func (c *Cluster) applyTenantQuota(ctx context.Context, consumerID string, l *gr
 }
 
 // writeTenantQuota writes want, for ledger generation gen, as the tenant namespace's quota unless done says
-// the quota is there already, under the quota's resourceVersion (a concurrent writer makes it read again).
-// It returns the quota as it now is; nil when there is no tenant namespace (being removed).
+// the quota is there already; cur and read are as for applyTenantQuota. It is server-side applied, as every sandbox object is (so a kubectl federate
+// of another version converges the same fields), with the quota's resourceVersion as a precondition: a
+// concurrent writer makes it read again. A quota that is missing is applied without one; only an issuance
+// creates the tenant namespace's quota, before any grant can exist. It returns the quota as it now is; nil
+// when there is no tenant namespace (being removed).
 func (c *Cluster) writeTenantQuota(ctx context.Context, consumerID string, want corev1.ResourceList, gen int64, cur *corev1.ResourceQuota,
-	done func(*corev1.ResourceQuota) bool) (*corev1.ResourceQuota, error) {
+	read bool, done func(*corev1.ResourceQuota) bool) (*corev1.ResourceQuota, error) {
 	ns := TenantNamespace(consumerID)
-	quotas := c.Dynamic.Resource(resourceQuotaGVR).Namespace(ns)
-	for range maxLedgerWrites {
-		if cur == nil {
+	for attempt := range maxLedgerWrites {
+		if !read || attempt > 0 {
 			q, err := c.quotaRead(ns).get(ctx)
 			if err != nil && !apierrors.IsNotFound(err) {
 				return nil, fmt.Errorf("reading ResourceQuota %s/%s: %w", ns, SandboxName, err)
@@ -482,38 +485,20 @@ func (c *Cluster) writeTenantQuota(ctx context.Context, consumerID string, want 
 			return cur, nil
 		}
 		next := sandboxQuota(ns, consumerID, SandboxOptions{Quota: want})
+		next.Annotations = map[string]string{AnnotationGrantsGeneration: strconv.FormatInt(gen, 10)}
 		if cur != nil {
-			labels := next.Labels
-			next.ObjectMeta = *cur.ObjectMeta.DeepCopy()
-			if next.Labels == nil {
-				next.Labels = map[string]string{}
-			}
-			maps.Copy(next.Labels, labels)
+			next.ResourceVersion = cur.ResourceVersion
 		}
-		if next.Annotations == nil {
-			next.Annotations = map[string]string{}
-		}
-		next.Annotations[AnnotationGrantsGeneration] = strconv.FormatInt(gen, 10)
-		u, err := toUnstructured(next)
-		if err != nil {
-			return nil, err
-		}
-		if cur == nil {
-			u, err = quotas.Create(ctx, u, metav1.CreateOptions{FieldManager: FieldManager})
-		} else {
-			u, err = quotas.Update(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager})
-		}
+		applied, err := c.applyQuota(ctx, ns, next)
 		switch {
 		case apierrors.IsNotFound(err) && cur == nil:
 			return nil, nil // no tenant namespace: nothing to give back to
-		case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err), apierrors.IsNotFound(err):
-			cur = nil // another writer came first: read again
-			continue
+		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+			continue // another writer came first: read again
 		case err != nil:
 			return nil, fmt.Errorf("writing ResourceQuota %s/%s: %w", ns, SandboxName, err)
 		}
-		cur = &corev1.ResourceQuota{}
-		return cur, fromUnstructured(u, cur)
+		return applied, nil
 	}
 	return nil, fmt.Errorf("writing ResourceQuota %s/%s: %d concurrent changes in a row; try again", ns, SandboxName, maxLedgerWrites)
 }
@@ -535,7 +520,7 @@ func (c *Cluster) applySandboxQuota(ctx context.Context, ns string, owner nsOwne
 	if err != nil {
 		return fmt.Errorf("reading ResourceQuota %s/%s: %w", ns, SandboxName, err)
 	}
-	return c.applyTenantQuota(ctx, owner.consumerID, l, cur, true)
+	return c.applyTenantQuota(ctx, owner.consumerID, l, cur, true, true)
 }
 
 // recordTotal makes the ledger hold total, an issuance's choice, as the consumer's total; a total smaller
@@ -564,9 +549,16 @@ func (c *Cluster) recordTotal(ctx context.Context, consumerID string, total core
 // A reservation holds a grant's quota in its consumer's ledger while the grant is made.
 type reservation struct {
 	consumerID, key string
-	want            corev1.ResourceList // the grant's quota, naming every resource of the total
-	held            corev1.ResourceList // what the ledger holds for it: want, or more while a grant shrinks
-	ledger          *grantLedger        // as written
+	want            corev1.ResourceList   // the grant's quota, naming every resource of the total
+	held            corev1.ResourceList   // what the ledger holds for it: want, or more while a grant shrinks
+	ledger          *grantLedger          // as written
+	tenantQuota     *corev1.ResourceQuota // the tenant namespace's quota as read (nil: none)
+}
+
+// shrinkTenant lowers the tenant namespace's quota by what the reservation holds, and waits until the
+// quota controller enforces it.
+func (c *Cluster) shrinkTenant(ctx context.Context, r *reservation) error {
+	return c.applyTenantQuota(ctx, r.consumerID, r.ledger, r.tenantQuota, true, true)
 }
 
 // reserveGrant holds want for the grant key in the consumer's ledger before anything of the grant exists.
@@ -623,7 +615,7 @@ func (c *Cluster) reserveGrant(ctx context.Context, consumerID, key, what string
 	if err != nil {
 		return nil, err
 	}
-	r.ledger = l
+	r.ledger, r.tenantQuota = l, quota
 	return r, nil
 }
 
@@ -643,7 +635,7 @@ func (c *Cluster) settleGrant(ctx context.Context, r *reservation) error {
 	if err != nil {
 		return err
 	}
-	return c.applyTenantQuota(ctx, r.consumerID, l, nil, false)
+	return c.applyTenantQuota(ctx, r.consumerID, l, nil, false, false)
 }
 
 // releaseGrant gives a grant's share back to the tenant namespace, once the grant's namespace is gone.
@@ -663,7 +655,7 @@ func (c *Cluster) releaseGrant(ctx context.Context, consumerID, key string) erro
 	if err != nil || l.total == nil {
 		return err
 	}
-	return c.applyTenantQuota(ctx, consumerID, l, nil, false)
+	return c.applyTenantQuota(ctx, consumerID, l, nil, false, false)
 }
 
 // cancelGrant gives a reservation back after its grant failed, unless its namespace exists (then what it

@@ -272,10 +272,10 @@ func TestTenantQuotaFollowsNewerGenerationsOnly(t *testing.T) {
 	total := rl(map[string]string{"pods": "20"})
 	newer := &grantLedger{total: total, generation: 5, grants: map[string]corev1.ResourceList{"slice.a": rl(map[string]string{"pods": "4"})}}
 	older := &grantLedger{total: total, generation: 4, grants: map[string]corev1.ResourceList{}}
-	if err := f.applyTenantQuota(t.Context(), "edge-1", newer, nil, true); err != nil {
+	if err := f.applyTenantQuota(t.Context(), "edge-1", newer, nil, false, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.applyTenantQuota(t.Context(), "edge-1", older, nil, true); err != nil {
+	if err := f.applyTenantQuota(t.Context(), "edge-1", older, nil, false, true); err != nil {
 		t.Fatal(err)
 	}
 	q, err := f.quotaRead(TenantNamespace("edge-1")).get(t.Context())
@@ -286,7 +286,7 @@ func TestTenantQuotaFollowsNewerGenerationsOnly(t *testing.T) {
 		t.Errorf("tenant quota %s at generation %d, want pods=16 at 5", got, quotaGeneration(q))
 	}
 	writes := len(f.dyn.Actions())
-	if err := f.applyTenantQuota(t.Context(), "edge-1", newer, q, true); err != nil || len(f.dyn.Actions()) != writes {
+	if err := f.applyTenantQuota(t.Context(), "edge-1", newer, q, true, true); err != nil || len(f.dyn.Actions()) != writes {
 		t.Errorf("an unchanged quota was written again (%v)", err)
 	}
 }

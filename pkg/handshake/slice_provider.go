@@ -242,7 +242,7 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 		return nil, err
 	}
 	sb.Quota = held.want
-	shrunk := background(func() error { return c.applyTenantQuota(ctx, o.ConsumerID, held.ledger, nil, true) })
+	shrunk := background(func() error { return c.shrinkTenant(ctx, held) })
 	grantedOK := false
 	defer func() {
 		if !grantedOK {
