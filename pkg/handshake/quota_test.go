@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
 
@@ -288,6 +289,48 @@ func TestTenantQuotaFollowsNewerGenerationsOnly(t *testing.T) {
 	writes := len(f.dyn.Actions())
 	if err := f.applyTenantQuota(t.Context(), "edge-1", newer, q, true, true); err != nil || len(f.dyn.Actions()) != writes {
 		t.Errorf("an unchanged quota was written again (%v)", err)
+	}
+}
+
+// A quota write that loses to a concurrent one (409 on its resourceVersion) reads the quota again, and
+// leaves a newer generation in place.
+func TestTenantQuotaWriteConflictReadsAgain(t *testing.T) {
+	f := newFakeCluster(t)
+	ns := TenantNamespace("edge-1")
+	total := rl(map[string]string{"pods": "20"})
+	if err := f.applyTenantQuota(t.Context(), "edge-1", &grantLedger{total: total, generation: 1, grants: map[string]corev1.ResourceList{}}, nil, false, true); err != nil {
+		t.Fatal(err)
+	}
+	applies := 0
+	f.dyn.PrependReactor("patch", resourceQuotaGVR.Resource, func(a clienttesting.Action) (bool, runtime.Object, error) {
+		applies++
+		if applies > 1 {
+			return false, nil, nil
+		}
+		// Another writer lands generation 9 first.
+		obj, err := f.dyn.Tracker().Get(resourceQuotaGVR, ns, SandboxName)
+		if err != nil {
+			return true, nil, err
+		}
+		u := obj.(*unstructured.Unstructured).DeepCopy()
+		u.SetAnnotations(map[string]string{AnnotationGrantsGeneration: "9"})
+		_ = unstructured.SetNestedField(u.Object, "1", "spec", "hard", "pods")
+		_ = unstructured.SetNestedField(u.Object, "1", "status", "hard", "pods")
+		if err := f.dyn.Tracker().Update(resourceQuotaGVR, u, ns); err != nil {
+			return true, nil, err
+		}
+		return true, nil, apierrors.NewConflict(resourceQuotaGVR.GroupResource(), SandboxName, errors.New("the object has been modified"))
+	})
+	older := &grantLedger{total: total, generation: 5, grants: map[string]corev1.ResourceList{"slice.a": rl(map[string]string{"pods": "4"})}}
+	if err := f.applyTenantQuota(t.Context(), "edge-1", older, nil, false, true); err != nil {
+		t.Fatal(err)
+	}
+	q, err := f.quotaRead(ns).get(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applies != 1 || podsOf(q.Spec.Hard) != "1" || quotaGeneration(q) != 9 {
+		t.Errorf("after a conflict: %d applies, pods %s at generation %d; want 1 apply and generation 9's pods=1 kept", applies, podsOf(q.Spec.Hard), quotaGeneration(q))
 	}
 }
 
