@@ -185,6 +185,14 @@ func (s *Server) teach() {
 		case s.Watches <- a.GetResource().Resource:
 		default:
 		}
+		// The tracker ignores field selectors; a watch for one object by name (all the code starts) sees
+		// only that object, as from an API server, not another one's deletion.
+		if name, ok := a.(clienttesting.WatchActionImpl).GetWatchRestrictions().Fields.RequiresExactMatch("metadata.name"); ok && err == nil {
+			w = watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+				m, err := meta.Accessor(ev.Object)
+				return ev, err != nil || m.GetName() == name
+			})
+		}
 		return true, w, err
 	})
 	// generateName: the API server makes the name.

@@ -169,9 +169,22 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		mode = CredentialCertificate
 	}
 
-	// The request is genuine. A tenant namespace that is not ours is refused before anything is written.
+	// The request is genuine. A tenant namespace that is not ours, or a total smaller than what the
+	// consumer's grants hold, is refused before anything is written.
 	if err := c.checkOwnNamespace(ctx, ns, tenantOwner(o.ConsumerID)); err != nil {
 		return nil, err
+	}
+	ledger, err := c.ledgerRead(o.ConsumerID).peek(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTotal(o.ConsumerID, o.Sandbox.Quota, ledger.granted("")); err != nil {
+		if ledger.cm != nil {
+			return nil, err
+		}
+		// Grants from before totals were tracked (no ledger yet): the renewal goes on, and the tenant
+		// namespace keeps none of what they overdraw.
+		r.Warn(err.Error() + " (grants made before kubectl federate tracked totals: the tenant namespace gets none of those resources until some are removed)")
 	}
 	// Then, both at once: the CSR is created, and the nonce is used up (so it can never issue twice;
 	// nothing is approved or bound before). A sandbox that is already there (a renewal) then converges
@@ -465,14 +478,30 @@ func (c *Cluster) alreadyIssued(st v1alpha1.TenantStatus, tenant *v1alpha1.Tenan
 }
 
 // buildSandbox converges the consumer's tenant namespace and, when tenant is given, records its request in
-// the Tenant.
+// the Tenant. The sandbox's quota is the consumer's total (o.Sandbox.Quota, recorded in the ledger while
+// the namespace is made) less what its grants hold.
 func (c *Cluster) buildSandbox(ctx context.Context, ns string, o IssueOptions, tenant *v1alpha1.Tenant) error {
 	return step(c.report(), "Building the sandbox "+ns, "Sandbox "+ns+" ready (Pod Security "+o.Sandbox.PodSecurity+", quota, limits, network policy)", func() error {
 		var also []func() error
 		if tenant != nil {
 			also = append(also, func() error { return c.applyTenantSpec(ctx, ns, o.ConsumerID, tenant) })
 		}
-		return c.ensureSandbox(ctx, ns, tenantOwner(o.ConsumerID), o.Sandbox, also...)
+		sb := o.Sandbox
+		var ledger *grantLedger
+		recorded := background(func() error {
+			var err error
+			ledger, err = c.recordTotal(ctx, o.ConsumerID, sb.Quota)
+			return err
+		})
+		sb.share = func() (*grantLedger, error) {
+			err := recorded()
+			return ledger, err
+		}
+		err := c.ensureSandbox(ctx, ns, tenantOwner(o.ConsumerID), sb, also...)
+		if rerr := recorded(); err == nil {
+			err = rerr // not read by the sandbox (its namespace failed first)
+		}
+		return err
 	})
 }
 

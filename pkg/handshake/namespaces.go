@@ -95,13 +95,18 @@ func (c *Cluster) rebindExtra(ctx context.Context, consumerID, user, clusterRole
 type GrantNamespaceOptions struct {
 	ConsumerID string
 	Name       string
-	// Sandbox, if set, replaces the guardrails of the consumer's tenant namespace, which are the default.
+	// Sandbox, if set, replaces the guardrails of the consumer's tenant namespace (Pod Security level,
+	// container defaults, priority classes), which are the default; its Quota is not read.
 	Sandbox *SandboxOptions
+	// Quota is the namespace's quota over DefaultGrantQuota, carved out of the consumer's total.
+	Quota corev1.ResourceList
 }
 
 // GrantNamespace (provider) creates Name as a sandbox of the consumer and binds the pairing's current
-// identity there with its role. A name already used by anything else is refused, and a pending request for
-// it is answered Refused; an extra namespace already granted converges.
+// identity there with its role. Its quota is carved out of the consumer's total: held in the ledger first
+// (refused, with nothing made, when it needs more than remains), given up by the tenant namespace, then
+// set on the new namespace. A name already used by anything else is refused, and a pending request for it
+// is answered Refused; an extra namespace already granted converges.
 func (c *Cluster) GrantNamespace(ctx context.Context, o GrantNamespaceOptions) error {
 	if err := ValidateExtraNamespace("namespace", o.Name); err != nil {
 		return err
@@ -119,14 +124,37 @@ func (c *Cluster) GrantNamespace(ctx context.Context, o GrantNamespaceOptions) e
 	if sb, err = sb.Validate(); err != nil {
 		return err
 	}
+	total, err := recordedTotal(tenant)
+	if err != nil {
+		return err
+	}
 	r := c.report()
 	owner := nsOwner{consumerID: o.ConsumerID, kind: KindExtra}
-	if err := step(r, "Building the sandbox "+o.Name, "Sandbox "+o.Name+" ready for "+o.ConsumerID+" (Pod Security "+sb.PodSecurity+", quota, limits, network policy)", func() error {
-		return c.ensureSandbox(ctx, o.Name, owner, sb)
-	}); err != nil {
+	refuseTaken := func(err error) error {
 		if errors.Is(err, ErrNameTaken) {
 			_ = c.answerNamespaceRequest(ctx, o.ConsumerID, o.Name, NamespaceRefused, "the namespace name is already taken on the provider")
 		}
+		return err
+	}
+	// A name that is not ours is refused before any share is held.
+	if err := c.checkOwnNamespace(ctx, o.Name, owner); err != nil {
+		return refuseTaken(err)
+	}
+	held, err := c.reserveGrant(ctx, o.ConsumerID, namespaceGrantKey(o.Name), fmt.Sprintf("namespace %q", o.Name), merged(DefaultGrantQuota(), o.Quota), total)
+	if err != nil {
+		return err
+	}
+	sb.Quota = held.want
+	if err := step(r, "Building the sandbox "+o.Name, "Sandbox "+o.Name+" ready for "+o.ConsumerID+" (Pod Security "+sb.PodSecurity+", quota, limits, network policy)", func() error {
+		if err := c.shrinkTenant(ctx, held); err != nil {
+			return err
+		}
+		return c.ensureSandbox(ctx, o.Name, owner, sb)
+	}); err != nil {
+		c.cancelGrant(ctx, held, o.Name, owner)
+		return refuseTaken(err)
+	}
+	if err := c.settleGrant(ctx, held); err != nil {
 		return err
 	}
 	if err := step(r, "Binding ClusterRole "+tenant.Status.ClusterRole, "ClusterRole "+tenant.Status.ClusterRole+" bound in "+o.Name+" to the pairing's identity", func() error {
@@ -177,7 +205,12 @@ func (c *Cluster) RevokeNamespace(ctx context.Context, consumerID, name string) 
 		if err := c.revokeNamespace(ctx, name, owner); err != nil {
 			return err
 		}
-		if err := errors.Join(c.deleteNamespace(ctx, name, consumerID),
+		// Its share of the consumer's total goes back to the tenant namespace once it (and its quota) is gone.
+		deleted := c.deleteNamespace(ctx, name, consumerID)
+		if deleted == nil {
+			deleted = c.releaseGrant(ctx, consumerID, namespaceGrantKey(name))
+		}
+		if err := errors.Join(deleted,
 			ignoreNotFound(c.Dynamic.Resource(v1alpha1.NamespaceRequestGVR).Namespace(TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{}))); err != nil {
 			return err
 		}

@@ -200,6 +200,9 @@ func (c *Cluster) prefetchIssue(ctx context.Context, consumerID string) {
 	c.serviceAccountsRead(ns).start(ctx, c)
 	c.tenantCSRsRead(consumerID).start(ctx, c)
 	c.namespacesOfRead(consumerID, KindExtra).start(ctx, c)
+	// The tenant namespace's quota is the total less the grants: the ledger and the quota as it is.
+	c.ledgerRead(consumerID).start(ctx, c)
+	c.quotaRead(ns).start(ctx, c)
 }
 
 // prefetchImport sends at once the reads a consumer's import of the provider's identity will need.

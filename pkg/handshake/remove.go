@@ -36,11 +36,13 @@ func (c *Cluster) RemoveTenant(ctx context.Context, consumerID string, keepNames
 	if len(granted) > 0 && !keepNamespace {
 		shown = fmt.Sprintf("%s and %d more", ns, len(granted))
 	}
-	return step(r, "Removing tenant "+consumerID, "Tenant "+consumerID+" removed (Tenant, nonce, CSRs, slice decisions"+nsNote(keepNamespace, shown)+")", func() error {
+	return step(r, "Removing tenant "+consumerID, "Tenant "+consumerID+" removed (Tenant, nonce, CSRs, slice decisions, grants ledger"+nsNote(keepNamespace, shown)+")", func() error {
 		errs := []error{
 			ignoreNotFound(c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Delete(ctx, consumerID, metav1.DeleteOptions{})),
 			c.nonces().Delete(ctx, consumerID),
 			ignoreNotFound(c.Kube.CoreV1().ConfigMaps(SystemNamespace).Delete(ctx, sliceDecisionsName(consumerID), metav1.DeleteOptions{})),
+			// A later pairing makes the ledger up again from whatever namespaces are kept.
+			ignoreNotFound(c.Kube.CoreV1().ConfigMaps(SystemNamespace).Delete(ctx, GrantsLedgerName(consumerID), metav1.DeleteOptions{})),
 			ignoreNotFound(c.Kube.CoordinationV1().Leases(SystemNamespace).Delete(ctx, "authenticate-"+consumerID, metav1.DeleteOptions{})),
 			ignoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{},
 				metav1.ListOptions{LabelSelector: labels.SelectorFromSet(TenantLabels(consumerID)).String()})),

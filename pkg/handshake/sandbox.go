@@ -67,6 +67,10 @@ type SandboxOptions struct {
 	Tolerations     []string            // taint keys pods may tolerate besides DefaultTolerations
 	RuntimeClasses  []string            // allowed runtimeClassName values besides none
 	Schedulers      []string            // allowed schedulerName values besides DefaultScheduler
+
+	// share, set for a tenant namespace, makes its quota Quota (the tenant's total) less what the ledger
+	// it returns has granted elsewhere, written only over an older ledger generation (quota.go).
+	share func() (*grantLedger, error)
 }
 
 // DefaultTolerations are the taint keys every sandbox's pods may tolerate: the two that the
@@ -87,15 +91,22 @@ var ControlPlaneTaints = []string{"node-role.kubernetes.io/control-plane", "node
 // DefaultScheduler is the scheduler pods get when they name none; always allowed.
 const DefaultScheduler = "default-scheduler"
 
-// DefaultQuota bounds what one tenant can consume: compute, storage, object counts (etcd), and no
-// NodePort or LoadBalancer Services, which would open the provider's nodes or cloud account to the world.
-// Its limits fit 20 pods of the default container size (DefaultContainerLimits), so no one limit hides
-// another.
+// DefaultQuota is one tenant's total on a provider, shared by all its namespaces (quota.go): compute,
+// storage, object counts (etcd), and no NodePort or LoadBalancer Services, which would open the provider's
+// nodes or cloud account to the world. Its limits fit 20 pods of the default container size
+// (DefaultContainerLimits), so no one limit hides another. Every kind the tenant role can create is
+// counted (a unit test holds defaultClusterRole to that), so no kind fills etcd: the core kinds by their
+// plain names, which count every stored object, except pods, whose plain count leaves out finished ones
+// (count/pods counts them too); the others by count/<resource>.<group>. A Deployment keeps up to 10 old
+// ReplicaSets, a CronJob 4 Jobs, a finished Job its pods: hence more ReplicaSets, Jobs and stored pods
+// than their owners.
 func DefaultQuota() corev1.ResourceList {
 	return mustResources(map[string]string{
 		"pods": "20", "requests.cpu": "4", "limits.cpu": "10", "requests.memory": "8Gi", "limits.memory": "16Gi",
 		"requests.storage": "20Gi", "persistentvolumeclaims": "10", "requests.ephemeral-storage": "20Gi",
 		"services": "10", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "50", "configmaps": "50",
+		"count/pods": "50", "count/deployments.apps": "20", "count/statefulsets.apps": "10", "count/replicasets.apps": "50",
+		"count/jobs.batch": "30", "count/cronjobs.batch": "10",
 		"count/resourceslices.federate.dev": "10", "count/namespacerequests.federate.dev": "10",
 		"count/exchangerequests.federate.dev": "10",
 	})
@@ -347,7 +358,7 @@ func (c *Cluster) ensureSandbox(ctx context.Context, ns string, owner nsOwner, o
 	// The probes test what the namespace's labels and the cluster's admission policies enforce, not the
 	// objects applied here, so they go at the same time.
 	return parallel(append(also,
-		func() error { return c.applyEnforcedQuota(ctx, ns, sandboxQuota(ns, consumerID, o)) },
+		func() error { return c.applySandboxQuota(ctx, ns, owner, o) },
 		func() error {
 			return wrapApply("LimitRange", ns, c.applyTyped(ctx, limitRangeGVR, ns, sandboxLimitRange(ns, consumerID, o)))
 		},

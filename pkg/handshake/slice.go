@@ -90,6 +90,63 @@ func ParseSliceQuantities(field string, m map[string]string) (corev1.ResourceLis
 	return out, nil
 }
 
+// ClassQuotaResources are the quota resources of a slice's namespace that a class bounds besides the
+// slice resources: everything a slice gets without asking (DefaultGrantQuota), but for the quota names of
+// the slice resources themselves (cpu is bounded as cpu, which sets requests.cpu and limits.cpu).
+func ClassQuotaResources() []string {
+	var out []string
+	for name := range DefaultGrantQuota() {
+		if !slices.Contains(sliceQuotaKeys(), name) {
+			out = append(out, string(name))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sliceQuotaKeys are the quota entries a slice's resources set.
+func sliceQuotaKeys() []corev1.ResourceName {
+	return []corev1.ResourceName{"requests.cpu", "limits.cpu", "requests.memory", "limits.memory", "pods", "requests.ephemeral-storage"}
+}
+
+// ParseClassMax validates a class's maximum: the slice resources as ParseSliceQuantities does, and any of
+// ClassQuotaResources, which may be zero (a class whose slices get none of it). field prefixes the
+// resource name in errors.
+func ParseClassMax(field string, m map[string]string) (corev1.ResourceList, error) {
+	sliceMax := map[string]string{}
+	out := corev1.ResourceList{}
+	quotaNames := ClassQuotaResources()
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		switch {
+		case slices.Contains(SliceResources, name):
+			sliceMax[name] = m[name]
+		case slices.Contains(sliceQuotaKeys(), corev1.ResourceName(name)):
+			return nil, fmt.Errorf("%s%s: is set by a slice resource (%s): bound that instead", field, name, strings.Join(SliceResources, ", "))
+		case slices.Contains(quotaNames, name):
+			q, err := resource.ParseQuantity(m[name])
+			if err != nil {
+				return nil, fmt.Errorf("%s%s %q: is not a quantity", field, name, truncate(m[name]))
+			}
+			if q.Sign() < 0 {
+				return nil, fmt.Errorf("%s%s %s: must not be negative", field, name, m[name])
+			}
+			if !strings.HasPrefix(name, "requests.") && q.MilliValue()%1000 != 0 {
+				return nil, fmt.Errorf("%s%s %s: must be a whole number", field, name, m[name])
+			}
+			out[corev1.ResourceName(name)] = q
+		default:
+			return nil, fmt.Errorf("%s%s: is not a slice resource (%s) nor a quota a slice's namespace has (%s)", field, truncate(name),
+				strings.Join(SliceResources, ", "), strings.Join(quotaNames, ", "))
+		}
+	}
+	parsed, err := ParseSliceQuantities(field, sliceMax)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(out, parsed)
+	return out, nil
+}
+
 // canonicalResources is the signed form of a slice's resources: sorted name=value lines, the values
 // exactly as written.
 func canonicalResources(m map[string]string) string {
@@ -117,7 +174,7 @@ func ValidateSliceClass(name string, s v1alpha1.ResourceSliceClassSpec) (*sliceC
 	}
 	cls := &sliceClass{name: name, max: corev1.ResourceList{}, overMax: s.OverMax, clusterRole: s.ClusterRole,
 		podSecurity: s.PodSecurity, autoAccept: s.AutoAccept}
-	mx, err := ParseSliceQuantities("max ", s.Max)
+	mx, err := ParseClassMax("max ", s.Max)
 	if err != nil {
 		return nil, err
 	}
@@ -210,27 +267,44 @@ func sliceQuotaKey(name string) corev1.ResourceName {
 	return corev1.ResourceName("requests." + name)
 }
 
-// sliceSandbox is the sandbox of a slice's namespace: the grant as its quota (requests and limits of cpu
-// and memory, requests of ephemeral storage, pods), over the object-count defaults; a resource the slice
-// did not ask for keeps the default quota, but never more than the class's maximum; container defaults are
-// no larger than the grant.
-func sliceSandbox(granted corev1.ResourceList, cls *sliceClass) (SandboxOptions, error) {
-	quota := corev1.ResourceList{}
-	defaults := DefaultQuota()
+// sliceQuota is a slice's quota: its grant (cpu and memory as requests and limits, pods, and ephemeral
+// storage as requests), and of everything else the slice allowance (DefaultGrantQuota), never over its
+// class's maximum; a slice resource not asked for gets the allowance too. Stored pods may be twice its pods
+// (a finished Job's pods stay until the Job goes), unless the class bounds count/pods lower.
+func sliceQuota(granted corev1.ResourceList, cls *sliceClass) corev1.ResourceList {
+	quota := DefaultGrantQuota()
+	capped := func(q resource.Quantity, maxName corev1.ResourceName) resource.Quantity {
+		if mx, ok := cls.max[maxName]; ok && q.Cmp(mx) > 0 {
+			return mx.DeepCopy()
+		}
+		return q
+	}
+	for name, q := range quota {
+		quota[name] = capped(q, name)
+	}
 	for _, name := range SliceResources {
 		key := sliceQuotaKey(name)
 		q, asked := granted[corev1.ResourceName(name)]
 		if !asked {
-			q = defaults[key]
-			if mx, ok := cls.max[corev1.ResourceName(name)]; ok && q.Cmp(mx) > 0 {
-				q = mx
-			}
+			q = capped(DefaultGrantQuota()[key], corev1.ResourceName(name))
 		}
 		quota[key] = q
 		if name == SliceCPU || name == SliceMemory {
 			quota[corev1.ResourceName("limits."+name)] = q
 		}
 	}
+	stored := quota[corev1.ResourcePods].DeepCopy()
+	stored.Add(stored)
+	if have := quota["count/pods"]; stored.Cmp(have) > 0 {
+		quota["count/pods"] = capped(stored, "count/pods")
+	}
+	return quota
+}
+
+// sliceSandbox is the sandbox of a slice's namespace: sliceQuota as its quota, which reserveGrant then
+// completes with the rest of the tenant's total; container defaults are no larger than the grant.
+func sliceSandbox(granted corev1.ResourceList, cls *sliceClass) (SandboxOptions, error) {
+	quota := sliceQuota(granted, cls)
 	reqs, lims := DefaultContainerRequests(), DefaultContainerLimits()
 	for _, name := range []corev1.ResourceName{SliceCPU, SliceMemory} {
 		q := quota[sliceQuotaKey(string(name))]
@@ -241,7 +315,9 @@ func sliceSandbox(granted corev1.ResourceList, cls *sliceClass) (SandboxOptions,
 			reqs[name] = q
 		}
 	}
-	return SandboxOptions{PodSecurity: cls.podSecurity, Quota: quota, DefaultRequests: reqs, DefaultLimits: lims}.Validate()
+	sb, err := SandboxOptions{PodSecurity: cls.podSecurity, Quota: quota, DefaultRequests: reqs, DefaultLimits: lims}.Validate()
+	sb.Quota = quota // Validate puts the tenant's defaults under what is missing; a slice has only its own
+	return sb, err
 }
 
 // sliceGrant is what a slice's quota enforces, by slice resource: what the status records and the

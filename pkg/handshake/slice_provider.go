@@ -189,9 +189,6 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 		return nil, fmt.Errorf("resource slice %q: class %q does not accept slices without a decision (no auto-accept)", o.Name, cls.name)
 	}
 	ns := SliceNamespace(o.ConsumerID, o.Name)
-	if err := c.checkSliceCount(ctx, o.ConsumerID, ns); err != nil {
-		return nil, err
-	}
 	// The same request, already granted and still valid, keeps its credential; everything else (the
 	// class's sandbox, the grant, the binding) converges to this run's decision.
 	var certPEM []byte
@@ -238,6 +235,26 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 		mode = CredentialCertificate
 	}
 	owner := nsOwner{consumerID: o.ConsumerID, kind: KindSlice, slice: o.Name}
+	// The slice's share of the consumer's total (and its place among the consumer's slices) is held in the
+	// ledger before anything of it exists; the tenant namespace gives that share up while the certificate
+	// is issued, and before the slice's namespace gets its quota.
+	total, err := recordedTotal(tenant)
+	if err != nil {
+		return nil, err
+	}
+	held, err := c.reserveGrant(ctx, o.ConsumerID, sliceGrantKey(o.Name), fmt.Sprintf("resource slice %q", o.Name), sb.Quota, total)
+	if err != nil {
+		return nil, err
+	}
+	sb.Quota = held.want
+	shrunk := background(func() error { return c.shrinkTenant(ctx, held) })
+	grantedOK := false
+	defer func() {
+		if !grantedOK {
+			_ = shrunk()
+			c.cancelGrant(ctx, held, ns, owner)
+		}
+	}()
 	if kept {
 		r.Info("Resource slice " + o.Name + " was already granted for this request: its credential is kept, the rest converges")
 	} else if mode != CredentialToken {
@@ -285,9 +302,15 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 			return nil, err
 		}
 	}
+	if err := shrunk(); err != nil {
+		return nil, err
+	}
 	if err := step(r, "Building the slice's sandbox "+ns, "Sandbox "+ns+" ready (quota "+FormatResourceList(sliceGrant(sb.Quota))+", Pod Security "+cls.podSecurity+")", func() error {
 		return c.ensureSandbox(ctx, ns, owner, sb)
 	}); err != nil {
+		return nil, err
+	}
+	if err := c.settleGrant(ctx, held); err != nil {
 		return nil, err
 	}
 	credential := v1alpha1.CredentialCertificate
@@ -353,6 +376,7 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 			return nil, err
 		}
 	}
+	grantedOK = true
 	st.Token = token
 	slice.Status = st
 	slice.Namespace, slice.Name = tns, o.Name
@@ -384,26 +408,8 @@ func (c *Cluster) storeSliceToken(ctx context.Context, consumerID, slice, token 
 }
 
 // MaxSlicesPerConsumer bounds the slices one consumer holds on a provider, whatever happens to its
-// requests (which the tenant may withdraw after they are granted).
+// requests (which the tenant may withdraw after they are granted); the ledger counts them (quota.go).
 const MaxSlicesPerConsumer = 10
-
-// checkSliceCount refuses a new slice namespace beyond MaxSlicesPerConsumer.
-func (c *Cluster) checkSliceCount(ctx context.Context, consumerID, ns string) error {
-	have, err := c.namespacesOf(ctx, consumerID, KindSlice)
-	if err != nil {
-		return err
-	}
-	n := 0
-	for _, h := range have {
-		if h.Name != ns {
-			n++
-		}
-	}
-	if n >= MaxSlicesPerConsumer {
-		return fmt.Errorf("consumer %q already holds %d resource slices, the most one consumer may hold: delete one first", consumerID, n)
-	}
-	return nil
-}
 
 // storeSliceRequest creates or replaces the consumer's request in its tenant namespace.
 func (c *Cluster) storeSliceRequest(ctx context.Context, rs interface {
@@ -629,9 +635,15 @@ func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name stri
 			return err
 		}
 		sel := labels.SelectorFromSet(map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: consumerID, LabelSlice: name}).String()
-		// The request and the CSRs go whatever the namespace's deletion does.
+		// The request and the CSRs go whatever the namespace's deletion does. The slice's share of the
+		// consumer's total goes back to the tenant namespace only once the namespace (and its quota) is gone.
 		if err := parallel(
-			func() error { return c.deleteNamespace(ctx, ns, consumerID) },
+			func() error {
+				if err := c.deleteNamespace(ctx, ns, consumerID); err != nil {
+					return err
+				}
+				return c.releaseGrant(ctx, consumerID, sliceGrantKey(name))
+			},
 			func() error {
 				return ignoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{}))
 			},

@@ -56,7 +56,7 @@ func TestSliceFlowOnFakes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("AcceptSlice: %v", err)
 	}
-	want := map[string]string{"cpu": "1", "memory": "1Gi", "pods": "2", "ephemeral-storage": "20Gi"}
+	want := map[string]string{"cpu": "1", "memory": "1Gi", "pods": "2", "ephemeral-storage": "2Gi"}
 	if fmtAny(granted.Status.Granted) != fmtAny(want) {
 		t.Errorf("granted %v, want %v (cpu clamped to the class maximum, pods never over it)", granted.Status.Granted, want)
 	}

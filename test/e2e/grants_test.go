@@ -96,12 +96,12 @@ func atCleanup(t *testing.T, args ...string) {
 	})
 }
 
-// freshPairing starts the test from a new consumer->provider pairing and removes it (with every slice
-// and extra namespace) when the test ends.
-func freshPairing(t *testing.T) {
+// freshPairing starts the test from a new consumer->provider pairing (authenticate with extra flags) and
+// removes it (with every slice and extra namespace) when the test ends.
+func freshPairing(t *testing.T, extra ...string) {
 	t.Helper()
 	unauthenticate(t)
-	authenticate(t)
+	authenticate(t, extra...)
 	atCleanup(t, "unauthenticate", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
 	settle(t, provider, tenantNS)
 	requestsCounted(t, provider, tenantNS, sandboxObject)
@@ -382,7 +382,7 @@ func TestSliceGrantsConfineEachIdentity(t *testing.T) {
 	}
 	// The class accepts without a decision per slice: the auto-accept run grants it, lowered to the
 	// class's maximum.
-	smallGrant := map[string]string{"cpu": "1", "memory": "1Gi", "pods": "2", "ephemeral-storage": "20Gi"}
+	smallGrant := map[string]string{"cpu": "1", "memory": "1Gi", "pods": "2", "ephemeral-storage": "2Gi"}
 	auto := mustOn(t, provider, "accept", "resourceslice", "--pending")
 	if !strings.Contains(auto.stdout, "resourceslice/"+sliceSmall+" accepted") || !strings.Contains(auto.stderr, "lowered") {
 		t.Errorf("accept --pending did not accept %s, saying it was lowered to the class's maximum: %s", sliceSmall, auto)
@@ -415,11 +415,11 @@ func TestSliceGrantsConfineEachIdentity(t *testing.T) {
 
 	// One shot, default class: everything asked is granted.
 	mustOn(t, consumer, "create", "resourceslice", sliceOne, "--cpu", "2", "--memory", "2Gi", "--pods", "3", "--remote-kubeconfig", provider.Kubeconfig)
-	oneGrant := map[string]string{"cpu": "2", "memory": "2Gi", "pods": "3", "ephemeral-storage": "20Gi"}
+	oneGrant := map[string]string{"cpu": "2", "memory": "2Gi", "pods": "3", "ephemeral-storage": "2Gi"}
 	checkGranted(t, providerSlice(t, "consumer", sliceOne), sliceOne, handshake.DefaultSliceClass, oneGrant)
 	checkGranted(t, providerSlice(t, "consumer", sliceSmall), sliceSmall, classSmall, smallGrant)
-	checkQuota(t, waitQuotaSynced(t, admin, smallNS), sliceQuota("1", "1Gi", "2", "20Gi"))
-	checkQuota(t, waitQuotaSynced(t, admin, oneNS), sliceQuota("2", "2Gi", "3", "20Gi"))
+	checkQuota(t, waitQuotaSynced(t, admin, smallNS), sliceQuota("1", "1Gi", "2", "2Gi"))
+	checkQuota(t, waitQuotaSynced(t, admin, oneNS), sliceQuota("2", "2Gi", "3", "2Gi"))
 	for _, ns := range []string{smallNS, oneNS} {
 		n, err := admin.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		if err != nil {
@@ -580,7 +580,7 @@ func renewSlice(t *testing.T, oldCfg *rest.Config, oldUser string) {
 	}
 	podRefused(t, kubernetes.NewForConfigOrDie(oldCfg), "the slice's certificate before its renewal", ns, "old-cert")
 	checkSliceIdentity(t, sliceSmall)
-	checkQuota(t, waitQuotaSynced(t, kubernetes.NewForConfigOrDie(provider.Config), ns), sliceQuota("1", "1Gi", "2", "20Gi"))
+	checkQuota(t, waitQuotaSynced(t, kubernetes.NewForConfigOrDie(provider.Config), ns), sliceQuota("1", "1Gi", "2", "2Gi"))
 }
 
 // fakeConsumer makes the provider hold a second paired consumer, id, whose pinned handshake key the

@@ -54,11 +54,13 @@ const (
 	allowPrivilegedFalse = "securityContext.privileged: Forbidden: disallowed by cluster policy"
 )
 
-// defaultQuota is spec8's default ResourceQuota.
+// defaultQuota is spec8's default ResourceQuota, with a count of every kind the tenant role creates.
 var defaultQuota = map[string]string{
 	"pods": "20", "requests.cpu": "4", "limits.cpu": "10", "requests.memory": "8Gi", "limits.memory": "16Gi",
 	"requests.storage": "20Gi", "persistentvolumeclaims": "10", "requests.ephemeral-storage": "20Gi",
 	"services": "10", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "50", "configmaps": "50",
+	"count/pods": "50", "count/deployments.apps": "20", "count/statefulsets.apps": "10", "count/replicasets.apps": "50",
+	"count/jobs.batch": "30", "count/cronjobs.batch": "10",
 }
 
 // unpairReverse undoes pairReverse.

@@ -3,6 +3,8 @@ package create
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,6 +20,7 @@ import (
 type ResourceSliceClassOptions struct {
 	Name        string
 	Max         *flags.SliceResources
+	MaxQuota    string
 	OverMax     *cmdutil.Enum
 	ClusterRole string
 	PodSecurity *cmdutil.Enum
@@ -34,7 +37,7 @@ type ResourceSliceClassOptions struct {
 func NewCmdResourceSliceClass(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ResourceSliceClassOptions{f: f, Streams: streams, ClusterRole: handshake.DefaultClusterRole}
 	cmd := cmdutil.Wire(&cobra.Command{
-		Use:     "resourceslice-class NAME [--max-cpu QTY] [--max-memory QTY] [--max-pods N] [--max-ephemeral-storage QTY] [--over-max clamp|deny] [--cluster-role ROLE] [--pod-security LEVEL] [--auto-accept]",
+		Use:     "resourceslice-class NAME [--max-cpu QTY] [--max-memory QTY] [--max-pods N] [--max-ephemeral-storage QTY] [--max-quota NAME=QTY,...] [--over-max clamp|deny] [--cluster-role ROLE] [--pod-security LEVEL] [--auto-accept]",
 		Aliases: []string{"resourcesliceclass"},
 		Short:   "Define a policy for the resource slices consumers ask of this cluster (provider side)",
 		Long: cmdutil.LongDesc(`
@@ -44,6 +47,12 @@ func NewCmdResourceSliceClass(f *cmdutil.Factory, streams cmdutil.Streams) *cobr
 			namespace, the Pod Security level enforced there, and whether "accept resourceslice
 			--pending" grants the class's slices without a decision per slice (--auto-accept).
 
+			A slice's namespace has a quota on more than what a slice asks for: storage, PVCs, Services,
+			Secrets, ConfigMaps and counts of each workload kind, which it gets as a modest allowance
+			(docs/grants.md). --max-quota bounds those too, by their quota names. Without --max-cpu,
+			--max-memory, --max-pods or --max-ephemeral-storage, a slice is bounded in those only by what
+			remains of its consumer's total.
+
 			A slice that names no class gets the class "default": unless you create one of that name, it
 			grants what is asked, binds federate-tenant and enforces restricted, as Liqo does by default.
 			A slice that names a class this cluster does not define is not accepted. Changing a class
@@ -52,12 +61,18 @@ func NewCmdResourceSliceClass(f *cmdutil.Factory, streams cmdutil.Streams) *cobr
 			# At most 4 CPUs, 8Gi and 20 pods per slice, clamped, accepted by a cron job's --pending run
 			kubectl federate create resourceslice-class small --max-cpu 4 --max-memory 8Gi --max-pods 20 --auto-accept
 
+			# Compute only: no storage, no PVCs, at most 2 Secrets per slice
+			kubectl federate create resourceslice-class compute --max-cpu 8 \
+			  --max-quota requests.storage=0,persistentvolumeclaims=0,secrets=2
+
 			# GPU work: a custom role, baseline Pod Security, requests over the maximum refused
 			kubectl federate create resourceslice-class gpu --max-cpu 16 --max-memory 64Gi --over-max deny \
 			  --cluster-role gpu-workloads --pod-security baseline`),
 		Args: cmdutil.ExactArgs(1, "NAME"),
 	}, o)
 	o.Max = flags.AddSliceResources(cmd, "max-", "a slice of the class may get at most")
+	cmd.Flags().StringVar(&o.MaxQuota, "max-quota", "", "Maxima of the other quotas of a slice's namespace, as NAME=QUANTITY pairs ("+
+		strings.Join(handshake.ClassQuotaResources(), ", ")+")")
 	o.OverMax = cmdutil.NewEnum("clamp", "clamp", "deny")
 	cmdutil.AddEnumFlag(cmd, o.OverMax, "over-max", "", "What a request over the maximum gets: the maximum, or a denial")
 	cmd.Flags().StringVar(&o.ClusterRole, "cluster-role", o.ClusterRole, "The ClusterRole bound to a slice's identity in its namespace")
@@ -86,10 +101,31 @@ func (o *ResourceSliceClassOptions) Validate() error {
 	if _, err := handshake.ParseSliceQuantities("--max-", o.spec.Max); err != nil {
 		return err
 	}
+	// --max-quota names the other quotas (validated as such below); the slice resources have flags of
+	// their own.
+	quota, err := handshake.ParseResourceList("--max-quota", o.MaxQuota)
+	if err != nil {
+		return err
+	}
+	others := map[string]string{}
+	for name := range quota {
+		if slices.Contains(handshake.SliceResources, string(name)) {
+			return fmt.Errorf("--max-quota: %s is bounded by --max-%s", name, name)
+		}
+	}
+	for _, kv := range strings.Split(o.MaxQuota, ",") { // the values as written (parsed above)
+		if name, value, ok := strings.Cut(strings.TrimSpace(kv), "="); ok {
+			others[name] = value
+		}
+	}
+	if _, err := handshake.ParseClassMax("--max-quota ", others); err != nil {
+		return err
+	}
+	maps.Copy(o.spec.Max, others)
 	if o.ClusterRole == "" {
 		return fmt.Errorf("--cluster-role: must not be empty")
 	}
-	_, err := handshake.ValidateSliceClass(o.Name, o.spec)
+	_, err = handshake.ValidateSliceClass(o.Name, o.spec)
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
@@ -33,6 +34,7 @@ type NamespaceOptions struct {
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
 	sandbox *handshake.SandboxOptions
+	quota   corev1.ResourceList
 	changed bool
 	cmdutil.Streams
 }
@@ -49,7 +51,12 @@ func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command
 			identity there with the same ClusterRole as in its tenant namespace. NAME is a sandbox like
 			the tenant namespace: Pod Security, ResourceQuota, LimitRange, the sandbox admission policy, a
 			NetworkPolicy and a default ServiceAccount without token, with the tenant namespace's settings
-			unless --pod-security or --quota say otherwise.
+			unless --pod-security says otherwise.
+
+			Its quota is carved out of the consumer's total (the quota chosen at pairing): modest defaults
+			(4 pods, 1 CPU, 2Gi of memory, ...; see docs/grants.md), which --quota overrides or extends, are
+			taken from the tenant namespace's quota. A namespace that needs more than remains of the total
+			is refused, with nothing created, and the error lists what remains.
 
 			A NAME already in use by anything but an extra namespace of CONSUMER is refused, never adopted,
 			and the consumer's request for it (if any) is answered Refused. Names starting with kube-,
@@ -64,14 +71,14 @@ func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command
 			kubectl federate grant namespace --remote-cluster-id edge-1
 			kubectl federate grant namespace edge-1-ci --remote-cluster-id edge-1
 
-			# A namespace with a larger quota than its tenant namespace
-			kubectl federate grant namespace edge-1-batch --remote-cluster-id edge-1 --quota pods=100,requests.cpu=32`),
+			# A namespace with more pods and CPU than the defaults, taken from the consumer's total
+			kubectl federate grant namespace edge-1-batch --remote-cluster-id edge-1 --quota pods=8,requests.cpu=2,limits.cpu=4`),
 		Args: cmdutil.MaximumArgs(1, "NAME"),
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
 	o.PodSecurity = cmdutil.NewEnum("", handshake.PodSecurityLevels...)
 	cmdutil.AddEnumFlag(cmd, o.PodSecurity, "pod-security", "", "Pod Security level enforced in the namespace (default: the tenant namespace's)")
-	cmd.Flags().StringVar(&o.Quota, "quota", "", "Hard limits of the namespace's ResourceQuota, over the defaults, as NAME=QUANTITY pairs (default: the tenant namespace's)")
+	cmd.Flags().StringVar(&o.Quota, "quota", "", "Hard limits of the namespace's ResourceQuota, over the grant defaults, as NAME=QUANTITY pairs; carved out of the consumer's total")
 	o.Output = printers.AddOutputFlag(cmd, "", "a table when listing", "yaml", "json")
 	return cmd
 }
@@ -104,11 +111,14 @@ func (o *NamespaceOptions) Validate() error {
 	if !o.changed {
 		return nil
 	}
-	quota, err := handshake.ParseResourceList("--quota", o.Quota)
-	if err != nil {
+	var err error
+	if o.quota, err = handshake.ParseResourceList("--quota", o.Quota); err != nil {
 		return err
 	}
-	sb, err := handshake.SandboxOptions{PodSecurity: o.PodSecurity.String(), Quota: quota}.Validate()
+	if o.PodSecurity.String() == "" {
+		return nil // the tenant namespace's guardrails
+	}
+	sb, err := handshake.SandboxOptions{PodSecurity: o.PodSecurity.String()}.Validate()
 	if err != nil {
 		return fmt.Errorf("--pod-security: %w", err)
 	}
@@ -128,7 +138,7 @@ func (o *NamespaceOptions) Run(ctx context.Context) error {
 	if o.sandbox != nil && o.sandbox.PodSecurity == handshake.PodSecurityPrivileged {
 		o.cluster.Report.Warn("--pod-security privileged: the consumer may run privileged pods in " + o.Name + ", which means root on this cluster's nodes")
 	}
-	if err := o.cluster.GrantNamespace(ctx, handshake.GrantNamespaceOptions{ConsumerID: o.RemoteClusterID, Name: o.Name, Sandbox: o.sandbox}); err != nil {
+	if err := o.cluster.GrantNamespace(ctx, handshake.GrantNamespaceOptions{ConsumerID: o.RemoteClusterID, Name: o.Name, Sandbox: o.sandbox, Quota: o.quota}); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(o.Out, "namespace/%s granted to %s\n", o.Name, o.RemoteClusterID)

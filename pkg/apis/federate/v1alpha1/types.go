@@ -252,7 +252,10 @@ type ResourceSliceClass struct {
 
 // ResourceSliceClassSpec is the class's policy.
 type ResourceSliceClassSpec struct {
-	// Max bounds each resource of a slice (cpu, memory, pods, ephemeral-storage); a missing one is unbounded.
+	// Max bounds each resource of a slice: the ones it asks for (cpu, memory, pods, ephemeral-storage; a
+	// missing one is bounded only by what remains of the consumer's total) and every other quota its
+	// namespace has (requests.storage, persistentvolumeclaims, secrets, configmaps, count/..., by their
+	// quota names; a missing one is bounded by the slice allowance).
 	Max map[string]string `json:"max,omitempty"`
 	// OverMax is Clamp (grant the maximum) or Deny (refuse the whole request).
 	OverMax string `json:"overMax,omitempty"`

@@ -1,0 +1,690 @@
+package handshake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+)
+
+// A consumer's namespaces on a provider share one total: the quota chosen at pairing, recorded in the
+// Tenant's status.sandbox.quota. Every grant (a slice, an extra namespace) is carved out of it with a quota
+// of its own, and the tenant namespace's quota is the total less everything granted, so the hard limits of
+// all of a tenant's namespaces never add up to more than its total. Quotas are per namespace and nothing
+// runs on the provider to add them up, so the grants are counted in a ledger: a ConfigMap of
+// federate-system, which no tenant reads or writes, changed only under its resourceVersion. A grant is
+// held there before anything of it exists, so two concurrent grants cannot both take the last of the total
+// or the last slice; the loser reads the ledger again and is refused. The tenant namespace's quota records
+// the ledger generation it was computed from and is only ever replaced by a newer one, so writers that
+// race never leave it larger than the ledger allows.
+
+// GrantsLedgerName is the ConfigMap of federate-system that holds a consumer's total and its grants.
+func GrantsLedgerName(consumerID string) string { return "federate-grants-" + consumerID }
+
+// AnnotationGrantsGeneration is the generation of the ledger a tenant namespace's ResourceQuota was
+// computed from, on that quota.
+const AnnotationGrantsGeneration = "federate.dev/grants-generation"
+
+// Keys of the ledger's data: the total, the generation (one more at every write), and one entry per grant.
+const (
+	ledgerTotal      = "total"
+	ledgerGeneration = "generation"
+	ledgerSlice      = "slice."
+	ledgerNamespace  = "namespace."
+)
+
+func sliceGrantKey(slice string) string  { return ledgerSlice + slice }
+func namespaceGrantKey(ns string) string { return ledgerNamespace + ns }
+
+// DefaultGrantQuota is what a grant gets of a resource nobody chose for it: an extra namespace's quota
+// where the provider sets none, and a slice's allowance of what it did not or cannot ask for (capped by
+// its class). It is modest because it is carved out of the tenant's total (DefaultQuota): about a fifth of
+// it, so a few grants fit and the tenant namespace keeps the rest. A grant never gets any of the request
+// kinds: only requests in the tenant namespace are ever read, so anywhere else they would only fill etcd.
+func DefaultGrantQuota() corev1.ResourceList {
+	return mustResources(map[string]string{
+		"pods": "4", "requests.cpu": "1", "limits.cpu": "2", "requests.memory": "2Gi", "limits.memory": "4Gi",
+		"requests.storage": "2Gi", "persistentvolumeclaims": "2", "requests.ephemeral-storage": "2Gi",
+		"services": "2", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "10", "configmaps": "10",
+		"count/pods": "10", "count/deployments.apps": "4", "count/statefulsets.apps": "2", "count/replicasets.apps": "10",
+		"count/jobs.batch": "6", "count/cronjobs.batch": "2",
+		"count/resourceslices.federate.dev": "0", "count/namespacerequests.federate.dev": "0",
+		"count/exchangerequests.federate.dev": "0",
+	})
+}
+
+// The arithmetic of totals. Only the resources the total names are carved: one it leaves out is unbounded
+// for the tenant anyway.
+
+// sumQuotas adds resource lists.
+func sumQuotas(lists ...corev1.ResourceList) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for _, l := range lists {
+		for name, q := range l {
+			sum := out[name]
+			sum.Add(q)
+			out[name] = sum
+		}
+	}
+	return out
+}
+
+// tenantShare is what the tenant namespace keeps of the total once the grants are carved out of it: each
+// resource of the total less what the grants hold of it, never below zero.
+func tenantShare(total, granted corev1.ResourceList) corev1.ResourceList {
+	return remainingOf(total, granted, nil)
+}
+
+// remainingOf is what one more grant may take of each resource of the total: the total less what the other
+// grants hold and what the tenant namespace already uses, never below zero.
+func remainingOf(total, granted, used corev1.ResourceList) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for name, t := range total {
+		left := t.DeepCopy()
+		if g, ok := granted[name]; ok {
+			left.Sub(g)
+		}
+		if u, ok := used[name]; ok {
+			left.Sub(u)
+		}
+		if left.Sign() < 0 {
+			left = *resource.NewQuantity(0, t.Format)
+		}
+		out[name] = left
+	}
+	return out
+}
+
+// overRemaining lists, sorted, the resources a grant needs more of than remains.
+func overRemaining(want, remaining corev1.ResourceList) []corev1.ResourceName {
+	var over []corev1.ResourceName
+	for name, left := range remaining {
+		if q, ok := want[name]; ok && q.Cmp(left) > 0 {
+			over = append(over, name)
+		}
+	}
+	slices.Sort(over)
+	return over
+}
+
+// needsMore is what a grant needs more of than remains, leaving out what it holds already (held, nil for
+// a new grant): a grant that converges takes nothing new in a resource it does not raise, so it is never
+// refused for it, even where earlier grants hold more than the total (made before the total was tracked).
+func needsMore(want, held, remaining corev1.ResourceList) corev1.ResourceList {
+	needs := corev1.ResourceList{}
+	for _, name := range overRemaining(want, remaining) {
+		q := want[name]
+		if h, ok := held[name]; ok && q.Cmp(h) <= 0 {
+			continue
+		}
+		needs[name] = q
+	}
+	return needs
+}
+
+// completeGrant makes a grant's quota name every resource of the total, at zero where it names none: a
+// resource a namespace's quota leaves out is unbounded there, which would escape the total.
+func completeGrant(q, total corev1.ResourceList) corev1.ResourceList {
+	out := q.DeepCopy()
+	if out == nil {
+		out = corev1.ResourceList{}
+	}
+	for name, t := range total {
+		if _, ok := out[name]; !ok {
+			out[name] = *resource.NewQuantity(0, t.Format)
+		}
+	}
+	return out
+}
+
+// maxQuota is the larger of two lists, resource by resource.
+func maxQuota(a, b corev1.ResourceList) corev1.ResourceList {
+	out := a.DeepCopy()
+	for name, q := range b {
+		if have, ok := out[name]; !ok || q.Cmp(have) > 0 {
+			out[name] = q.DeepCopy()
+		}
+	}
+	return out
+}
+
+// sameQuota tells whether two lists name the same resources in the same amounts.
+func sameQuota(a, b corev1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, q := range a {
+		if o, ok := b[name]; !ok || q.Cmp(o) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// formatAmounts renders a list as "name amount, ..." sorted by name.
+func formatAmounts(l corev1.ResourceList) string {
+	parts := make([]string, 0, len(l))
+	for _, name := range slices.Sorted(maps.Keys(l)) {
+		q := l[name]
+		parts = append(parts, string(name)+" "+q.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ErrOverTotal means a grant needs more than remains of its consumer's total.
+var ErrOverTotal = errors.New("more than remains of the consumer's total")
+
+// ErrBelowGranted means a total is smaller than what the consumer's grants already hold.
+var ErrBelowGranted = errors.New("less than the consumer's grants already hold")
+
+// ErrTooManySlices means a consumer holds MaxSlicesPerConsumer slices already.
+var ErrTooManySlices = errors.New("the most resource slices one consumer may hold")
+
+// RemainingError is a grant refused because it needs more than remains of its consumer's total. Remaining
+// lists what is left of each resource of the total.
+type RemainingError struct {
+	ConsumerID string
+	Grant      string              // what was asked: a slice or a namespace, named
+	Needs      corev1.ResourceList // the resources it needs more of than remains, with what it needs
+	Remaining  corev1.ResourceList
+}
+
+func (e *RemainingError) Error() string {
+	return fmt.Sprintf("%s needs %s, more than remains of consumer %q's total; remaining for consumer %q: %s",
+		e.Grant, formatAmounts(e.Needs), e.ConsumerID, e.ConsumerID, formatAmounts(e.Remaining))
+}
+
+func (e *RemainingError) Unwrap() error { return ErrOverTotal }
+
+// checkTotal refuses a total smaller, in any resource, than what the consumer's grants already hold: the
+// tenant namespace would need less than nothing.
+func checkTotal(consumerID string, total, granted corev1.ResourceList) error {
+	var short []string
+	for _, name := range slices.Sorted(maps.Keys(total)) {
+		t, g := total[name], granted[name]
+		if g.Cmp(t) > 0 {
+			short = append(short, fmt.Sprintf("%s %s (granted: %s)", name, t.String(), g.String()))
+		}
+	}
+	if len(short) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the quota of consumer %q is %w: %s; revoke namespaces or delete slices of it first, or give it more",
+		consumerID, ErrBelowGranted, strings.Join(short, ", "))
+}
+
+// grantLedger is a consumer's ledger as read.
+type grantLedger struct {
+	cm         *corev1.ConfigMap   // as stored; nil where there is none yet
+	total      corev1.ResourceList // nil where none is recorded yet
+	generation int64
+	grants     map[string]corev1.ResourceList // by key: slice.<name>, namespace.<name>
+}
+
+func parseLedger(cm *corev1.ConfigMap) (*grantLedger, error) {
+	l := &grantLedger{cm: cm, grants: map[string]corev1.ResourceList{}}
+	for key, v := range cm.Data {
+		var err error
+		switch {
+		case key == ledgerTotal:
+			l.total, err = ParseResourceList(key, v)
+		case key == ledgerGeneration:
+			l.generation, err = strconv.ParseInt(v, 10, 64)
+		case strings.HasPrefix(key, ledgerSlice), strings.HasPrefix(key, ledgerNamespace):
+			l.grants[key], err = ParseResourceList(key, v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the grants recorded in ConfigMap %s/%s: %s: %w", cm.Namespace, cm.Name, key, err)
+		}
+	}
+	return l, nil
+}
+
+func (l *grantLedger) clone() *grantLedger {
+	out := &grantLedger{cm: l.cm, total: l.total.DeepCopy(), generation: l.generation, grants: map[string]corev1.ResourceList{}}
+	for k, v := range l.grants {
+		out.grants[k] = v.DeepCopy()
+	}
+	return out
+}
+
+// granted is what the grants hold, all but except.
+func (l *grantLedger) granted(except string) corev1.ResourceList {
+	var lists []corev1.ResourceList
+	for key, q := range l.grants {
+		if key != except {
+			lists = append(lists, q)
+		}
+	}
+	return sumQuotas(lists...)
+}
+
+// slices counts the slices held.
+func (l *grantLedger) slices() int {
+	n := 0
+	for key := range l.grants {
+		if strings.HasPrefix(key, ledgerSlice) {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *grantLedger) configMap(consumerID string) *corev1.ConfigMap {
+	data := map[string]string{ledgerGeneration: strconv.FormatInt(l.generation, 10)}
+	if l.total != nil {
+		data[ledgerTotal] = FormatResourceList(formatResources(l.total))
+	}
+	for key, q := range l.grants {
+		data[key] = FormatResourceList(formatResources(q))
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: GrantsLedgerName(consumerID), Namespace: SystemNamespace,
+		Labels: TenantLabels(consumerID)}, Data: data}
+	if l.cm != nil {
+		cm.ResourceVersion = l.cm.ResourceVersion
+	}
+	return cm
+}
+
+// ledgerRead reads a consumer's ledger; prefetchIssue sends it early.
+func (c *Cluster) ledgerRead(consumerID string) read[*grantLedger] {
+	return read[*grantLedger]{"Ledger/" + consumerID, func(ctx context.Context) (*grantLedger, error) {
+		return c.readLedger(ctx, consumerID)
+	}}
+}
+
+// quotaRead reads a sandbox namespace's ResourceQuota.
+func (c *Cluster) quotaRead(ns string) read[*corev1.ResourceQuota] {
+	return read[*corev1.ResourceQuota]{"ResourceQuota/" + ns, func(ctx context.Context) (*corev1.ResourceQuota, error) {
+		u, err := c.Dynamic.Resource(resourceQuotaGVR).Namespace(ns).Get(ctx, SandboxName, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		q := &corev1.ResourceQuota{}
+		return q, fromUnstructured(u, q)
+	}}
+}
+
+// readLedger reads a consumer's ledger. Where there is none (a pairing from before the ledger, or one
+// whose namespaces unauthenticate kept), it is made up from the quotas of the consumer's slice and extra
+// namespaces, with no total yet; the list is sent with the read, so a first pairing waits for no more.
+func (c *Cluster) readLedger(ctx context.Context, consumerID string) (*grantLedger, error) {
+	var cm *corev1.ConfigMap
+	var nss []corev1.Namespace
+	var cmErr, nsErr error
+	_ = parallel(func() error {
+		cm, cmErr = c.Kube.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, GrantsLedgerName(consumerID), metav1.GetOptions{})
+		return nil
+	}, func() error {
+		nss, nsErr = c.namespacesOfRead(consumerID, KindSlice, KindExtra).get(ctx)
+		return nil
+	})
+	if cmErr == nil {
+		return parseLedger(cm)
+	}
+	if !apierrors.IsNotFound(cmErr) {
+		return nil, fmt.Errorf("reading the grants of consumer %q: %w", consumerID, cmErr)
+	}
+	if nsErr != nil {
+		return nil, nsErr
+	}
+	l := &grantLedger{grants: map[string]corev1.ResourceList{}}
+	quotas := make([]*corev1.ResourceQuota, len(nss))
+	jobs := make([]func() error, len(nss))
+	for i, ns := range nss {
+		jobs[i] = func() error {
+			q, err := c.quotaRead(ns.Name).get(ctx)
+			if apierrors.IsNotFound(err) {
+				return nil // no quota (a namespace half made): nothing held
+			}
+			quotas[i] = q
+			return err
+		}
+	}
+	if err := parallel(jobs...); err != nil {
+		return nil, fmt.Errorf("reading the quotas of consumer %q's grants: %w", consumerID, err)
+	}
+	for i, ns := range nss {
+		if quotas[i] == nil {
+			continue
+		}
+		key := namespaceGrantKey(ns.Name)
+		if o := ownerOf(ns.Labels); o.kind == KindSlice {
+			key = sliceGrantKey(o.slice)
+		}
+		l.grants[key] = quotas[i].Spec.Hard
+	}
+	return l, nil
+}
+
+// quotaGeneration is the ledger generation a tenant quota was computed from (0: none recorded).
+func quotaGeneration(q *corev1.ResourceQuota) int64 {
+	if q == nil {
+		return 0
+	}
+	g, err := strconv.ParseInt(q.Annotations[AnnotationGrantsGeneration], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return g
+}
+
+// maxLedgerWrites bounds the rounds a ledger change makes against concurrent writers.
+const maxLedgerWrites = 100
+
+// updateLedger changes a consumer's ledger under its resourceVersion: change sees the ledger as stored,
+// may change it, and says whether to write it; when another writer came first, the ledger is read again
+// and change decides anew. A ledger made for the first time starts above the generation the tenant
+// quota carries (unauthenticate may have removed a ledger and kept that quota).
+func (c *Cluster) updateLedger(ctx context.Context, consumerID string, l *grantLedger, tenantQuota *corev1.ResourceQuota,
+	change func(*grantLedger) (bool, error)) (*grantLedger, error) {
+	cms := c.Kube.CoreV1().ConfigMaps(SystemNamespace)
+	for range maxLedgerWrites {
+		next := l.clone()
+		write, err := change(next)
+		if err != nil || !write {
+			return next, err
+		}
+		if l.cm == nil {
+			next.generation = max(l.generation, quotaGeneration(tenantQuota)) + 1
+		} else {
+			next.generation = l.generation + 1
+		}
+		var stored *corev1.ConfigMap
+		if l.cm == nil {
+			stored, err = cms.Create(ctx, next.configMap(consumerID), metav1.CreateOptions{})
+		} else {
+			stored, err = cms.Update(ctx, next.configMap(consumerID), metav1.UpdateOptions{})
+		}
+		if err == nil {
+			next.cm = stored
+			return next, nil
+		}
+		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("recording the grants of consumer %q: %w", consumerID, err)
+		}
+		if l, err = c.readLedger(ctx, consumerID); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("recording the grants of consumer %q: %d concurrent changes in a row; try again", consumerID, maxLedgerWrites)
+}
+
+// applyTenantQuota makes the tenant namespace's quota the ledger's total less everything it grants, unless
+// a newer ledger generation is there already. With read, cur is that quota as read earlier (nil: there is
+// none); without, it is read now. With
+// wait, it returns only once the quota controller enforces it (admission reads the quota's status, not its
+// spec): a quota lowered for a new grant must hold before the grant's own namespace gets its quota. The
+// watch for that starts with the write, so the controller's answer is seen one round trip after it.
+func (c *Cluster) applyTenantQuota(ctx context.Context, consumerID string, l *grantLedger, cur *corev1.ResourceQuota, read, wait bool) error {
+	ns := TenantNamespace(consumerID)
+	want := tenantShare(l.total, l.granted(""))
+	done := func(q *corev1.ResourceQuota) bool {
+		g := quotaGeneration(q)
+		return g > l.generation || g == l.generation && sameQuota(q.Spec.Hard, want)
+	}
+	enforced := func(q *corev1.ResourceQuota) bool { return done(q) && sameQuota(q.Spec.Hard, q.Status.Hard) }
+	if cur != nil && enforced(cur) {
+		return nil
+	}
+	watched := func() error { return nil }
+	if wait {
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		watched = background(func() error {
+			return c.waitFor(wctx, c.Kube.CoreV1().ResourceQuotas(ns), SandboxName, "", func(ev watch.Event) (bool, error) {
+				q, ok := ev.Object.(*corev1.ResourceQuota)
+				return ok && ev.Type != watch.Deleted && enforced(q), nil
+			})
+		})
+		defer func() {
+			cancel()
+			_ = watched()
+		}()
+	}
+	cur, err := c.writeTenantQuota(ctx, consumerID, want, l.generation, cur, read, done)
+	if err != nil || cur == nil || !wait || enforced(cur) {
+		return err
+	}
+	if err := watched(); err != nil {
+		return fmt.Errorf("waiting for the quota controller to enforce ResourceQuota %s/%s: %w", ns, SandboxName, err)
+	}
+	return nil
+}
+
+// writeTenantQuota writes want, for ledger generation gen, as the tenant namespace's quota unless done says
+// the quota is there already; cur and read are as for applyTenantQuota. It is server-side applied, as every sandbox object is (so a kubectl federate
+// of another version converges the same fields), with the quota's resourceVersion as a precondition: a
+// concurrent writer makes it read again. A quota that is missing is applied without one; only an issuance
+// creates the tenant namespace's quota, before any grant can exist. It returns the quota as it now is; nil
+// when there is no tenant namespace (being removed).
+func (c *Cluster) writeTenantQuota(ctx context.Context, consumerID string, want corev1.ResourceList, gen int64, cur *corev1.ResourceQuota,
+	read bool, done func(*corev1.ResourceQuota) bool) (*corev1.ResourceQuota, error) {
+	ns := TenantNamespace(consumerID)
+	for attempt := range maxLedgerWrites {
+		if !read || attempt > 0 {
+			q, err := c.quotaRead(ns).get(ctx)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("reading ResourceQuota %s/%s: %w", ns, SandboxName, err)
+			}
+			cur = q
+		}
+		if cur != nil && done(cur) {
+			return cur, nil
+		}
+		next := sandboxQuota(ns, consumerID, SandboxOptions{Quota: want})
+		next.Annotations = map[string]string{AnnotationGrantsGeneration: strconv.FormatInt(gen, 10)}
+		if cur != nil {
+			next.ResourceVersion = cur.ResourceVersion
+		}
+		applied, err := c.applyQuota(ctx, ns, next)
+		switch {
+		case apierrors.IsNotFound(err) && cur == nil:
+			return nil, nil // no tenant namespace: nothing to give back to
+		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+			continue // another writer came first: read again
+		case err != nil:
+			return nil, fmt.Errorf("writing ResourceQuota %s/%s: %w", ns, SandboxName, err)
+		}
+		return applied, nil
+	}
+	return nil, fmt.Errorf("writing ResourceQuota %s/%s: %d concurrent changes in a row; try again", ns, SandboxName, maxLedgerWrites)
+}
+
+// applySandboxQuota writes a sandbox's quota: a grant's is its own, server-side applied; the tenant
+// namespace's is its share of the total (applyTenantQuota).
+func (c *Cluster) applySandboxQuota(ctx context.Context, ns string, owner nsOwner, o SandboxOptions) error {
+	if o.share == nil || owner.kind != KindTenant {
+		return c.applyEnforcedQuota(ctx, ns, sandboxQuota(ns, owner.consumerID, o))
+	}
+	l, err := o.share()
+	if err != nil {
+		return err
+	}
+	cur, err := c.quotaRead(ns).take(ctx, c)
+	if apierrors.IsNotFound(err) {
+		cur, err = nil, nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading ResourceQuota %s/%s: %w", ns, SandboxName, err)
+	}
+	return c.applyTenantQuota(ctx, owner.consumerID, l, cur, true, true)
+}
+
+// recordTotal makes the ledger hold total, an issuance's choice, as the consumer's total; a total smaller
+// than what is granted is refused. A ledger that holds it already is not written.
+func (c *Cluster) recordTotal(ctx context.Context, consumerID string, total corev1.ResourceList) (*grantLedger, error) {
+	l, err := c.ledgerRead(consumerID).take(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	quota, _ := c.quotaRead(TenantNamespace(consumerID)).peek(ctx, c) // only for a new ledger's generation
+	return c.updateLedger(ctx, consumerID, l, quota, func(l *grantLedger) (bool, error) {
+		if l.cm != nil && l.total != nil && sameQuota(l.total, total) {
+			return false, nil
+		}
+		// A ledger that exists has carved every grant out of its total. Where there is none yet, the grants
+		// were made before totals were tracked and may hold more: the issuance warned, the tenant
+		// namespace keeps none of what they overdraw.
+		if err := checkTotal(consumerID, total, l.granted("")); err != nil && l.cm != nil {
+			return false, err
+		}
+		l.total = total.DeepCopy()
+		return true, nil
+	})
+}
+
+// A reservation holds a grant's quota in its consumer's ledger while the grant is made.
+type reservation struct {
+	consumerID, key string
+	want            corev1.ResourceList   // the grant's quota, naming every resource of the total
+	held            corev1.ResourceList   // what the ledger holds for it: want, or more while a grant shrinks
+	ledger          *grantLedger          // as written
+	tenantQuota     *corev1.ResourceQuota // the tenant namespace's quota as read (nil: none)
+}
+
+// shrinkTenant lowers the tenant namespace's quota by what the reservation holds, and waits until the
+// quota controller enforces it.
+func (c *Cluster) shrinkTenant(ctx context.Context, r *reservation) error {
+	return c.applyTenantQuota(ctx, r.consumerID, r.ledger, r.tenantQuota, true, true)
+}
+
+// reserveGrant holds want for the grant key in the consumer's ledger before anything of the grant exists.
+// It is refused, with nothing written, for a new slice when the consumer holds MaxSlicesPerConsumer, and
+// when the grant needs more of a resource than remains: the total, less the other grants and what the
+// tenant namespace uses. A grant converging to a smaller quota keeps its larger one held until its
+// namespace has the new one (settleGrant). fallbackTotal is the total where the ledger records none yet.
+// what names the grant in errors.
+func (c *Cluster) reserveGrant(ctx context.Context, consumerID, key, what string, want, fallbackTotal corev1.ResourceList) (*reservation, error) {
+	var l *grantLedger
+	var quota *corev1.ResourceQuota
+	if err := parallel(func() error {
+		var err error
+		l, err = c.readLedger(ctx, consumerID)
+		return err
+	}, func() error {
+		var err error
+		if quota, err = c.quotaRead(TenantNamespace(consumerID)).get(ctx); apierrors.IsNotFound(err) {
+			quota, err = nil, nil
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	var used corev1.ResourceList
+	if quota != nil {
+		used = quota.Status.Used
+	}
+	r := &reservation{consumerID: consumerID, key: key}
+	l, err := c.updateLedger(ctx, consumerID, l, quota, func(l *grantLedger) (bool, error) {
+		write := l.cm == nil
+		if l.total == nil {
+			l.total, write = fallbackTotal.DeepCopy(), true
+		}
+		r.want = completeGrant(want, l.total)
+		prev, had := l.grants[key]
+		if !had && strings.HasPrefix(key, ledgerSlice) && l.slices() >= MaxSlicesPerConsumer {
+			return false, fmt.Errorf("consumer %q already holds %d resource slices, %w: delete one first", consumerID, l.slices(), ErrTooManySlices)
+		}
+		remaining := remainingOf(l.total, l.granted(key), used)
+		if needs := needsMore(r.want, prev, remaining); len(needs) > 0 {
+			return false, &RemainingError{ConsumerID: consumerID, Grant: what, Needs: needs, Remaining: remaining}
+		}
+		r.held = r.want
+		if had {
+			r.held = maxQuota(prev, r.want)
+			write = write || !sameQuota(prev, r.held)
+		} else {
+			write = true
+		}
+		l.grants[key] = r.held
+		return write, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.ledger, r.tenantQuota = l, quota
+	return r, nil
+}
+
+// settleGrant, once the grant's namespace has its quota, lowers what the ledger holds for it to that quota
+// and gives the difference back to the tenant namespace.
+func (c *Cluster) settleGrant(ctx context.Context, r *reservation) error {
+	if sameQuota(r.held, r.want) {
+		return nil
+	}
+	l, err := c.updateLedger(ctx, r.consumerID, r.ledger, nil, func(l *grantLedger) (bool, error) {
+		if _, ok := l.grants[r.key]; !ok {
+			return false, nil // given back meanwhile (the grant was removed)
+		}
+		l.grants[r.key] = r.want
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.applyTenantQuota(ctx, r.consumerID, l, nil, false, false)
+}
+
+// releaseGrant gives a grant's share back to the tenant namespace, once the grant's namespace is gone.
+func (c *Cluster) releaseGrant(ctx context.Context, consumerID, key string) error {
+	l, err := c.readLedger(ctx, consumerID)
+	if err != nil {
+		return err
+	}
+	if l.cm == nil {
+		return nil // no ledger: nothing was held (a pairing from before it, or one being removed)
+	}
+	l, err = c.updateLedger(ctx, consumerID, l, nil, func(l *grantLedger) (bool, error) {
+		_, ok := l.grants[key]
+		delete(l.grants, key)
+		return ok, nil
+	})
+	if err != nil || l.total == nil {
+		return err
+	}
+	return c.applyTenantQuota(ctx, consumerID, l, nil, false, false)
+}
+
+// cancelGrant gives a reservation back after its grant failed, unless its namespace exists (then what it
+// holds may be in force: a re-run converges it, a deletion gives it back). It is best effort, with a
+// deadline of its own, since the failure may have been the run's own deadline.
+func (c *Cluster) cancelGrant(ctx context.Context, r *reservation, ns string, owner nsOwner) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err == nil && owner.owns(live.Labels) {
+		return
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return
+	}
+	if err := c.releaseGrant(ctx, r.consumerID, r.key); err != nil {
+		c.report().Warn(fmt.Sprintf("The share reserved for %s is still held in ConfigMap %s/%s: %v", owner, SystemNamespace, GrantsLedgerName(r.consumerID), err))
+	}
+}
+
+// recordedTotal is the total a Tenant's status records, over the defaults: what a grant is carved from
+// where the ledger records no total yet (a pairing from before the ledger).
+func recordedTotal(t *v1alpha1.Tenant) (corev1.ResourceList, error) {
+	sb, err := sandboxFromStatus(t.Status.Sandbox)
+	if err == nil {
+		sb, err = sb.Validate()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the sandbox recorded in Tenant %s/%s: %w", t.Namespace, t.Name, err)
+	}
+	return sb.Quota, nil
+}

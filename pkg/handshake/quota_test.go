@@ -1,0 +1,544 @@
+package handshake
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+)
+
+func rl(m map[string]string) corev1.ResourceList { return mustResources(m) }
+
+// Every grant bounds everything the total does (a resource its quota leaves out is unbounded in its
+// namespace), and the defaults are modest: four grants with nothing chosen fit in the default total.
+func TestDefaultGrantQuotaIsCompleteAndModest(t *testing.T) {
+	total, grant := DefaultQuota(), DefaultGrantQuota()
+	if got, want := slices.Sorted(maps.Keys(grant)), slices.Sorted(maps.Keys(total)); !slices.Equal(got, want) {
+		t.Errorf("DefaultGrantQuota names %v, DefaultQuota %v", got, want)
+	}
+	for name, g := range grant {
+		tq := total[name]
+		four := g.DeepCopy()
+		four.Add(g)
+		four.Add(four)
+		if four.Cmp(tq) > 0 {
+			t.Errorf("DefaultGrantQuota %s=%s is more than a quarter of the total's %s", name, g.String(), tq.String())
+		}
+	}
+}
+
+func TestTotalsArithmetic(t *testing.T) {
+	total := rl(map[string]string{"pods": "20", "requests.cpu": "4", "requests.memory": "8Gi", "services.nodeports": "0"})
+	granted := sumQuotas(rl(map[string]string{"pods": "4", "requests.cpu": "1500m"}), rl(map[string]string{"pods": "4", "requests.cpu": "1", "requests.memory": "2Gi"}))
+	if got := fmtList(granted); got != "pods=8,requests.cpu=2500m,requests.memory=2Gi" {
+		t.Errorf("sum %s", got)
+	}
+	if got := fmtList(tenantShare(total, granted)); got != "pods=12,requests.cpu=1500m,requests.memory=6Gi,services.nodeports=0" {
+		t.Errorf("tenant share %s", got)
+	}
+	used := rl(map[string]string{"pods": "10", "requests.cpu": "2", "requests.memory": "1Gi"})
+	remaining := remainingOf(total, granted, used)
+	if got := fmtList(remaining); got != "pods=2,requests.cpu=0,requests.memory=5Gi,services.nodeports=0" {
+		t.Errorf("remaining %s (never below zero)", got)
+	}
+	want := rl(map[string]string{"pods": "3", "requests.cpu": "100m", "requests.memory": "5Gi", "requests.nvidia.com/gpu": "1"})
+	if got := overRemaining(want, remaining); !slices.Equal(got, []corev1.ResourceName{"pods", "requests.cpu"}) {
+		t.Errorf("over %v (a resource the total does not name is not carved)", got)
+	}
+	// A grant that converges is refused only for what it raises.
+	held := rl(map[string]string{"pods": "3", "requests.cpu": "50m"})
+	if got := fmtList(needsMore(want, held, remaining)); got != "requests.cpu=100m" {
+		t.Errorf("needs more %s", got)
+	}
+	if got := fmtList(completeGrant(rl(map[string]string{"pods": "2"}), total)); got != "pods=2,requests.cpu=0,requests.memory=0,services.nodeports=0" {
+		t.Errorf("complete %s", got)
+	}
+	if got := fmtList(maxQuota(rl(map[string]string{"pods": "2", "secrets": "5"}), rl(map[string]string{"pods": "3", "configmaps": "1"}))); got != "configmaps=1,pods=3,secrets=5" {
+		t.Errorf("max %s", got)
+	}
+	if !sameQuota(rl(map[string]string{"requests.cpu": "1000m"}), rl(map[string]string{"requests.cpu": "1"})) ||
+		sameQuota(rl(map[string]string{"pods": "1"}), rl(map[string]string{"pods": "1", "secrets": "0"})) {
+		t.Error("sameQuota compares amounts, and names")
+	}
+	err := checkTotal("edge-1", total, rl(map[string]string{"pods": "21", "requests.cpu": "4"}))
+	if !errors.Is(err, ErrBelowGranted) || !strings.Contains(err.Error(), "pods 20 (granted: 21)") || strings.Contains(err.Error(), "requests.cpu") {
+		t.Errorf("checkTotal: %v", err)
+	}
+}
+
+func podsOf(l corev1.ResourceList) string { return l.Pods().String() }
+
+func fmtList(l corev1.ResourceList) string { return FormatResourceList(formatResources(l)) }
+
+func TestRemainingErrorListsWhatRemains(t *testing.T) {
+	err := error(&RemainingError{ConsumerID: "edge-1", Grant: `resource slice "big"`,
+		Needs:     rl(map[string]string{"requests.cpu": "8"}),
+		Remaining: rl(map[string]string{"requests.cpu": "1", "requests.memory": "2Gi", "pods": "3"})})
+	want := `resource slice "big" needs requests.cpu 8, more than remains of consumer "edge-1"'s total; remaining for consumer "edge-1": pods 3, requests.cpu 1, requests.memory 2Gi`
+	if err.Error() != want || !errors.Is(err, ErrOverTotal) {
+		t.Errorf("got  %s\nwant %s", err, want)
+	}
+}
+
+func TestLedgerRoundTrip(t *testing.T) {
+	l := &grantLedger{total: DefaultQuota(), generation: 7, grants: map[string]corev1.ResourceList{
+		sliceGrantKey("batch"): rl(map[string]string{"pods": "2", "requests.cpu": "500m"}), namespaceGrantKey("ci"): DefaultGrantQuota()}}
+	cm := l.configMap("edge-1")
+	if cm.Name != "federate-grants-edge-1" || cm.Namespace != SystemNamespace || cm.Labels[LabelRemoteClusterID] != "edge-1" || cm.Labels[LabelRole] != RoleProvider {
+		t.Errorf("ledger ConfigMap %s/%s labels %v", cm.Namespace, cm.Name, cm.Labels)
+	}
+	back, err := parseLedger(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.generation != 7 || !sameQuota(back.total, l.total) || back.slices() != 1 || len(back.grants) != 2 ||
+		!sameQuota(back.granted(sliceGrantKey("batch")), DefaultGrantQuota()) {
+		t.Errorf("round trip: %+v", back)
+	}
+	cm.Data["slice.x"] = "pods=lots"
+	if _, err := parseLedger(cm); err == nil || !strings.Contains(err.Error(), "slice.x") {
+		t.Errorf("a corrupt entry: %v", err)
+	}
+}
+
+// withResourceVersions makes a fake's ConfigMaps carry resourceVersions and refuses an update from a stale
+// one, as the API server does; the fake itself ignores them. before, if set, runs before each update is
+// decided, on the fake's store (the fake's client cannot be called from there): a concurrent writer.
+func withResourceVersions(f *fakeCluster, before func(clienttesting.ObjectTracker)) {
+	var mu sync.Mutex
+	version := 100
+	gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
+	tr := f.kube.Tracker()
+	f.kube.PrependReactor("create", "configmaps", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		cm := a.(clienttesting.CreateAction).GetObject().(*corev1.ConfigMap).DeepCopy()
+		version++
+		cm.ResourceVersion = strconv.Itoa(version)
+		if err := tr.Create(gvr, cm, cm.Namespace); err != nil {
+			return true, nil, err
+		}
+		return true, cm, nil
+	})
+	f.kube.PrependReactor("update", "configmaps", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if before != nil {
+			before(tr)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		cm := a.(clienttesting.UpdateAction).GetObject().(*corev1.ConfigMap).DeepCopy()
+		old, err := tr.Get(gvr, cm.Namespace, cm.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		if cm.ResourceVersion != "" && old.(*corev1.ConfigMap).ResourceVersion != cm.ResourceVersion {
+			return true, nil, apierrors.NewConflict(gvr.GroupResource(), cm.Name, errors.New("the object has been modified"))
+		}
+		version++
+		cm.ResourceVersion = strconv.Itoa(version)
+		if err := tr.Update(gvr, cm, cm.Namespace); err != nil {
+			return true, nil, err
+		}
+		return true, cm, nil
+	})
+}
+
+func readLedgerOf(t *testing.T, f *fakeCluster, consumerID string) *grantLedger {
+	t.Helper()
+	cm, err := f.kube.CoreV1().ConfigMaps(SystemNamespace).Get(t.Context(), GrantsLedgerName(consumerID), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the ledger: %v", err)
+	}
+	l, err := parseLedger(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// Reservations race through the ledger's resourceVersion: of 12 at once, exactly the 10 the cap allows
+// are held, and a total that fits only 3 holds 3; nothing is lost to a conflict.
+func TestLedgerReservationsAreAtomic(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		total corev1.ResourceList
+		held  int
+		err   error
+	}{
+		{"cap", DefaultQuota(), MaxSlicesPerConsumer, ErrTooManySlices},
+		{"total", merged(DefaultQuota(), rl(map[string]string{"requests.cpu": "1"})), 3, ErrOverTotal},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeCluster(t)
+			withResourceVersions(f, nil)
+			want := rl(map[string]string{"requests.cpu": "300m", "pods": "1"})
+			errs := make([]error, 12)
+			var wg sync.WaitGroup
+			for i := range errs {
+				wg.Go(func() {
+					_, errs[i] = f.reserveGrant(t.Context(), "edge-1", sliceGrantKey(fmt.Sprintf("s%d", i)), "a slice", want, tc.total)
+				})
+			}
+			wg.Wait()
+			ok := 0
+			for _, err := range errs {
+				switch {
+				case err == nil:
+					ok++
+				case !errors.Is(err, tc.err):
+					t.Errorf("a refused reservation: %v, want %v", err, tc.err)
+				}
+			}
+			l := readLedgerOf(t, f, "edge-1")
+			if ok != tc.held || l.slices() != tc.held {
+				t.Errorf("%d reservations succeeded and the ledger holds %d slices, want %d", ok, l.slices(), tc.held)
+			}
+			if l.generation != int64(tc.held) {
+				t.Errorf("generation %d after %d writes", l.generation, tc.held)
+			}
+			if g, tq := l.granted("")[corev1.ResourceRequestsCPU], l.total[corev1.ResourceRequestsCPU]; g.Cmp(tq) > 0 {
+				t.Errorf("granted cpu %s over the total %s", g.String(), tq.String())
+			}
+		})
+	}
+}
+
+// A write that loses to a concurrent one reads the ledger again and decides on what is there now: the
+// other writer's grant is kept, and counts against what remains.
+func TestLedgerConflictReadsAgain(t *testing.T) {
+	f := newFakeCluster(t)
+	total := merged(DefaultQuota(), rl(map[string]string{"requests.cpu": "1"}))
+	once, armed := sync.Once{}, false
+	withResourceVersions(f, func(tr clienttesting.ObjectTracker) {
+		if !armed {
+			return
+		}
+		once.Do(func() { // another administrator takes most of the CPU first
+			gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
+			obj, err := tr.Get(gvr, SystemNamespace, GrantsLedgerName("edge-1"))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			l, err := parseLedger(obj.(*corev1.ConfigMap))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			l.grants[namespaceGrantKey("other")] = rl(map[string]string{"requests.cpu": "800m"})
+			l.generation++
+			cm := l.configMap("edge-1")
+			cm.ResourceVersion = "concurrent"
+			if err := tr.Update(gvr, cm, SystemNamespace); err != nil {
+				t.Error(err)
+			}
+		})
+	})
+	if _, err := f.reserveGrant(t.Context(), "edge-1", namespaceGrantKey("ci"), "namespace", rl(map[string]string{"requests.cpu": "100m"}), total); err != nil {
+		t.Fatal(err)
+	}
+	armed = true
+	_, err := f.reserveGrant(t.Context(), "edge-1", sliceGrantKey("s"), `resource slice "s"`, rl(map[string]string{"requests.cpu": "500m"}), total)
+	var re *RemainingError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "requests.cpu 100m") {
+		t.Fatalf("after losing the race: %v, want refused with 100m of CPU remaining", err)
+	}
+	l := readLedgerOf(t, f, "edge-1")
+	if _, ok := l.grants[namespaceGrantKey("other")]; !ok || l.slices() != 0 {
+		t.Errorf("the ledger after the conflict: %v", slices.Sorted(maps.Keys(l.grants)))
+	}
+	if _, err := f.reserveGrant(t.Context(), "edge-1", sliceGrantKey("s"), "", rl(map[string]string{"requests.cpu": "100m"}), total); err != nil {
+		t.Errorf("what remains: %v", err)
+	}
+}
+
+// The tenant quota only ever moves forward in ledger generations, whatever order writers land in.
+func TestTenantQuotaFollowsNewerGenerationsOnly(t *testing.T) {
+	f := newFakeCluster(t)
+	total := rl(map[string]string{"pods": "20"})
+	newer := &grantLedger{total: total, generation: 5, grants: map[string]corev1.ResourceList{"slice.a": rl(map[string]string{"pods": "4"})}}
+	older := &grantLedger{total: total, generation: 4, grants: map[string]corev1.ResourceList{}}
+	if err := f.applyTenantQuota(t.Context(), "edge-1", newer, nil, false, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.applyTenantQuota(t.Context(), "edge-1", older, nil, false, true); err != nil {
+		t.Fatal(err)
+	}
+	q, err := f.quotaRead(TenantNamespace("edge-1")).get(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmtList(q.Spec.Hard); got != "pods=16" || quotaGeneration(q) != 5 {
+		t.Errorf("tenant quota %s at generation %d, want pods=16 at 5", got, quotaGeneration(q))
+	}
+	writes := len(f.dyn.Actions())
+	if err := f.applyTenantQuota(t.Context(), "edge-1", newer, q, true, true); err != nil || len(f.dyn.Actions()) != writes {
+		t.Errorf("an unchanged quota was written again (%v)", err)
+	}
+}
+
+// A quota write that loses to a concurrent one (409 on its resourceVersion) reads the quota again, and
+// leaves a newer generation in place.
+func TestTenantQuotaWriteConflictReadsAgain(t *testing.T) {
+	f := newFakeCluster(t)
+	ns := TenantNamespace("edge-1")
+	total := rl(map[string]string{"pods": "20"})
+	if err := f.applyTenantQuota(t.Context(), "edge-1", &grantLedger{total: total, generation: 1, grants: map[string]corev1.ResourceList{}}, nil, false, true); err != nil {
+		t.Fatal(err)
+	}
+	applies := 0
+	f.dyn.PrependReactor("patch", resourceQuotaGVR.Resource, func(a clienttesting.Action) (bool, runtime.Object, error) {
+		applies++
+		if applies > 1 {
+			return false, nil, nil
+		}
+		// Another writer lands generation 9 first.
+		obj, err := f.dyn.Tracker().Get(resourceQuotaGVR, ns, SandboxName)
+		if err != nil {
+			return true, nil, err
+		}
+		u := obj.(*unstructured.Unstructured).DeepCopy()
+		u.SetAnnotations(map[string]string{AnnotationGrantsGeneration: "9"})
+		_ = unstructured.SetNestedField(u.Object, "1", "spec", "hard", "pods")
+		_ = unstructured.SetNestedField(u.Object, "1", "status", "hard", "pods")
+		if err := f.dyn.Tracker().Update(resourceQuotaGVR, u, ns); err != nil {
+			return true, nil, err
+		}
+		return true, nil, apierrors.NewConflict(resourceQuotaGVR.GroupResource(), SandboxName, errors.New("the object has been modified"))
+	})
+	older := &grantLedger{total: total, generation: 5, grants: map[string]corev1.ResourceList{"slice.a": rl(map[string]string{"pods": "4"})}}
+	if err := f.applyTenantQuota(t.Context(), "edge-1", older, nil, false, true); err != nil {
+		t.Fatal(err)
+	}
+	q, err := f.quotaRead(ns).get(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applies != 1 || podsOf(q.Spec.Hard) != "1" || quotaGeneration(q) != 9 {
+		t.Errorf("after a conflict: %d applies, pods %s at generation %d; want 1 apply and generation 9's pods=1 kept", applies, podsOf(q.Spec.Hard), quotaGeneration(q))
+	}
+}
+
+// A class bounds every quota a slice's namespace has; what a slice cannot ask for gets the allowance,
+// never over the class's maximum.
+func TestClassMaximaCoverEveryQuota(t *testing.T) {
+	cls, err := ValidateSliceClass("lean", v1alpha1.ResourceSliceClassSpec{Max: map[string]string{
+		"pods": "3", "secrets": "2", "requests.storage": "0", "count/deployments.apps": "1", "count/pods": "5"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := sliceQuota(rl(map[string]string{"cpu": "2", "memory": "1Gi"}), cls)
+	for name, want := range map[string]string{"requests.cpu": "2", "limits.cpu": "2", "requests.memory": "1Gi", "limits.memory": "1Gi",
+		"pods": "3", "requests.ephemeral-storage": "2Gi", "secrets": "2", "requests.storage": "0", "configmaps": "10",
+		"count/deployments.apps": "1", "count/pods": "5", "count/resourceslices.federate.dev": "0"} {
+		if got := q[corev1.ResourceName(name)]; got.Cmp(resource.MustParse(want)) != 0 {
+			t.Errorf("slice quota %s = %s, want %s", name, got.String(), want)
+		}
+	}
+	if got, want := slices.Sorted(maps.Keys(q)), slices.Sorted(maps.Keys(DefaultQuota())); !slices.Equal(got, want) {
+		t.Errorf("a slice's quota names %v, want every resource of the default total", got)
+	}
+	// Without a class maximum: the allowance, and room for twice the pods asked.
+	open, _ := ValidateSliceClass("open", v1alpha1.ResourceSliceClassSpec{})
+	q = sliceQuota(rl(map[string]string{"cpu": "1", "memory": "1Gi", "pods": "8"}), open)
+	if pods, stored, secrets := q[corev1.ResourcePods], q["count/pods"], q[corev1.ResourceSecrets]; pods.String() != "8" || stored.String() != "16" || secrets.String() != "10" {
+		t.Errorf("pods %s, count/pods %s, secrets %s; want 8, 16, 10", pods.String(), stored.String(), secrets.String())
+	}
+	for max, want := range map[string]string{
+		"requests.cpu": "set by a slice resource", "secret": "not a slice resource", "secrets": "", "configmaps": "",
+	} {
+		for _, v := range []string{"-1", "1.5"} {
+			_, err := ValidateSliceClass("x", v1alpha1.ResourceSliceClassSpec{Max: map[string]string{max: v}})
+			if want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+				t.Errorf("max %s=%s: %v, want %q", max, v, err, want)
+			}
+			if want == "" && err == nil {
+				t.Errorf("max %s=%s accepted", max, v)
+			}
+		}
+	}
+}
+
+// The done-means of totals on fakes: grants are carved out of the total (the tenant namespace keeps the
+// rest), a grant beyond what remains is refused with nothing made, a renewal keeps the tenant namespace at
+// its share, removing a grant gives its share back, and unauthenticate removes the ledger.
+func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
+	consumer, provider := pairedFakes(t)
+	ctx := t.Context()
+	via, _ := consumer.ViaPairing(ctx, "provider")
+	total := DefaultQuota()
+	tenantQuota := func() corev1.ResourceList {
+		t.Helper()
+		q, err := provider.quotaRead(TenantNamespace("consumer")).get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q.Spec.Hard
+	}
+	sumBelowTotal := func(when string) {
+		t.Helper()
+		nss, err := provider.namespacesOf(ctx, "consumer", KindTenant, KindSlice, KindExtra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []corev1.ResourceList
+		for _, ns := range nss {
+			q, err := provider.quotaRead(ns.Name).get(ctx)
+			if err != nil {
+				t.Fatalf("%s: quota of %s: %v", when, ns.Name, err)
+			}
+			all = append(all, q.Spec.Hard)
+		}
+		sum := sumQuotas(all...)
+		for name, tq := range total {
+			if s := sum[name]; s.Cmp(tq) > 0 {
+				t.Errorf("%s: the %d namespaces' %s add up to %s, over the total %s", when, len(nss), name, s.String(), tq.String())
+			}
+		}
+	}
+	if !sameQuota(tenantQuota(), total) {
+		t.Errorf("a fresh pairing's tenant quota: %s", fmtList(tenantQuota()))
+	}
+
+	if err := consumer.SubmitSlice(ctx, via, requestSlice(t, consumer, "s", "", map[string]string{"cpu": "2", "memory": "3Gi"})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provider.AcceptSlice(ctx, AcceptSliceOptions{ConsumerID: "consumer", Name: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := provider.GrantNamespace(ctx, GrantNamespaceOptions{ConsumerID: "consumer", Name: "ci", Quota: rl(map[string]string{"requests.cpu": "500m"})}); err != nil {
+		t.Fatal(err)
+	}
+	sumBelowTotal("a slice and an extra namespace")
+	share := tenantQuota()
+	for name, want := range map[string]string{"requests.cpu": "1500m", "limits.cpu": "6", "requests.memory": "3Gi", "pods": "12",
+		"secrets": "30", "count/deployments.apps": "12", "count/resourceslices.federate.dev": "10"} {
+		if got := share[corev1.ResourceName(name)]; got.Cmp(resource.MustParse(want)) != 0 {
+			t.Errorf("tenant namespace's %s = %s, want %s", name, got.String(), want)
+		}
+	}
+
+	// Beyond what remains: refused, naming what remains, with nothing made.
+	if err := consumer.SubmitSlice(ctx, via, requestSlice(t, consumer, "big", "", map[string]string{"cpu": "2", "memory": "1Gi"})); err != nil {
+		t.Fatal(err)
+	}
+	before := len(provider.kube.Actions())
+	_, err := provider.AcceptSlice(ctx, AcceptSliceOptions{ConsumerID: "consumer", Name: "big"})
+	if !errors.Is(err, ErrOverTotal) || !strings.Contains(err.Error(), `remaining for consumer "consumer": `) || !strings.Contains(err.Error(), "requests.cpu 1500m") {
+		t.Fatalf("a slice beyond what remains: %v", err)
+	}
+	for _, a := range provider.kube.Actions()[before:] {
+		if a.GetVerb() != "get" && a.GetVerb() != "list" && a.GetVerb() != "watch" {
+			t.Errorf("a refused grant wrote: %s %s", a.GetVerb(), a.GetResource().Resource)
+		}
+	}
+	if ok, _ := provider.HasSliceNamespace(ctx, "consumer", "big"); ok {
+		t.Error("the refused slice has a namespace")
+	}
+	if err := provider.GrantNamespace(ctx, GrantNamespaceOptions{ConsumerID: "consumer", Name: "ci2", Quota: rl(map[string]string{"pods": "13"})}); !errors.Is(err, ErrOverTotal) {
+		t.Errorf("a namespace beyond what remains: %v", err)
+	}
+	if _, err := provider.kube.CoreV1().Namespaces().Get(ctx, "ci2", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused namespace exists: %v", err)
+	}
+
+	// A renewal applies the tenant namespace's share, not the total; a total below what is granted is
+	// refused before anything changes.
+	o := AuthenticateOptions{ConsumerID: "consumer", ProviderID: "provider", APIServer: "https://provider.example:6443", CA: testCAPEM, Expiration: time.Hour}
+	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, o); err != nil {
+		t.Fatal(err)
+	}
+	if !sameQuota(tenantQuota(), share) {
+		t.Errorf("after a renewal the tenant quota is %s, want its share %s", fmtList(tenantQuota()), fmtList(share))
+	}
+	low := o
+	low.Sandbox.Quota = rl(map[string]string{"requests.cpu": "2"})
+	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, low); !errors.Is(err, ErrBelowGranted) {
+		t.Errorf("a renewal with less CPU than granted: %v", err)
+	}
+	if !sameQuota(tenantQuota(), share) {
+		t.Errorf("a refused renewal changed the tenant quota to %s", fmtList(tenantQuota()))
+	}
+	more := o
+	more.Sandbox.Quota = rl(map[string]string{"requests.cpu": "10"})
+	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, more); err != nil {
+		t.Fatal(err)
+	}
+	if got := tenantQuota()[corev1.ResourceRequestsCPU]; got.String() != "7500m" {
+		t.Errorf("a renewal with a total of 10 CPUs leaves %s to the tenant namespace, want 7500m", got.String())
+	}
+	if l := readLedgerOf(t, provider, "consumer"); l.total.Name(corev1.ResourceRequestsCPU, resource.DecimalSI).String() != "10" {
+		t.Errorf("the ledger's total after the renewal: %s", fmtList(l.total))
+	}
+	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, o); err != nil {
+		t.Fatal(err)
+	}
+
+	// Removing grants gives their share back.
+	if err := provider.DeleteSliceProvider(ctx, "consumer", "s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provider.RevokeNamespace(ctx, "consumer", "ci"); err != nil {
+		t.Fatal(err)
+	}
+	if !sameQuota(tenantQuota(), total) {
+		t.Errorf("with no grant left, the tenant quota is %s, want the total", fmtList(tenantQuota()))
+	}
+	if l := readLedgerOf(t, provider, "consumer"); len(l.grants) != 0 {
+		t.Errorf("the ledger still holds %v", slices.Sorted(maps.Keys(l.grants)))
+	}
+	if _, err := Unauthenticate(ctx, consumer.Cluster, provider.Cluster, UnauthenticateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provider.kube.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, GrantsLedgerName("consumer"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("unauthenticate left the ledger: %v", err)
+	}
+}
+
+// A pairing from before the ledger: its grants are found from their namespaces, and a renewal records the
+// ledger without refusing grants that overdraw the total.
+func TestLedgerIsMadeUpFromExistingGrants(t *testing.T) {
+	consumer, provider := pairedFakes(t)
+	ctx := t.Context()
+	if err := provider.GrantNamespace(ctx, GrantNamespaceOptions{ConsumerID: "consumer", Name: "old", Quota: rl(map[string]string{"pods": "6"})}); err != nil {
+		t.Fatal(err)
+	}
+	if err := provider.kube.CoreV1().ConfigMaps(SystemNamespace).Delete(ctx, GrantsLedgerName("consumer"), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := provider.readLedger(ctx, "consumer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.cm != nil || l.total != nil || len(l.grants) != 1 || podsOf(l.grants[namespaceGrantKey("old")]) != "6" {
+		t.Fatalf("made up: %+v", l)
+	}
+	o := AuthenticateOptions{ConsumerID: "consumer", ProviderID: "provider", APIServer: "https://provider.example:6443", CA: testCAPEM, Expiration: time.Hour,
+		Sandbox: SandboxOptions{Quota: rl(map[string]string{"pods": "5"})}}
+	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, o); err != nil {
+		t.Fatalf("a renewal over grants from before the ledger: %v", err)
+	}
+	l = readLedgerOf(t, provider, "consumer")
+	if podsOf(l.total) != "5" || podsOf(l.grants[namespaceGrantKey("old")]) != "6" {
+		t.Errorf("recorded: total %s, grants %v", fmtList(l.total), l.grants)
+	}
+	q, _ := provider.quotaRead(TenantNamespace("consumer")).get(ctx)
+	if q.Spec.Hard.Pods().String() != "0" || quotaGeneration(q) <= 1 {
+		t.Errorf("the tenant namespace keeps pods %s (generation %d), want 0 beyond a generation the deleted ledger left", q.Spec.Hard.Pods().String(), quotaGeneration(q))
+	}
+}
