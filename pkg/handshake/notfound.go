@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 )
 
 // What a removal prints is what happened. A name this cluster has no record of (a typo in an incident) is
@@ -205,4 +207,37 @@ func (c *Cluster) removed(ctx context.Context, kind, remote, name string) (bool,
 	}
 	_, found := cm.Data[tombstoneKey(kind, remote, name)]
 	return found, names, nil
+}
+
+// SliceNames lists the resource slices this cluster shares with remoteID, on either side, for completion.
+func (c *Cluster) SliceNames(ctx context.Context, remoteID string) ([]string, error) {
+	_, err := c.SliceGone(ctx, remoteID, "\x00")
+	var nf *NotFoundError
+	if errors.As(err, &nf) {
+		return nf.Known, nil
+	}
+	return nil, err
+}
+
+// ExchangeRequestNames lists a consumer's exchange requests on this provider, for completion.
+func (c *Cluster) ExchangeRequestNames(ctx context.Context, consumerID string) ([]string, error) {
+	reqs, err := c.listExchangeRequests(ctx, consumerID)
+	out := make([]string, 0, len(reqs))
+	for _, r := range reqs {
+		out = append(out, r.Name)
+	}
+	return out, err
+}
+
+// SliceClassNames lists the provider's resource slice classes, for completion.
+func (c *Cluster) SliceClassNames(ctx context.Context) ([]string, error) {
+	l, err := c.Dynamic.Resource(v1alpha1.ResourceSliceClassGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, ignoreNotFound(err)
+	}
+	out := make([]string, 0, len(l.Items))
+	for _, it := range l.Items {
+		out = append(out, it.GetName())
+	}
+	return out, nil
 }

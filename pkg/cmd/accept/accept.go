@@ -83,6 +83,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 		Args: cmdutil.MaximumArgs(1, "NAME"),
 	}, o)
 	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster (required with NAME)")
+	cmd.ValidArgsFunction = flags.CompleteSlices(f)
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "The consumer's ResourceSlice as a file (- for stdin), instead of the one it left on this cluster")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	cmd.Flags().BoolVar(&o.Pending, "pending", false, "Accept every pending slice whose class has auto-accept")

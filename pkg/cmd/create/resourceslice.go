@@ -81,6 +81,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 	}, o)
 	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster (required unless --remote-kubeconfig or --remote-context names it)")
 	cmd.Flags().StringVar(&o.Class, "class", "", "The provider's ResourceSliceClass to ask under (default: the provider's default class)")
+	_ = cmd.RegisterFlagCompletionFunc("class", flags.CompleteClasses(f))
 	o.Resources = flags.AddSliceResources(cmd, "", "asked for")
 	o.KeyAlgorithm = flags.KeyAlgorithm(cmd)
 	cmd.Flags().BoolVar(&o.Submit, "submit", o.Submit, "Leave the request on the provider through the pairing's kubeconfig (false: only record and print it)")

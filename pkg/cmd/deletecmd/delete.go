@@ -80,6 +80,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 		Args: cmdutil.ExactArgs(1, "NAME"),
 	}, o)
 	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the other cluster of the pairing (required unless --remote-kubeconfig or --remote-context names it)")
+	cmd.ValidArgsFunction = flags.CompleteSlices(f)
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
 	o.Side = cmdutil.NewEnum(sideAuto, sideAuto, sideConsumer, sideProvider)
 	cmdutil.AddEnumFlag(cmd, o.Side, "side", "", "Which side of the slice this cluster is")

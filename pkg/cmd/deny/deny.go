@@ -51,6 +51,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
 	cmd.Flags().StringVar(&o.Reason, "reason", "", "Why the slice is refused, shown to the consumer")
+	cmd.ValidArgsFunction = flags.CompleteSlices(f)
 	_ = cmd.MarkFlagRequired("reason")
 	return cmd
 }
@@ -122,6 +123,7 @@ func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
 	cmd.Flags().StringVar(&o.Reason, "reason", "", "Why the request is refused, shown to the consumer")
+	cmd.ValidArgsFunction = flags.CompleteExchangeRequests(f)
 	_ = cmd.MarkFlagRequired("reason")
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
 	return cmd

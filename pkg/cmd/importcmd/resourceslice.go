@@ -52,6 +52,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 		Args: cmdutil.ExactArgs(1, "NAME"),
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster")
+	cmd.ValidArgsFunction = flags.CompleteSlices(f)
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "The provider's granted ResourceSlice as a file (- for stdin), instead of reading it through the pairing")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	return cmd

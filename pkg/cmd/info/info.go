@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -33,8 +34,9 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 		Short: "Show this cluster's federation identity, tenants and identities",
 		Long: cmdutil.LongDesc(`
 			Show this cluster's ID and handshake key fingerprint, the consumers it serves as a provider
-			(Tenants, with their sandbox's Pod Security level and quota) and the providers it holds
-			identities on (Identities), with their expiry.`),
+			(Tenants, with their sandbox's Pod Security level and the main amounts of their quota: the
+			whole quota with -o wide, -o yaml or -o json) and the providers it holds identities on
+			(Identities), with their expiry.`),
 		Example: cmdutil.Examples(`
 			# Show the current cluster's federation state
 			kubectl federate info
@@ -42,7 +44,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			# The same as JSON, for scripts
 			kubectl federate info -o json`),
 	}, o)
-	o.Output = printers.AddOutputFlag(cmd, "", "a table", "json", "yaml")
+	o.Output = printers.AddOutputFlag(cmd, "", "a table", "json", "yaml", "wide")
 	return cmd
 }
 
@@ -62,13 +64,24 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if o.Output.String() != "" {
-		return printers.Print(o.Out, o.Output.String(), info)
+	if f := o.Output.String(); f != "" && f != "wide" {
+		return printers.Print(o.Out, f, info)
 	}
-	return printHuman(o.Out, info)
+	return printHuman(o.Out, info, o.Output.String() == "wide")
 }
 
-func printHuman(out io.Writer, info *handshake.ClusterInfo) error {
+// mainQuota is what a table shows of a quota in 120 columns: compute requests and pods.
+func mainQuota(q map[string]string) string {
+	var parts []string
+	for _, k := range []struct{ key, label string }{{"requests.cpu", "cpu"}, {"requests.memory", "memory"}, {"pods", "pods"}} {
+		if v, ok := q[k.key]; ok {
+			parts = append(parts, k.label+" "+v)
+		}
+	}
+	return views.Dash(strings.Join(parts, ", "))
+}
+
+func printHuman(out io.Writer, info *handshake.ClusterInfo, wide bool) error {
 	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
 	fmt.Fprintf(w, "Cluster ID:\t%s\n", info.ClusterID)
 	fmt.Fprintf(w, "Handshake key:\t%s\n", info.Fingerprint)
@@ -76,22 +89,41 @@ func printHuman(out io.Writer, info *handshake.ClusterInfo) error {
 	if len(info.Tenants) == 0 {
 		fmt.Fprintln(w, "  none")
 	} else {
-		fmt.Fprintln(w, "  CONSUMER\tNAMESPACE\tPHASE\tCREDENTIAL\tROLE\tPOD SECURITY\tQUOTA\tEXPIRES")
+		if wide {
+			fmt.Fprintln(w, "  CONSUMER\tNAMESPACE\tPHASE\tCREDENTIAL\tROLE\tPOD SECURITY\tQUOTA\tEXPIRES")
+		} else {
+			fmt.Fprintln(w, "  CONSUMER\tNAMESPACE\tPHASE\tPOD SECURITY\tQUOTA\tEXPIRES")
+		}
 		for _, t := range info.Tenants {
 			level, quota := "-", "-"
 			if t.Sandbox != nil {
-				level, quota = views.Dash(t.Sandbox.PodSecurity), views.Dash(handshake.FormatResourceList(t.Sandbox.Quota))
+				level, quota = views.Dash(t.Sandbox.PodSecurity), mainQuota(t.Sandbox.Quota)
+				if wide {
+					quota = views.Dash(handshake.FormatResourceList(t.Sandbox.Quota))
+				}
 			}
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ConsumerID, t.Namespace, views.Dash(t.Phase), t.Credential, views.Dash(t.ClusterRole), level, quota, views.Expiry(t.NotAfter))
+			if wide {
+				fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ConsumerID, t.Namespace, views.Dash(t.Phase), t.Credential, views.Dash(t.ClusterRole), level, quota, views.Expiry(t.NotAfter))
+			} else {
+				fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\n", t.ConsumerID, t.Namespace, views.Dash(t.Phase), level, quota, views.Expiry(t.NotAfter))
+			}
 		}
 	}
 	fmt.Fprintf(w, "\nIDENTITIES (this cluster on providers)\n")
 	if len(info.Identities) == 0 {
 		fmt.Fprintln(w, "  none")
 	} else {
-		fmt.Fprintln(w, "  PROVIDER\tTYPE\tSLICE\tCREDENTIAL\tAPI SERVER\tKUBECONFIG SECRET\tEXPIRES")
+		if wide {
+			fmt.Fprintln(w, "  PROVIDER\tTYPE\tSLICE\tCREDENTIAL\tAPI SERVER\tKUBECONFIG SECRET\tEXPIRES")
+		} else {
+			fmt.Fprintln(w, "  PROVIDER\tTYPE\tSLICE\tCREDENTIAL\tAPI SERVER\tEXPIRES")
+		}
 		for _, i := range info.Identities {
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s/%s\t%s\n", i.ProviderID, i.Type, views.Dash(i.ResourceSlice), i.Credential, i.APIServer, i.Namespace, views.Dash(i.KubeconfigSecret), views.Expiry(i.NotAfter))
+			if wide {
+				fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s/%s\t%s\n", i.ProviderID, i.Type, views.Dash(i.ResourceSlice), i.Credential, i.APIServer, i.Namespace, views.Dash(i.KubeconfigSecret), views.Expiry(i.NotAfter))
+			} else {
+				fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\n", i.ProviderID, i.Type, views.Dash(i.ResourceSlice), i.Credential, i.APIServer, views.Expiry(i.NotAfter))
+			}
 		}
 	}
 	return w.Flush()
