@@ -21,9 +21,12 @@ type AuthenticateOptions struct {
 	Expiration   time.Duration
 	ClusterRole  string
 	Sandbox      SandboxOptions
-	// Credential and SignerTimeout: as in IssueOptions.
+	// Credential, SignerTimeout, MaxExpiration and Given: as in IssueOptions; Given also names the proxy
+	// URL (SettingProxyURL), which a renewal otherwise keeps.
 	Credential    string
 	SignerTimeout time.Duration
+	MaxExpiration time.Duration
+	Given         Given
 }
 
 // Authenticate runs the manual flow's four steps in one process: the provider creates a nonce, the
@@ -90,6 +93,19 @@ func Authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 // used at once, so the consumer's client key stays in memory: nobody else will ever import the answer.
 // A nonce that was there already belongs to a manual handshake in progress, whose key waits in a Secret.
 func authenticate(ctx context.Context, consumer, provider *Cluster, o AuthenticateOptions, cSelf, pSelf *Self, nonceValue string, created bool, unlock func()) (*Imported, error) {
+	// A renewal keeps the consumer's route to the provider (its proxy URL, signed into the Tenant) unless
+	// another was given. The provider's Tenant was read ahead with the pair's lock.
+	var proxyChange *Change
+	if u, err := provider.objectRead(v1alpha1.TenantGVR, TenantNamespace(cSelf.ClusterID), cSelf.ClusterID).peek(ctx, provider); err == nil {
+		var recorded v1alpha1.Tenant
+		if fromUnstructured(u, &recorded) == nil && recorded.Status.User != "" {
+			if !o.Given[SettingProxyURL] {
+				o.ProxyURL = recorded.Spec.ProxyURL
+			} else if o.ProxyURL != recorded.Spec.ProxyURL {
+				proxyChange = &Change{Setting: SettingProxyURL, Old: recorded.Spec.ProxyURL, New: o.ProxyURL}
+			}
+		}
+	}
 	tenant, held, err := consumer.generateTenant(ctx, TenantOptions{
 		ProviderID: pSelf.ClusterID, Nonce: nonceValue, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm,
 	}, created)
@@ -108,7 +124,7 @@ func authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 	identity, err := provider.IssueIdentity(ctx, IssueOptions{
 		ConsumerID: cSelf.ClusterID, Tenant: tenant, APIServer: o.APIServer, CA: o.CA,
 		Expiration: o.Expiration, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox,
-		Credential: o.Credential, SignerTimeout: o.SignerTimeout,
+		Credential: o.Credential, SignerTimeout: o.SignerTimeout, MaxExpiration: o.MaxExpiration, Given: o.Given,
 		bound: func(id *v1alpha1.Identity) {
 			imported = background(func() error {
 				var err error
@@ -118,6 +134,9 @@ func authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 		},
 	})
 	close(issued)
+	if err == nil && proxyChange != nil {
+		consumer.report().Info(proxyChange.String())
+	}
 	if imported != nil {
 		// Bound, so the consumer's side ran: its outcome counts whatever the provider's record did.
 		return res, errors.Join(err, imported())

@@ -43,6 +43,11 @@ type IssueOptions struct {
 	Credential string
 	// SignerTimeout bounds the wait for a certificate once the CSR is approved (0: DefaultSignerTimeout).
 	SignerTimeout time.Duration
+	// MaxExpiration, if set, caps the lifetime any issuance of this pairing asks for, now and later.
+	MaxExpiration time.Duration
+	// Given names the settings chosen explicitly; on a renewal the others keep their recorded values
+	// (settings.go), and Sandbox holds only what was given, not yet merged over the defaults.
+	Given Given
 	// bound, if set, gets the Identity as soon as its user is bound, before the Tenant records it.
 	bound func(*v1alpha1.Identity)
 }
@@ -79,9 +84,11 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	if o.Expiration == 0 {
 		o.Expiration = DefaultExpiration
 	}
+	raw := o.Sandbox // what was given; a renewal lays it over what was recorded
 	if o.Sandbox, err = o.Sandbox.Validate(); err != nil {
 		return nil, err
 	}
+	var changes []Change
 	tenant := o.Tenant
 	if err := ValidateTenant(tenant, o.ConsumerID, self.ClusterID); err != nil {
 		return nil, err
@@ -111,6 +118,15 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		}
 		st := recorded.Status
 		renewal = st.User != ""
+		if renewal {
+			o.Sandbox = raw
+			if o, changes, err = keepRecorded(o, &recorded); err != nil {
+				return nil, err
+			}
+			if o.Sandbox, err = o.Sandbox.Validate(); err != nil {
+				return nil, fmt.Errorf("the sandbox of Tenant %s/%s with the changes asked: %w", ns, o.ConsumerID, err)
+			}
+		}
 		if len(st.PinnedPublicKey) > 0 && !bytes.Equal(st.PinnedPublicKey, tenant.Spec.PublicKey) {
 			return nil, fmt.Errorf("spec.publicKey: consumer %q is pinned to handshake key %s, this request uses %s; "+
 				"unauthenticate the consumer first if its key really changed",
@@ -139,6 +155,7 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 			return c.identityFor(self.ClusterID, o, tenant, st.Certificate, "", rec[recordIntegrityKey]), nil
 		}
 	}
+	o = capLifetime(o, r)
 	var n *nonce.Nonce
 	if err := step(r, "Verifying the tenant request", "Tenant request verified (nonce, signature, CSR)", func() error {
 		if n = c.nonceCache[o.ConsumerID]; n == nil || !c.now().Before(n.ExpiresAt) {
@@ -360,7 +377,8 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 				return nil
 			}, func() error {
 				return c.applyTenantStatus(ctx, o.ConsumerID, v1alpha1.TenantStatus{Phase: PhaseActive, PinnedPublicKey: tenant.Spec.PublicKey, User: user,
-					CSRHash: csrHash, Certificate: certPEM, NotAfter: &na, Credential: credential, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status()})
+					CSRHash: csrHash, Certificate: certPEM, NotAfter: &na, Credential: credential, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status(),
+					APIServer: o.APIServer, CA: o.CA, Lifetime: durationPtr(o.Expiration), MaxLifetime: durationPtr(o.MaxExpiration)})
 			})
 		})
 	}, func() error {
@@ -384,6 +402,7 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	}); err != nil {
 		return nil, err
 	}
+	reportChanges(r, changes)
 	return id, nil
 }
 

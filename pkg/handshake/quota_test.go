@@ -468,6 +468,7 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 	}
 	low := o
 	low.Sandbox.Quota = rl(map[string]string{"requests.cpu": "2"})
+	low.Given = Given{SettingQuota: true} // a renewal keeps the recorded quota unless one is given
 	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, low); !errors.Is(err, ErrBelowGranted) {
 		t.Errorf("a renewal with less CPU than granted: %v", err)
 	}
@@ -476,6 +477,7 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 	}
 	more := o
 	more.Sandbox.Quota = rl(map[string]string{"requests.cpu": "10"})
+	more.Given = Given{SettingQuota: true}
 	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, more); err != nil {
 		t.Fatal(err)
 	}
@@ -485,7 +487,11 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 	if l := readLedgerOf(t, provider, "consumer"); l.total.Name(corev1.ResourceRequestsCPU, resource.DecimalSI).String() != "10" {
 		t.Errorf("the ledger's total after the renewal: %s", fmtList(l.total))
 	}
-	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, o); err != nil {
+	// A plain renewal keeps the total it was given last (10 CPUs); the default comes back only when asked.
+	back := o
+	back.Sandbox.Quota = rl(map[string]string{"requests.cpu": "4"})
+	back.Given = Given{SettingQuota: true}
+	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, back); err != nil {
 		t.Fatal(err)
 	}
 
@@ -529,7 +535,7 @@ func TestLedgerIsMadeUpFromExistingGrants(t *testing.T) {
 		t.Fatalf("made up: %+v", l)
 	}
 	o := AuthenticateOptions{ConsumerID: "consumer", ProviderID: "provider", APIServer: "https://provider.example:6443", CA: testCAPEM, Expiration: time.Hour,
-		Sandbox: SandboxOptions{Quota: rl(map[string]string{"pods": "5"})}}
+		Sandbox: SandboxOptions{Quota: rl(map[string]string{"pods": "5"})}, Given: Given{SettingQuota: true}}
 	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, o); err != nil {
 		t.Fatalf("a renewal over grants from before the ledger: %v", err)
 	}

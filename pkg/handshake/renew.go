@@ -5,17 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 )
 
 // RenewOptions configure Renew.
 type RenewOptions struct {
-	APIServer     string // what the consumer's kubeconfig points at
+	APIServer     string // what the consumer's kubeconfig points at, if given
 	CA            []byte
-	Expiration    time.Duration // 0: DefaultExpiration
+	ProxyURL      string         // if given
+	Expiration    time.Duration  // if given
+	MaxExpiration time.Duration  // if given
+	ClusterRole   string         // if given
+	Sandbox       SandboxOptions // what was given
+	Credential    string         // if given
 	KeyAlgorithm  string
 	SignerTimeout time.Duration
+	// Given names the settings given explicitly (API server, lifetime, maximum lifetime); every other
+	// setting of the pairing is the recorded one.
+	Given Given
 }
 
 // RenewResult is what Renew issued.
@@ -39,26 +45,17 @@ func Renew(ctx context.Context, consumer, provider *Cluster, o RenewOptions) (*R
 	); err != nil {
 		return nil, err
 	}
-	tenant, err := provider.activeTenant(ctx, cSelf.ClusterID)
-	if err != nil {
+	if _, err := provider.activeTenant(ctx, cSelf.ClusterID); err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
-	sb, err := sandboxFromStatus(tenant.Status.Sandbox)
-	if err == nil {
-		sb, err = sb.Validate()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("the sandbox recorded in Tenant %s/%s: %w", tenant.Namespace, tenant.Name, err)
-	}
-	credential := CredentialCertificate
-	if tenant.Status.Credential == v1alpha1.CredentialToken {
-		credential = CredentialToken
-	}
+	// Everything not given is the pairing's recorded choice (keepRecorded, at issuance).
 	res := &RenewResult{ProviderID: pSelf.ClusterID}
+	var err error
 	if res.ControlPlane, err = Authenticate(ctx, consumer, provider, AuthenticateOptions{
-		ConsumerID: cSelf.ClusterID, ProviderID: pSelf.ClusterID, ProxyURL: tenant.Spec.ProxyURL, KeyAlgorithm: o.KeyAlgorithm,
-		APIServer: o.APIServer, CA: o.CA, Expiration: o.Expiration, ClusterRole: tenant.Status.ClusterRole, Sandbox: sb,
-		Credential: credential, SignerTimeout: o.SignerTimeout,
+		ConsumerID: cSelf.ClusterID, ProviderID: pSelf.ClusterID, KeyAlgorithm: o.KeyAlgorithm, ProxyURL: o.ProxyURL,
+		APIServer: o.APIServer, CA: o.CA, Expiration: o.Expiration, MaxExpiration: o.MaxExpiration,
+		ClusterRole: o.ClusterRole, Sandbox: o.Sandbox, Credential: o.Credential,
+		SignerTimeout: o.SignerTimeout, Given: o.Given,
 	}); err != nil {
 		return nil, err
 	}
@@ -107,7 +104,15 @@ func renewSlice(ctx context.Context, consumer, provider *Cluster, consumerID, pr
 	if isCredentialUser(s.User, s.Namespace) {
 		credential = CredentialToken
 	}
-	granted, err := provider.AcceptSlice(ctx, AcceptSliceOptions{ConsumerID: consumerID, Name: s.Name, Grant: grant, Expiration: o.Expiration,
+	// The slice's recorded lifetime, unless another was given, capped by the pairing's maximum.
+	expiration := s.Lifetime
+	if o.Given[SettingLifetime] || expiration == 0 {
+		expiration = o.Expiration
+	}
+	if o.MaxExpiration > 0 && expiration > o.MaxExpiration {
+		expiration = o.MaxExpiration
+	}
+	granted, err := provider.AcceptSlice(ctx, AcceptSliceOptions{ConsumerID: consumerID, Name: s.Name, Grant: grant, Expiration: expiration,
 		Credential: credential, SignerTimeout: o.SignerTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("provider: %w", err)

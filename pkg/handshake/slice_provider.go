@@ -365,7 +365,8 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	}
 	na := metav1.NewTime(notAfter)
 	st := v1alpha1.ResourceSliceStatus{Phase: SliceAccepted, Reason: note, Answers: requestHash(slice), Class: cls.name, Granted: sliceGrant(sb.Quota), Namespace: ns,
-		User: user, Certificate: certPEM, Credential: credential, NotAfter: &na, ClusterRole: cls.clusterRole, PodSecurity: cls.podSecurity}
+		User: user, Certificate: certPEM, Credential: credential, NotAfter: &na, ClusterRole: cls.clusterRole, PodSecurity: cls.podSecurity,
+		Lifetime: durationPtr(o.Expiration)}
 	if err := c.applySliceStatus(ctx, tns, o.Name, st); err != nil {
 		return nil, fmt.Errorf("recording the grant in ResourceSlice %s/%s: %w", tns, o.Name, err)
 	}
@@ -487,7 +488,9 @@ type SliceInfo struct {
 	Namespace  string            `json:"namespace,omitempty"`
 	User       string            `json:"user,omitempty"`
 	NotAfter   *time.Time        `json:"notAfter,omitempty"`
-	AutoAccept bool              `json:"autoAccept,omitempty"`
+	// Lifetime is what the slice's credential was asked with; its renewal asks for it again.
+	Lifetime   time.Duration `json:"lifetime,omitempty"`
+	AutoAccept bool          `json:"autoAccept,omitempty"`
 }
 
 // requestHash names a slice request by its signature, which covers every field the provider acts on.
@@ -513,7 +516,14 @@ func sliceInfo(s *v1alpha1.ResourceSlice) SliceInfo {
 	}
 	return SliceInfo{ConsumerID: s.Spec.ClusterID, ProviderID: s.Spec.ProviderClusterID, Name: s.Spec.Slice, Class: class, Phase: phase,
 		Reason: s.Status.Reason, Requested: s.Spec.Resources, Granted: s.Status.Granted, Namespace: s.Status.Namespace, User: s.Status.User,
-		NotAfter: timeOf(s.Status.NotAfter)}
+		NotAfter: timeOf(s.Status.NotAfter), Lifetime: durationOf(s.Status.Lifetime)}
+}
+
+func durationOf(d *metav1.Duration) time.Duration {
+	if d == nil {
+		return 0
+	}
+	return d.Duration
 }
 
 // ProviderSlices (provider) lists the slices consumers left in their tenant namespaces (consumerID ""

@@ -57,8 +57,11 @@ type CredentialState struct {
 	PodSecurity string     `json:"podSecurity,omitempty"`
 	Cordoned    bool       `json:"cordoned"` // provider: the consumer is cordoned here
 	// Since is when a leftover (a nonce, a waiting key, an incomplete pairing) was made.
-	Since *time.Time       `json:"since,omitempty"`
-	Check *CredentialCheck `json:"check,omitempty"`
+	Since *time.Time `json:"since,omitempty"`
+	// Settings are what the pairing was given and a renewal keeps (settings.go), by setting name: on the
+	// provider, what it grants; on the consumer, how it connects.
+	Settings map[string]string `json:"settings,omitempty"`
+	Check    *CredentialCheck  `json:"check,omitempty"`
 
 	secret string // consumer: the kubeconfig Secret in SystemNamespace
 }
@@ -179,7 +182,8 @@ func (c *Cluster) tenantStates(ctx context.Context, sel metav1.ListOptions) ([]C
 			return nil, err
 		}
 		s := CredentialState{RemoteClusterID: t.Spec.ClusterID, Role: RoleProvider, Kind: KindControlPlane, Credential: orCertificate(t.Status.Credential),
-			User: t.Status.User, Namespace: t.Namespace, Phase: t.Status.Phase, NotAfter: timeOf(t.Status.NotAfter), Cordoned: t.Status.Cordoned}
+			User: t.Status.User, Namespace: t.Namespace, Phase: t.Status.Phase, NotAfter: timeOf(t.Status.NotAfter), Cordoned: t.Status.Cordoned,
+			Settings: tenantSettings(&t)}
 		if t.Status.Sandbox != nil {
 			s.PodSecurity = t.Status.Sandbox.PodSecurity
 		}
@@ -238,7 +242,8 @@ func (c *Cluster) identityStates(ctx context.Context, sel metav1.ListOptions) ([
 		}
 		out = append(out, CredentialState{RemoteClusterID: id.Spec.ClusterID, Role: RoleConsumer, Kind: kind, Name: id.Spec.ResourceSlice,
 			Credential: orCertificate(id.Spec.Credential), User: id.Status.User, Namespace: id.Spec.Namespace,
-			NotAfter: timeOf(id.Status.NotAfter), secret: id.Status.KubeconfigSecret})
+			NotAfter: timeOf(id.Status.NotAfter), secret: id.Status.KubeconfigSecret,
+			Settings: nonEmpty(map[string]string{SettingAPIServer: id.Spec.APIServer, SettingProxyURL: id.Spec.ProxyURL})})
 	}
 	return out, nil
 }
@@ -465,4 +470,40 @@ func incomplete(leftovers, tenants []CredentialState) []CredentialState {
 		out = append(out, l)
 	}
 	return out
+}
+
+// tenantSettings are the recorded settings of a provider's Tenant.
+func tenantSettings(t *v1alpha1.Tenant) map[string]string {
+	st := t.Status
+	m := map[string]string{SettingAPIServer: st.APIServer, SettingProxyURL: t.Spec.ProxyURL, SettingRole: st.ClusterRole,
+		SettingCredential: orCertificate(st.Credential)}
+	if st.Lifetime != nil {
+		m[SettingLifetime] = durationText(st.Lifetime.Duration)
+	}
+	if st.MaxLifetime != nil {
+		m[SettingMaxLifetime] = durationText(st.MaxLifetime.Duration)
+	}
+	if sb := st.Sandbox; sb != nil {
+		m[SettingPodSecurity] = sb.PodSecurity
+		m[SettingQuota] = FormatResourceList(sb.Quota)
+		m[SettingDefaultRequests] = FormatResourceList(sb.DefaultRequests)
+		m[SettingDefaultLimits] = FormatResourceList(sb.DefaultLimits)
+		for k, l := range map[string][]string{SettingPriorityClasses: sb.PriorityClasses, SettingStorageClasses: sb.StorageClasses,
+			SettingTolerations: sb.Tolerations, SettingRuntimeClasses: sb.RuntimeClasses, SettingSchedulers: sb.Schedulers} {
+			m[k] = strings.Join(l, ",")
+		}
+	}
+	return nonEmpty(m)
+}
+
+func nonEmpty(m map[string]string) map[string]string {
+	for k, v := range m {
+		if v == "" {
+			delete(m, k)
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }

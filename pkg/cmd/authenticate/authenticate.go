@@ -103,7 +103,8 @@ func (o *Options) Run(ctx context.Context) error {
 	res, err := handshake.Authenticate(ctx, o.pair.Consumer, o.pair.Provider, handshake.AuthenticateOptions{
 		ConsumerID: o.IDs.Local, ProviderID: o.IDs.Remote, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm.String(),
 		APIServer: o.server, CA: o.ca, Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole,
-		Sandbox: o.Issuance.Sandbox, Credential: o.Issuance.Credential.String(), SignerTimeout: o.Issuance.SignerTimeout,
+		Sandbox: o.Issuance.RawSandbox, Credential: o.Issuance.Credential.String(), SignerTimeout: o.Issuance.SignerTimeout,
+		MaxExpiration: o.Issuance.MaxExpiration, Given: o.Issuance.Given(),
 	})
 	if err != nil {
 		return o.Pair.TimeoutError(ctx, o.Issuance.CredentialError(flags.PairError(err)))

@@ -30,18 +30,50 @@ type IssuanceFlags struct {
 	Tolerations     []string
 	RuntimeClasses  []string
 	Schedulers      []string
+	MaxExpiration   time.Duration
 	CredentialFlags
 
-	Sandbox handshake.SandboxOptions // parsed and defaulted by Validate
+	Sandbox    handshake.SandboxOptions // parsed and defaulted by Validate
+	RawSandbox handshake.SandboxOptions // parsed, only what was given: a renewal lays it over the record
+	cmd        *cobra.Command
 }
+
+// issuanceSettings map each issuance flag to the setting of a pairing it chooses.
+var issuanceSettings = map[string]string{
+	"api-server": handshake.SettingAPIServer, "ca-file": handshake.SettingAPIServer,
+	"expiration": handshake.SettingLifetime, "max-expiration": handshake.SettingMaxLifetime,
+	"cluster-role": handshake.SettingRole, "credential": handshake.SettingCredential,
+	"pod-security": handshake.SettingPodSecurity, "quota": handshake.SettingQuota,
+	"default-requests": handshake.SettingDefaultRequests, "default-limits": handshake.SettingDefaultLimits,
+	"priority-classes": handshake.SettingPriorityClasses, "storage-classes": handshake.SettingStorageClasses,
+	"tolerations": handshake.SettingTolerations, "runtime-classes": handshake.SettingRuntimeClasses,
+	"schedulers": handshake.SettingSchedulers, "proxy-url": handshake.SettingProxyURL,
+}
+
+// Given names the settings whose flags the command line set: on a renewal, every other setting keeps the
+// pairing's recorded value.
+func Given(cmd *cobra.Command) handshake.Given {
+	g := handshake.Given{}
+	for flag, setting := range issuanceSettings {
+		if f := cmd.Flags().Lookup(flag); f != nil && f.Changed {
+			g[setting] = true
+		}
+	}
+	return g
+}
+
+// Given names the settings given on this command line.
+func (i *IssuanceFlags) Given() handshake.Given { return Given(i.cmd) }
 
 // AddFlags registers the issuance flags on cmd.
 func (i *IssuanceFlags) AddFlags(cmd *cobra.Command) {
 	i.Expiration = handshake.DefaultExpiration
+	i.cmd = cmd
 	fs := cmd.Flags()
 	fs.StringVar(&i.APIServer, "api-server", "", "The provider API server URL written into the consumer's kubeconfig (default: the server of the provider's kubeconfig)")
 	fs.StringVar(&i.CAFile, "ca-file", "", "PEM file of the CA that verifies --api-server (default: the CA of the provider's kubeconfig)")
-	cmdutil.DurationFlag(fs, &i.Expiration, "expiration", i.Expiration, handshake.MinExpiration, 365*24*time.Hour, "Requested lifetime of the issued certificate or token; the signer or the API server may shorten it")
+	cmdutil.DurationFlag(fs, &i.Expiration, "expiration", i.Expiration, handshake.MinExpiration, 365*24*time.Hour, "Requested lifetime of the issued certificate or token; the signer or the API server may shorten it (a renewal keeps the recorded one)")
+	cmdutil.DurationFlag(fs, &i.MaxExpiration, "max-expiration", 0, 0, 365*24*time.Hour, "The longest lifetime this pairing's credentials may ever ask for, kept by its renewals (0: no maximum)")
 	i.CredentialFlags.AddFlags(cmd)
 	fs.StringVar(&i.ClusterRole, "cluster-role", handshake.DefaultClusterRole, "The ClusterRole bound to the identity in its tenant namespace on the provider")
 	_ = cmd.MarkFlagFilename("ca-file", "crt", "pem")
@@ -104,6 +136,13 @@ func (i *IssuanceFlags) Validate() error {
 	}
 	if sb.DefaultLimits, err = handshake.ParseResourceList("--default-limits", i.DefaultLimits); err != nil {
 		return err
+	}
+	i.RawSandbox = sb
+	if i.cmd != nil && !i.cmd.Flags().Changed("pod-security") {
+		i.RawSandbox.PodSecurity = "" // not given: a renewal keeps the recorded level
+	}
+	if i.MaxExpiration > 0 && i.Expiration > i.MaxExpiration {
+		return fmt.Errorf("--expiration %s: is longer than --max-expiration %s", cmdutil.FormatDuration(i.Expiration), cmdutil.FormatDuration(i.MaxExpiration))
 	}
 	if i.Sandbox, err = sb.Validate(); err != nil {
 		return fmt.Errorf("--default-requests: %w", err)

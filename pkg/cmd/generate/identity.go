@@ -103,8 +103,9 @@ func (o *IdentityOptions) Validate() error {
 func (o *IdentityOptions) Run(ctx context.Context) error {
 	o.Issuance.Warn(o.cluster.Report)
 	id, err := o.cluster.IssueIdentity(ctx, handshake.IssueOptions{ConsumerID: o.RemoteClusterID, Tenant: o.tenant,
-		APIServer: o.server, CA: o.ca, Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole, Sandbox: o.Issuance.Sandbox,
-		Credential: o.Issuance.Credential.String(), SignerTimeout: o.Issuance.SignerTimeout})
+		APIServer: o.server, CA: o.ca, Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole, Sandbox: o.Issuance.RawSandbox,
+		Credential: o.Issuance.Credential.String(), SignerTimeout: o.Issuance.SignerTimeout,
+		MaxExpiration: o.Issuance.MaxExpiration, Given: o.Issuance.Given()})
 	if errors.Is(err, handshake.ErrOtherConsumer) {
 		// The next step: the request is genuine for its own consumer, which needs its own nonce.
 		return fmt.Errorf("%w; if the request really comes from %q, create a nonce for it (kubectl federate create nonce --remote-cluster-id %s) and have it generate a new Tenant",

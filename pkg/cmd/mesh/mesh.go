@@ -80,8 +80,9 @@ func (o *Options) Run(ctx context.Context) error {
 	board := printer.Board()
 	onStart, onPair := Progress(board)
 	results, err := handshake.Mesh(ctx, o.members, handshake.MeshOptions{Parallel: o.Mesh.Parallel, OnStart: onStart, OnPair: onPair, RenewBefore: 24 * time.Hour,
-		Issue: handshake.AuthenticateOptions{Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole, Sandbox: o.Issuance.Sandbox,
-			Credential: o.Issuance.Credential.String(), SignerTimeout: o.Issuance.SignerTimeout}})
+		Issue: handshake.AuthenticateOptions{Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole, Sandbox: o.Issuance.RawSandbox,
+			Credential: o.Issuance.Credential.String(), SignerTimeout: o.Issuance.SignerTimeout,
+			MaxExpiration: o.Issuance.MaxExpiration, Given: o.Issuance.Given()}})
 	board.Stop()
 	if results != nil {
 		if perr := Table(o.Out, results); perr != nil {

@@ -24,8 +24,8 @@ type Options struct {
 	All             bool
 	ExpiringWithin  time.Duration
 	KubeconfigDir   string
-	Expiration      time.Duration
-	Credential      flags.CredentialFlags
+	ProxyURL        string
+	Issuance        flags.IssuanceFlags
 	KeyAlgorithm    *cmdutil.Enum
 	Pair            *flags.PairFlags
 
@@ -36,16 +36,21 @@ type Options struct {
 
 // NewCmd returns the `renew` command.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
-	o := &Options{f: f, streams: streams, Streams: streams, Expiration: handshake.DefaultExpiration}
+	o := &Options{f: f, streams: streams, Streams: streams}
 	cmd := cmdutil.Wire(&cobra.Command{
 		Use:   "renew (--remote-cluster-id PROVIDER --remote-kubeconfig FILE | --all --remote-kubeconfig-dir DIR [--expiring-within D])",
 		Short: "Renew every credential of a pairing with fresh keys and users (consumer and provider at once)",
 		Long: cmdutil.LongDesc(`
 			Renew every credential this (consumer) cluster holds on a provider: the pairing's identity (a new
-			nonce, request and certificate or token, with the sandbox, role and credential kind the provider
-			recorded for it) and each resource slice it imported (asked again with a new key and granted
-			within what it had). Each new credential has a new user, so the old ones are refused afterwards.
-			It needs the provider's kubeconfig, like authenticate.
+			nonce, request and certificate or token) and each resource slice it imported (asked again with a
+			new key and granted within what it had). Each new credential has a new user, so the old ones are
+			refused afterwards. It needs the provider's kubeconfig, like authenticate.
+
+			A renewal keeps everything the pairing was given: the API server, CA and proxy URL of the
+			consumer's kubeconfig, the lifetime and its maximum, the role, the credential kind and the
+			sandbox (Pod Security level, quota, limits, allowed classes, tolerations, schedulers), as
+			recorded when it was issued. A flag given explicitly changes that one setting; each change is
+			printed as "setting: old -> new", and one that widens what the tenant gets as a WARNING.
 
 			--all renews every provider this cluster holds credentials on, or with --expiring-within only
 			those with a credential that expires within that window, reading each provider's kubeconfig from
@@ -63,9 +68,8 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	cmdutil.DurationFlag(cmd.Flags(), &o.ExpiringWithin, "expiring-within", 0, 0, 3650*24*time.Hour, "With --all: only the providers with a credential expiring within this duration, e.g. 720h")
 	cmd.Flags().StringVar(&o.KubeconfigDir, "remote-kubeconfig-dir", "", "With --all: a directory holding one kubeconfig per provider, named after its cluster ID")
 	_ = cmd.MarkFlagDirname("remote-kubeconfig-dir")
-	cmdutil.DurationFlag(cmd.Flags(), &o.Expiration, "expiration", o.Expiration, handshake.MinExpiration, 365*24*time.Hour, "Requested lifetime of the new credentials; the signer or the API server may shorten it")
-	o.Credential.AddFlags(cmd)
-	_ = cmd.Flags().MarkHidden("credential") // the kind recorded for each credential is kept
+	o.Issuance.AddFlags(cmd)
+	cmd.Flags().StringVar(&o.ProxyURL, "proxy-url", "", "Proxy through which the consumer reaches the provider's API server (a renewal keeps the recorded one)")
 	o.KeyAlgorithm = flags.KeyAlgorithm(cmd)
 	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long renewing one provider may take before it is abandoned (exit code 124)")
 	return cmd
@@ -100,10 +104,12 @@ func (o *Options) Validate() error {
 	if o.ExpiringWithin < 0 {
 		return fmt.Errorf("--expiring-within %s: must not be negative", o.ExpiringWithin)
 	}
-	if o.Expiration < handshake.MinExpiration {
-		return fmt.Errorf("--expiration %s: must be at least %s (the Kubernetes CSR API minimum)", o.Expiration, handshake.MinExpiration)
+	if o.ProxyURL != "" {
+		if err := kubeconfig.ValidateProxy(o.ProxyURL); err != nil {
+			return fmt.Errorf("--proxy-url: %w", err)
+		}
 	}
-	return o.Credential.Validate()
+	return o.Issuance.Validate()
 }
 
 // Run renews one provider, or every due one.
@@ -184,7 +190,7 @@ func (o *Options) renewFromDir(ctx context.Context, providerID string) error {
 func (o *Options) renewOne(ctx context.Context, pair *flags.Pair, providerID string) error {
 	ctx, cancel := context.WithTimeout(ctx, o.Pair.Timeout)
 	defer cancel()
-	server, ca, err := kubeconfig.ServerOf(pair.Remote.Config)
+	server, ca, err := o.Issuance.Resolve(pair.Remote.Config)
 	if err != nil {
 		return err
 	}
@@ -194,8 +200,10 @@ func (o *Options) renewOne(ctx context.Context, pair *flags.Pair, providerID str
 		return fmt.Errorf("--remote-cluster-id %q: the provider's kubeconfig reaches cluster %q", providerID, self.ClusterID)
 	}
 	start := time.Now()
-	res, err := handshake.Renew(ctx, pair.Consumer, pair.Provider, handshake.RenewOptions{APIServer: server, CA: ca, Expiration: o.Expiration,
-		KeyAlgorithm: o.KeyAlgorithm.String(), SignerTimeout: o.Credential.SignerTimeout})
+	res, err := handshake.Renew(ctx, pair.Consumer, pair.Provider, handshake.RenewOptions{APIServer: server, CA: ca, ProxyURL: o.ProxyURL,
+		Expiration: o.Issuance.Expiration, MaxExpiration: o.Issuance.MaxExpiration, ClusterRole: o.Issuance.ClusterRole,
+		Sandbox: o.Issuance.RawSandbox, Credential: o.Issuance.Credential.String(),
+		KeyAlgorithm: o.KeyAlgorithm.String(), SignerTimeout: o.Issuance.SignerTimeout, Given: o.Issuance.Given()})
 	if res != nil && res.ControlPlane != nil {
 		fmt.Fprintf(o.Out, "pairing/%s renewed: %s until %s, %d resource slice(s), in %s\n", providerID, res.ControlPlane.User,
 			res.ControlPlane.NotAfter.UTC().Format(time.RFC3339), len(res.Slices), time.Since(start).Round(time.Millisecond))

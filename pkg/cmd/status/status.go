@@ -152,7 +152,7 @@ func (o *Options) printTable(out io.Writer, r *handshake.StatusReport, wide bool
 	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
 	cols := []string{"REMOTE", "ROLE", "KIND", "NAME", "CREDENTIAL", "PHASE", "EXPIRES", "LEFT", "POD SECURITY", "CORDONED"}
 	if wide {
-		cols = append(cols, "NAMESPACE", "USER", "TARGET", "MODE")
+		cols = append(cols, "NAMESPACE", "USER", "TARGET", "MODE", "SETTINGS")
 	}
 	if o.Check {
 		cols = append(cols, "CHECK")
@@ -166,7 +166,7 @@ func (o *Options) printTable(out io.Writer, r *handshake.StatusReport, wide bool
 		}
 		row := []string{s.RemoteClusterID, s.Role, s.Kind, views.Dash(s.Name), views.Dash(s.Credential), phase, views.Expiry(s.NotAfter), left(s.NotAfter, now), views.Dash(s.PodSecurity), cordonedCol(s)}
 		if wide {
-			row = append(row, views.Dash(s.Namespace), views.Dash(s.User), views.Dash(s.Target), views.Dash(s.Mode))
+			row = append(row, views.Dash(s.Namespace), views.Dash(s.User), views.Dash(s.Target), views.Dash(s.Mode), settingsCol(s.Settings))
 		}
 		if o.Check {
 			row = append(row, check(s.Check))
@@ -174,6 +174,20 @@ func (o *Options) printTable(out io.Writer, r *handshake.StatusReport, wide bool
 		fmt.Fprintln(w, strings.Join(row, "\t"))
 	}
 	return w.Flush()
+}
+
+// settingsCol shows, of the recorded settings, those a renewal keeps and an administrator most often
+// chose: the role, the lifetime and its maximum, the Pod Security level, the API server and the proxy
+// (-o yaml shows them all).
+func settingsCol(m map[string]string) string {
+	var parts []string
+	for _, k := range []string{handshake.SettingRole, handshake.SettingLifetime, handshake.SettingMaxLifetime, handshake.SettingPodSecurity,
+		handshake.SettingAPIServer, handshake.SettingProxyURL} {
+		if v, ok := m[k]; ok {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return views.Dash(strings.Join(parts, "; "))
 }
 
 // age is how long ago, in the largest unit that keeps it readable.

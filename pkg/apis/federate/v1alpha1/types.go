@@ -98,6 +98,14 @@ type TenantStatus struct {
 	ClusterRole string `json:"clusterRole,omitempty"`
 	// Sandbox is what the tenant namespace enforces.
 	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
+	// APIServer and CA are what the provider wrote into the consumer's kubeconfig; a renewal keeps them
+	// unless asked otherwise.
+	APIServer string `json:"apiServer,omitempty"`
+	CA        []byte `json:"ca,omitempty"`
+	// Lifetime is the lifetime the credential was asked with; a renewal asks for it again. MaxLifetime, if
+	// set, caps what any issuance of this pairing asks.
+	Lifetime    *metav1.Duration `json:"lifetime,omitempty"`
+	MaxLifetime *metav1.Duration `json:"maxLifetime,omitempty"`
 	// Cordoned is true while the provider keeps the tenant from starting new workloads (cordon tenant).
 	Cordoned bool `json:"cordoned,omitempty"`
 }
@@ -233,6 +241,8 @@ type ResourceSliceStatus struct {
 	Token string `json:"token,omitempty"`
 	// NotAfter is when the credential expires.
 	NotAfter *metav1.Time `json:"notAfter,omitempty"`
+	// Lifetime is the lifetime the slice's credential was asked with; its renewal asks for it again.
+	Lifetime *metav1.Duration `json:"lifetime,omitempty"`
 	// ClusterRole is the ClusterRole bound in the slice's namespace.
 	ClusterRole string `json:"clusterRole,omitempty"`
 	// PodSecurity is the Pod Security level of the slice's namespace.

@@ -1,0 +1,240 @@
+package handshake
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+)
+
+// A pairing keeps what it was given. Every choice that shapes a grant or a connection is recorded when the
+// identity is issued (the Tenant's status on the provider: the role, the credential kind, the lifetime and
+// its maximum, the sandbox, the API server and CA written into the consumer's kubeconfig; the Tenant's
+// signed spec: the consumer's proxy URL), and a renewal or a re-run issues with the recorded values. A
+// value given explicitly changes that one value; every change is reported as "setting: old -> new", and a
+// change that widens what the tenant gets as a warning. Nothing changes behind the output's back.
+
+// Settings of a pairing, as changes name them.
+const (
+	SettingAPIServer       = "API server"
+	SettingCA              = "CA"
+	SettingProxyURL        = "proxy URL"
+	SettingLifetime        = "lifetime"
+	SettingMaxLifetime     = "maximum lifetime"
+	SettingRole            = "role"
+	SettingCredential      = "credential"
+	SettingPodSecurity     = "Pod Security level"
+	SettingQuota           = "quota"
+	SettingDefaultRequests = "default requests"
+	SettingDefaultLimits   = "default limits"
+	SettingPriorityClasses = "priority classes"
+	SettingStorageClasses  = "storage classes"
+	SettingTolerations     = "tolerations"
+	SettingRuntimeClasses  = "runtime classes"
+	SettingSchedulers      = "schedulers"
+)
+
+// Given says which settings an issuance was given explicitly; the others keep their recorded values on a
+// renewal. A nil Given keeps every recorded value.
+type Given map[string]bool
+
+// Change is one setting a renewal changed.
+type Change struct {
+	Setting  string `json:"setting"`
+	Old, New string
+	// Widens says the tenant gets more than before: a broader role, a longer lifetime, a higher limit or
+	// quota, a laxer Pod Security level, more of a list it may use.
+	Widens bool `json:"widens"`
+}
+
+func (c Change) String() string {
+	s := c.Setting + ": " + orNone(c.Old) + " -> " + orNone(c.New)
+	if c.Widens {
+		s += " (widens what the tenant gets)"
+	}
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// keepRecorded merges the recorded settings of a pairing into o (a renewal): a setting not given keeps its
+// recorded value; a partial quota, default requests or default limits given is laid over the recorded
+// ones. It returns o and what changed. o.Sandbox is not yet validated (no defaults merged).
+func keepRecorded(o IssueOptions, rec *v1alpha1.Tenant) (IssueOptions, []Change, error) {
+	st := rec.Status
+	given := o.Given
+	kept := func(s string) bool { return !given[s] }
+	var changes []Change
+	note := func(setting, old, now string, widens bool) {
+		if old != now {
+			changes = append(changes, Change{Setting: setting, Old: old, New: now, Widens: widens})
+		}
+	}
+	recSB, err := sandboxFromStatus(st.Sandbox)
+	if err != nil {
+		return o, nil, fmt.Errorf("the sandbox recorded in Tenant %s/%s: %w", rec.Namespace, rec.Name, err)
+	}
+
+	// The connection: the API server and CA written into the consumer's kubeconfig.
+	if st.APIServer != "" {
+		if kept(SettingAPIServer) {
+			o.APIServer, o.CA = st.APIServer, st.CA
+		}
+		note(SettingAPIServer, st.APIServer, o.APIServer, false)
+		if !bytes.Equal(st.CA, o.CA) && st.APIServer == o.APIServer {
+			note(SettingCA, fingerprintPEM(st.CA), fingerprintPEM(o.CA), false)
+		}
+	}
+	// The credential.
+	if st.ClusterRole != "" {
+		if kept(SettingRole) {
+			o.ClusterRole = st.ClusterRole
+		}
+		note(SettingRole, st.ClusterRole, o.ClusterRole, true)
+	}
+	recCred := CredentialCertificate
+	if st.Credential == v1alpha1.CredentialToken {
+		recCred = CredentialToken
+	}
+	if kept(SettingCredential) {
+		o.Credential = recCred
+	} else if o.Credential != CredentialAuto {
+		note(SettingCredential, recCred, orCert(o.Credential), false)
+	}
+	if st.MaxLifetime != nil {
+		if kept(SettingMaxLifetime) {
+			o.MaxExpiration = st.MaxLifetime.Duration
+		}
+		note(SettingMaxLifetime, durationText(st.MaxLifetime.Duration), durationText(o.MaxExpiration),
+			o.MaxExpiration == 0 || o.MaxExpiration > st.MaxLifetime.Duration)
+	} else if o.MaxExpiration > 0 {
+		note(SettingMaxLifetime, "", durationText(o.MaxExpiration), false)
+	}
+	if st.Lifetime != nil {
+		if kept(SettingLifetime) {
+			o.Expiration = st.Lifetime.Duration
+		}
+		note(SettingLifetime, durationText(st.Lifetime.Duration), durationText(o.Expiration), o.Expiration > st.Lifetime.Duration)
+	}
+
+	// The sandbox.
+	if st.Sandbox == nil {
+		return o, changes, nil
+	}
+	sb := o.Sandbox
+	if kept(SettingPodSecurity) || sb.PodSecurity == "" {
+		sb.PodSecurity = recSB.PodSecurity
+	}
+	note(SettingPodSecurity, recSB.PodSecurity, sb.PodSecurity, levelRank(sb.PodSecurity) > levelRank(recSB.PodSecurity))
+	for _, l := range []struct {
+		setting  string
+		rec, now *corev1.ResourceList
+	}{
+		{SettingQuota, &recSB.Quota, &sb.Quota},
+		{SettingDefaultRequests, &recSB.DefaultRequests, &sb.DefaultRequests},
+		{SettingDefaultLimits, &recSB.DefaultLimits, &sb.DefaultLimits},
+	} {
+		merged := (*l.rec).DeepCopy()
+		if !kept(l.setting) {
+			maps.Copy(merged, *l.now)
+		}
+		*l.now = merged
+		widens := false
+		for k, v := range merged {
+			if old, ok := (*l.rec)[k]; ok && v.Cmp(old) > 0 {
+				widens = true
+			}
+		}
+		note(l.setting, FormatResourceList(formatResources(*l.rec)), FormatResourceList(formatResources(merged)), widens)
+	}
+	for _, l := range []struct {
+		setting string
+		rec     []string
+		now     *[]string
+		anyWhen bool // an empty list allows anything (storage classes)
+	}{
+		{SettingPriorityClasses, recSB.PriorityClasses, &sb.PriorityClasses, false},
+		{SettingStorageClasses, recSB.StorageClasses, &sb.StorageClasses, true},
+		{SettingTolerations, recSB.Tolerations, &sb.Tolerations, false},
+		{SettingRuntimeClasses, recSB.RuntimeClasses, &sb.RuntimeClasses, false},
+		{SettingSchedulers, recSB.Schedulers, &sb.Schedulers, false},
+	} {
+		if kept(l.setting) {
+			*l.now = slices.Clone(l.rec)
+		}
+		recList, nowList := sortedSet(l.rec), sortedSet(*l.now)
+		widens := slices.ContainsFunc(nowList, func(v string) bool { return !slices.Contains(recList, v) }) ||
+			(l.anyWhen && len(nowList) == 0 && len(recList) > 0)
+		note(l.setting, strings.Join(recList, ","), strings.Join(nowList, ","), widens)
+	}
+	o.Sandbox = sb
+	return o, changes, nil
+}
+
+// capLifetime caps the lifetime an issuance asks for at the pairing's maximum, saying so.
+func capLifetime(o IssueOptions, r Reporter) IssueOptions {
+	if o.MaxExpiration > 0 && o.Expiration > o.MaxExpiration {
+		r.Info(fmt.Sprintf("lifetime: %s asked, capped at the pairing's maximum %s", durationText(o.Expiration), durationText(o.MaxExpiration)))
+		o.Expiration = o.MaxExpiration
+	}
+	return o
+}
+
+// report writes each change: a widening one as a warning.
+func reportChanges(r Reporter, changes []Change) {
+	for _, c := range changes {
+		if c.Widens {
+			r.Warn(c.String())
+		} else {
+			r.Info(c.String())
+		}
+	}
+}
+
+func levelRank(level string) int { return slices.Index(PodSecurityLevels, level) }
+
+func orCert(mode string) string {
+	if mode == "" {
+		return CredentialCertificate
+	}
+	return mode
+}
+
+// durationText writes a duration in whole days when it is one, else as Go does, without zero units.
+func durationText(d time.Duration) string {
+	switch {
+	case d == 0:
+		return ""
+	case d%(24*time.Hour) == 0:
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	s := d.String()
+	s = strings.TrimSuffix(s, "0s")
+	return strings.TrimSuffix(s, "0m")
+}
+
+func fingerprintPEM(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return Fingerprint(b)[:19]
+}
+
+func durationPtr(d time.Duration) *metav1.Duration {
+	if d == 0 {
+		return nil
+	}
+	return &metav1.Duration{Duration: d}
+}
