@@ -77,7 +77,7 @@ func TestBadInputFailsBeforeAnyRequest(t *testing.T) {
 		{append([]string{"generate", "identity", "--remote-cluster-id", "c", "-f", tenantFile, "--tolerations", "a b"}, one...), `--tolerations: toleration "a b": is not a valid taint key`},
 		{append([]string{"authenticate", "--runtime-classes", "Kata!"}, two...), `--runtime-classes: runtime class "Kata!": is not a valid name`},
 		{[]string{"mesh", "--kubeconfigs", local + "," + remote, "--schedulers", "my_scheduler"}, `--schedulers: scheduler "my_scheduler": is not a valid name`},
-		{append([]string{"authenticate", "--expiration", "1m"}, two...), `for "--expiration" flag: 1m is out of range: must be from 10m to 365d`},
+		{append([]string{"authenticate", "--expiration", "1m"}, two...), `for "--expiration" flag: 1m is out of range: must be from 10m to 3650d`},
 		{append([]string{"renew", "--remote-cluster-id", "p"}, one...), "--remote-kubeconfig or --remote-context: one is required"},
 		{append([]string{"renew", "--all"}, one...), "--remote-kubeconfig-dir: is required with --all"},
 		{append([]string{"renew", "--all", "--remote-kubeconfig-dir", "/nonexistent"}, one...), `--remote-kubeconfig-dir "/nonexistent": is not a directory`},
@@ -167,7 +167,7 @@ func TestBadInputFailsBeforeAnyRequest(t *testing.T) {
 		{append([]string{"allow", "exchange", "--remote-cluster-id", "c", "--allow-unconstrained"}, one...), `only with the NAMEs of the requests to answer`},
 		{append([]string{"request", "exchange", "--remote-cluster-id", "p"}, one...), `--for-user: must not be empty`},
 		{append([]string{"allow", "exchange", "Bad_Name", "--remote-cluster-id", "c"}, one...), `NAME "Bad_Name": must be a request's name`},
-		{append([]string{"allow", "exchange", "r-1", "--remote-cluster-id", "c", "--expiration", "1m"}, one...), `for "--expiration" flag: 1m is out of range: must be from 10m to 365d`},
+		{append([]string{"allow", "exchange", "r-1", "--remote-cluster-id", "c", "--expiration", "1m"}, one...), `for "--expiration" flag: 1m is out of range: must be from 10m to 3650d`},
 		{append([]string{"allow", "exchange"}, one...), `required flag(s) "remote-cluster-id" not set`},
 		{[]string{"create"}, "kubectl federate create needs a resource; one of: nonce"},
 	}

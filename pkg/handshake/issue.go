@@ -28,6 +28,9 @@ const (
 	DefaultExpiration = 90 * 24 * time.Hour
 	// MinExpiration is the shortest certificate the Kubernetes CSR API issues (expirationSeconds >= 600).
 	MinExpiration = 10 * time.Minute
+	// MaxExpiration bounds what may be asked: the CSR API sets no maximum and a signer caps at its own
+	// --cluster-signing-duration (one year by default), so this only catches a typo of units.
+	MaxExpiration = 10 * 365 * 24 * time.Hour
 )
 
 // IssueOptions are the provider's choices for an issuance.

@@ -221,7 +221,13 @@ func Unauthenticate(ctx context.Context, consumer, provider *Cluster, o Unauthen
 			return Done, errors.Join(wrapSide("consumer", cErr), wrapSide("provider", pErr))
 		}
 		if cID == "" || pID == "" {
-			return Done, errors.Join(wrapSide("consumer", cErr), wrapSide("provider", pErr), ErrNeedUnreachableID)
+			// Said as one error, the missing ID first: the unreachable side is expected under --force, and
+			// its cause is kept as text so that it does not stand in for the error the user can act on.
+			side, sErr := "consumer", cErr
+			if pErr != nil {
+				side, sErr = "provider", pErr
+			}
+			return Done, fmt.Errorf("%w (the %s: %s)", ErrNeedUnreachableID, side, sErr.Error())
 		}
 	}
 	if cID == pID {
@@ -263,22 +269,31 @@ func pairingExists(ctx context.Context, consumer, provider *Cluster, cID, pID st
 	var fwdTenant, fwdIdentity, revTenant, revIdentity bool
 	var provRemoved, consRemoved bool
 	var known []string
+	// Only the forward reads decide whether there is something to remove; the others word the answer when
+	// there is not, so an operator whose role does not reach them (the reverse pairing, the tombstones)
+	// still removes the pairing: for those, Forbidden reads as "nothing there".
+	hint := func(err error) error {
+		if apierrors.IsForbidden(err) {
+			return nil
+		}
+		return err
+	}
 	err := parallel(
 		func() error { var err error; fwdTenant, err = provider.holdsTenant(ctx, cID); return err },
 		func() error { var err error; fwdIdentity, err = consumer.holdsIdentity(ctx, pID); return err },
-		func() error { var err error; revTenant, err = consumer.holdsTenant(ctx, pID); return err },
-		func() error { var err error; revIdentity, err = provider.holdsIdentity(ctx, cID); return err },
+		func() error { var err error; revTenant, err = consumer.holdsTenant(ctx, pID); return hint(err) },
+		func() error { var err error; revIdentity, err = provider.holdsIdentity(ctx, cID); return hint(err) },
 		func() error {
 			var err error
 			provRemoved, _, err = provider.removed(ctx, RemovedConsumer, cID, cID)
-			return err
+			return hint(err)
 		},
 		func() error {
 			var err error
 			consRemoved, _, err = consumer.removed(ctx, RemovedProvider, pID, pID)
-			return err
+			return hint(err)
 		},
-		func() error { var err error; known, err = provider.consumerIDs(ctx); return err },
+		func() error { var err error; known, err = provider.consumerIDs(ctx); return hint(err) },
 	)
 	switch {
 	case err != nil:

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -228,10 +229,38 @@ func TestManualFlowMatchesAuthenticate(t *testing.T) {
 	}
 }
 
-// A --timeout that expires exits 124 with a message that says so.
+// A --timeout that expires exits 124 with a message that says so: the provider here is an address that
+// accepts connections and never answers (a firewall that swallows packets, an API server wedged).
 func TestTimeoutExitCode(t *testing.T) {
-	r := cli(t, "", "authenticate", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig, "--timeout", "1ms")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	silent := filepath.Join(t.TempDir(), "silent.kubeconfig")
+	if err := os.WriteFile(silent, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: s, cluster: {server: \"https://"+l.Addr().String()+"\", insecure-skip-tls-verify: true}}]\n"+
+		"contexts: [{name: s, context: {cluster: s, user: s}}]\ncurrent-context: s\nusers: [{name: s, user: {token: x}}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := takeSnapshot(t)
+	start := time.Now()
+	r := cli(t, "", "authenticate", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", silent, "--timeout", "1s")
 	if r.code != 124 || !strings.Contains(r.stderr, "timed out") {
 		t.Fatalf("want exit 124 and 'timed out': %s", r)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("--timeout 1s returned after %s", took)
+	}
+	if d := before.diff(takeSnapshot(t)); len(d) > 0 {
+		t.Errorf("a timed-out authenticate changed the clusters: %v", d)
 	}
 }

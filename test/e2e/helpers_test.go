@@ -102,7 +102,7 @@ func authenticate(t *testing.T, extra ...string) result {
 
 func unauthenticate(t *testing.T) {
 	t.Helper()
-	mustRun(t, "", "unauthenticate", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
+	mustRun(t, "", "unauthenticate", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig, "--ignore-not-found")
 }
 
 func dyn(t *testing.T, c *kubeenv.Cluster) dynamic.Interface {

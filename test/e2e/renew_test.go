@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -26,6 +27,14 @@ func TestRenew(t *testing.T) {
 	_, oldCfg := issuedConfig(t)
 	oldSlice := sliceKubeconfig(t, "renew-s1")
 	sliceNS := handshake.SliceNamespace("consumer", "renew-s1")
+	admin := kubernetes.NewForConfigOrDie(provider.Config)
+	// The sandbox's quota is the tenant's total less what its grants carved (the slice): compared as a
+	// whole before and after, since the renewal must change none of it.
+	before, err := admin.CoreV1().ResourceQuotas(tenantNS).Get(t.Context(), handshake.SandboxName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandbox := tenantStatus(t, provider).Sandbox
 
 	r := mustRun(t, "", "renew", "--remote-cluster-id", "provider", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
 	if !strings.Contains(r.stdout, "pairing/provider renewed: ") || !strings.Contains(r.stdout, "1 resource slice(s)") {
@@ -49,10 +58,12 @@ func TestRenew(t *testing.T) {
 			t.Errorf("%s's old credential after renew: %v, want Forbidden", what, err)
 		}
 	}
-	admin := kubernetes.NewForConfigOrDie(provider.Config)
 	q, err := admin.CoreV1().ResourceQuotas(tenantNS).Get(t.Context(), handshake.SandboxName, metav1.GetOptions{})
-	if err != nil || q.Spec.Hard.Pods().Value() != 7 {
-		t.Errorf("the renewal changed the sandbox's quota: %v %v", q.Spec.Hard, err)
+	if err != nil || !equality.Semantic.DeepEqual(q.Spec.Hard, before.Spec.Hard) {
+		t.Errorf("the renewal changed the sandbox's quota: %v -> %v %v", before.Spec.Hard, q.Spec.Hard, err)
+	}
+	if got := tenantStatus(t, provider).Sandbox; !equality.Semantic.DeepEqual(got, sandbox) || sandbox.Quota["pods"] != "7" {
+		t.Errorf("the renewal changed the recorded sandbox: %+v -> %+v (pods=7 asked)", sandbox, got)
 	}
 	if q, err := admin.CoreV1().ResourceQuotas(sliceNS).Get(t.Context(), handshake.SandboxName, metav1.GetOptions{}); err != nil ||
 		q.Spec.Hard.Name(corev1.ResourceLimitsCPU, "").String() != "1" {

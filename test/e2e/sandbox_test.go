@@ -66,7 +66,7 @@ var defaultQuota = map[string]string{
 // unpairReverse undoes pairReverse.
 func unpairReverse(t *testing.T) {
 	t.Helper()
-	mustRun(t, "", "unauthenticate", "--kubeconfig", provider.Kubeconfig, "--remote-kubeconfig", consumer.Kubeconfig)
+	mustRun(t, "", "unauthenticate", "--kubeconfig", provider.Kubeconfig, "--remote-kubeconfig", consumer.Kubeconfig, "--ignore-not-found")
 }
 
 // issuedConfigOn returns the REST config of the kubeconfig that cluster c stored for its provider remoteID
@@ -823,7 +823,7 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 	}
 	info := mustRun(t, "", "info", "--kubeconfig", provider.Kubeconfig).stdout
 	if i := strings.Index(info, "\n  consumer "); i < 0 || !strings.Contains(strings.SplitN(info[i+1:], "\n", 2)[0], "baseline") ||
-		!strings.Contains(strings.SplitN(info[i+1:], "\n", 2)[0], "pods=3") {
+		!strings.Contains(strings.SplitN(info[i+1:], "\n", 2)[0], "pods 3") {
 		t.Errorf("info does not show the consumer's pod-security level and quota:\n%s", info)
 	}
 	_, cfg = issuedConfig(t)
@@ -862,8 +862,23 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPSA(t, ns, "privileged")
-	// And back to the default without the flag.
+	// A re-run without the flags keeps what the pairing was given (issue 29): nothing widens or narrows
+	// silently.
 	authenticate(t)
+	ns, err = admin.CoreV1().Namespaces().Get(ctx, tenantNS, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPSA(t, ns, "privileged")
+	if q, err = admin.CoreV1().ResourceQuotas(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	checkQuota(t, q, want)
+	// And back to the defaults when they are named.
+	r = authenticate(t, "--pod-security", "restricted", "--quota", "pods=20", "--tolerations=", "--storage-classes=", "--runtime-classes=", "--schedulers=")
+	if !strings.Contains(r.stderr, "privileged -> restricted") {
+		t.Errorf("the change back to restricted was not said:\n%s", r.stderr)
+	}
 	ns, err = admin.CoreV1().Namespaces().Get(ctx, tenantNS, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

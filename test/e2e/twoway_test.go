@@ -45,7 +45,7 @@ func (d direction) authenticate(t *testing.T) {
 
 func (d direction) unauthenticate(t *testing.T) {
 	t.Helper()
-	mustRun(t, "", "unauthenticate", "--kubeconfig", d.consumer.Kubeconfig, "--remote-kubeconfig", d.provider.Kubeconfig)
+	mustRun(t, "", "unauthenticate", "--kubeconfig", d.consumer.Kubeconfig, "--remote-kubeconfig", d.provider.Kubeconfig, "--ignore-not-found")
 }
 
 // tenant returns the direction's issued kubeconfig, as `get kubeconfig` on its consumer gives it.

@@ -88,7 +88,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	cmd.Flags().BoolVar(&o.Pending, "pending", false, "Accept every pending slice whose class has auto-accept")
 	o.Grant = flags.AddSliceResources(cmd, "", "granted, if less than the class gives")
-	cmdutil.DurationFlag(cmd.Flags(), &o.Expiration, "expiration", o.Expiration, handshake.MinExpiration, 365*24*time.Hour, "Requested lifetime of the slice's certificate or token; the signer or the API server may shorten it")
+	cmdutil.DurationFlag(cmd.Flags(), &o.Expiration, "expiration", o.Expiration, handshake.MinExpiration, handshake.MaxExpiration, "Requested lifetime of the slice's certificate or token; the signer or the API server may shorten it")
 	o.Credential.AddFlags(cmd)
 	o.Output = printers.AddOutputFlag(cmd, "", "a line per slice; a table when listing", "yaml", "json")
 	return cmd

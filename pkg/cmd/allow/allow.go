@@ -84,7 +84,7 @@ func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 	cmd.Flags().StringArrayVar(&o.AllowReach, "allow-reach", nil, "Accept the listed REACH of this request (one of the NAMEs; repeat for more)")
 	cmd.Flags().BoolVar(&o.AllowUnconstrained, "allow-unconstrained", false,
 		"On a cluster without constrained impersonation, grant the legacy impersonate verb: the credential may do everything its target may")
-	cmdutil.DurationFlag(cmd.Flags(), &o.Expiration, "expiration", o.Expiration, 10*time.Minute, 365*24*time.Hour, "Life of the credentials issued")
+	cmdutil.DurationFlag(cmd.Flags(), &o.Expiration, "expiration", o.Expiration, 10*time.Minute, handshake.MaxExpiration, "Life of the credentials issued")
 	o.Output = printers.AddOutputFlag(cmd, "", "a table", "yaml", "json", "wide")
 	cmd.ValidArgsFunction = flags.CompleteExchangeRequests(f)
 	return cmd

@@ -85,7 +85,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 	o.Resources = flags.AddSliceResources(cmd, "", "asked for")
 	o.KeyAlgorithm = flags.KeyAlgorithm(cmd)
 	cmd.Flags().BoolVar(&o.Submit, "submit", o.Submit, "Leave the request on the provider through the pairing's kubeconfig (false: only record and print it)")
-	cmdutil.DurationFlag(cmd.Flags(), &o.Expiration, "expiration", o.Expiration, handshake.MinExpiration, 365*24*time.Hour, "With --remote-kubeconfig: requested lifetime of the slice's certificate or token")
+	cmdutil.DurationFlag(cmd.Flags(), &o.Expiration, "expiration", o.Expiration, handshake.MinExpiration, handshake.MaxExpiration, "With --remote-kubeconfig: requested lifetime of the slice's certificate or token")
 	o.Credential.AddFlags(cmd)
 	o.Output = printers.AddOutputFlag(cmd, "", "a line per step on stderr, nothing on stdout", "yaml", "json")
 	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the whole request may take before it is abandoned (exit code 124)")
