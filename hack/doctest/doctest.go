@@ -12,6 +12,9 @@
 //	<!-- doc-test: output -->                any block: it shows the output of the runnable block before
 //	                                         it; compared after normalisation (see Normalize), rewritten
 //	                                         from a real run by the regeneration step
+//	<!-- doc-test: fresh -->                 a shell block that starts over on clusters never initialized
+//	                                         (the page's text says it works there): the runner resets them
+//	                                         and starts a new bash, in the same directory (see Segments)
 //
 // A marker that is not followed by a fence, or that is not one of these, is an error: a stale marker
 // would otherwise silently stop holding anything.
@@ -35,6 +38,7 @@ type Block struct {
 	ExpectFail    bool
 	ExpectMessage string // the text an expect-fail block must print, if given
 	File          string // the name a file marker writes Body to
+	Fresh         bool   // starts over on clusters never initialized
 	Output        *Output
 }
 
@@ -167,10 +171,32 @@ func apply(b *Block, marker string) (output bool, err error) {
 			return false, fmt.Errorf("output takes no argument")
 		}
 		return true, nil
+	case "fresh":
+		if arg != "" || (b.Lang != "sh" && b.Lang != "bash") {
+			return false, fmt.Errorf("fresh marks a shell block and takes no argument")
+		}
+		b.Fresh = true
 	default:
-		return false, fmt.Errorf("unknown doc-test marker %q (skip, expect-fail, file, output)", verb)
+		return false, fmt.Errorf("unknown doc-test marker %q (skip, expect-fail, file, output, fresh)", verb)
 	}
 	return false, nil
+}
+
+// Segments splits a page's blocks before each block marked fresh: each segment runs in a bash of its own,
+// the fresh ones on clusters reset to never initialized.
+func Segments(blocks []*Block) [][]*Block {
+	var out [][]*Block
+	start := 0
+	for i, b := range blocks {
+		if b.Fresh && i > start {
+			out = append(out, blocks[start:i])
+			start = i
+		}
+	}
+	if start < len(blocks) {
+		out = append(out, blocks[start:])
+	}
+	return out
 }
 
 // Script is a page's blocks as one bash script, with what it needs to say where a failure happened.

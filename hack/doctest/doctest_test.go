@@ -69,6 +69,11 @@ func TestParse(t *testing.T) {
 		t.Errorf("blocks:\n%q\nwant\n%q", got, want)
 	}
 
+	segs := Segments(append(blocks, &Block{Lang: "sh", Fresh: true}, &Block{Lang: "sh"}))
+	if len(segs) != 2 || len(segs[0]) != len(blocks) || len(segs[1]) != 2 || !segs[1][0].Fresh {
+		t.Errorf("Segments: %d segments", len(segs))
+	}
+
 	for _, tc := range []struct{ page, want string }{
 		{"<!-- doc-test: skip -->\n```sh\nx\n```\n", "skip needs a reason"},
 		{"<!-- doc-test: skip (why) -->\n\n```sh\nx\n```\n", "must be on the line right before its fence"},

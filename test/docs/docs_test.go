@@ -99,7 +99,7 @@ func TestDocs(t *testing.T) {
 	update := os.Getenv("DOCTEST_UPDATE") == "1"
 	var ran, skipped, failedPages int
 	var skips []string
-	fresh := true
+	dirty := false // the clusters are no longer fresh
 	for _, name := range names {
 		data, err := os.ReadFile(filepath.Join(root, name))
 		if err != nil {
@@ -123,13 +123,8 @@ func TestDocs(t *testing.T) {
 		if runnable == 0 {
 			continue
 		}
-		if !fresh {
-			reset(t)
-		}
-		fresh = false
 		ok := t.Run(name, func(t *testing.T) {
-			n := runPage(t, root, name, string(data), blocks, update)
-			ran += n
+			ran += runPage(t, root, name, string(data), blocks, update, &dirty)
 		})
 		if !ok {
 			failedPages++
@@ -141,9 +136,10 @@ func TestDocs(t *testing.T) {
 	}
 }
 
-// runPage runs a page's blocks in one bash and returns how many ran as they should.
-func runPage(t *testing.T, root, name, page string, blocks []*doctest.Block, update bool) int {
-	work, meta := t.TempDir(), t.TempDir()
+// runPage runs a page's blocks, one bash per segment (see doctest.Segments), each on clusters reset to
+// never initialized, and returns how many blocks ran as they should.
+func runPage(t *testing.T, root, name, page string, blocks []*doctest.Block, update bool, dirty *bool) int {
+	work := t.TempDir()
 	for file, c := range kubeconfigs() {
 		data, err := os.ReadFile(c.Kubeconfig)
 		if err != nil {
@@ -153,17 +149,46 @@ func runPage(t *testing.T, root, name, page string, blocks []*doctest.Block, upd
 			t.Fatal(err)
 		}
 	}
+	all := &doctest.Result{Outputs: map[*doctest.Block]string{}}
+	start := time.Now()
+	for _, seg := range doctest.Segments(blocks) {
+		if *dirty {
+			reset(t)
+		}
+		*dirty = true
+		r, out := runSegment(t, work, seg)
+		all.Ran = append(all.Ran, r.Ran...)
+		for b, f := range r.Outputs {
+			all.Outputs[b] = f
+		}
+		if r.Failed != nil {
+			where := fmt.Sprintf("%s:%d", name, r.Failed.Line)
+			if r.Line > 0 {
+				where = fmt.Sprintf("%s:%d", name, r.Line)
+			}
+			t.Errorf("%s: %s\n  in the block at line %d\n  command: %s\noutput of the page so far:\n%s",
+				where, r.Reason, r.Failed.Line, r.Command, tail(out, 60))
+			return len(all.Ran)
+		}
+	}
+	t.Logf("%s: %d blocks ran in %s", name, len(all.Ran), time.Since(start).Round(100*time.Millisecond))
+	checkOutputs(t, root, name, page, blocks, all, update)
+	return len(all.Ran)
+}
+
+// runSegment runs blocks in one bash with set -euo pipefail, in work, with kubectl and the plugin on PATH
+// and no default kubeconfig, so that a command that does not say which cluster it is for fails.
+func runSegment(t *testing.T, work string, blocks []*doctest.Block) (*doctest.Result, string) {
+	meta := t.TempDir()
 	trace := filepath.Join(meta, "trace")
 	script := doctest.NewScript(blocks, trace, meta)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script.Text)
 	cmd.Dir = work
-	// No default kubeconfig: a command that does not say which cluster it is for fails.
 	cmd.Env = []string{"PATH=" + binDir + ":/usr/bin:/bin", "HOME=" + meta, "NO_COLOR=1", "LANG=C.UTF-8"}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	start := time.Now()
 	err := cmd.Run()
 	exited := 0
 	var exit *exec.ExitError
@@ -174,19 +199,7 @@ func runPage(t *testing.T, root, name, page string, blocks []*doctest.Block, upd
 		t.Fatal(err)
 	}
 	traceText, _ := os.ReadFile(trace)
-	r := script.Read(blocks, string(traceText), exited)
-	t.Logf("%s: %d blocks ran in %s", name, len(r.Ran), time.Since(start).Round(100*time.Millisecond))
-	if r.Failed != nil {
-		where := fmt.Sprintf("%s:%d", name, r.Failed.Line)
-		if r.Line > 0 {
-			where = fmt.Sprintf("%s:%d", name, r.Line)
-		}
-		t.Errorf("%s: %s\n  in the block at line %d\n  command: %s\noutput of the page so far:\n%s",
-			where, r.Reason, r.Failed.Line, r.Command, tail(out.String(), 60))
-		return len(r.Ran)
-	}
-	checkOutputs(t, root, name, page, blocks, r, update)
-	return len(r.Ran)
+	return script.Read(blocks, string(traceText), exited), out.String()
 }
 
 // checkOutputs compares each output block of the page with what its block printed, or, with update,

@@ -45,8 +45,14 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 
 			--check also proves each credential this cluster holds: a SelfSubjectReview through it must
 			authenticate as the recorded user. --expiring-within makes the command a monitor: it exits
-			with code 3 when a credential expires within that window (or has expired), and 4 when --check
-			finds one that does not work; the list is printed either way.`),
+			with code 3 when a credential that "renew" renews (a pairing's identity or a resource slice's)
+			expires within that window (or has expired), and 4 when --check finds one that does not work;
+			the list is printed either way. Exchange credentials are listed with their expiry but not
+			counted by --expiring-within: "renew" does not renew them; "get kubeconfig --for-user" asks for
+			a new one in its last hour, which the provider consents to again.
+
+			--history lists the audit trail instead, oldest first, in the order the API server stored
+			the Events, with the time it stored each.`),
 		Example: cmdutil.Examples(`
 			# Everything this cluster provides and holds
 			kubectl federate status
@@ -61,7 +67,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			kubectl federate status --history`),
 	}, o)
 	cmd.Flags().BoolVar(&o.Check, "check", false, "Prove each credential this cluster holds with a SelfSubjectReview through it (exit code 4 if one fails)")
-	cmd.Flags().DurationVar(&o.ExpiringWithin, "expiring-within", 0, "Exit with code 3 when an active credential expires within this duration, e.g. 720h")
+	cmd.Flags().DurationVar(&o.ExpiringWithin, "expiring-within", 0, "Exit with code 3 when an active credential that renew renews expires within this duration, e.g. 720h")
 	cmd.Flags().BoolVar(&o.History, "history", false, "Show the audit trail instead: every issuance, import, renewal, revocation, grant, cordon and drain recorded on this cluster (as long as its API server keeps Events)")
 	o.Output = printers.AddOutputFlag(cmd, "", "a table", "json", "yaml", "wide")
 	return cmd
@@ -114,7 +120,9 @@ func (o *Options) verdict(report *handshake.StatusReport) error {
 		if s.Check != nil && !s.Check.OK {
 			failed = append(failed, describe(s)+": "+s.Check.Error)
 		}
-		if o.ExpiringWithin > 0 && s.Active() && s.NotAfter != nil && s.NotAfter.Before(now.Add(o.ExpiringWithin)) {
+		// Only what renew renews: an exchange credential lasts 30 days, so a monthly window would always
+		// hold one, and only a new request with the provider's consent replaces it.
+		if o.ExpiringWithin > 0 && s.Active() && s.Renewable() && s.NotAfter != nil && s.NotAfter.Before(now.Add(o.ExpiringWithin)) {
 			expiring = append(expiring, fmt.Sprintf("%s expires %s", describe(s), s.NotAfter.UTC().Format(time.RFC3339)))
 		}
 	}
