@@ -2,6 +2,7 @@ package handshake
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,4 +66,29 @@ func TestHistoryIsInStorageOrder(t *testing.T) {
 	if got, want := reasons(), "Issued Cordoned Uncordoned"; got != want {
 		t.Errorf("history without numbered versions %s, want %s", got, want)
 	}
+}
+
+// recorded checks that f's audit trail holds exactly want Events of reason whose note contains note.
+func recorded(t *testing.T, f *fakeCluster, reason, note string, want int) {
+	t.Helper()
+	h, err := f.History(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range h {
+		if e.Reason == reason && strings.Contains(e.Note, note) {
+			n++
+		}
+	}
+	if n != want {
+		t.Errorf("%d %s Events noting %q, want %d; the trail: %+v", n, reason, note, want, h)
+	}
+}
+
+// ticking makes f's clock advance a millisecond at each reading, as a real one does between two audit
+// Events, which are named by their time.
+func ticking(f *fakeCluster) {
+	var n atomic.Int64
+	f.Now = func() time.Time { return fakeNow.Add(time.Duration(n.Add(1)) * time.Millisecond) }
 }

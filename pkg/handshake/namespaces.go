@@ -171,8 +171,17 @@ func (c *Cluster) RevokeNamespace(ctx context.Context, consumerID, name string) 
 	}
 	owner := nsOwner{consumerID: consumerID, kind: KindExtra}
 	return step(c.report(), "Revoking namespace "+name+" of "+consumerID, "Namespace "+name+" of "+consumerID+" revoked and removed", func() error {
+		live, err := c.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
 		if err := c.revokeNamespace(ctx, name, owner); err != nil {
 			return err
+		}
+		// Recorded once the binding is gone, from when the consumer can act there no more; a re-run that
+		// finds nothing granted records nothing.
+		if err == nil && owner.owns(live.Labels) && live.DeletionTimestamp == nil {
+			c.audit(ctx, tenantObject(consumerID), EventRevoked, "namespace "+name+" revoked from consumer "+consumerID+" and removed", nil)
 		}
 		return errors.Join(c.deleteNamespace(ctx, name, consumerID),
 			ignoreNotFound(c.Dynamic.Resource(v1alpha1.NamespaceRequestGVR).Namespace(TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{})))
@@ -214,8 +223,10 @@ type NamespaceInfo struct {
 	ConsumerID string `json:"consumerID"`
 	Namespace  string `json:"namespace"`
 	Phase      string `json:"phase"`
-	Reason     string `json:"reason,omitempty"`
+	Reason     string `json:"reason,omitempty"` // the provider's, when it refused
 	Requested  bool   `json:"requested"`
+	// RequestReason is the consumer's, given with its request: the tenant's text, to be shown as such.
+	RequestReason string `json:"requestReason,omitempty"`
 }
 
 // ExtraNamespaces lists a consumer's requests and extra namespaces. On the provider, c sees both; through
@@ -239,7 +250,8 @@ func (c *Cluster) ExtraNamespaces(ctx context.Context, consumerID string, asTena
 			if err := ValidateExtraNamespace("name", req.Name); err != nil && phase == NamespacePending {
 				phase, reason = NamespaceRefused, err.Error() // never grantable: say so rather than leave it pending
 			}
-			byName[req.Name] = &NamespaceInfo{ConsumerID: consumerID, Namespace: req.Name, Phase: phase, Reason: reason, Requested: true}
+			byName[req.Name] = &NamespaceInfo{ConsumerID: consumerID, Namespace: req.Name, Phase: phase, Reason: reason, Requested: true,
+				RequestReason: req.Spec.Reason}
 		}
 	}
 	if !asTenant {
