@@ -66,6 +66,8 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	cmd.Flags().DurationVar(&o.Expiration, "expiration", o.Expiration, "Requested lifetime of the new credentials; the signer or the API server may shorten it")
 	o.Credential.AddFlags(cmd)
 	_ = cmd.Flags().MarkHidden("credential") // the kind recorded for each credential is kept
+	// ... so the shared usage, which offers --credential auto, would name a flag this help hides.
+	cmd.Flags().Lookup("signer-timeout").Usage = "How long to wait for the provider's signer to issue each approved certificate before giving up (a credential recorded as a token is renewed as a token)"
 	o.KeyAlgorithm = flags.KeyAlgorithm(cmd)
 	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long renewing one provider may take before it is abandoned (exit code 124)")
 	return cmd
