@@ -67,6 +67,10 @@ unit: ## Run the fast tier, no clusters (seconds), and report coverage of the pr
 e2e: build kubeenv ## Run the end-to-end tests against real local clusters
 	FEDERATE_BIN=$(CURDIR)/bin/kubectl-federate $(GO) test -count=1 -timeout 20m $(TEST_FLAGS) ./test/...
 
+.PHONY: doctest
+doctest: build kubeenv ## Run only the doc test (part of e2e): the shell blocks of README.md and docs/*.md on two fresh clusters; DOCTEST_UPDATE=1 rewrites the output the pages show
+	FEDERATE_BIN=$(CURDIR)/bin/kubectl-federate $(GO) test -count=1 -timeout 20m -run TestDocs $(TEST_FLAGS) ./test/docs
+
 .PHONY: bench
 bench: build kubeenv ## Measure on local clusters, 2, 6 and 1 at a time (pairing, renewal, a 50 ms link, 100 tenants, a 6-cluster mesh, status, startup, size) into docs/benchmarks.md
 	FEDERATE_BIN=$(CURDIR)/bin/kubectl-federate $(GO) run ./hack/bench -out docs/benchmarks.md

@@ -226,7 +226,7 @@ func checkOutputs(t *testing.T, root, name, page string, blocks []*doctest.Block
 		}
 		if doctest.Normalize(got) != doctest.Normalize(b.Output.Body) {
 			t.Errorf("%s:%d: the page shows output that differs from this run's (timestamps, hex digests and numbers aside);\n"+
-				"regenerate it with: DOCTEST_UPDATE=1 make e2e TEST_FLAGS='-run TestDocs'\nthe page:\n%s\nthis run:\n%s",
+				"regenerate it with: DOCTEST_UPDATE=1 make doctest\nthe page:\n%s\nthis run:\n%s",
 				name, b.Output.Line, b.Output.Body, got)
 		}
 	}
