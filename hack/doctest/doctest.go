@@ -12,9 +12,10 @@
 //	<!-- doc-test: output -->                any block: it shows the output of the runnable block before
 //	                                         it; compared after normalisation (see Normalize), rewritten
 //	                                         from a real run by the regeneration step
-//	<!-- doc-test: fresh -->                 a shell block that starts over on clusters never initialized
-//	                                         (the page's text says it works there): the runner resets them
-//	                                         and starts a new bash, in the same directory (see Segments)
+//	<!-- doc-test: fresh -->                 a shell block that starts over on clusters kubectl federate
+//	                                         never saw (the page's text says it works there): the runner
+//	                                         removes everything init installed and starts a new bash, in
+//	                                         the same directory (see Segments)
 //
 // A marker that is not followed by a fence, or that is not one of these, is an error: a stale marker
 // would otherwise silently stop holding anything.

@@ -160,7 +160,7 @@ func runPage(t *testing.T, root, name, page string, blocks []*doctest.Block, upd
 	start := time.Now()
 	for _, seg := range doctest.Segments(blocks) {
 		if *dirty {
-			reset(t)
+			reset(t, seg[0].Fresh)
 		}
 		*dirty = true
 		r, out := runSegment(t, work, seg)
@@ -297,32 +297,49 @@ func clusterScoped(ctx context.Context, c *kubeenv.Cluster) ([]string, error) {
 	return names, nil
 }
 
+// installKinds are what init installs once per cluster, besides the tenant ClusterRole: a full reset
+// deletes them too (the CRDs with every object of their kinds).
+var installKinds = []schema.GroupVersionResource{
+	{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"},
+}
+
 // reset brings both clusters back to never initialized: every namespace, CSR, ClusterRole,
 // ClusterRoleBinding and ResourceSliceClass a fresh cluster did not have is deleted, except init's, and
-// the namespaces are waited for (with a watch) until they are gone.
-func reset(t *testing.T) {
+// the namespaces are waited for (with a watch) until they are gone. full, for a block marked fresh,
+// deletes what init installs as well, so that the block runs as on a cluster kubectl federate never saw.
+func reset(t *testing.T, full bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
+	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
+	deleted := make([]int, 2)
 	for i, c := range []*kubeenv.Cluster{consumer, provider} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = resetOne(ctx, c)
+			deleted[i], errs[i] = resetOne(ctx, c, full)
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		t.Fatalf("resetting the clusters between pages: %v", err)
 	}
+	what := "reset"
+	if full {
+		what = "full reset"
+	}
+	t.Logf("%s: %d objects deleted in %s", what, deleted[0]+deleted[1], time.Since(start).Round(100*time.Millisecond))
 }
 
-func resetOne(ctx context.Context, c *kubeenv.Cluster) error {
+func resetOne(ctx context.Context, c *kubeenv.Cluster, full bool) (deleted int, err error) {
 	d, err := dynamic.NewForConfig(c.Config)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var namespaces []string
 	for _, gvr := range resetKinds {
@@ -331,7 +348,7 @@ func resetOne(ctx context.Context, c *kubeenv.Cluster) error {
 			continue
 		}
 		if err != nil {
-			return err
+			return deleted, err
 		}
 		for _, o := range list.Items {
 			if slices.Contains(initial[c.Name], gvr.Resource+"/"+o.GetName()) || (gvr.Resource != "namespaces" && installed(o.GetLabels())) {
@@ -339,15 +356,61 @@ func resetOne(ctx context.Context, c *kubeenv.Cluster) error {
 			}
 			if o.GetDeletionTimestamp() == nil {
 				if err := d.Resource(gvr).Delete(ctx, o.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-					return fmt.Errorf("cluster %s: deleting %s %s: %w", c.Name, gvr.Resource, o.GetName(), err)
+					return deleted, fmt.Errorf("cluster %s: deleting %s %s: %w", c.Name, gvr.Resource, o.GetName(), err)
 				}
+				deleted++
 			}
 			if gvr.Resource == "namespaces" {
 				namespaces = append(namespaces, o.GetName())
 			}
 		}
 	}
-	return waitGone(ctx, c, namespaces)
+	if err := waitGone(ctx, c, namespaces); err != nil || !full {
+		return deleted, err
+	}
+	for _, gvr := range installKinds {
+		list, err := d.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return deleted, err
+		}
+		for _, o := range list.Items {
+			ours := installed(o.GetLabels())
+			if gvr.Resource == "customresourcedefinitions" {
+				ours = strings.HasSuffix(o.GetName(), ".federate.dev") // the CRDs carry no label of ours
+			}
+			if !ours {
+				continue
+			}
+			if err := d.Resource(gvr).Delete(ctx, o.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return deleted, fmt.Errorf("cluster %s: deleting %s %s: %w", c.Name, gvr.Resource, o.GetName(), err)
+			}
+			deleted++
+			if gvr.Resource == "customresourcedefinitions" {
+				if err := waitDeleted(ctx, d.Resource(gvr), o.GetName()); err != nil {
+					return deleted, fmt.Errorf("cluster %s: CRD %s: %w", c.Name, o.GetName(), err)
+				}
+			}
+		}
+	}
+	return deleted, nil
+}
+
+// waitDeleted waits, with a watch, until the cluster-scoped object name is gone.
+func waitDeleted(ctx context.Context, r dynamic.ResourceInterface, name string) error {
+	w, err := r.Watch(ctx, metav1.SingleObject(metav1.ObjectMeta{Name: name}))
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	if _, err := r.Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		return nil
+	}
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Deleted {
+			return nil
+		}
+	}
+	return fmt.Errorf("still there (%w)", ctx.Err())
 }
 
 // waitGone waits, with a watch, until none of the namespaces exists.
