@@ -73,7 +73,7 @@ func ParseTicket(s string) (Ticket, error) {
 	}
 	parts := strings.Split(rest, ".")
 	if len(parts) != 4 {
-		return Ticket{}, fmt.Errorf("nonce %q: want %sPROVIDER.CONSUMER.NONCE.MAC, as get nonce prints it", truncate(s), ticketPrefix)
+		return Ticket{}, fmt.Errorf("nonce %q: want %sPROVIDER.CONSUMER.NONCE.MAC, one line as the provider printed it", truncate(s), ticketPrefix)
 	}
 	t := Ticket{ProviderID: parts[0], ConsumerID: parts[1]}
 	for _, id := range []struct{ what, v string }{{"provider", t.ProviderID}, {"consumer", t.ConsumerID}} {
