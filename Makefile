@@ -64,8 +64,19 @@ unit: ## Run the fast tier, no clusters (seconds), and report coverage of the pr
 	@$(GO) test -count=1 -cover ./pkg/handshake | sed 's/^ok *//'
 
 .PHONY: e2e
-e2e: build kubeenv ## Run the end-to-end tests against real local clusters
-	FEDERATE_BIN=$(CURDIR)/bin/kubectl-federate $(GO) test -count=1 -timeout 20m $(TEST_FLAGS) ./test/...
+# The doc test writes how many blocks ran and were skipped to DOCTEST_SUMMARY, printed after the run:
+# go test shows a passing package's log only with -v.
+DOCTEST_SUMMARY := $(CURDIR)/bin/doctest-summary.txt
+e2e: build kubeenv ## Run the end-to-end tests against real local clusters, the doc test among them
+	@rm -f $(DOCTEST_SUMMARY)
+	FEDERATE_BIN=$(CURDIR)/bin/kubectl-federate DOCTEST_SUMMARY=$(DOCTEST_SUMMARY) $(GO) test -count=1 -timeout 20m $(TEST_FLAGS) ./test/...; \
+	  status=$$?; if [ -f $(DOCTEST_SUMMARY) ]; then cat $(DOCTEST_SUMMARY); fi; exit $$status
+
+.PHONY: doctest
+doctest: build kubeenv ## Run only the doc test (part of e2e): the shell blocks of README.md and docs/*.md on two fresh clusters; DOCTEST_UPDATE=1 rewrites the output the pages show
+	@rm -f $(DOCTEST_SUMMARY)
+	FEDERATE_BIN=$(CURDIR)/bin/kubectl-federate DOCTEST_SUMMARY=$(DOCTEST_SUMMARY) $(GO) test -count=1 -timeout 20m -run TestDocs $(TEST_FLAGS) ./test/docs; \
+	  status=$$?; if [ -f $(DOCTEST_SUMMARY) ]; then cat $(DOCTEST_SUMMARY); fi; exit $$status
 
 .PHONY: bench
 bench: build kubeenv ## Measure on local clusters, 2, 6 and 1 at a time (pairing, renewal, a 50 ms link, 100 tenants, a 6-cluster mesh, status, startup, size) into docs/benchmarks.md

@@ -314,7 +314,7 @@ func (b *bench) hundredTenants(ctx context.Context, p *kubeenv.Cluster) (time.Du
 		if err != nil {
 			return 0, 0, err
 		}
-		n, _, err := c.CreateNonce(ctx, id, time.Hour)
+		n, _, err := c.CreateNonce(ctx, handshake.NonceOptions{ConsumerID: id, TTL: time.Hour})
 		if err != nil {
 			return 0, 0, err
 		}

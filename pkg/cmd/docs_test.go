@@ -64,3 +64,27 @@ func TestHelpConventions(t *testing.T) {
 	}
 	walk(root)
 }
+
+// A command's help never names one of its own hidden flags: the reader could not use it (renew hides
+// --credential, since it keeps the kind each credential was recorded with).
+func TestHelpNamesNoHiddenFlag(t *testing.T) {
+	root := NewRootCmd(genericiooptions.NewTestIOStreamsDiscard())
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+		text := c.Long + "\n" + c.Example
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				text += "\n" + f.Usage
+			}
+		})
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if f.Hidden && strings.Contains(text, "--"+f.Name) {
+				t.Errorf("%s: the help names the hidden flag --%s", c.CommandPath(), f.Name)
+			}
+		})
+	}
+	walk(root)
+}

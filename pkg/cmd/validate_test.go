@@ -13,6 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
 // Every command checks all of its input before it sends a single request: each bad input below must fail
@@ -53,6 +54,8 @@ func TestBadInputFailsBeforeAnyRequest(t *testing.T) {
 		"    - {name: external, type: ExternalIdentityExchanger, source: {userPattern: ext-*}, url: http://external.exchanger/}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	bare := strings.Repeat("A", 43)
+	ticket := nonce.Ticket{ProviderID: "gpu-farm", ConsumerID: "edge-1", Nonce: bare}.String()
 	two := []string{"--kubeconfig", local, "--remote-kubeconfig", remote}
 	one := []string{"--kubeconfig", local}
 	cases := []struct {
@@ -106,6 +109,12 @@ func TestBadInputFailsBeforeAnyRequest(t *testing.T) {
 		{append([]string{"generate", "tenant", "--remote-cluster-id", "p", "--nonce-file", nonceFile}, one...), "--nonce-file " + nonceFile + ": nonce must be 43 characters"},
 		{append([]string{"generate", "tenant", "--remote-cluster-id", "p", "--nonce", "x", "--nonce-file", nonceFile}, one...), "if any flags in the group [nonce nonce-file] are set none of the others can be"},
 		{append([]string{"generate", "tenant", "--remote-cluster-id", "p"}, one...), "at least one of the flags in the group [nonce nonce-file] is required"},
+		{append([]string{"generate", "tenant", "--nonce", bare}, one...), "--remote-cluster-id: required with a bare nonce"},
+		{append([]string{"generate", "tenant", "--nonce", ticket, "--remote-cluster-id", "other"}, one...), `--remote-cluster-id "other": the nonce in --nonce was made by provider "gpu-farm"`},
+		{append([]string{"generate", "tenant", "--nonce", ticket, "--cluster-id", "edge-2"}, one...), `--cluster-id "edge-2": the nonce in --nonce was made for consumer "edge-1"`},
+		{append([]string{"generate", "tenant", "--nonce", strings.Replace(ticket, "edge-1", "edge-2", 1)}, one...), "--nonce: nonce for consumer \"edge-2\" from provider \"gpu-farm\": its cluster IDs do not match its MAC"},
+		{append([]string{"create", "nonce", "--remote-cluster-id", "c", "--cluster-id", "Bad_ID"}, one...), `--cluster-id "Bad_ID": must be a DNS label`},
+		{append([]string{"create", "nonce", "--remote-cluster-id", "c", "--cluster-id", "c"}, one...), "--cluster-id and --remote-cluster-id: must differ"},
 		{append([]string{"generate", "identity", "--remote-cluster-id", "c"}, one...), `required flag(s) "filename" not set`},
 		{append([]string{"generate", "identity", "--remote-cluster-id", "X", "-f", tenantFile}, one...), `--remote-cluster-id "X": must be a DNS label`},
 		{append([]string{"generate", "identity", "--remote-cluster-id", "c", "-f", tenantFile, "--api-server", "http://x"}, one...), "--api-server: API server URL"},

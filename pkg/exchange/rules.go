@@ -6,6 +6,7 @@ package exchange
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -383,6 +384,14 @@ func loopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// InOrder returns the rules in the order Resolve weighs them: the highest priority first, file order among
+// equals. The first that matches a request decides it.
+func InOrder(rules []Rule) []Rule {
+	out := slices.Clone(rules)
+	slices.SortStableFunc(out, func(a, b Rule) int { return cmp.Compare(b.Priority, a.Priority) })
+	return out
 }
 
 // Resolve returns the rule that decides for req: the highest priority among the rules whose every

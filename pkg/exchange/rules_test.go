@@ -330,3 +330,19 @@ spec:
 		t.Errorf("a placeholder caBundle: %v", err)
 	}
 }
+
+// The order rules are listed in is the order Resolve weighs them: the highest priority first, file order
+// among equals.
+func TestInOrderIsResolveOrder(t *testing.T) {
+	rules := []Rule{{Name: "a", Priority: 10}, {Name: "b", Priority: 100}, {Name: "c"}, {Name: "d", Priority: 100}, {Name: "e", Priority: 10}}
+	var got []string
+	for _, r := range InOrder(rules) {
+		got = append(got, r.Name)
+	}
+	if strings.Join(got, " ") != "b d a e c" {
+		t.Errorf("InOrder: %v", got)
+	}
+	if rules[0].Name != "a" {
+		t.Error("InOrder changed its argument")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -119,6 +120,8 @@ func truncateTo(s string, n int) string {
 
 // HistoryEntry is one audit Event.
 type HistoryEntry struct {
+	// Time is when the API server stored the Event, by its clock (whole seconds), or, if it says nothing,
+	// the Event's own time.
 	Time            time.Time `json:"time"`
 	RemoteClusterID string    `json:"remoteClusterID"`
 	Role            string    `json:"role"`
@@ -126,9 +129,17 @@ type HistoryEntry struct {
 	Name            string    `json:"name"`
 	Reason          string    `json:"reason"`
 	Note            string    `json:"note"`
+
+	order uint64 // the Event's resourceVersion, when it is a number
 }
 
-// History lists the audit Events this cluster still keeps, oldest first.
+// History lists the audit Events this cluster still keeps, oldest first, in the order the API server
+// stored them. Their own times cannot give that order: each process sets an Event's time from the API
+// server's clock as it measured it from the Date headers, which have whole seconds, so two commands run
+// within a second of each other can stamp them the wrong way round (cordon, uncordon, then drain listed
+// drain's cordon before the uncordon). The order of storage is the Events' resourceVersions, which etcd
+// assigns in increasing order (one store holds every Event); should a server give versions that are not
+// numbers, the server's creation times, then the Events' own, order them instead.
 func (c *Cluster) History(ctx context.Context) ([]HistoryEntry, error) {
 	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy}).String()
 	list, err := c.Kube.EventsV1().Events("").List(ctx, metav1.ListOptions{LabelSelector: sel})
@@ -140,13 +151,37 @@ func (c *Cluster) History(ctx context.Context) ([]HistoryEntry, error) {
 		return nil, fmt.Errorf("listing Events: %w", err)
 	}
 	out := []HistoryEntry{}
+	numbered := true
+	var eventTimes []time.Time
 	for _, e := range list.Items {
 		if e.ReportingController != reportingController {
 			continue
 		}
-		out = append(out, HistoryEntry{Time: e.EventTime.UTC(), RemoteClusterID: e.Labels[LabelRemoteClusterID], Role: e.Labels[LabelRole],
-			Kind: e.Regarding.Kind, Name: e.Regarding.Name, Reason: e.Reason, Note: e.Note})
+		h := HistoryEntry{Time: e.CreationTimestamp.UTC(), RemoteClusterID: e.Labels[LabelRemoteClusterID], Role: e.Labels[LabelRole],
+			Kind: e.Regarding.Kind, Name: e.Regarding.Name, Reason: e.Reason, Note: e.Note}
+		if e.CreationTimestamp.IsZero() {
+			h.Time = e.EventTime.UTC()
+		}
+		if h.order, err = strconv.ParseUint(e.ResourceVersion, 10, 64); err != nil {
+			numbered = false
+		}
+		out = append(out, h)
+		eventTimes = append(eventTimes, e.EventTime.UTC())
 	}
-	slices.SortStableFunc(out, func(a, b HistoryEntry) int { return cmp.Compare(a.Time.UnixNano(), b.Time.UnixNano()) })
-	return out, nil
+	if numbered {
+		slices.SortStableFunc(out, func(a, b HistoryEntry) int { return cmp.Compare(a.order, b.order) })
+		return out, nil
+	}
+	idx := make([]int, len(out))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		return cmp.Or(out[a].Time.Compare(out[b].Time), eventTimes[a].Compare(eventTimes[b]))
+	})
+	sorted := make([]HistoryEntry, len(out))
+	for i, j := range idx {
+		sorted[i] = out[j]
+	}
+	return sorted, nil
 }

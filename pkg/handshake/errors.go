@@ -26,6 +26,10 @@ var ErrSameCluster = errors.New("the consumer and the provider are one cluster")
 // ErrNotInitialized means the cluster has no federate-system record yet.
 var ErrNotInitialized = errors.New("this cluster is not initialized for kubectl federate")
 
+// ErrNoClusterID means a step that names this cluster to its peer found it never initialized, with no ID
+// to initialize it with: a derived one would not be the ID the peer knows it by.
+var ErrNoClusterID = fmt.Errorf("%w, and no cluster ID was given to initialize it with", ErrNotInitialized)
+
 // ErrOwnID means a remote cluster ID names this very cluster.
 var ErrOwnID = errors.New("is this cluster's own ID")
 

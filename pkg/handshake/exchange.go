@@ -346,6 +346,9 @@ func (c *Cluster) requestExchangeOnce(ctx context.Context, provider *Cluster, re
 		return nil, fmt.Errorf("storing Secret %s/%s: %w", SystemNamespace, sec.Name, err)
 	}
 	c.report().Info("Exchange credential " + name + " stored in Secret " + SystemNamespace + "/" + sec.Name)
+	c.audit(ctx, identityObject(o.ProviderID, IdentityName(o.ProviderID)), EventImported,
+		"exchange credential "+name+" (rule "+o.Rule+", acting as "+o.Target.User+") on provider "+o.ProviderID+" stored in Secret "+sec.Name,
+		&Credential{User: user, NotAfter: cert.NotAfter})
 	if err := ignoreNotFound(secrets.Delete(ctx, exchangePendingKeySecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
 		return nil, err
 	}

@@ -155,10 +155,12 @@ func TestExchangeFlowOnFakes(t *testing.T) {
 	if n := provider.count("create", "certificatesigningrequests"); n != csrs {
 		t.Errorf("allowing again issued again (%d CSRs, was %d)", n, csrs)
 	}
+	ticking(consumer)
 	got, err := consumer.RequestExchange(t.Context(), via, o)
 	if err != nil {
 		t.Fatalf("RequestExchange after consent: %v", err)
 	}
+	recorded(t, consumer, EventImported, "exchange credential "+name+" (rule mapping, acting as user-34567) on provider provider stored", 1)
 	cfg, err := clientcmd.Load(got.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ import (
 // manualFlow runs the four manual steps; it returns the Tenant and the nonce value.
 func manualFlow(t *testing.T, consumer, provider *fakeCluster) (*v1alpha1.Tenant, string) {
 	t.Helper()
-	n, created, err := provider.CreateNonce(t.Context(), "consumer", time.Hour)
+	n, created, err := provider.CreateNonce(t.Context(), NonceOptions{ConsumerID: "consumer", TTL: time.Hour})
 	if err != nil || !created {
 		t.Fatalf("CreateNonce: %v %v", created, err)
 	}
@@ -229,7 +229,7 @@ func TestForgedTenantsIssueNothing(t *testing.T) {
 			if n := provider.count("create", "rolebindings"); n != 0 {
 				t.Errorf("RoleBindings created: %d", n)
 			}
-			if _, err := provider.GetNonce(t.Context(), "consumer"); err != nil {
+			if _, _, err := provider.GetNonce(t.Context(), "consumer"); err != nil {
 				t.Errorf("the nonce was consumed: %v", err)
 			}
 			// The genuine request still issues.
@@ -421,14 +421,14 @@ func TestForeignNamespaceIsRefused(t *testing.T) {
 // Nonces: expired ones are pruned by the nonce commands, a used one cannot be fetched, an own ID is refused.
 func TestNonceLifecycleOnFakes(t *testing.T) {
 	_, provider := fakePair(t)
-	if _, _, err := provider.CreateNonce(t.Context(), "provider", time.Hour); !errors.Is(err, ErrOwnID) {
+	if _, _, err := provider.CreateNonce(t.Context(), NonceOptions{ConsumerID: "provider", TTL: time.Hour}); !errors.Is(err, ErrOwnID) {
 		t.Errorf("a nonce for this cluster itself: %v", err)
 	}
-	if _, _, err := provider.CreateNonce(t.Context(), "old", time.Minute); err != nil {
+	if _, _, err := provider.CreateNonce(t.Context(), NonceOptions{ConsumerID: "old", TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	provider.Now = func() time.Time { return fakeNow.Add(time.Hour) }
-	if _, err := provider.GetNonce(t.Context(), "old"); !errors.Is(err, nonce.ErrExpired) {
+	if _, _, err := provider.GetNonce(t.Context(), "old"); !errors.Is(err, nonce.ErrExpired) {
 		t.Errorf("expired nonce: %v", err)
 	}
 	if _, err := provider.kube.CoreV1().Secrets(SystemNamespace).Get(t.Context(), nonce.SecretName("old"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -567,5 +567,93 @@ func TestRevokedRequestIsNotReturned(t *testing.T) {
 	}
 	if st := provider.tenant(t).Status; st.Phase != PhaseActive {
 		t.Errorf("phase after re-issuance %q", st.Phase)
+	}
+}
+
+// infos records a run's Info reports.
+type infos struct{ msgs []string }
+
+func (r *infos) Begin(string, string) func(error) { return func(error) {} }
+func (r *infos) Warn(string)                      {}
+func (r *infos) Info(msg string)                  { r.msgs = append(r.msgs, msg) }
+
+// writes lists a fake cluster's actions other than reads, through either client.
+func (f *fakeCluster) writes() []string {
+	var out []string
+	for _, a := range append(f.kube.Actions(), f.dyn.Actions()...) {
+		if v := a.GetVerb(); v != "get" && v != "list" && v != "watch" {
+			out = append(out, v+" "+a.GetResource().Resource)
+		}
+	}
+	return out
+}
+
+// The manual flow on two clusters never initialized: each takes the ID its administrator, or the nonce,
+// names; nothing derives an ID the other side would refuse; a consumer under another ID is refused before
+// anything is written.
+func TestManualFlowNamesNeverInitializedClusters(t *testing.T) {
+	provider, consumer := newFakeCluster(t), newFakeCluster(t)
+
+	// The provider names itself, or nothing happens.
+	if _, _, err := provider.CreateNonce(t.Context(), NonceOptions{ConsumerID: "edge-1", TTL: time.Hour}); !errors.Is(err, ErrNoClusterID) {
+		t.Fatalf("a nonce on a never-initialized provider without its ID: %v, want ErrNoClusterID", err)
+	}
+	if w := provider.writes(); len(w) > 0 {
+		t.Fatalf("the refused nonce wrote %v", w)
+	}
+	if _, _, err := provider.CreateNonce(t.Context(), NonceOptions{ClusterID: "gpu-farm", ConsumerID: "edge-1", TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	n, ticket, err := provider.GetNonce(t.Context(), "edge-1")
+	if err != nil || ticket != (nonce.Ticket{ProviderID: "gpu-farm", ConsumerID: "edge-1", Nonce: n.Value}) {
+		t.Fatalf("GetNonce: %+v %v", ticket, err)
+	}
+	var conflict *IDConflictError
+	if _, _, err := provider.CreateNonce(t.Context(), NonceOptions{ClusterID: "other", ConsumerID: "edge-1", TTL: time.Hour}); !errors.As(err, &conflict) || conflict.Have != "gpu-farm" {
+		t.Errorf("a nonce naming the provider by another ID: %v", err)
+	}
+
+	// A consumer initialized as another cluster is refused, naming both IDs, with nothing written.
+	other := newFakeCluster(t)
+	if _, err := other.Init(t.Context(), "edge-2"); err != nil {
+		t.Fatal(err)
+	}
+	other.kube.ClearActions()
+	other.dyn.ClearActions()
+	fresh := &Cluster{Kube: other.kube, Dynamic: other.dyn, Now: other.Now}
+	_, err = fresh.GenerateTenant(t.Context(), TenantOptions{ProviderID: ticket.ProviderID, ConsumerID: ticket.ConsumerID, Nonce: ticket.Nonce})
+	if !errors.As(err, &conflict) || conflict.Side != "consumer" || conflict.Want != "edge-1" || conflict.Have != "edge-2" ||
+		!strings.Contains(err.Error(), `"edge-1"`) || !strings.Contains(err.Error(), `"edge-2"`) {
+		t.Errorf("a nonce for edge-1 on the consumer edge-2: %v", err)
+	}
+	if w := other.writes(); len(w) > 0 {
+		t.Errorf("the refused request wrote %v", w)
+	}
+
+	// A bare nonce does not name the consumer: a never-initialized one is refused, not given a derived ID.
+	if _, err := consumer.GenerateTenant(t.Context(), TenantOptions{ProviderID: "gpu-farm", Nonce: ticket.Nonce}); !errors.Is(err, ErrNoClusterID) {
+		t.Errorf("a bare nonce on a never-initialized consumer: %v, want ErrNoClusterID", err)
+	}
+	if w := consumer.writes(); len(w) > 0 {
+		t.Errorf("the refused request wrote %v", w)
+	}
+
+	// The ticket's consumer ID initializes the consumer, which says so; the provider then issues.
+	said := &infos{}
+	consumer.Report = said
+	tenant, err := consumer.GenerateTenant(t.Context(), TenantOptions{ProviderID: ticket.ProviderID, ConsumerID: ticket.ConsumerID, Nonce: ticket.Nonce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if self, err := consumer.Load(t.Context()); err != nil || self.ClusterID != "edge-1" || tenant.Spec.ClusterID != "edge-1" || tenant.Spec.ProviderClusterID != "gpu-farm" {
+		t.Fatalf("consumer %+v (%v), Tenant %+v", self, err, tenant.Spec)
+	}
+	if !slices.ContainsFunc(said.msgs, func(m string) bool { return strings.Contains(m, `"edge-1"`) && strings.Contains(m, `"gpu-farm"`) }) {
+		t.Errorf("the consumer did not say which ID it took: %q", said.msgs)
+	}
+	o := issueOptions(tenant)
+	o.ConsumerID = "edge-1"
+	if _, err := provider.IssueIdentity(t.Context(), o); err != nil {
+		t.Fatalf("IssueIdentity: %v", err)
 	}
 }

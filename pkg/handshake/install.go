@@ -32,13 +32,32 @@ func (c *Cluster) Init(ctx context.Context, wantID string) (*Self, error) {
 // consumer's side of a handshake, and what issues nothing, need not read the cluster-wide objects, which
 // a consumer operator may not).
 func (c *Cluster) initialize(ctx context.Context, wantID string, verify bool) (*Self, error) {
-	if c.self != nil && (wantID == "" || wantID == c.self.ClusterID) {
+	self, _, err := c.initializeWith(ctx, wantID, verify, false)
+	return self, err
+}
+
+// initializeAs is initialize for the manual flow's first step on each side, where the cluster's ID is
+// named (by its administrator, or by the nonce the provider made): a never-initialized cluster is
+// initialized with wantID, and created says so; one initialized under another ID is refused
+// (IDConflictError) before anything is written. Without wantID, a never-initialized cluster is refused
+// (ErrNoClusterID) instead of being given a derived ID, which the other side would not know it by.
+func (c *Cluster) initializeAs(ctx context.Context, wantID string, verify bool) (self *Self, created bool, err error) {
+	return c.initializeWith(ctx, wantID, verify, true)
+}
+
+// initializeWith is initialize; with named, an ID is never derived (see initializeAs). created tells
+// whether this call initialized the cluster.
+func (c *Cluster) initializeWith(ctx context.Context, wantID string, verify, named bool) (*Self, bool, error) {
+	if c.self != nil && wantID != "" && wantID != c.self.ClusterID {
+		return nil, false, &IDConflictError{Want: wantID, Have: c.self.ClusterID}
+	}
+	if c.self != nil {
 		if verify {
 			if err := c.ensureCurrent(ctx); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
-		return c.self, nil
+		return c.self, false, nil
 	}
 	r := c.report()
 	rec := c.readRecord(ctx, verify)
@@ -48,24 +67,27 @@ func (c *Cluster) initialize(ctx context.Context, wantID string, verify bool) (*
 	case apierrors.IsNotFound(rec.cmErr):
 		cm = nil
 	case rec.cmErr != nil:
-		return nil, rec.cmErr
+		return nil, false, rec.cmErr
+	}
+	if cm == nil && named && wantID == "" {
+		return nil, false, ErrNoClusterID
 	}
 	if cm != nil {
 		if have := cm.Data[clusterIDKey]; wantID != "" && have != wantID {
-			return nil, &IDConflictError{Want: wantID, Have: have}
+			return nil, false, &IDConflictError{Want: wantID, Have: have}
 		}
 		if cm.Annotations[installGenAnnot] == installGeneration {
 			self, err := c.loadKey(cm, rec.key, rec.keyErr)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if verify {
 				if err := c.ensureCurrent(ctx); err != nil {
-					return nil, err
+					return nil, false, err
 				}
 			}
 			r.Info(fmt.Sprintf("Cluster %q already initialized", self.ClusterID))
-			return self, nil
+			return self, false, nil
 		}
 	}
 	var self *Self
@@ -80,7 +102,7 @@ func (c *Cluster) initialize(ctx context.Context, wantID string, verify bool) (*
 		self, err = c.install(ctx, cm, wantID, have)
 		return err
 	})
-	return self, err
+	return self, err == nil && cm == nil, err
 }
 
 // install creates or upgrades everything Init makes; have is what the cluster holds of the policies,

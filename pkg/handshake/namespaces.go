@@ -280,8 +280,10 @@ type NamespaceInfo struct {
 	ConsumerID string `json:"consumerID"`
 	Namespace  string `json:"namespace"`
 	Phase      string `json:"phase"`
-	Reason     string `json:"reason,omitempty"`
+	Reason     string `json:"reason,omitempty"` // the provider's, when it refused
 	Requested  bool   `json:"requested"`
+	// RequestReason is the consumer's, given with its request: the tenant's text, to be shown as such.
+	RequestReason string `json:"requestReason,omitempty"`
 }
 
 // ExtraNamespaces lists a consumer's requests and extra namespaces. On the provider, c sees both; through
@@ -305,7 +307,8 @@ func (c *Cluster) ExtraNamespaces(ctx context.Context, consumerID string, asTena
 			if err := ValidateExtraNamespace("name", req.Name); err != nil && phase == NamespacePending {
 				phase, reason = NamespaceRefused, err.Error() // never grantable: say so rather than leave it pending
 			}
-			byName[req.Name] = &NamespaceInfo{ConsumerID: consumerID, Namespace: req.Name, Phase: phase, Reason: reason, Requested: true}
+			byName[req.Name] = &NamespaceInfo{ConsumerID: consumerID, Namespace: req.Name, Phase: phase, Reason: reason, Requested: true,
+				RequestReason: req.Spec.Reason}
 		}
 	}
 	if !asTenant {

@@ -10,16 +10,26 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
-// CreateNonce (provider) returns an unexpired nonce for the consumer, creating one valid for ttl if there is
-// none, after removing every expired nonce. It touches nothing outside federate-system: the consumer's
-// sandbox is created when its identity is issued. The cluster is initialized first if it never was.
-func (c *Cluster) CreateNonce(ctx context.Context, consumerID string, ttl time.Duration) (*nonce.Nonce, bool, error) {
-	self, err := c.initialize(ctx, "", false) // the issuance checks the sandbox's objects
+// NonceOptions are the provider's choices for a nonce.
+type NonceOptions struct {
+	// ClusterID is this (provider) cluster's ID: a never-initialized cluster is initialized with it, an
+	// initialized one must have it. Empty: the cluster must be initialized already, since the nonce
+	// carries its ID to the consumer and a derived one is not what the consumer's administrator expects.
+	ClusterID  string
+	ConsumerID string
+	TTL        time.Duration
+}
+
+// CreateNonce (provider) returns an unexpired nonce for the consumer, creating one valid for the TTL if
+// there is none, after removing every expired nonce. It touches nothing outside federate-system: the consumer's sandbox is created when its identity is
+// issued.
+func (c *Cluster) CreateNonce(ctx context.Context, o NonceOptions) (*nonce.Nonce, bool, error) {
+	self, _, err := c.initializeAs(ctx, o.ClusterID, false) // the issuance checks the sandbox's objects
 	if err != nil {
 		return nil, false, err
 	}
-	if consumerID == self.ClusterID {
-		return nil, false, fmt.Errorf("consumer cluster ID %q: %w", consumerID, ErrOwnID)
+	if o.ConsumerID == self.ClusterID {
+		return nil, false, fmt.Errorf("consumer cluster ID %q: %w", o.ConsumerID, ErrOwnID)
 	}
 	r := c.report()
 	if _, err := c.pruneNonces(ctx); err != nil {
@@ -28,7 +38,7 @@ func (c *Cluster) CreateNonce(ctx context.Context, consumerID string, ttl time.D
 	var n *nonce.Nonce
 	var created bool
 	err = step(r, "Ensuring nonce", "Nonce ensured", func() error {
-		n, created, err = c.nonces().Ensure(ctx, consumerID, ttl)
+		n, created, err = c.nonces().Ensure(ctx, o.ConsumerID, o.TTL)
 		c.rememberNonce(n)
 		return err
 	})
@@ -36,7 +46,7 @@ func (c *Cluster) CreateNonce(ctx context.Context, consumerID string, ttl time.D
 		return nil, false, err
 	}
 	if !created {
-		r.Info(fmt.Sprintf("An unused nonce for %q already exists; it expires at %s", consumerID, n.ExpiresAt.Format(time.RFC3339)))
+		r.Info(fmt.Sprintf("An unused nonce for %q already exists; it expires at %s", o.ConsumerID, n.ExpiresAt.Format(time.RFC3339)))
 	}
 	return n, created, nil
 }
@@ -69,16 +79,32 @@ func (c *Cluster) pruneNonces(ctx context.Context, keep ...string) ([]string, er
 	return removed, nil
 }
 
-// GetNonce (provider) returns the consumer's unexpired, unused nonce, after removing every expired one.
-func (c *Cluster) GetNonce(ctx context.Context, consumerID string) (*nonce.Nonce, error) {
-	removed, err := c.pruneNonces(ctx)
+// GetNonce (provider) returns the consumer's unexpired, unused nonce, after removing every expired one,
+// and the ticket that carries it with this cluster's ID and the consumer's, for the consumer's
+// administrator.
+func (c *Cluster) GetNonce(ctx context.Context, consumerID string) (*nonce.Nonce, nonce.Ticket, error) {
+	var self *Self
+	var removed []string
+	err := parallel(func() error {
+		var err error
+		self, err = c.Load(ctx)
+		return err
+	}, func() error {
+		var err error
+		removed, err = c.pruneNonces(ctx)
+		return err
+	})
 	if err != nil {
-		return nil, err
+		return nil, nonce.Ticket{}, err
 	}
 	if slices.Contains(removed, consumerID) {
-		return nil, fmt.Errorf("%w for consumer %q (and removed): create a new one", nonce.ErrExpired, consumerID)
+		return nil, nonce.Ticket{}, fmt.Errorf("%w for consumer %q (and removed): create a new one", nonce.ErrExpired, consumerID)
 	}
-	return c.nonces().Get(ctx, consumerID)
+	n, err := c.nonces().Get(ctx, consumerID)
+	if err != nil {
+		return nil, nonce.Ticket{}, err
+	}
+	return n, nonce.Ticket{ProviderID: self.ClusterID, ConsumerID: consumerID, Nonce: n.Value}, nil
 }
 
 func (c *Cluster) rememberNonce(n *nonce.Nonce) {

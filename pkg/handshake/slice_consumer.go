@@ -405,6 +405,8 @@ func (c *Cluster) ImportSlice(ctx context.Context, o ImportSliceOptions) (*Slice
 	}); err != nil {
 		return nil, err
 	}
+	c.audit(ctx, identityObject(providerID, SliceIdentityName(providerID, name)), EventImported,
+		"resource slice "+name+" ("+orCertificate(answer.Status.Credential)+") on provider "+providerID+" imported", &Credential{User: res.User, NotAfter: res.NotAfter})
 	if answer.Status.Credential == v1alpha1.CredentialToken && provider != nil {
 		// Stored here now: the copy waiting on the provider goes, so that the token exists in one place.
 		if err := ignoreNotFound(provider.Kube.CoreV1().Secrets(TenantNamespace(self.ClusterID)).Delete(ctx, SliceTokenSecretName(name), metav1.DeleteOptions{})); err != nil {

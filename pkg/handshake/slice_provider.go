@@ -623,9 +623,9 @@ func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name stri
 		// The user bound there is never granted again, whatever the tenant re-submits.
 		// The key's user is on the namespace (a token's slice binds another user); before it was
 		// recorded there, the RoleBinding's certificate user was that user.
-		keyUser := ""
+		keyUser, granted := "", false
 		if live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil && owner.owns(live.Labels) {
-			keyUser = live.Annotations[annotationKeyUser]
+			keyUser, granted = live.Annotations[annotationKeyUser], live.DeletionTimestamp == nil
 		} else if err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
@@ -643,6 +643,15 @@ func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name stri
 		}
 		if err := c.revokeNamespace(ctx, ns, owner); err != nil {
 			return err
+		}
+		// Recorded once the binding is gone, from when the slice's identity can act no more; a re-run that
+		// finds nothing granted records nothing.
+		if granted {
+			var cred *Credential
+			if keyUser != "" {
+				cred = &Credential{User: keyUser}
+			}
+			c.audit(ctx, tenantObject(consumerID), EventRevoked, "resource slice "+name+" of consumer "+consumerID+" revoked and removed with namespace "+ns, cred)
 		}
 		sel := labels.SelectorFromSet(map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: consumerID, LabelSlice: name}).String()
 		// The request and the CSRs go whatever the namespace's deletion does. The slice's share of the
@@ -666,7 +675,6 @@ func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name stri
 		); err != nil {
 			return err
 		}
-		c.audit(ctx, tenantObject(consumerID), EventRevoked, "resource slice "+name+" of consumer "+consumerID+" revoked and removed", &Credential{User: keyUser})
 		return c.recordRemoved(ctx, RemovedSlice, consumerID, name)
 	})
 }

@@ -95,6 +95,8 @@ func TestSliceFlowOnFakes(t *testing.T) {
 	if res, err := consumer.ImportSlice(t.Context(), ImportSliceOptions{ProviderID: "provider", Name: "batch", Provider: via}); err != nil || !res.AlreadyImported {
 		t.Errorf("a second import: %+v %v", res, err)
 	}
+	// The import is on the consumer's audit trail, once: the second import changed nothing.
+	recorded(t, consumer, EventImported, "resource slice batch (Certificate) on provider provider imported; by ", 1)
 	// Unauthenticate removes the slice on both sides.
 	if _, err := Unauthenticate(t.Context(), consumer.Cluster, provider.Cluster, UnauthenticateOptions{}); err != nil {
 		t.Fatalf("Unauthenticate: %v", err)
@@ -218,9 +220,15 @@ func TestExtraNamespacesOnFakes(t *testing.T) {
 	if err := provider.GrantNamespace(t.Context(), GrantNamespaceOptions{ConsumerID: "consumer", Name: TenantNamespace("consumer")}); err == nil {
 		t.Error("granted the tenant namespace as an extra one")
 	}
+	ticking(provider)
 	if _, err := provider.RevokeNamespace(t.Context(), "consumer", "team-a"); err != nil {
 		t.Fatalf("RevokeNamespace: %v", err)
 	}
+	if outcome, err := provider.RevokeNamespace(t.Context(), "consumer", "team-a"); err != nil || outcome != Already {
+		t.Fatalf("RevokeNamespace again: %v %v, want Already", outcome, err)
+	}
+	// On the provider's audit trail, once: the second run found nothing granted.
+	recorded(t, provider, EventRevoked, "namespace team-a of consumer consumer revoked and removed", 1)
 	if _, err := provider.kube.CoreV1().Namespaces().Get(t.Context(), "team-a", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("revoked namespace left: %v", err)
 	}
@@ -345,9 +353,14 @@ func TestSliceDecisionsHold(t *testing.T) {
 	if err := provider.DenySlice(t.Context(), "consumer", "ok", "too late"); err == nil {
 		t.Error("denied a granted slice, which would leave its identity working")
 	}
+	ticking(provider)
 	if err := provider.DeleteSliceProvider(t.Context(), "consumer", "ok"); err != nil {
 		t.Fatal(err)
 	}
+	if err := provider.DeleteSliceProvider(t.Context(), "consumer", "ok"); err != nil {
+		t.Fatal(err)
+	}
+	recorded(t, provider, EventRevoked, "resource slice ok of consumer consumer revoked and removed", 1)
 	if err := consumer.SubmitSlice(t.Context(), via, ok); err != nil {
 		t.Fatal(err)
 	}

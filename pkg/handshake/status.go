@@ -97,6 +97,12 @@ func (s *CredentialState) Active() bool {
 	return s.Phase != PhaseRevoked && s.Phase != SliceDenied && s.Phase != PhasePending && s.Phase != PhaseIncomplete
 }
 
+// Renewable tells whether renew renews the credential: a pairing's identity or a resource slice's. An
+// exchange credential is renewed by asking for it again, which the provider consents to again.
+func (s *CredentialState) Renewable() bool {
+	return s.Kind != KindExchange
+}
+
 // StatusReport is every credential of every pairing this cluster takes part in.
 type StatusReport struct {
 	ClusterID   string            `json:"clusterID"`

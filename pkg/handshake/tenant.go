@@ -5,6 +5,7 @@ import (
 	"crypto"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,7 +18,11 @@ import (
 
 // TenantOptions are the consumer's choices for a request.
 type TenantOptions struct {
-	ProviderID   string
+	ProviderID string
+	// ConsumerID is the ID the nonce was made for, when known (a ticket names it): a never-initialized
+	// cluster is initialized with it, and one initialized under another ID is refused before anything is
+	// written. Empty: the cluster must be initialized already.
+	ConsumerID   string
 	Nonce        string
 	ProxyURL     string // how this cluster reaches the provider's API server, if through a proxy
 	KeyAlgorithm string // of the new client key; "" means ECDSA P-256
@@ -26,8 +31,8 @@ type TenantOptions struct {
 // GenerateTenant (consumer) prepares a request for an identity on a provider: a fresh client key, kept
 // in a Secret in federate-system (which no tenant of this cluster can read), a CSR for the user this nonce
 // entitles the consumer to, and the handshake signature binding provider, consumer, nonce, CSR and proxy
-// URL. The returned Tenant carries no secret. The cluster is initialized first if it never was. Re-running
-// with the same nonce reuses the key.
+// URL. The returned Tenant carries no secret. A never-initialized cluster is initialized first, with the
+// consumer ID the nonce was made for. Re-running with the same nonce reuses the key.
 func (c *Cluster) GenerateTenant(ctx context.Context, o TenantOptions) (*v1alpha1.Tenant, error) {
 	t, _, err := c.generateTenant(ctx, o, false)
 	return t, err
@@ -39,7 +44,15 @@ func (c *Cluster) generateTenant(ctx context.Context, o TenantOptions, hold bool
 	if _, err := nonce.Parse(o.Nonce); err != nil {
 		return nil, nil, fmt.Errorf("nonce: %w", err)
 	}
-	self, err := c.initialize(ctx, "", false) // the consumer's side: it issues nothing
+	if o.ConsumerID != "" && o.ConsumerID == o.ProviderID {
+		return nil, nil, fmt.Errorf("provider cluster ID %q: %w", o.ProviderID, ErrOwnID)
+	}
+	// The consumer's side issues nothing: its own sandbox objects are not this step's concern.
+	self, created, err := c.initializeAs(ctx, o.ConsumerID, false)
+	var conflict *IDConflictError
+	if errors.As(err, &conflict) {
+		conflict.Side = "consumer"
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -47,6 +60,9 @@ func (c *Cluster) generateTenant(ctx context.Context, o TenantOptions, hold bool
 		return nil, nil, fmt.Errorf("provider cluster ID %q: %w", o.ProviderID, ErrOwnID)
 	}
 	r := c.report()
+	if created {
+		r.Info(fmt.Sprintf("This cluster is now %q, the consumer ID provider %q made the nonce for", self.ClusterID, o.ProviderID))
+	}
 	user := ExpectedUser(self.ClusterID, o.Nonce)
 	var key crypto.Signer
 	var held *heldKey

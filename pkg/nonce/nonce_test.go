@@ -115,10 +115,15 @@ func FuzzParse(f *testing.F) {
 	f.Add(n)
 	f.Add("")
 	f.Add(strings.Repeat("A", EncodedLen))
+	f.Add(Ticket{ProviderID: "gpu-farm", ConsumerID: "edge-1", Nonce: n}.String())
 	f.Fuzz(func(t *testing.T, s string) {
 		v, err := Parse(s)
 		if err == nil && (v != s || len(s) != EncodedLen) {
 			t.Fatalf("accepted %q", s)
+		}
+		// A ticket that parses is exactly the text it was read from: nothing else maps to it.
+		if tk, err := ParseTicket(s); err == nil && tk.String() != s {
+			t.Fatalf("ParseTicket(%q) = %+v, which prints %q", s, tk, tk.String())
 		}
 	})
 }

@@ -35,10 +35,7 @@ func pairingStart(t *testing.T) (*v1alpha1.Tenant, string, ed25519.PrivateKey) {
 	mustRun(t, "", "init", "--kubeconfig", consumer.Kubeconfig, "--cluster-id", "consumer")
 	mustRun(t, "", "init", "--kubeconfig", provider.Kubeconfig, "--cluster-id", "provider")
 	mustRun(t, "", "create", "nonce", "--kubeconfig", provider.Kubeconfig, "--remote-cluster-id", "consumer")
-	n := mustRun(t, "", "get", "nonce", "--kubeconfig", provider.Kubeconfig, "--remote-cluster-id", "consumer").stdout
-	if _, err := nonce.Parse(n); err != nil {
-		t.Fatalf("get nonce printed %q: %v", n, err)
-	}
+	n := bareNonce(t, mustRun(t, "", "get", "nonce", "--kubeconfig", provider.Kubeconfig, "--remote-cluster-id", "consumer").stdout)
 	out := mustRun(t, "", "generate", "tenant", "--kubeconfig", consumer.Kubeconfig, "--remote-cluster-id", "provider", "--nonce", n).stdout
 	tenant, err := handshake.DecodeTenant("stdout", []byte(out))
 	if err != nil {
@@ -220,7 +217,7 @@ func TestNonceAndKeyPinning(t *testing.T) {
 		tenant, _, _ := pairingStart(t)
 		mustRun(t, "", "generate", "identity", "--kubeconfig", provider.Kubeconfig, "--remote-cluster-id", "consumer", "-f", writeTenant(t, tenant))
 		mustRun(t, "", "create", "nonce", "--kubeconfig", provider.Kubeconfig, "--remote-cluster-id", "consumer")
-		n := mustRun(t, "", "get", "nonce", "--kubeconfig", provider.Kubeconfig, "--remote-cluster-id", "consumer").stdout
+		n := bareNonce(t, mustRun(t, "", "get", "nonce", "--kubeconfig", provider.Kubeconfig, "--remote-cluster-id", "consumer").stdout)
 		_, attacker, err := ed25519.GenerateKey(rand.Reader)
 		if err != nil {
 			t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
 
@@ -213,4 +214,15 @@ func issuedConfig(t *testing.T) (string, *rest.Config) {
 		t.Fatal(err)
 	}
 	return path, cfg
+}
+
+// bareNonce returns the nonce of the line get nonce printed for consumer "consumer" on provider
+// "provider", after checking that the line names both.
+func bareNonce(t *testing.T, text string) string {
+	t.Helper()
+	tk, err := nonce.ParseTicket(text)
+	if err != nil || tk.ProviderID != "provider" || tk.ConsumerID != "consumer" {
+		t.Fatalf("get nonce printed %q: %+v %v", text, tk, err)
+	}
+	return tk.Nonce
 }

@@ -52,8 +52,9 @@ func nextManualFlow(t *testing.T, extra ...string) *manualFlow {
 	t.Helper()
 	m := &manualFlow{dir: t.TempDir()}
 	mustRun(t, "", "create", "nonce", "--kubeconfig", provider.Kubeconfig, "--remote-cluster-id", "consumer")
-	m.nonce = strings.TrimSpace(mustRun(t, "", "get", "nonce", "--kubeconfig", provider.Kubeconfig, "--remote-cluster-id", "consumer").stdout)
-	m.write(t, "nonce.txt", m.nonce+"\n")
+	text := mustRun(t, "", "get", "nonce", "--kubeconfig", provider.Kubeconfig, "--remote-cluster-id", "consumer").stdout
+	m.nonce = bareNonce(t, text)
+	m.write(t, "nonce.txt", text+"\n")
 	tenant := mustRun(t, "", append([]string{"generate", "tenant", "--kubeconfig", consumer.Kubeconfig, "--remote-cluster-id", "provider", "--nonce", m.nonce}, extra...)...).stdout
 	m.tenant = m.write(t, "tenant.yaml", tenant)
 	return m

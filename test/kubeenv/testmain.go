@@ -47,3 +47,26 @@ func PluginBinary(dir string) (string, error) {
 	}
 	return bin, nil
 }
+
+// ToolsPath makes a directory under dir holding kubectl and the kubectl-federate under test (see
+// PluginBinary), for a test's PATH: `kubectl federate ...` then runs the plugin as a user's shell would.
+func ToolsPath(ctx context.Context, dir string) (string, error) {
+	bins, err := EnsureBinaries(ctx, os.Stderr)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return "", err
+	}
+	plugin, err := PluginBinary(path)
+	if err != nil {
+		return "", err
+	}
+	if plugin != filepath.Join(path, "kubectl-federate") {
+		if err := os.Symlink(plugin, filepath.Join(path, "kubectl-federate")); err != nil {
+			return "", err
+		}
+	}
+	return path, os.Symlink(bins.Kubectl, filepath.Join(path, "kubectl"))
+}

@@ -2,6 +2,7 @@ package create
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 // NonceOptions are the flags of `create nonce`.
 type NonceOptions struct {
+	ClusterID       string
 	RemoteClusterID string
 	TTL             time.Duration
 
@@ -26,27 +28,32 @@ type NonceOptions struct {
 func NewCmdNonce(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &NonceOptions{TTL: handshake.DefaultNonceTTL, f: f, Streams: streams}
 	cmd := cmdutil.Wire(&cobra.Command{
-		Use:   "nonce --remote-cluster-id CONSUMER [--ttl 1h]",
+		Use:   "nonce --remote-cluster-id CONSUMER [--cluster-id PROVIDER] [--ttl 1h]",
 		Short: "Create a single-use nonce for a consumer cluster (provider side)",
 		Long: cmdutil.LongDesc(`
 			Create a single-use nonce that entitles the consumer cluster CONSUMER to request one identity
 			on this (provider) cluster. Nothing else is created: the consumer's sandbox namespace
 			federate-tenant-CONSUMER is created when its identity is issued.
 
-			The nonce is 32 random bytes, expires after --ttl and is consumed when an identity is issued.
-			It is stored in the federate-system namespace, which no issued identity can read. Hand it to
-			the consumer's administrator over a channel you trust (print it with "get nonce"): whoever
-			holds it can request the consumer's identity until it is used or expires.
+			The nonce is 32 random bytes, expires after --ttl (from 1m to 168h, default 1h) and is
+			consumed when an identity is issued. It is stored in the federate-system namespace, which no
+			issued identity can read. Hand it to the consumer's administrator over a channel you trust
+			(print it with "get nonce", which adds this cluster's ID and CONSUMER): whoever holds it can
+			request the consumer's identity until it is used or expires.
+
+			On a cluster never initialized, --cluster-id names this cluster and initializes it (see
+			"kubectl federate init"); without it the command refuses rather than derive an ID the
+			consumer does not expect. On an initialized cluster --cluster-id must be its ID.
 
 			If an unused, unexpired nonce for CONSUMER exists, it is kept. Expired nonces, of any
-			consumer, are removed, judged by the API server's clock. The cluster is initialized first if
-			it never was.`),
+			consumer, are removed, judged by the API server's clock.`),
 		Example: cmdutil.Examples(`
-			# Create a nonce for the consumer cluster "edge-1", valid for 30 minutes, and print it
-			kubectl federate create nonce --remote-cluster-id edge-1 --ttl 30m
+			# On a new provider "gpu-farm": a nonce for the consumer cluster "edge-1", valid for 30 minutes
+			kubectl federate create nonce --cluster-id gpu-farm --remote-cluster-id edge-1 --ttl 30m
 			kubectl federate get nonce --remote-cluster-id edge-1 > nonce.txt`),
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster the nonce is for")
+	cmd.Flags().StringVar(&o.ClusterID, "cluster-id", "", "The ID of this (provider) cluster: initializes a cluster never initialized with it, must match an initialized one")
 	cmdutil.DurationFlag(cmd.Flags(), &o.TTL, "ttl", o.TTL, time.Minute, 168*time.Hour, "How long the nonce stays valid if unused")
 	return cmd
 }
@@ -60,6 +67,14 @@ func (o *NonceOptions) Complete(_ *cobra.Command, _ []string) error {
 
 // Validate checks the flags.
 func (o *NonceOptions) Validate() error {
+	if o.ClusterID != "" {
+		if err := handshake.ValidateClusterID("--cluster-id", o.ClusterID); err != nil {
+			return err
+		}
+		if o.ClusterID == o.RemoteClusterID {
+			return fmt.Errorf("--cluster-id and --remote-cluster-id: must differ, both are %q", o.ClusterID)
+		}
+	}
 	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
 		return err
 	}
@@ -71,8 +86,15 @@ func (o *NonceOptions) Validate() error {
 
 // Run creates the nonce.
 func (o *NonceOptions) Run(ctx context.Context) error {
-	n, created, err := o.cluster.CreateNonce(ctx, o.RemoteClusterID, o.TTL)
-	if err != nil {
+	n, created, err := o.cluster.CreateNonce(ctx, handshake.NonceOptions{ClusterID: o.ClusterID, ConsumerID: o.RemoteClusterID, TTL: o.TTL})
+	var conflict *handshake.IDConflictError
+	switch {
+	case errors.Is(err, handshake.ErrNoClusterID):
+		// The nonce carries this cluster's ID to the consumer: it must be the one its administrator chose.
+		return fmt.Errorf("%w: name this cluster with --cluster-id (the consumer will know it by that ID), or run kubectl federate init --cluster-id ID first", err)
+	case errors.As(err, &conflict):
+		return fmt.Errorf("--cluster-id: %w", err)
+	case err != nil:
 		return flags.RemoteIDError(err)
 	}
 	verb := "created"

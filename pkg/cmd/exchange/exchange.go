@@ -110,8 +110,9 @@ func NewCmdGet(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 		Aliases: []string{"rules"},
 		Short:   "Print this cluster's identity-exchange rules (consumer side)",
 		Long: cmdutil.LongDesc(`
-			Print the rules stored by "exchange apply": a table by default, or the rule file as
-			stored (-o yaml) or as JSON.`),
+			Print the rules stored by "exchange apply": a table by default, in the order they are
+			weighed (the highest priority first, file order among equals: the first that matches a
+			user decides), or the rule file as stored (-o yaml) or as JSON.`),
 		Example: cmdutil.Examples(`
 			# The rules, highest priority first
 			kubectl federate exchange get
@@ -157,7 +158,7 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	}
 	w := tabwriter.NewWriter(o.Out, 0, 4, 3, ' ', 0)
 	fmt.Fprintln(w, "NAME\tTYPE\tPRIORITY\tSOURCE\tTARGET")
-	for _, r := range cfg.Spec.ClientIdentityExchanger.Rules {
+	for _, r := range exchange.InOrder(cfg.Spec.ClientIdentityExchanger.Rules) {
 		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", r.Name, r.Type, r.Priority, source(r.Source), targetOf(&r))
 	}
 	return w.Flush()

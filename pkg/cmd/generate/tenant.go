@@ -1,7 +1,9 @@
 package generate
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -17,12 +19,16 @@ import (
 
 // TenantOptions are the flags of `generate tenant`.
 type TenantOptions struct {
+	ClusterID       string
 	RemoteClusterID string
 	Nonce           string
 	NonceFile       string
 	ProxyURL        string
 	KeyAlgorithm    *cmdutil.Enum
 	Output          *cmdutil.Enum
+
+	ticket    nonce.Ticket // what --nonce or --nonce-file holds
+	ticketErr error
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
@@ -33,12 +39,19 @@ type TenantOptions struct {
 func NewCmdTenant(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &TenantOptions{f: f, Streams: streams}
 	cmd := cmdutil.Wire(&cobra.Command{
-		Use:   "tenant --remote-cluster-id PROVIDER (--nonce-file FILE | --nonce NONCE) [--proxy-url URL]",
+		Use:   "tenant (--nonce-file FILE | --nonce NONCE) [--remote-cluster-id PROVIDER] [--cluster-id CONSUMER] [--proxy-url URL]",
 		Short: "Generate the signed Tenant request for a provider cluster (consumer side)",
 		Long: cmdutil.LongDesc(`
-			Generate the Tenant document that asks the provider cluster PROVIDER for an identity, using
-			the nonce its administrator gave you: prefer --nonce-file (a file, or - for stdin), which keeps
-			the nonce out of the process list and the shell history, over --nonce.
+			Generate the Tenant document that asks a provider cluster for an identity, using the nonce
+			its administrator gave you: prefer --nonce-file (a file, or - for stdin), which keeps the
+			nonce out of the process list and the shell history, over --nonce.
+
+			The nonce, as "get nonce" prints it, names the provider and the consumer ID it was made for,
+			sealed with it: --remote-cluster-id is then not needed (if given, it must be that provider).
+			A cluster never initialized is initialized with that consumer ID, and says so; a cluster
+			initialized under another ID is refused, naming both, before anything is written. A bare
+			nonce (43 characters, from an older kubectl federate) names neither: give
+			--remote-cluster-id, and --cluster-id on a cluster never initialized.
 
 			This cluster generates a fresh client key (ECDSA P-256 unless --key-algorithm says otherwise)
 			and keeps it in a Secret in its namespace federate-system; the key never leaves this cluster.
@@ -49,13 +62,14 @@ func NewCmdTenant(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			This command writes to this cluster: it initializes it if needed, and creates the key Secret.
 			Re-running it with the same nonce reuses the key.`),
 		Example: cmdutil.Examples(`
-			# Request an identity on the provider "gpu-farm"
-			kubectl federate generate tenant --remote-cluster-id gpu-farm --nonce-file nonce.txt > tenant.yaml
+			# Request an identity on the provider that made nonce.txt
+			kubectl federate generate tenant --nonce-file nonce.txt > tenant.yaml
 
 			# The same, with the nonce on stdin and the provider reached through a proxy
-			kubectl federate generate tenant --remote-cluster-id gpu-farm --nonce-file - --proxy-url http://proxy:3128 < nonce.txt > tenant.yaml`),
+			kubectl federate generate tenant --nonce-file - --proxy-url http://proxy:3128 < nonce.txt > tenant.yaml`),
 	}, o)
-	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster")
+	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster (default: the one the nonce names; required with a bare nonce)")
+	cmd.Flags().StringVar(&o.ClusterID, "cluster-id", "", "The ID of this (consumer) cluster: initializes a cluster never initialized with it (default: the consumer ID the nonce names)")
 	cmd.Flags().StringVar(&o.Nonce, "nonce", "", "The nonce the provider's administrator gave you (visible in the process list: prefer --nonce-file)")
 	cmd.Flags().StringVar(&o.NonceFile, "nonce-file", "", "File holding the nonce the provider's administrator gave you (- for stdin)")
 	cmd.MarkFlagsOneRequired("nonce", "nonce-file")
@@ -76,22 +90,45 @@ func (o *TenantOptions) Complete(_ *cobra.Command, _ []string) error {
 		}
 		o.Nonce = strings.TrimSpace(string(data))
 	}
+	o.ticket, o.ticketErr = nonce.ParseTicket(o.Nonce)
 	var err error
 	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams).Scoped("local"))
 	return err
 }
 
-// Validate checks the flags.
-func (o *TenantOptions) Validate() error {
-	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
-		return err
+// nonceFlag names where the nonce came from, for messages.
+func (o *TenantOptions) nonceFlag() string {
+	if o.NonceFile != "" {
+		return "--nonce-file " + o.NonceFile
 	}
-	if _, err := nonce.Parse(o.Nonce); err != nil {
-		flag := "--nonce"
-		if o.NonceFile != "" {
-			flag = "--nonce-file " + o.NonceFile
+	return "--nonce"
+}
+
+// Validate checks the flags against each other and against the IDs the nonce names.
+func (o *TenantOptions) Validate() error {
+	if o.ticketErr != nil {
+		return fmt.Errorf("%s: %w", o.nonceFlag(), o.ticketErr)
+	}
+	for _, id := range []struct{ what, v string }{
+		{o.nonceFlag() + ": provider", o.ticket.ProviderID}, {o.nonceFlag() + ": consumer", o.ticket.ConsumerID},
+		{"--remote-cluster-id", o.RemoteClusterID}, {"--cluster-id", o.ClusterID},
+	} {
+		if id.v == "" {
+			continue
 		}
-		return fmt.Errorf("%s: %w", flag, err)
+		if err := handshake.ValidateClusterID(id.what, id.v); err != nil {
+			return err
+		}
+	}
+	switch {
+	case o.ticket.Bare() && o.RemoteClusterID == "":
+		return fmt.Errorf("--remote-cluster-id: required with a bare nonce, which does not name its provider (the nonce \"get nonce\" prints names it)")
+	case !o.ticket.Bare() && o.RemoteClusterID != "" && o.RemoteClusterID != o.ticket.ProviderID:
+		return fmt.Errorf("--remote-cluster-id %q: the nonce in %s was made by provider %q; drop the flag, or ask %q's administrator for a nonce",
+			o.RemoteClusterID, o.nonceFlag(), o.ticket.ProviderID, o.RemoteClusterID)
+	case !o.ticket.Bare() && o.ClusterID != "" && o.ClusterID != o.ticket.ConsumerID:
+		return fmt.Errorf("--cluster-id %q: the nonce in %s was made for consumer %q; drop the flag, or ask the provider's administrator for a nonce for %q",
+			o.ClusterID, o.nonceFlag(), o.ticket.ConsumerID, o.ClusterID)
 	}
 	if o.ProxyURL != "" {
 		if err := kubeconfig.ValidateProxy(o.ProxyURL); err != nil {
@@ -103,10 +140,20 @@ func (o *TenantOptions) Validate() error {
 
 // Run generates the Tenant and prints it.
 func (o *TenantOptions) Run(ctx context.Context) error {
+	provider, consumer := cmp.Or(o.RemoteClusterID, o.ticket.ProviderID), cmp.Or(o.ClusterID, o.ticket.ConsumerID)
 	t, err := o.cluster.GenerateTenant(ctx, handshake.TenantOptions{
-		ProviderID: o.RemoteClusterID, Nonce: o.Nonce, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm.String(),
+		ProviderID: provider, ConsumerID: consumer, Nonce: o.ticket.Nonce, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm.String(),
 	})
-	if err != nil {
+	var conflict *handshake.IDConflictError
+	switch {
+	case errors.As(err, &conflict) && o.ticket.Bare():
+		return fmt.Errorf("--cluster-id: %w", err)
+	case errors.As(err, &conflict):
+		return fmt.Errorf("the nonce in %s was made for consumer %q, but this cluster is initialized as %q: ask the provider's administrator for a nonce for %q (create nonce --remote-cluster-id %s), or run this against the cluster %q",
+			o.nonceFlag(), conflict.Want, conflict.Have, conflict.Have, conflict.Have, conflict.Want)
+	case errors.Is(err, handshake.ErrNoClusterID):
+		return fmt.Errorf("%w: a bare nonce does not name the consumer ID it was made for; give it with --cluster-id, or use the nonce as \"get nonce\" prints it", err)
+	case err != nil:
 		return flags.RemoteIDError(err)
 	}
 	return printers.PrintObject(o.Out, o.Output.String(), t)

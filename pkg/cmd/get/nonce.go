@@ -31,11 +31,20 @@ func NewCmdNonce(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 		Use:   "nonce --remote-cluster-id CONSUMER",
 		Short: "Print the nonce created for a consumer cluster (provider side)",
 		Long: cmdutil.LongDesc(`
-			Print the unused, unexpired nonce created for the consumer cluster CONSUMER by "create nonce".
+			Print the unused, unexpired nonce created for the consumer cluster CONSUMER by "create nonce",
+			with this cluster's ID and CONSUMER, on one line:
 
-			Only the nonce is written to stdout, with a trailing newline only on a terminal, so that
-			$(kubectl federate get nonce ...) is exact. -o json or yaml adds its expiry. Expired nonces
-			are removed first (judged by the API server's clock); asking for one says it expired.`),
+			    federate-nonce.v1.PROVIDER.CONSUMER.NONCE.MAC
+
+			The MAC, keyed from the nonce, seals the two IDs: "generate tenant" reads them, so the
+			consumer's administrator types no ID, a consumer cluster never initialized takes the ID
+			CONSUMER, and an edited ID is refused. Send the whole line over a channel you trust: it holds
+			the nonce.
+
+			Only that line is written to stdout, with a trailing newline only on a terminal, so that
+			$(kubectl federate get nonce ...) is exact. -o json or yaml prints its parts instead, with the
+			expiry ("ticket" is the line above). Expired nonces are removed first (judged by the API
+			server's clock); asking for one says it expired.`),
 		Example: cmdutil.Examples(`
 			# Save the nonce for the consumer cluster "edge-1" to a file
 			kubectl federate get nonce --remote-cluster-id edge-1 > nonce.txt`),
@@ -59,21 +68,23 @@ func (o *NonceOptions) Validate() error {
 
 // Run prints the nonce.
 func (o *NonceOptions) Run(ctx context.Context) error {
-	n, err := o.cluster.GetNonce(ctx, o.RemoteClusterID)
+	n, ticket, err := o.cluster.GetNonce(ctx, o.RemoteClusterID)
 	if err != nil {
 		return flags.NonceHint(flags.RemoteIDError(err), o.RemoteClusterID)
 	}
 	if o.Output.String() != "" {
 		return cmdprinters.Print(o.Out, o.Output.String(), struct {
+			ProviderID string    `json:"providerID"`
 			ConsumerID string    `json:"consumerID"`
 			Nonce      string    `json:"nonce"`
 			ExpiresAt  time.Time `json:"expiresAt"`
-		}{n.ConsumerID, n.Value, n.ExpiresAt.UTC()})
+			Ticket     string    `json:"ticket"`
+		}{ticket.ProviderID, n.ConsumerID, n.Value, n.ExpiresAt.UTC(), ticket.String()})
 	}
 	if printers.IsTerminal(o.Out) {
-		_, err = fmt.Fprintln(o.Out, n.Value)
+		_, err = fmt.Fprintln(o.Out, ticket.String())
 	} else {
-		_, err = fmt.Fprint(o.Out, n.Value)
+		_, err = fmt.Fprint(o.Out, ticket.String())
 	}
 	return err
 }

@@ -51,10 +51,18 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			authenticated, or authenticated but authorized for nothing it was issued for), cordoned,
 			expired or unreachable, with the reason.
 
+			--expiring-within makes the command a monitor of what "renew" renews (a pairing's identity
+			or a resource slice's). Exchange credentials are listed with their expiry but not counted:
+			"renew" does not renew them; "get kubeconfig --for-user" asks for a new one in its last hour,
+			which the provider consents to again.
+
 			Exit codes, for scripts: 0 all is well; 4 --check found a credential not ok (revoked,
 			cordoned, expired or unreachable); 3 --expiring-within found an active credential expiring
 			within the window (a credential --check found revoked counts as revoked, not expiring); 1 the
-			command could not run. 4 wins over 3. The list is printed either way.`),
+			command could not run. 4 wins over 3. The list is printed either way.
+
+			--history lists the audit trail instead, oldest first, in the order the API server stored
+			the Events, with the time it stored each.`),
 		Example: cmdutil.Examples(`
 			# Everything this cluster provides and holds
 			kubectl federate status
@@ -69,7 +77,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			kubectl federate status --history`),
 	}, o)
 	cmd.Flags().BoolVar(&o.Check, "check", false, "Prove, through each credential this cluster holds, that the provider authorizes it for what it was issued for (exit code 4 if one is not ok)")
-	cmdutil.DurationFlag(cmd.Flags(), &o.ExpiringWithin, "expiring-within", 0, 0, 3650*24*time.Hour, "Exit with code 3 when an active credential expires within this duration, e.g. 720h")
+	cmdutil.DurationFlag(cmd.Flags(), &o.ExpiringWithin, "expiring-within", 0, 0, 3650*24*time.Hour, "Exit with code 3 when an active credential that renew renews expires within this duration, e.g. 720h")
 	cmd.Flags().BoolVar(&o.History, "history", false, "Show the audit trail instead: every issuance, import, renewal, revocation, grant, cordon and drain recorded on this cluster (as long as its API server keeps Events)")
 	o.Output = printers.AddOutputFlag(cmd, "", "a table", "json", "yaml", "wide")
 	return cmd
@@ -123,7 +131,9 @@ func (o *Options) verdict(report *handshake.StatusReport) error {
 			failed = append(failed, describe(s)+": "+s.Check.State+" ("+s.Check.Error+")")
 			continue // revoked, cordoned, expired or unreachable: reported as such, not as expiring
 		}
-		if o.ExpiringWithin > 0 && s.Active() && s.NotAfter != nil && s.NotAfter.Before(now.Add(o.ExpiringWithin)) {
+		// Only what renew renews: an exchange credential lasts 30 days, so a monthly window would always
+		// hold one, and only a new request with the provider's consent replaces it.
+		if o.ExpiringWithin > 0 && s.Active() && s.Renewable() && s.NotAfter != nil && s.NotAfter.Before(now.Add(o.ExpiringWithin)) {
 			expiring = append(expiring, fmt.Sprintf("%s expires %s", describe(s), s.NotAfter.UTC().Format(time.RFC3339)))
 		}
 	}

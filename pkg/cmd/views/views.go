@@ -5,6 +5,7 @@ package views
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -44,15 +45,28 @@ func Namespaces(out io.Writer, format string, list []handshake.NamespaceInfo) er
 		return err
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
-	fmt.Fprintln(w, "CONSUMER\tNAMESPACE\tPHASE\tREQUESTED\tREASON")
+	fmt.Fprintln(w, "CONSUMER\tNAMESPACE\tPHASE\tREQUESTED\tREQUEST REASON\tANSWER")
 	for _, n := range list {
 		req := "no"
 		if n.Requested {
 			req = "yes"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", n.ConsumerID, n.Namespace, n.Phase, req, Dash(n.Reason))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", n.ConsumerID, n.Namespace, n.Phase, req, Dash(Quoted(n.RequestReason, 60)), Dash(n.Reason))
 	}
 	return w.Flush()
+}
+
+// Quoted shows text another party wrote (a tenant's reason) on one table cell: in quotes, control
+// characters escaped (a tenant's text must not move the reader's cursor or colour their terminal), cut
+// to at most max runes. Empty stays empty.
+func Quoted(s string, max int) string {
+	if s == "" {
+		return ""
+	}
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-3]) + "..."
+	}
+	return strconv.Quote(s)
 }
 
 // Dash shows an empty value as "-".
