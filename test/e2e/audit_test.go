@@ -63,7 +63,7 @@ func TestAuditTrailOfGrants(t *testing.T) {
 		{"consumer", ch, handshake.EventImported, "resource slice audited (Certificate) on provider provider imported"},
 		{"consumer", ch, handshake.EventImported, "exchange credential audited-"},
 		{"provider", ph, handshake.EventRevoked, "resource slice audited of consumer consumer revoked and removed"},
-		{"provider", ph, handshake.EventRevoked, "namespace consumer-audited revoked from consumer consumer"},
+		{"provider", ph, handshake.EventRevoked, "namespace consumer-audited of consumer consumer revoked and removed"},
 	} {
 		if !strings.Contains(notes(want.h, want.reason), want.has) {
 			t.Errorf("no %s Event noting %q on the %s:\n%s", want.reason, want.has, want.side, notes(want.h, want.reason))

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# make e2e: the end-to-end packages on real local clusters.
+#
+# One e2e process leaves the machine mostly idle (about 40% of 2 cores: a run waits on API servers,
+# watches and namespace deletions far more than it computes), so the e2e package's tests are dealt
+# round-robin, in the order `go test -list` gives them, to two processes that each start clusters of their
+# own, and the doc test and the multi-cluster tests run as a third. Each process's lines are prefixed with
+# its name as they come; the run fails if any of them fails. Given -run (one test by name), everything
+# runs in a single process instead.
+#
+# Usage: hack/e2e.sh [go test flags]   (make e2e passes TEST_FLAGS). Environment: GO (the go command),
+# and what the tests read (FEDERATE_BIN, DOCTEST_SUMMARY).
+set -uo pipefail
+GO=${GO:-go}
+flags=("$@")
+base=(-count=1 -timeout 20m)
+
+for f in "${flags[@]}"; do
+	case $f in -run | -run=*) exec "$GO" test "${base[@]}" "${flags[@]}" ./test/... ;; esac
+done
+
+mapfile -t tests < <("$GO" test -list . ./test/e2e | grep '^Test')
+if [ "${#tests[@]}" -eq 0 ]; then
+	echo "e2e: go test -list found no tests in ./test/e2e" >&2
+	exit 1
+fi
+shard() { # the tests at positions $1, $1+2, ... as one -run pattern
+	local out=() i
+	for ((i = $1; i < ${#tests[@]}; i += 2)); do out+=("${tests[i]}"); done
+	local IFS='|'
+	echo "^(${out[*]})\$"
+}
+
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+run() { # run NAME ARGS...: go test ARGS, its lines prefixed with NAME, its exit code in $dir/NAME
+	local name=$1
+	shift
+	{
+		"$GO" test "${base[@]}" "${flags[@]}" "$@" 2>&1
+		echo $? >"$dir/$name"
+	} | sed -u "s/^/[$name] /"
+}
+run e2e-1 -run "$(shard 0)" ./test/e2e &
+run e2e-2 -run "$(shard 1)" ./test/e2e &
+run docs+multi -p 1 ./test/docs ./test/multi &
+wait
+
+status=0
+for name in e2e-1 e2e-2 docs+multi; do
+	rc=$(cat "$dir/$name" 2>/dev/null || echo 1)
+	echo "$name: exit $rc"
+	[ "$rc" = 0 ] || status=1
+done
+exit $status
