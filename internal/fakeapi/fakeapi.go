@@ -126,7 +126,9 @@ func New(t testing.TB, objects ...runtime.Object) *Server {
 	}
 	ca, _ := x509.ParseCertificate(der)
 	kube := fake.NewClientset(objects...)
-	kube.Tracker().Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system", UID: "0123456789abcdef"}}) //nolint:errcheck // a fresh tracker
+	if err := kube.Tracker().Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system", UID: "0123456789abcdef"}}); err != nil {
+		t.Fatal(err)
+	}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), ListKinds)
 	s := &Server{Clientset: kube, DynamicClient: dyn, CA: ca, Key: key, Watches: make(chan string, 100)}
 	s.teach()

@@ -73,9 +73,9 @@ var testCAPEM = func() []byte {
 }()
 
 // actions lists "verb resource[/sub]" of the fake's recorded actions, in order.
-func (f *fakeCluster) actions() []string { return f.Server.Actions() }
+func (f *fakeCluster) actions() []string { return f.Actions() }
 
-func (f *fakeCluster) count(verb, resource string) int { return f.Server.Count(verb, resource) }
+func (f *fakeCluster) count(verb, resource string) int { return f.Count(verb, resource) }
 
 func (f *fakeCluster) tenant(t *testing.T) *v1alpha1.Tenant {
 	t.Helper()

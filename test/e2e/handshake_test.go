@@ -243,7 +243,7 @@ func TestTimeoutExitCode(t *testing.T) {
 			if err != nil {
 				return
 			}
-			t.Cleanup(func() { c.Close() })
+			t.Cleanup(func() { _ = c.Close() })
 		}
 	}()
 	silent := filepath.Join(t.TempDir(), "silent.kubeconfig")

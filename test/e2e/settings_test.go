@@ -38,17 +38,17 @@ func connectProxy(t *testing.T) string {
 		}
 		hj, ok := w.(http.Hijacker)
 		if !ok {
-			up.Close()
+			_ = up.Close()
 			return
 		}
 		w.WriteHeader(http.StatusOK)
 		down, _, err := hj.Hijack()
 		if err != nil {
-			up.Close()
+			_ = up.Close()
 			return
 		}
-		go func() { _, _ = io.Copy(up, down); up.Close() }()
-		go func() { _, _ = io.Copy(down, up); down.Close() }()
+		go func() { _, _ = io.Copy(up, down); _ = up.Close() }()
+		go func() { _, _ = io.Copy(down, up); _ = down.Close() }()
 	})}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })

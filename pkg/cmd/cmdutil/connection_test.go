@@ -43,7 +43,10 @@ func TestUnauthorizedNamesTheFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+"/version", nil)
-	_, err = client.Do(req)
+	resp, err := client.Do(req)
+	if err == nil {
+		_ = resp.Body.Close()
+	}
 	var conn *ConnectionError
 	if !errors.As(err, &conn) || conn.Flag != "--remote-kubeconfig" || !strings.Contains(conn.Error(), srv.URL) || !strings.Contains(conn.Error(), "401") {
 		t.Errorf("a 401: %v", err)
