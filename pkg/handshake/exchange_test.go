@@ -352,3 +352,21 @@ func TestApplyBadExchangeRulesChangesNothing(t *testing.T) {
 		t.Errorf("stored rules %q %v", data, err)
 	}
 }
+
+// The RBAC of an exchange credential is named by a hash of the consumer and the request, joined by a byte
+// neither may hold: consumer "a-b" with request "x" and consumer "a" with request "b-x" (which once
+// shared a name, so one consumer's revocation removed the other's grant) name different objects.
+func TestExchangeRBACNamesDoNotCollide(t *testing.T) {
+	pairs := [][2]string{{"a-b", "x"}, {"a", "b-x"}, {"a", "b\nx"}, {"a-b-x", ""}}
+	seen := map[string][2]string{}
+	for _, p := range pairs {
+		n := exchangeRBACName(p[0], p[1])
+		if prev, ok := seen[n]; ok {
+			t.Errorf("consumer %q request %q and consumer %q request %q share %s", p[0], p[1], prev[0], prev[1], n)
+		}
+		seen[n] = p
+		if len(n) > 63 || len(n) != len("federate-exchange-")+32 {
+			t.Errorf("%s: want federate-exchange- and 32 hex digits, a valid label value", n)
+		}
+	}
+}
