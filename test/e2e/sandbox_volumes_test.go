@@ -357,7 +357,7 @@ func TestSandboxPoliciesRestoredByInit(t *testing.T) {
 	}
 
 	// They hold again: in a sandbox namespace, the restored policy and binding refuse.
-	ns := "federate-e2e-restored"
+	ns := fmt.Sprintf("federate-e2e-restored-%d", time.Now().UnixNano()%100000) // its own per run: -count=N does not wait for the last one to go
 	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
 		Labels: map[string]string{labelSandbox: "true"}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
