@@ -129,3 +129,16 @@ func TestLeftoversShowAndGo(t *testing.T) {
 		t.Errorf("status after delete nonce: %s", r)
 	}
 }
+
+// unmesh over clusters never paired says which pairs were not found and exits 1, changing nothing;
+// --ignore-not-found makes that 0.
+func TestUnmeshOfPairsNeverMade(t *testing.T) {
+	w := cmdtest.NewWorld(t, "a", "b")
+	w.Init("a", "cl-a")
+	w.Init("b", "cl-b")
+	m := marks(w, "a", "b")
+	expect(t, w, w.Run("unmesh", "--kubeconfigs", "a,b"), 1, []string{"not found"},
+		[]string{"2 pair(s) not found, never paired: ", "cl-a -> cl-b", "cl-b -> cl-a", "--ignore-not-found"}, m)
+	m = marks(w, "a", "b")
+	expect(t, w, w.Run("unmesh", "--kubeconfigs", "a,b", "--ignore-not-found"), 0, []string{"not found"}, nil, m)
+}

@@ -3,8 +3,11 @@ package output
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestStyled(t *testing.T) {
@@ -67,5 +70,30 @@ func TestStyledPrinter(t *testing.T) {
 	}
 	if strings.Contains(out, "never") {
 		t.Errorf("a failed step printed its success text: %q", out)
+	}
+}
+
+// Steps of both clusters running at once, as a one-shot command runs them, each write their outcome once
+// (authenticate once drew a SUCCESS line twice: two spinners raced for one terminal line).
+func TestConcurrentStepsWriteEachOutcomeOnce(t *testing.T) {
+	var buf bytes.Buffer
+	p := NewPrinter(&buf, ColorAlways)
+	sides := []*Printer{p.Scoped("local"), p.Scoped("remote")}
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			end := sides[i%2].Begin(fmt.Sprintf("Doing %02d", i), fmt.Sprintf("Done %02d", i))
+			time.Sleep(time.Millisecond)
+			end(nil)
+		}()
+	}
+	wg.Wait()
+	out := buf.String()
+	for i := range 20 {
+		if n := strings.Count(out, fmt.Sprintf("Done %02d", i)); n != 1 {
+			t.Errorf("outcome %02d written %d times:\n%q", i, n, out)
+		}
 	}
 }

@@ -39,3 +39,19 @@ func TestPipedOutputIsPlainAndJSONParses(t *testing.T) {
 		t.Errorf("--color always: colour belongs on stderr only: %q", r.stderr)
 	}
 }
+
+// -v N is kubectl's: client-go logs each request and its answer on stderr at 6, and stdout still carries
+// the data only (here the JSON, which parses).
+func TestVerbosityLogsRequests(t *testing.T) {
+	r := on(t, provider, "status", "-o", "json", "-v", "6")
+	if r.code != 0 || !strings.Contains(r.stderr, `"Response" verb="GET" url="`+provider.Server) || !strings.Contains(r.stderr, `status="200 OK"`) {
+		t.Errorf("status -v 6 logged no request: %s", r)
+	}
+	var v any
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
+		t.Errorf("status -o json -v 6: stdout is not the JSON alone: %v\n%s", err, r.stdout)
+	}
+	if r := on(t, provider, "status", "-o", "json"); strings.Contains(r.stderr, "round_trippers") {
+		t.Errorf("status without -v logged requests: %s", r.stderr)
+	}
+}
