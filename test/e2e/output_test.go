@@ -43,6 +43,7 @@ func TestPipedOutputIsPlainAndJSONParses(t *testing.T) {
 // -v N is kubectl's: client-go logs each request and its answer on stderr at 6, and stdout still carries
 // the data only (here the JSON, which parses).
 func TestVerbosityLogsRequests(t *testing.T) {
+	mustOn(t, provider, "init", "--cluster-id", "provider") // status reads an initialized cluster
 	r := on(t, provider, "status", "-o", "json", "-v", "6")
 	if r.code != 0 || !strings.Contains(r.stderr, `"Response" verb="GET" url="`+provider.Server) || !strings.Contains(r.stderr, `status="200 OK"`) {
 		t.Errorf("status -v 6 logged no request: %s", r)

@@ -24,6 +24,12 @@ func TestRenew(t *testing.T) {
 	authenticate(t, "--quota", "pods=7")
 	mustRun(t, "", "create", "resourceslice", "renew-s1", "--cpu", "1", "--memory", "1Gi",
 		"--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
+	// The slice's name completes on both sides, from what each cluster holds.
+	for _, side := range [][]string{{consumer.Kubeconfig, "provider"}, {provider.Kubeconfig, "consumer"}} {
+		if r := cli(t, "", "__complete", "delete", "resourceslice", "--kubeconfig", side[0], "--remote-cluster-id", side[1], ""); !strings.Contains(r.stdout, "renew-s1\n") {
+			t.Errorf("completion of a slice name with --remote-cluster-id %s: %s", side[1], r)
+		}
+	}
 	_, oldCfg := issuedConfig(t)
 	oldSlice := sliceKubeconfig(t, "renew-s1")
 	sliceNS := handshake.SliceNamespace("consumer", "renew-s1")

@@ -102,7 +102,12 @@ func (w *World) Run(args ...string) Result {
 	f := cmdutil.NewTestFactory(streams, w.connect)
 	ctx, cancel := context.WithTimeout(w.t.Context(), time.Minute)
 	defer cancel()
-	code := cmd.Execute(ctx, cmd.NewRootCmdWithFactory(streams, f), streams, append(args, "--color", "never"))
+	// --color=never first, so that the last word stays the user's (cobra's __complete completes it).
+	line := append([]string{"--color=never"}, args...)
+	if len(args) > 0 && args[0] == "__complete" {
+		line = append([]string{"__complete", "--color=never"}, args[1:]...)
+	}
+	code := cmd.Execute(ctx, cmd.NewRootCmdWithFactory(streams, f), streams, line)
 	return Result{Stdout: out.String(), Stderr: errOut.String(), Code: code}
 }
 
