@@ -21,7 +21,7 @@ import (
 
 // installGeneration is bumped whenever the CRDs, the default ClusterRole or the sandbox admission policy
 // change; init re-applies them when the cluster's record is older.
-const installGeneration = "12"
+const installGeneration = "13"
 
 const (
 	clusterIDKey      = "clusterID"

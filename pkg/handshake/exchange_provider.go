@@ -199,7 +199,10 @@ type AllowExchangeOptions struct {
 	// AllowUnconstrained accepts the legacy impersonate grant on a provider without constrained
 	// impersonation: the credential may then do everything its target may.
 	AllowUnconstrained bool
-	Expiration         time.Duration // 0 means ExchangeExpiration
+	// Expiration is the lifetime asked for the certificates; 0 keeps the one the grant (rule, target,
+	// scope) was last issued with, or ExchangeExpiration for a grant never issued. Either way the
+	// pairing's recorded maximum lifetime caps it.
+	Expiration time.Duration
 }
 
 // ExchangeNotFoundError names requests that the consumer has not left (any more), and those it has.
@@ -256,10 +259,8 @@ func (c *Cluster) AllowExchange(ctx context.Context, o AllowExchangeOptions) ([]
 	if _, err := c.Load(ctx); err != nil {
 		return nil, err
 	}
-	if o.Expiration == 0 {
-		o.Expiration = ExchangeExpiration
-	}
-	if _, err := c.activeTenant(ctx, o.ConsumerID); err != nil {
+	tenant, err := c.activeTenant(ctx, o.ConsumerID)
+	if err != nil {
 		return nil, err
 	}
 	reqs, err := c.listExchangeRequests(ctx, o.ConsumerID)
@@ -289,7 +290,9 @@ func (c *Cluster) AllowExchange(ctx context.Context, o AllowExchangeOptions) ([]
 	answered := make([]ExchangeInfo, 0, len(chosen))
 	var errs []error
 	for _, r := range chosen {
-		info, err := c.allowExchange(ctx, o, support, r)
+		ro := o
+		ro.Expiration = exchangeLifetime(c.report(), o.Expiration, r, reqs, tenant)
+		info, err := c.allowExchange(ctx, ro, support, r)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("ExchangeRequest %s/%s: %w", TenantNamespace(o.ConsumerID), r.Name, err))
 		}
@@ -369,14 +372,53 @@ func (c *Cluster) allowExchange(ctx context.Context, o AllowExchangeOptions, sup
 		return &info, err
 	}
 	na := metav1.NewTime(notAfter)
+	lifetime := &metav1.Duration{Duration: o.Expiration}
+	if issued && r.Status.Lifetime != nil {
+		lifetime = r.Status.Lifetime // the certificate kept was asked with that one
+	}
 	if err := c.applyExchangeStatus(ctx, tns, r.Name, v1alpha1.ExchangeRequestStatus{Phase: ExchangeIssued, Mode: mode, Reach: reach, User: user,
-		Certificate: certPEM, NotAfter: &na}); err != nil {
+		Certificate: certPEM, NotAfter: &na, Lifetime: lifetime}); err != nil {
 		return &info, fmt.Errorf("recording the answer: %w", err)
 	}
 	c.audit(ctx, tenantObject(o.ConsumerID), EventGranted, "exchange credential "+r.Name+" (rule "+r.Spec.Rule+", "+strings.ToLower(mode)+") may act as "+t.User+
 		groupsNote(t.Groups)+" for "+s.String(), &Credential{User: user, NotAfter: notAfter})
 	info.Phase, info.Mode, info.Reach, info.Credential, info.NotAfter, info.TargetAccess = ExchangeIssued, mode, reach, user, &notAfter, nil
 	return &info, nil
+}
+
+// exchangeLifetime is the lifetime asked for r's certificate: the one given, else the one the latest
+// issued request of the same grant (rule, target, scope) was asked with, else ExchangeExpiration; capped
+// at the pairing's recorded maximum. A given lifetime that differs from the recorded one is said, as a
+// warning when it is longer (issue 29: a renewal changes nothing unless asked, and says what it changes).
+func exchangeLifetime(r Reporter, given time.Duration, req *v1alpha1.ExchangeRequest, all []v1alpha1.ExchangeRequest, tenant *v1alpha1.Tenant) time.Duration {
+	grant := exchange.GrantHash(req.Spec.Rule, fromExchangeTarget(req.Spec.Target), exchangeScope(req.Spec.Scope))
+	var recorded time.Duration
+	var latest time.Time
+	for i := range all {
+		o := &all[i]
+		if o.Status.Lifetime == nil || o.Status.NotAfter == nil || o.Spec.Rule != req.Spec.Rule ||
+			exchange.GrantHash(o.Spec.Rule, fromExchangeTarget(o.Spec.Target), exchangeScope(o.Spec.Scope)) != grant {
+			continue
+		}
+		if o.Status.NotAfter.After(latest) {
+			latest, recorded = o.Status.NotAfter.Time, o.Status.Lifetime.Duration
+		}
+	}
+	lifetime := given
+	switch {
+	case given == 0 && recorded > 0:
+		lifetime = recorded
+	case given == 0:
+		lifetime = ExchangeExpiration
+	case recorded > 0 && given != recorded:
+		reportChanges(r, []Change{{Setting: "ExchangeRequest " + req.Name + " " + SettingLifetime,
+			Old: durationText(recorded), New: durationText(given), Widens: given > recorded}})
+	}
+	if max := tenant.Status.MaxLifetime; max != nil && max.Duration > 0 && lifetime > max.Duration {
+		r.Info(fmt.Sprintf("ExchangeRequest %s lifetime: %s asked, capped at the pairing's maximum %s", req.Name, durationText(lifetime), durationText(max.Duration)))
+		lifetime = max.Duration
+	}
+	return lifetime
 }
 
 func exchangeGrantNote(name, mode string, t exchange.Target, s exchange.Scope) string {

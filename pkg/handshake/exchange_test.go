@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -370,3 +371,53 @@ func TestExchangeRBACNamesDoNotCollide(t *testing.T) {
 		}
 	}
 }
+
+// A request of a grant issued before is answered with the lifetime that grant was issued with, unless the
+// administrator names another, which is said (a longer one as a warning); the pairing's maximum caps it.
+func TestExchangeLifetimeIsKept(t *testing.T) {
+	grant := func(name string, lifetime time.Duration, notAfter time.Time) v1alpha1.ExchangeRequest {
+		r := v1alpha1.ExchangeRequest{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.ExchangeRequestSpec{Rule: "r",
+			Target: v1alpha1.ExchangeTarget{User: "alice"}, Scope: v1alpha1.ExchangeScope{Verbs: []string{"get"}, Resources: []string{"pods"}, Namespaces: []string{"team-a"}}}}
+		if lifetime > 0 {
+			na := metav1.NewTime(notAfter)
+			r.Status = v1alpha1.ExchangeRequestStatus{Phase: ExchangeIssued, Lifetime: &metav1.Duration{Duration: lifetime}, NotAfter: &na}
+		}
+		return r
+	}
+	now := fakeNow
+	older, newer := grant("r-1", 48*time.Hour, now.Add(time.Hour)), grant("r-2", 72*time.Hour, now.Add(2*time.Hour))
+	other := grant("r-3", 5*time.Hour, now.Add(3*time.Hour))
+	other.Spec.Scope.Namespaces = []string{"team-b"} // another grant: its lifetime is not this one's
+	pending := grant("r-4", 0, now)
+	all := []v1alpha1.ExchangeRequest{older, newer, other, pending}
+	tenant := &v1alpha1.Tenant{}
+	var warned, said []string
+	r := &recorder{warn: func(s string) { warned = append(warned, s) }, info: func(s string) { said = append(said, s) }}
+
+	if got := exchangeLifetime(r, 0, &pending, all, tenant); got != 72*time.Hour {
+		t.Errorf("kept lifetime %s, want the latest issue's 72h", got)
+	}
+	if got := exchangeLifetime(r, 0, &pending, []v1alpha1.ExchangeRequest{pending}, tenant); got != ExchangeExpiration {
+		t.Errorf("a grant never issued: %s, want the default %s", got, ExchangeExpiration)
+	}
+	if len(warned)+len(said) != 0 {
+		t.Errorf("keeping said %v %v", warned, said)
+	}
+	if got := exchangeLifetime(r, 100*time.Hour, &pending, all, tenant); got != 100*time.Hour || len(warned) != 1 || !strings.Contains(warned[0], "lifetime: 3d -> 100h") {
+		t.Errorf("a longer lifetime given: %s, warned %v", got, warned)
+	}
+	if got := exchangeLifetime(r, 24*time.Hour, &pending, all, tenant); got != 24*time.Hour || len(said) != 1 || !strings.Contains(said[0], "lifetime: 3d -> 1d") {
+		t.Errorf("a shorter lifetime given: %s, said %v", got, said)
+	}
+	tenant.Status.MaxLifetime = &metav1.Duration{Duration: 36 * time.Hour}
+	if got := exchangeLifetime(r, 0, &pending, all, tenant); got != 36*time.Hour {
+		t.Errorf("over the pairing's maximum: %s, want it capped at 36h", got)
+	}
+}
+
+// recorder is a Reporter that hands warnings and facts to functions.
+type recorder struct{ warn, info func(string) }
+
+func (r *recorder) Begin(string, string) func(error) { return func(error) {} }
+func (r *recorder) Warn(msg string)                  { r.warn(msg) }
+func (r *recorder) Info(msg string)                  { r.info(msg) }

@@ -45,12 +45,17 @@ func Renew(ctx context.Context, consumer, provider *Cluster, o RenewOptions) (*R
 	); err != nil {
 		return nil, err
 	}
-	if _, err := provider.activeTenant(ctx, cSelf.ClusterID); err != nil {
+	tenant, err := provider.activeTenant(ctx, cSelf.ClusterID)
+	if err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
+	}
+	// The pairing's maximum lifetime bounds the slices' as well: the one given, else the recorded one.
+	maxLifetime := o.MaxExpiration
+	if !o.Given[SettingMaxLifetime] && tenant.Status.MaxLifetime != nil {
+		maxLifetime = tenant.Status.MaxLifetime.Duration
 	}
 	// Everything not given is the pairing's recorded choice (keepRecorded, at issuance).
 	res := &RenewResult{ProviderID: pSelf.ClusterID}
-	var err error
 	if res.ControlPlane, err = Authenticate(ctx, consumer, provider, AuthenticateOptions{
 		ConsumerID: cSelf.ClusterID, ProviderID: pSelf.ClusterID, KeyAlgorithm: o.KeyAlgorithm, ProxyURL: o.ProxyURL,
 		APIServer: o.APIServer, CA: o.CA, Expiration: o.Expiration, MaxExpiration: o.MaxExpiration,
@@ -59,16 +64,25 @@ func Renew(ctx context.Context, consumer, provider *Cluster, o RenewOptions) (*R
 	}); err != nil {
 		return nil, err
 	}
-	slices, err := consumer.ConsumerSlices(ctx, pSelf.ClusterID)
-	if err != nil {
-		return res, fmt.Errorf("consumer: %w", err)
+	// The consumer's slices, and the lifetime each was granted with, which the provider recorded.
+	var held, granted []SliceInfo
+	if err := parallel(
+		func() error { var err error; held, err = consumer.ConsumerSlices(ctx, pSelf.ClusterID); return wrapSide("consumer", err) },
+		func() error { var err error; granted, err = provider.ProviderSlices(ctx, cSelf.ClusterID); return wrapSide("provider", err) },
+	); err != nil {
+		return res, err
+	}
+	lifetimes := map[string]time.Duration{}
+	for _, g := range granted {
+		lifetimes[g.Name] = g.Lifetime
 	}
 	var errs []error
-	for _, s := range slices {
+	for _, s := range held {
 		if s.Phase != SliceImported {
 			continue // never granted, or not imported: nothing to renew
 		}
-		imp, err := renewSlice(ctx, consumer, provider, cSelf.ClusterID, pSelf.ClusterID, s, o)
+		s.Lifetime = lifetimes[s.Name]
+		imp, err := renewSlice(ctx, consumer, provider, cSelf.ClusterID, pSelf.ClusterID, s, o, maxLifetime)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("resource slice %q: %w", s.Name, err))
 			continue
@@ -80,7 +94,7 @@ func Renew(ctx context.Context, consumer, provider *Cluster, o RenewOptions) (*R
 
 // renewSlice asks for a slice again with a new key, has the provider grant it within what it had (under
 // its class, with its credential kind) and imports it: the old key's user loses the slice's rights.
-func renewSlice(ctx context.Context, consumer, provider *Cluster, consumerID, providerID string, s SliceInfo, o RenewOptions) (*SliceImport, error) {
+func renewSlice(ctx context.Context, consumer, provider *Cluster, consumerID, providerID string, s SliceInfo, o RenewOptions, maxLifetime time.Duration) (*SliceImport, error) {
 	req, err := consumer.RequestSlice(ctx, SliceRequestOptions{ProviderID: providerID, Name: s.Name, Class: s.Class, Resources: s.Requested, KeyAlgorithm: o.KeyAlgorithm})
 	if err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)
@@ -109,8 +123,8 @@ func renewSlice(ctx context.Context, consumer, provider *Cluster, consumerID, pr
 	if o.Given[SettingLifetime] || expiration == 0 {
 		expiration = o.Expiration
 	}
-	if o.MaxExpiration > 0 && expiration > o.MaxExpiration {
-		expiration = o.MaxExpiration
+	if maxLifetime > 0 && expiration > maxLifetime {
+		expiration = maxLifetime
 	}
 	granted, err := provider.AcceptSlice(ctx, AcceptSliceOptions{ConsumerID: consumerID, Name: s.Name, Grant: grant, Expiration: expiration,
 		Credential: credential, SignerTimeout: o.SignerTimeout})

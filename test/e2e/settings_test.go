@@ -139,6 +139,24 @@ func TestRenewKeepsSettings(t *testing.T) {
 		}
 	}
 	check("pairing")
+	// A slice asked for 30h keeps that lifetime through every renewal, like the pairing.
+	mustRun(t, "", "create", "resourceslice", "kept", "--cpu", "100m", "--memory", "64Mi", "--expiration", "30h",
+		"--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
+	sliceLifetime := func(after string) {
+		t.Helper()
+		block, _ := pem.Decode(sliceKubeconfig(t, "kept").CertData)
+		if block == nil {
+			t.Fatalf("after %s: the slice's kubeconfig holds no certificate", after)
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Until(cert.NotAfter); !nearDuration(got, 30*time.Hour) {
+			t.Errorf("after %s: the slice's certificate lives %s, want the 30h it was asked with", after, got.Round(time.Minute))
+		}
+	}
+	sliceLifetime("pairing")
 
 	renew := func(extra ...string) result {
 		t.Helper()
@@ -159,6 +177,7 @@ func TestRenewKeepsSettings(t *testing.T) {
 		t.Errorf("a plain re-run of authenticate reported changes: %s", r)
 	}
 	check("a plain re-run of authenticate")
+	sliceLifetime("renew, renew --all and a re-run of authenticate")
 
 	// Explicit flags change one setting each, and say so.
 	r = renew("--expiration", "60h")

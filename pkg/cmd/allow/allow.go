@@ -32,6 +32,7 @@ type ExchangeOptions struct {
 	AllowReach         []string
 	AllowUnconstrained bool
 	Expiration         time.Duration
+	keepExpiration     bool
 	Output             *cmdutil.Enum
 
 	f       *cmdutil.Factory
@@ -84,15 +85,17 @@ func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 	cmd.Flags().StringArrayVar(&o.AllowReach, "allow-reach", nil, "Accept the listed REACH of this request (one of the NAMEs; repeat for more)")
 	cmd.Flags().BoolVar(&o.AllowUnconstrained, "allow-unconstrained", false,
 		"On a cluster without constrained impersonation, grant the legacy impersonate verb: the credential may do everything its target may")
-	cmdutil.DurationFlag(cmd.Flags(), &o.Expiration, "expiration", o.Expiration, 10*time.Minute, handshake.MaxExpiration, "Life of the credentials issued")
+	cmdutil.DurationFlag(cmd.Flags(), &o.Expiration, "expiration", o.Expiration, 10*time.Minute, handshake.MaxExpiration, "Lifetime asked for the credentials issued (default: the one this rule, target and scope were last issued with, else 30d; capped at the pairing's --max-expiration)")
 	o.Output = printers.AddOutputFlag(cmd, "", "a table", "yaml", "json", "wide")
 	cmd.ValidArgsFunction = flags.CompleteExchangeRequests(f)
 	return cmd
 }
 
 // Complete reads the names and builds the client.
-func (o *ExchangeOptions) Complete(_ *cobra.Command, args []string) error {
+func (o *ExchangeOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Names = args
+	// Not given: each request gets the lifetime its grant was last issued with (or the default).
+	o.keepExpiration = !cmd.Flags().Changed("expiration")
 	var err error
 	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
 	return err
@@ -122,6 +125,14 @@ func (o *ExchangeOptions) Validate() error {
 	return nil
 }
 
+// expiration is the lifetime to ask, 0 to keep the recorded one.
+func (o *ExchangeOptions) expiration() time.Duration {
+	if o.keepExpiration {
+		return 0
+	}
+	return o.Expiration
+}
+
 // Run lists or answers the requests.
 func (o *ExchangeOptions) Run(ctx context.Context) error {
 	var list []handshake.ExchangeInfo
@@ -130,7 +141,7 @@ func (o *ExchangeOptions) Run(ctx context.Context) error {
 		list, err = o.cluster.ExchangeRequests(ctx, o.RemoteClusterID)
 	} else {
 		list, err = o.cluster.AllowExchange(ctx, handshake.AllowExchangeOptions{ConsumerID: o.RemoteClusterID, Names: o.Names,
-			AllowReach: o.AllowReach, AllowUnconstrained: o.AllowUnconstrained, Expiration: o.Expiration})
+			AllowReach: o.AllowReach, AllowUnconstrained: o.AllowUnconstrained, Expiration: o.expiration()})
 		err = ExchangeError(err)
 	}
 	if perr := o.print(list); perr != nil && err == nil {

@@ -61,5 +61,8 @@ type ExchangeRequestStatus struct {
 	User        string       `json:"user,omitempty"`
 	Certificate []byte       `json:"certificate,omitempty"`
 	NotAfter    *metav1.Time `json:"notAfter,omitempty"`
-	Reason      string       `json:"reason,omitempty"`
+	// Lifetime is the lifetime the provider asked for the certificate: the next request of the same grant
+	// (rule, target, scope) is answered with it unless the administrator names another.
+	Lifetime *metav1.Duration `json:"lifetime,omitempty"`
+	Reason   string           `json:"reason,omitempty"`
 }
