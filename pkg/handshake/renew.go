@@ -67,8 +67,16 @@ func Renew(ctx context.Context, consumer, provider *Cluster, o RenewOptions) (*R
 	// The consumer's slices, and the lifetime each was granted with, which the provider recorded.
 	var held, granted []SliceInfo
 	if err := parallel(
-		func() error { var err error; held, err = consumer.ConsumerSlices(ctx, pSelf.ClusterID); return wrapSide("consumer", err) },
-		func() error { var err error; granted, err = provider.ProviderSlices(ctx, cSelf.ClusterID); return wrapSide("provider", err) },
+		func() error {
+			var err error
+			held, err = consumer.ConsumerSlices(ctx, pSelf.ClusterID)
+			return wrapSide("consumer", err)
+		},
+		func() error {
+			var err error
+			granted, err = provider.ProviderSlices(ctx, cSelf.ClusterID)
+			return wrapSide("provider", err)
+		},
 	); err != nil {
 		return res, err
 	}

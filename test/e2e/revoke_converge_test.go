@@ -30,33 +30,9 @@ func TestRevokeConvergesUnderLoad(t *testing.T) {
 		}
 		_, cfg := issuedConfig(t)
 		tenant := kubernetes.NewForConfigOrDie(unlimited(cfg))
-		ctx, stop := context.WithCancel(t.Context())
-		first := make(chan struct{})
-		var once sync.Once
-		var wg sync.WaitGroup
-		for w := range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; ctx.Err() == nil; i++ {
-					if err := createOne(ctx, tenant, fmt.Sprintf("r%d-w%d-%d", round, w, i), i%4); err == nil {
-						made.Add(1)
-						once.Do(func() { close(first) })
-					}
-				}
-			}()
-		}
-		select {
-		case <-first:
-		case <-time.After(30 * time.Second):
-			stop()
-			t.Fatalf("round %d: the tenant could not create anything before the revoke", round)
-		}
+		stop := createInLoop(t, tenant, fmt.Sprintf("r%d", round), &made)
 		mustOn(t, provider, "revoke", "--remote-cluster-id", "consumer")
-		// The loop keeps trying a moment after revoke returned: every try must now be refused.
-		time.Sleep(200 * time.Millisecond) // the attacker's own pace, not a wait for the system
 		stop()
-		wg.Wait()
 		if left := tenantMade(t, admin); len(left) > 0 {
 			t.Fatalf("round %d: revoke left %v", round, left)
 		}
@@ -81,32 +57,9 @@ func TestDrainConvergesUnderLoad(t *testing.T) {
 		if round > 0 {
 			mustOn(t, provider, "uncordon", "tenant", "consumer")
 		}
-		ctx, stop := context.WithCancel(t.Context())
-		first := make(chan struct{})
-		var once sync.Once
-		var wg sync.WaitGroup
-		for w := range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; ctx.Err() == nil; i++ {
-					if err := createOne(ctx, tenant, fmt.Sprintf("d%d-w%d-%d", round, w, i), i%4); err == nil {
-						made.Add(1)
-						once.Do(func() { close(first) })
-					}
-				}
-			}()
-		}
-		select {
-		case <-first:
-		case <-time.After(30 * time.Second):
-			stop()
-			t.Fatalf("round %d: the tenant could not create anything before the drain", round)
-		}
+		stop := createInLoop(t, tenant, fmt.Sprintf("d%d", round), &made)
 		mustOn(t, provider, "drain", "tenant", "consumer")
-		time.Sleep(200 * time.Millisecond) // the tenant's own pace: it keeps trying after drain returned
 		stop()
-		wg.Wait()
 		if left := tenantMade(t, admin); len(left) > 0 {
 			t.Fatalf("round %d: drain left %v", round, left)
 		}
@@ -116,6 +69,42 @@ func TestDrainConvergesUnderLoad(t *testing.T) {
 	}
 	mustOn(t, provider, "uncordon", "tenant", "consumer")
 	t.Logf("%d rounds, %d objects created by the tenant while being drained, none left", rounds, made.Load())
+}
+
+// createInLoop has four workers create, as the tenant, CronJobs, Deployments, Jobs and Pods named
+// prefix-w<worker>-<i> as fast as they can, counting each one made, and returns once the first exists. Its
+// stop lets the workers keep trying a moment longer (the attacker's own pace, not a wait for the system:
+// every try after the command returned must be refused), then stops and waits for them.
+func createInLoop(t *testing.T, tenant kubernetes.Interface, prefix string, made *atomic.Int64) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	first := make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				if err := createOne(ctx, tenant, fmt.Sprintf("%s-w%d-%d", prefix, w, i), i%4); err == nil {
+					made.Add(1)
+					once.Do(func() { close(first) })
+				}
+			}
+		}()
+	}
+	select {
+	case <-first:
+	case <-time.After(30 * time.Second):
+		cancel()
+		wg.Wait()
+		t.Fatalf("%s: the tenant could not create anything", prefix)
+	}
+	return func() {
+		time.Sleep(200 * time.Millisecond)
+		cancel()
+		wg.Wait()
+	}
 }
 
 // createOne makes one object of the kind i selects, as the tenant.

@@ -72,13 +72,7 @@ func (o *ResourceSliceOptions) Validate() error {
 	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
 		return err
 	}
-	if strings.TrimSpace(o.Reason) == "" {
-		return errors.New("--reason: must say why")
-	}
-	if len(o.Reason) > 1024 {
-		return fmt.Errorf("--reason: is %d characters, at most 1024 are kept", len(o.Reason))
-	}
-	return nil
+	return validateReason(o.Reason)
 }
 
 // Run denies the slice.
@@ -145,13 +139,7 @@ func (o *ExchangeOptions) Validate() error {
 	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
 		return err
 	}
-	if strings.TrimSpace(o.Reason) == "" {
-		return errors.New("--reason: must say why")
-	}
-	if len(o.Reason) > 1024 {
-		return fmt.Errorf("--reason: is %d characters, at most 1024 are kept", len(o.Reason))
-	}
-	return nil
+	return validateReason(o.Reason)
 }
 
 // Run refuses the request.
@@ -169,4 +157,15 @@ func (o *ExchangeOptions) Run(ctx context.Context) error {
 	}
 	_, err = fmt.Fprintf(o.Out, "exchangerequest/%s denied\n", o.Name)
 	return err
+}
+
+// validateReason checks --reason, which the consumer reads: said, and short enough to be kept whole.
+func validateReason(reason string) error {
+	if strings.TrimSpace(reason) == "" {
+		return errors.New("--reason: must say why")
+	}
+	if len(reason) > 1024 {
+		return fmt.Errorf("--reason: is %d characters, at most 1024 are kept", len(reason))
+	}
+	return nil
 }
