@@ -113,14 +113,10 @@ func authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 		return nil, err
 	}
 	// The consumer stores the identity as soon as the provider has bound its user, while the provider
-	// records it; the pair's lock goes once both are done.
+	// records it; the pair's lock goes with those last writes (a run waiting for it reads afresh only once
+	// it holds it, by when writes sent alongside its release have landed).
 	var imported func() error
 	var res *Imported
-	issued := make(chan struct{})
-	release := func() {
-		<-issued
-		unlock()
-	}
 	identity, err := provider.IssueIdentity(ctx, IssueOptions{
 		ConsumerID: cSelf.ClusterID, Tenant: tenant, APIServer: o.APIServer, CA: o.CA,
 		Expiration: o.Expiration, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox,
@@ -128,12 +124,11 @@ func authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 		bound: func(id *v1alpha1.Identity) {
 			imported = background(func() error {
 				var err error
-				res, err = consumer.importIdentity(ctx, id, held, release)
+				res, err = consumer.importIdentity(ctx, id, held, unlock)
 				return err
 			})
 		},
 	})
-	close(issued)
 	if err == nil && proxyChange != nil {
 		consumer.report().Info(proxyChange.String())
 	}

@@ -657,3 +657,47 @@ func TestManualFlowNamesNeverInitializedClusters(t *testing.T) {
 		t.Fatalf("IssueIdentity: %v", err)
 	}
 }
+
+// A renewal binds its new user beside the current one while the certificate is issued (one round trip
+// fewer); a certificate that is then refused leaves the current user bound alone, and a renewal that
+// succeeds leaves the new user alone.
+func TestRefusedRenewalKeepsTheCurrentBinding(t *testing.T) {
+	consumer, provider := newFakeCluster(t), newFakeCluster(t)
+	o := AuthenticateOptions{ConsumerID: "consumer", ProviderID: "provider", APIServer: "https://provider.example:6443", Expiration: time.Hour}
+	first, err := Authenticate(t.Context(), consumer.Cluster, provider.Cluster, o)
+	if err != nil {
+		t.Fatalf("Authenticate: %v", err)
+	}
+	subjects := func() []string {
+		t.Helper()
+		rb, err := provider.kube.RbacV1().RoleBindings(TenantNamespace("consumer")).Get(t.Context(), RoleBindingName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range rb.Subjects {
+			names = append(names, s.Name)
+		}
+		return names
+	}
+	provider.Signer = func(req *x509.CertificateRequest, s int32) *x509.Certificate {
+		subj := req.Subject
+		subj.Organization = []string{"system:masters"}
+		return &x509.Certificate{SerialNumber: big.NewInt(9), Subject: subj, PublicKey: req.PublicKey, NotBefore: fakeNow,
+			NotAfter: fakeNow.Add(time.Duration(s) * time.Second), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	}
+	if _, err := Authenticate(t.Context(), consumer.Cluster, provider.Cluster, o); err == nil || !strings.Contains(err.Error(), "issued certificate") {
+		t.Fatalf("renewal with a dishonest signer: err = %v", err)
+	}
+	if got := subjects(); len(got) != 1 || got[0] != first.User {
+		t.Errorf("after a refused renewal the binding names %v, want only %s", got, first.User)
+	}
+	provider.Signer = nil
+	second, err := Authenticate(t.Context(), consumer.Cluster, provider.Cluster, o)
+	if err != nil {
+		t.Fatalf("renewal: %v", err)
+	}
+	if got := subjects(); len(got) != 1 || got[0] != second.User || second.User == first.User {
+		t.Errorf("after a renewal the binding names %v, want only %s", got, second.User)
+	}
+}

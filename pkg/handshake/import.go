@@ -145,7 +145,8 @@ func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, hel
 		}
 		return ignoreNotFound(secrets.Delete(ctx, sec.Name, opts))
 	}
-	// The kubeconfig and the Identity do not depend on each other: both at once.
+	// The kubeconfig, the Identity and the Event (as the provider records its issuance: alongside) do not
+	// depend on each other: all at once, and a one-shot run's lock on the pair goes with them (stored).
 	if err := parallel(func() error {
 		return step(r, "Storing the kubeconfig", "Kubeconfig stored in Secret "+SystemNamespace+"/"+res.KubeconfigSecret, func() error {
 			return c.storeKubeconfig(ctx, providerID, kubeconfigYAML, macKey)
@@ -154,11 +155,7 @@ func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, hel
 		return step(r, "Recording the Identity", "Identity "+SystemNamespace+"/"+IdentityName(providerID)+" recorded", func() error {
 			return c.applyIdentity(ctx, id, res)
 		})
-	}, func() error { return drop(stale) }); err != nil {
-		return nil, err
-	}
-	// Then the Event, the answered request's key, and a one-shot run's lock on the pair (stored).
-	err = parallel(func() error {
+	}, func() error { return drop(stale) }, func() error {
 		c.audit(ctx, identityObject(providerID, IdentityName(providerID)), EventImported,
 			"identity ("+orCertificate(id.Spec.Credential)+") on provider "+providerID+" imported", cred)
 		return nil
@@ -167,8 +164,11 @@ func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, hel
 			stored()
 		}
 		return nil
-	}, func() error { return drop(pendingRead) })
-	if err != nil {
+	}); err != nil {
+		return nil, err
+	}
+	// Then the answered request's key, only once the kubeconfig that replaces it is stored.
+	if err := drop(pendingRead); err != nil {
 		return nil, err
 	}
 	return res, nil

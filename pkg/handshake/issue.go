@@ -108,6 +108,7 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 
 	// Everything up to the CSR only reads.
 	renewal, tenantFound := false, false
+	var recordedUser, recordedRole string // a renewal's current user and its role
 	u, err := c.objectRead(v1alpha1.TenantGVR, ns, o.ConsumerID).take(ctx, c)
 	switch {
 	case apierrors.IsNotFound(err):
@@ -121,6 +122,9 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		}
 		st := recorded.Status
 		renewal = st.User != ""
+		if st.Phase == PhaseActive { // a revoked user is never bound again, not even for a moment
+			recordedUser, recordedRole = st.User, st.ClusterRole
+		}
 		if renewal {
 			o.Sandbox = raw
 			if o, changes, err = keepRecorded(o, &recorded); err != nil {
@@ -264,9 +268,38 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		}
 		return c.identityFor(self.ClusterID, o, tenant, cert, "", integrityKey), nil
 	}
-	// The nonce is ours: a sandbox that is already there converges while the certificate is issued.
+	// The nonce is ours: a sandbox that is already there converges while the certificate is issued. A
+	// renewal's new user is known from its CSR before the certificate exists, so it is bound beside the
+	// current, active one meanwhile: it gets nothing that user does not hold this moment, its certificate
+	// works the moment it is issued, and the current user goes with the records (two round trips fewer
+	// through a slow link than binding after the sandbox and the certificate). Only for the same role, so
+	// that the current user never holds a role it was not given; a token's user exists only once issued.
+	prebind := sandboxEarly && req != nil && recordedUser != "" && recordedUser != user && recordedRole == o.ClusterRole
 	if sandboxEarly {
-		sandboxDone = background(func() error { return c.buildSandbox(ctx, ns, o, nil) })
+		sandboxDone = background(func() error {
+			return parallel(func() error { return c.buildSandbox(ctx, ns, o, nil) }, func() error {
+				if !prebind {
+					return nil
+				}
+				return parallel(
+					func() error { return c.bindRole(ctx, ns, user, o.ClusterRole, o.ConsumerID, recordedUser) },
+					func() error { return c.rebindExtra(ctx, o.ConsumerID, user, o.ClusterRole, recordedUser) },
+				)
+			})
+		})
+	}
+	// unbind takes the new user back out of the bindings when the run fails: the current one alone. Also
+	// when the run ran out of time, so on a context of its own.
+	unbind := func() error {
+		if !prebind {
+			return nil
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		return parallel(
+			func() error { return c.bindRole(cctx, ns, recordedUser, o.ClusterRole, o.ConsumerID) },
+			func() error { return c.rebindExtra(cctx, o.ConsumerID, recordedUser, o.ClusterRole) },
+		)
 	}
 
 	// Stale CSRs are cleared meanwhile.
@@ -307,20 +340,45 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 			mode, certPEM = CredentialToken, nil
 		case errors.Is(err, ErrNoCertificate):
 			c.deleteCSR(ctx, req)
-			err = errors.Join(err, staleDone(), sandboxDone())
+			err = errors.Join(err, staleDone(), sandboxDone(), unbind())
 			if rerr := c.nonces().Restore(ctx, n); rerr != nil {
 				return nil, errors.Join(err, fmt.Errorf("the nonce stays used, so the consumer needs a new one: %w", rerr))
 			}
 			return nil, err
 		default:
-			return nil, errors.Join(err, staleDone(), sandboxDone())
+			return nil, errors.Join(err, staleDone(), sandboxDone(), unbind())
 		}
 	}
+	// The bindings come before the records: the Tenant records the issuance only once they hold, so that a
+	// re-run of the same request that finds it recorded (and returns it again, reading only) never misses a
+	// binding. Lists read early may miss an extra namespace granted or a ServiceAccount made since: read
+	// afresh after the bindings, alongside the record.
+	listedEarly := c.namespacesOfRead(o.ConsumerID, KindExtra).sent(c) || c.serviceAccountsRead(ns).sent(c)
+	keepUser := func() string { // a token's user is its ServiceAccount, which stays
+		if mode == CredentialToken {
+			return user
+		}
+		return ""
+	}
+	bindAll := func() error {
+		keep := keepUser()
+		return step(r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns+" and the consumer's extra namespaces", func() error {
+			// The tenant namespace and every extra namespace: the new user everywhere, no older one anywhere.
+			// Bound to nothing from now on, the tokens of earlier issuances die with their ServiceAccounts.
+			return parallel(
+				func() error { return c.bindRole(ctx, ns, user, o.ClusterRole, o.ConsumerID) },
+				func() error { return c.rebindExtra(ctx, o.ConsumerID, user, o.ClusterRole) },
+				func() error { return c.deleteCredentialAccounts(ctx, ns, keep) },
+			)
+		})
+	}
+	// A new sandbox's user is bound only once the sandbox holds: a sandbox that is not enforced never
+	// gets a binding, not even for a moment (one round trip kept on purpose).
 	if !sandboxEarly {
 		sandboxDone = background(func() error { return c.buildSandbox(ctx, ns, o, tenant) })
 	}
 	if err := errors.Join(sandboxDone(), staleDone()); err != nil {
-		return nil, err
+		return nil, errors.Join(err, unbind())
 	}
 	var token string
 	credential := v1alpha1.CredentialCertificate
@@ -345,25 +403,12 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	if renewal {
 		reason = EventRenewed
 	}
-	// The bindings first: the Tenant records the issuance only once they hold, so that a re-run of the same
-	// request that finds it recorded (and returns it again, reading only) never misses a binding.
-	keep := ""
-	if mode == CredentialToken {
-		keep = user
-	}
-	// Lists read early may miss an extra namespace granted or a ServiceAccount made since: read afresh
-	// after the bindings, alongside the record.
-	listedEarly := c.namespacesOfRead(o.ConsumerID, KindExtra).sent(c) || c.serviceAccountsRead(ns).sent(c)
-	if err := step(r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns+" and the consumer's extra namespaces", func() error {
-		// The tenant namespace and every extra namespace: the new user everywhere, no older one anywhere.
-		// Bound to nothing from now on, the tokens of earlier issuances die with their ServiceAccounts.
-		return parallel(
-			func() error { return c.bindRole(ctx, ns, user, o.ClusterRole, o.ConsumerID) },
-			func() error { return c.rebindExtra(ctx, o.ConsumerID, user, o.ClusterRole) },
-			func() error { return c.deleteCredentialAccounts(ctx, ns, keep) },
-		)
-	}); err != nil {
-		return nil, err
+	// Bound beside the current user already (prebind), the new one holds: the current one goes with the
+	// records. Else the bindings come first.
+	if !prebind {
+		if err := bindAll(); err != nil {
+			return nil, err
+		}
 	}
 	id := c.identityFor(self.ClusterID, o, tenant, certPEM, token, integrityKey)
 	if o.bound != nil {
@@ -395,12 +440,18 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		}
 		return nil
 	}, func() error {
+		if prebind {
+			// Here after the pre-binding, both lists are read afresh: the early one of the extra namespaces
+			// was the pre-binding's, and the early ServiceAccounts are dropped unread.
+			_, _, _ = c.serviceAccountsRead(ns).taken(ctx, c)
+			return bindAll()
+		}
 		if !listedEarly {
 			return nil
 		}
 		return parallel(
 			func() error { return c.rebindExtra(ctx, o.ConsumerID, user, o.ClusterRole) },
-			func() error { return c.deleteCredentialAccounts(ctx, ns, keep) },
+			func() error { return c.deleteCredentialAccounts(ctx, ns, keepUser()) },
 		)
 	}); err != nil {
 		return nil, err

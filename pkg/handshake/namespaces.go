@@ -73,8 +73,9 @@ func (c *Cluster) namespacesOf(ctx context.Context, consumerID string, kinds ...
 	return c.namespacesOfRead(consumerID, kinds...).take(ctx, c)
 }
 
-// rebindExtra binds the pairing's new user in every extra namespace of the consumer (renewal).
-func (c *Cluster) rebindExtra(ctx context.Context, consumerID, user, clusterRole string) error {
+// rebindExtra binds the pairing's new user in every extra namespace of the consumer (renewal), with also
+// beside it (see bindRole).
+func (c *Cluster) rebindExtra(ctx context.Context, consumerID, user, clusterRole string, also ...string) error {
 	extra, err := c.namespacesOf(ctx, consumerID, KindExtra)
 	if err != nil {
 		return err
@@ -85,7 +86,7 @@ func (c *Cluster) rebindExtra(ctx context.Context, consumerID, user, clusterRole
 			if ns.DeletionTimestamp != nil {
 				return nil
 			}
-			return c.bindRole(ctx, ns.Name, user, clusterRole, consumerID)
+			return c.bindRole(ctx, ns.Name, user, clusterRole, consumerID, also...)
 		}
 	}
 	return parallel(jobs...)

@@ -51,18 +51,23 @@ func roleBinding(namespace, user, clusterRole, consumerID string) *rbacv1.RoleBi
 	}
 }
 
-// bindRole makes the one RoleBinding of the tenant namespace name exactly the new user, so an earlier
-// certificate of the same consumer loses its rights at once. It is one server-side apply, with no read
+// bindRole makes the one RoleBinding of the tenant namespace name exactly the given users (the new one,
+// so an earlier certificate of the same consumer loses its rights at once; or, while a renewal's
+// certificate is issued, the recorded one and the new one). It is one server-side apply, with no read
 // first (subjects is an atomic list: the apply replaces it whole); only a binding to another role, whose
 // roleRef cannot change, is deleted and made again.
-func (c *Cluster) bindRole(ctx context.Context, ns, user, clusterRole, consumerID string) error {
+func (c *Cluster) bindRole(ctx context.Context, ns, user, clusterRole, consumerID string, also ...string) error {
 	want := roleBinding(ns, user, clusterRole, consumerID)
+	for _, u := range also {
+		want.Subjects = append(want.Subjects, subjectFor(u))
+	}
 	rbs := c.Kube.RbacV1().RoleBindings(ns)
-	s := want.Subjects[0]
-	_, err := rbs.Apply(ctx, rbacapply.RoleBinding(RoleBindingName, ns).WithLabels(want.Labels).
-		WithSubjects(rbacapply.Subject().WithKind(s.Kind).WithAPIGroup(s.APIGroup).WithName(s.Name).WithNamespace(s.Namespace)).
-		WithRoleRef(rbacapply.RoleRef().WithAPIGroup(want.RoleRef.APIGroup).WithKind(want.RoleRef.Kind).WithName(want.RoleRef.Name)),
-		metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	apply := rbacapply.RoleBinding(RoleBindingName, ns).WithLabels(want.Labels).
+		WithRoleRef(rbacapply.RoleRef().WithAPIGroup(want.RoleRef.APIGroup).WithKind(want.RoleRef.Kind).WithName(want.RoleRef.Name))
+	for _, s := range want.Subjects {
+		apply.WithSubjects(rbacapply.Subject().WithKind(s.Kind).WithAPIGroup(s.APIGroup).WithName(s.Name).WithNamespace(s.Namespace))
+	}
+	_, err := rbs.Apply(ctx, apply, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	if !apierrors.IsInvalid(err) {
 		return err
 	}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/federate-dev/kubectl-federate/test/kubeenv"
+)
+
+func (b *bench) write(path string) error {
+	var s strings.Builder
+	fmt.Fprintf(&s, "# Benchmarks\n\nWritten by `make bench` (`go run ./hack/bench`), which starts local control planes (Kubernetes %s,\n", kubeenv.KubeVersion)
+	fmt.Fprintf(&s, "`test/kubeenv`) and runs the plugin against them. Wall times depend on the machine; nothing here is\nasserted by a test.\n\n")
+	fmt.Fprintf(&s, "Machine: %s, %d CPUs, %s, %s/%s, %s, %s.\n\n", cpuModel(), runtime.NumCPU(), memTotal(), runtime.GOOS, runtime.GOARCH, runtime.Version(), time.Now().UTC().Format("2006-01-02"))
+	if len(b.rounds) > 0 {
+		s.WriteString("## Dependent round trips\n\n")
+		s.WriteString("| measure | no added delay | 50 ms link | dependent round trips | target | met |\n|---|---|---|---|---|---|\n")
+		for _, r := range b.rounds {
+			fmt.Fprintf(&s, "| %s | %s (%s requests) | %s | %.1f | ≤ %.0f | %s |\n", r.what, r.fast.Round(time.Millisecond), r.fastRequests,
+				r.slow.Round(time.Millisecond), r.count(), r.target, met(r.count() <= r.target))
+		}
+		s.WriteString(`
+Both columns go through the same local TCP proxy in front of each API server; for the second it delays
+every chunk by 25 ms in each direction (a delay line, so streams are not slowed further). The difference,
+divided by 50 ms, is what the network costs in round trips: local CPU time is in both columns and cancels out.
+The TLS handshake of each cluster's connection is one of those round trips.
+
+`)
+	}
+	if len(b.rows) > 0 {
+		s.WriteString("## Measures\n\n| measure | value | target | met |\n|---|---|---|---|\n")
+		for _, r := range b.rows {
+			fmt.Fprintf(&s, "| %s | %s | %s | %s |\n", r.what, r.value, r.target, r.met)
+		}
+	}
+	s.WriteString(`
+How each is measured:
+- requests are the command's own count (its closing "Done in ... with N API requests to the consumer and M to
+  the provider" line), or, for revoke, its FEDERATE_TRACE=1 lines; a renewal is authenticate run again on a
+  paired couple;
+- the tenants are issued in one process from requests signed there (each its own handshake key, nonce and
+  CSR), each by a fresh client as a separate generate identity would be; the first ten and the last ten one
+  at a time, those between eight at a time; status runs on that provider, -o json;
+- the burst prepares 20 such requests, then issues them all at once, each in its own goroutine and client;
+- --help is the median of 30 runs of each binary, interleaved, after 3 unmeasured runs each, before any
+  control plane starts;
+- each part runs on just the control planes it needs (2 for the pairings, 1 for the burst, 1 for the
+  tenants, all of the mesh), started for it and stopped after; the first pairings through the proxies are
+  of the same two clusters, unpaired again, so both are initialized and enforce their admission policies.
+`)
+	for _, t := range b.traces {
+		fmt.Fprintf(&s, "\n## %s through the 50 ms link, as `FEDERATE_TRACE=1` shows it\n\n", t.what)
+		s.WriteString("Each line is one API request: which cluster (local is the consumer), when it started after the process\n")
+		s.WriteString("did, how long it took, and what it was. Requests that start together are one round trip.\n\n```\n")
+		for _, l := range strings.Split(t.stderr, "\n") {
+			if strings.HasPrefix(l, "trace ") || strings.Contains(l, "Done in") {
+				s.WriteString(l + "\n")
+			}
+		}
+		s.WriteString("```\n")
+	}
+	fmt.Print(s.String())
+	if path == "" {
+		return nil
+	}
+	return os.WriteFile(path, []byte(s.String()), 0o644)
+}
+
+func cpuModel() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+func memTotal() string {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return "memory unknown"
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, _ := strconv.Atoi(f[1])
+			return fmt.Sprintf("%.0f GiB", float64(kb)/(1<<20))
+		}
+	}
+	return "memory unknown"
+}
