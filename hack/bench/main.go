@@ -214,7 +214,7 @@ func (b *bench) manyTenants() error {
 		if err != nil {
 			return err
 		}
-		revokeFew := b.federate([]string{"FEDERATE_TRACE=1"}, "revoke", "--kubeconfig", kc, "--remote-cluster-id", "t0005")
+		revokeFew := b.revokes(kc, 3, 4, 5)
 		hundredth := first
 		if n >= 100 {
 			if _, err := p.issueConcurrent(ctx, ids("t", 11, 90), 8); err != nil {
@@ -233,18 +233,29 @@ func (b *bench) manyTenants() error {
 				return err
 			}
 		}
-		revokeMany := b.federate([]string{"FEDERATE_TRACE=1"}, "revoke", "--kubeconfig", kc, "--remote-cluster-id", fmt.Sprintf("t%04d", n-5))
+		revokeMany := b.revokes(kc, n-5, n-4, n-3)
 		st := b.median(5, "status", "--kubeconfig", kc, "-o", "json")
 		f, h, l := medianDuration(first), medianDuration(hundredth), medianDuration(last)
+		if n > 100 {
+			b.rows = append(b.rows, row{fmt.Sprintf("issuance of the %dth tenant (median of the last 10) beside the 1st", n), fmt.Sprintf("%s (%.2f×)", l.Round(time.Millisecond), l.Seconds()/f.Seconds()), fmt.Sprintf("%dth ≤ 1.2× the 1st", n), met(l.Seconds() <= 1.2*f.Seconds())})
+		}
 		b.rows = append(b.rows,
 			row{"issuance of the 1st and the 100th tenant on one provider (medians of 1-10, 91-100)", fmt.Sprintf("%s, %s (%.2f×)", f.Round(time.Millisecond), h.Round(time.Millisecond), h.Seconds()/f.Seconds()), "100th ≤ 1.2× the 1st", met(h.Seconds() <= 1.2*f.Seconds())},
-			row{fmt.Sprintf("issuance of the %dth tenant (median of the last 10) beside the 1st", n), fmt.Sprintf("%s (%.2f×)", l.Round(time.Millisecond), l.Seconds()/f.Seconds()), fmt.Sprintf("%dth ≤ 1.2× the 1st", n), met(l.Seconds() <= 1.2*f.Seconds())},
 			row{fmt.Sprintf("`status` over %d pairings (median of 5)", n), st.wall.Round(time.Millisecond).String(), "< 1 s", met(st.wall < time.Second)},
-			row{fmt.Sprintf("`revoke` of one tenant among 10, and among %d", n), fmt.Sprintf("%s, %d requests; %s, %d requests", revokeFew.wall.Round(time.Millisecond), revokeFew.traced(), revokeMany.wall.Round(time.Millisecond), revokeMany.traced()),
-				"unaffected by the others (same requests, ≤ 1.2× the time)", met(revokeMany.traced() == revokeFew.traced() && revokeMany.wall.Seconds() <= 1.2*revokeFew.wall.Seconds())},
+			row{fmt.Sprintf("`revoke` of one tenant among 10, and among %d (medians of 3)", n), fmt.Sprintf("%s, %d requests; %s, %d requests", revokeFew.wall.Round(time.Millisecond), revokeFew.traced(), revokeMany.wall.Round(time.Millisecond), revokeMany.traced()),
+				"unaffected by the others (as many requests, ≤ 1.2× the time)", met(revokeMany.traced() <= revokeFew.traced() && revokeMany.wall.Seconds() <= 1.2*revokeFew.wall.Seconds())},
 		)
 		return nil
 	})
+}
+
+// revokes revokes the tenants numbered ns on the provider kc, one at a time, and returns the median run.
+func (b *bench) revokes(kc string, ns ...int) result {
+	var rs []result
+	for _, n := range ns {
+		rs = append(rs, b.federate([]string{"FEDERATE_TRACE=1"}, "revoke", "--kubeconfig", kc, "--remote-cluster-id", fmt.Sprintf("t%04d", n)))
+	}
+	return median(rs)
 }
 
 // mesh: b.meshSize clusters, every directed pair.
