@@ -29,6 +29,27 @@ every chunk by 25 ms in each direction (a delay line, so streams are not slowed 
 divided by 50 ms, is what the network costs in round trips: local CPU time is in both columns and cancels out.
 The TLS handshake of each cluster's connection is one of those round trips.
 
+Where they go (the traces at the end show each request). A renewal takes six network round trips, each
+waiting on the one before:
+1. the TLS handshake of both clusters' connections, at once;
+2. each cluster's own record (its cluster ID and handshake key) and the operator's identity: every other
+   name read or written carries a cluster ID;
+3. every read the run needs on both clusters, and the pair's lock;
+4. the CSR, and the nonce used up: only once the request is verified against those reads (nonce,
+   signature, pinned key, what was issued before, the quota ledger), since nothing is written for a
+   request that fails;
+5. the approval with the watch for the certificate, the sandbox converging, and the new user bound beside
+   the current one;
+6. the records once the certificate is there: the consumer's kubeconfig, Identity and Event, the Tenant's
+   status and Event, the binding of the new user alone, the CSR's deletion and the lock's release.
+
+Fewer would mean writing a CSR for a request not yet verified, or approving a CSR that does not exist
+yet. The measured figure is below six because part of each round trip's server time is in the no-delay
+column too. A first pairing adds four, kept on purpose: a new sandbox is made only once the certificate is
+issued (a signer that issues nothing leaves nothing behind), its objects need its namespace, its user is
+bound only once it holds (a sandbox that is not enforced never gets a binding, even for a moment), and
+the consumer's new Identity must exist before its status can be written.
+
 `)
 	}
 	if len(b.rows) > 0 {
