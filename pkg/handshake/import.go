@@ -167,7 +167,11 @@ func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, hel
 			stored()
 		}
 		return nil
-	}, func() error { return drop(pendingRead) })
+	}, func() error { return drop(pendingRead) }, func() error {
+		// Every export of the pairing's credential follows it (a renewal, a re-run of authenticate).
+		c.rewriteExports(ctx, providerID, "", kubeconfigYAML)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
