@@ -81,7 +81,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 
 			# Print the objects instead of writing them
 			kubectl federate export argocd --remote-cluster-id gpu-farm -n argocd -o yaml`),
-		Args:              cmdutil.ExactArgs(1, "FORMAT"),
+		Args: cmdutil.ExactArgs(1, "FORMAT"),
 		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
