@@ -53,11 +53,11 @@ const (
 	KubeconfigKey = "kubeconfig"
 	// Argo CD: util/db/cluster.go (SecretToCluster) reads name, server, config and namespaces from a Secret
 	// carrying this label.
-	ArgoCDSecretTypeLabel   = "argocd.argoproj.io/secret-type"
+	ArgoCDSecretTypeLabel   = "argocd.argoproj.io/secret-type" //nolint:gosec // a label key, not a credential
 	ArgoCDSecretTypeCluster = "cluster"
 	// cluster-gateway: pkg/apis/cluster/v1alpha1/clustergateway_types_secret.go reads endpoint, ca.crt,
 	// proxy-url and tls.crt/tls.key or token, by the credential type in this label.
-	ClusterGatewayCredentialTypeLabel = "cluster.core.oam.dev/cluster-credential-type"
+	ClusterGatewayCredentialTypeLabel = "cluster.core.oam.dev/cluster-credential-type" //nolint:gosec // a label key, not a credential
 	ClusterGatewayX509                = "X509Certificate"
 	ClusterGatewayServiceAccountToken = "ServiceAccountToken"
 	// Admiralty: pkg/config/agent/agent.go reads a Target's kubeconfig from its Secret's key, "config" by
@@ -225,7 +225,7 @@ func argoCDData(name string, p kubeconfig.Params) (map[string][]byte, error) {
 	} else {
 		cfg.TLSClientConfig.CertData, cfg.TLSClientConfig.KeyData = p.CertPEM, p.KeyPEM
 	}
-	config, err := json.Marshal(cfg)
+	config, err := json.Marshal(cfg) //nolint:gosec // the credential is what an export writes, into a Secret
 	if err != nil {
 		return nil, err
 	}

@@ -129,7 +129,7 @@ func (o *Options) Validate() error {
 	}
 	if err := formats.ValidateName(name); err != nil {
 		if o.Name == "" {
-			return fmt.Errorf("--name: the default name %s", err)
+			return fmt.Errorf("--name: the default name %w", err)
 		}
 		return fmt.Errorf("--name %w", err)
 	}
