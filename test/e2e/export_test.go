@@ -244,6 +244,35 @@ func TestExport(t *testing.T) {
 	if _, err := dyn(t, consumer).Resource(targetsGVR).Namespace("jobs").Get(ctx, "provider", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the Target after unauthenticate: %v", err)
 	}
+
+	// A token pairing: each format carries the token (Argo CD's bearerToken, cluster-gateway's
+	// ServiceAccountToken), and renew replaces it.
+	authenticate(t, "--credential", "token")
+	old = map[string]*rest.Config{}
+	for _, f := range exportFormats {
+		mustOn(t, consumer, exportCmd(f)...)
+		old[f.format] = f.read(t, k)
+		if old[f.format].BearerToken == "" || len(old[f.format].CertData) != 0 {
+			t.Errorf("%s export of a token pairing holds no token, or a certificate", f.format)
+		}
+		works(t, f.format+" (token)", old[f.format], tenantNS)
+	}
+	mustRun(t, "", "renew", "--remote-cluster-id", "provider", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
+	for _, f := range exportFormats {
+		cur := f.read(t, k)
+		if cur.BearerToken == old[f.format].BearerToken {
+			t.Errorf("%s: renew left the old token in the export", f.format)
+			continue
+		}
+		works(t, f.format+" (token) after renew", cur, tenantNS)
+		oldRefused(t, f.format+" (token)", old[f.format], tenantNS)
+	}
+	unauthenticate(t)
+	for _, f := range exportFormats {
+		if l, err := k.CoreV1().Secrets(f.ns).List(ctx, metav1.ListOptions{LabelSelector: "federate.dev/export-format"}); err != nil || len(l.Items) != 0 {
+			t.Errorf("%s (token): export Secrets after unauthenticate: %d %v", f.format, len(l.Items), err)
+		}
+	}
 }
 
 // installTargetCRD installs a minimal CRD serving Admiralty's Target, removed when the test ends.
