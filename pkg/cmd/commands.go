@@ -14,6 +14,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/deny"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/drain"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/exchange"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/export"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/generate"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/get"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/grant"
@@ -46,7 +47,7 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory, streams genericiooptio
 		root.AddCommand(c)
 	}
 	for _, c := range []*cobra.Command{create.NewCmd(f, streams), get.NewCmd(f, streams), generate.NewCmd(f, streams), importcmd.NewCmd(f, streams),
-		revoke.NewCmd(f, streams)} {
+		export.NewCmd(f, streams), revoke.NewCmd(f, streams)} {
 		c.GroupID = "manual"
 		root.AddCommand(c)
 	}

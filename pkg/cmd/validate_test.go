@@ -63,6 +63,13 @@ func TestBadInputFailsBeforeAnyRequest(t *testing.T) {
 		want string
 	}{
 		{[]string{"authenticate", "--kubeconfig", local}, "--remote-kubeconfig or --remote-context: one is required"},
+		{append([]string{"export", "helm", "--remote-cluster-id", "p"}, one...), `FORMAT: format "helm": must be one of kubeconfig, argocd, cluster-gateway, admiralty`},
+		{append([]string{"export", "argocd", "--remote-cluster-id", "p", "--key", "value"}, one...), "--key: only format kubeconfig writes an extra key, not argocd"},
+		{append([]string{"export", "kubeconfig", "--remote-cluster-id", "p", "--key", "a/b"}, one...), `--key "a/b": not a valid Secret data key`},
+		{append([]string{"export", "kubeconfig", "--remote-cluster-id", "p", "-n", "Bad_NS"}, one...), `-n "Bad_NS": not a namespace name`},
+		{append([]string{"export", "argocd", "--remote-cluster-id", "p", "--name", "Bad.Name"}, one...), `--name "Bad.Name": must be a DNS label`},
+		{append([]string{"export", "argocd", "--remote-cluster-id", "p", "--resource-slice", "Bad_S"}, one...), `--resource-slice "Bad_S": must be a DNS label`},
+		{append([]string{"export", "--remote-cluster-id", "p"}, one...), "FORMAT: exactly 1 argument(s) required, got 0"},
 		{[]string{"unauthenticate", "--kubeconfig", local}, "--remote-kubeconfig or --remote-context: one is required"},
 		{append([]string{"authenticate", "--cluster-id", "Bad_ID"}, two...), `--cluster-id "Bad_ID": must be a DNS label`},
 		{append([]string{"authenticate", "--cluster-id", "UPPER", "--remote-cluster-id", "Bad_ID"}, two...), `--cluster-id "UPPER"`},

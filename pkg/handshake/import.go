@@ -164,6 +164,11 @@ func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, hel
 			stored()
 		}
 		return nil
+	}, func() error {
+		// Every export of the pairing's credential follows it (a renewal, a re-run of authenticate): its
+		// list goes with the writes, so a pairing without exports waits for nothing more.
+		c.rewriteExports(ctx, providerID, "", kubeconfigYAML)
+		return nil
 	}); err != nil {
 		return nil, err
 	}

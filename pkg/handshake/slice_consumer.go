@@ -385,6 +385,7 @@ func (c *Cluster) ImportSlice(ctx context.Context, o ImportSliceOptions) (*Slice
 	}); err != nil {
 		return nil, err
 	}
+	c.rewriteExports(ctx, providerID, name, kc) // the slice's exports follow its new credential
 	if err := step(r, "Recording the slice's Identity", "Identity "+SystemNamespace+"/"+SliceIdentityName(providerID, name)+" recorded", func() error {
 		id := &v1alpha1.Identity{Spec: v1alpha1.IdentitySpec{ClusterID: providerID, ConsumerClusterID: self.ClusterID, Namespace: res.Namespace,
 			Certificate: answer.Status.Certificate, Credential: answer.Status.Credential, Type: v1alpha1.IdentityResource, ResourceSlice: name}}
@@ -512,6 +513,7 @@ func (c *Cluster) DeleteSliceLocal(ctx context.Context, providerID, name string,
 		map[bool]string{true: ", request on the provider", false: ""}[provider != nil]+")", func() error {
 		secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
 		errs := []error{
+			c.deleteExports(ctx, exportSelector(providerID, name, false)),
 			ignoreNotFound(c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(SystemNamespace).Delete(ctx, SliceIdentityName(providerID, name), metav1.DeleteOptions{})),
 			ignoreNotFound(secrets.Delete(ctx, SliceKubeconfigSecretName(providerID, name), metav1.DeleteOptions{})),
 			ignoreNotFound(secrets.Delete(ctx, SlicePendingKeySecretName(providerID, name), metav1.DeleteOptions{})),

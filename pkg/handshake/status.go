@@ -107,6 +107,9 @@ func (s *CredentialState) Renewable() bool {
 type StatusReport struct {
 	ClusterID   string            `json:"clusterID"`
 	Credentials []CredentialState `json:"credentials"`
+	// Exports are the credentials this cluster holds written in other tools' formats (export), which
+	// renew rewrites and unauthenticate deletes.
+	Exports []ExportState `json:"exports,omitempty"`
 }
 
 // checkParallel bounds the SelfSubjectReviews of Status(check) in flight at once.
@@ -126,7 +129,9 @@ func (c *Cluster) Status(ctx context.Context, check bool) (*StatusReport, error)
 	}
 	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy}).String()}
 	var tenants, slices, identities, issuedExchanges, heldExchanges, leftovers []CredentialState
+	var exports []ExportState
 	err = parallel(
+		func() error { var err error; exports, err = c.Exports(ctx); return err },
 		func() error { var err error; leftovers, err = c.leftoverStates(ctx); return err },
 		func() error { var err error; tenants, err = c.tenantStates(ctx, sel); return err },
 		func() error { var err error; slices, err = c.sliceStates(ctx); return err },
@@ -145,7 +150,7 @@ func (c *Cluster) Status(ctx context.Context, check bool) (*StatusReport, error)
 		slices[i].Cordoned = cordoned[slices[i].RemoteClusterID]
 	}
 	all := concat(tenants, slices, identities, issuedExchanges, heldExchanges, incomplete(leftovers, tenants))
-	out := &StatusReport{ClusterID: self.ClusterID, Credentials: all}
+	out := &StatusReport{ClusterID: self.ClusterID, Credentials: all, Exports: exports}
 	if out.Credentials == nil {
 		out.Credentials = []CredentialState{}
 	}

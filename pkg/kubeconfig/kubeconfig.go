@@ -171,3 +171,28 @@ func Endpoint(data []byte) (server string, ca []byte, proxyURL string, err error
 	}
 	return cluster.Server, cluster.CertificateAuthorityData, cluster.ProxyURL, nil
 }
+
+// Parse returns the Params of a kubeconfig's current context: what Build was given (with the context's
+// name as Name), so that the same credential can be written in another tool's format.
+func Parse(data []byte) (Params, error) {
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		return Params{}, err
+	}
+	ctx, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok {
+		return Params{}, errors.New("kubeconfig has no current context")
+	}
+	cluster, ok := cfg.Clusters[ctx.Cluster]
+	if !ok {
+		return Params{}, fmt.Errorf("kubeconfig has no cluster %q", ctx.Cluster)
+	}
+	user, ok := cfg.AuthInfos[ctx.AuthInfo]
+	if !ok {
+		return Params{}, fmt.Errorf("kubeconfig has no user %q", ctx.AuthInfo)
+	}
+	return Params{
+		Name: cfg.CurrentContext, Server: cluster.Server, CA: cluster.CertificateAuthorityData, ProxyURL: cluster.ProxyURL,
+		CertPEM: user.ClientCertificateData, KeyPEM: user.ClientKeyData, Token: user.Token, Namespace: ctx.Namespace,
+	}, nil
+}

@@ -209,3 +209,19 @@ func (f *Factory) ConnectionFlags(prefix string) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// Namespace is the namespace a command acts in, as kubectl chooses it: --namespace if given, else the
+// kubeconfig context's, else "default".
+func (f *Factory) Namespace() (string, error) {
+	if ns := deref(f.Flags.Namespace); ns != "" {
+		return ns, nil
+	}
+	if f.connect != nil {
+		return "default", nil // a test factory's fake clusters have no kubeconfig to read
+	}
+	ns, _, err := f.Flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return "", fmt.Errorf("--%skubeconfig/--%scontext: %w", f.prefix, f.prefix, err)
+	}
+	return ns, nil
+}

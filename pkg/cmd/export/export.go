@@ -1,0 +1,207 @@
+// Package export implements `kubectl federate export`.
+package export
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
+	formats "github.com/federate-dev/kubectl-federate/pkg/export"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+)
+
+// Options are the arguments and flags of `export`.
+type Options struct {
+	Format          string
+	RemoteClusterID string
+	ResourceSlice   string
+	Namespace       string
+	Name            string
+	Key             string
+	Output          *cmdutil.Enum
+
+	f       *cmdutil.Factory
+	cluster *handshake.Cluster
+	cmdutil.Streams
+}
+
+// NewCmd returns the `export` command.
+func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
+	o := &Options{f: f, Streams: streams}
+	cmd := cmdutil.Wire(&cobra.Command{
+		Use:   "export FORMAT --remote-cluster-id PROVIDER [--resource-slice NAME] [-n NAMESPACE] [--name NAME] [--key KEY] [-o yaml|json]",
+		Short: "Write a credential this cluster holds in the format a multi-cluster tool reads (consumer side)",
+		Long: cmdutil.LongDesc(`
+			Write the pairing's credential for the provider PROVIDER (or, with --resource-slice, a
+			resource slice's) as the objects a multi-cluster tool reads, on this (the consumer) cluster,
+			in the namespace -n (as kubectl chooses it: -n, else the kubeconfig context's, else
+			default), which must exist. FORMAT is one of:
+
+			  kubeconfig        a Secret NAME-kubeconfig with the kubeconfig under the key kubeconfig, and
+			                    under --key too (value: Flux's kubeConfig.secretRef, Cluster API's
+			                    <cluster>-kubeconfig)
+			  argocd            an Argo CD cluster Secret NAME (label argocd.argoproj.io/secret-type:
+			                    cluster; name, server, config and namespaces, the identity's namespace)
+			  cluster-gateway   a KubeVela cluster-gateway cluster Secret NAME (endpoint, ca.crt, and
+			                    tls.crt/tls.key or token, by its credential-type label)
+			  admiralty         an Admiralty Target NAME with its kubeconfig Secret NAME-kubeconfig; the
+			                    Target API must be served (Admiralty installed): nothing else is installed
+
+			NAME is --name, by default the provider's ID (PROVIDER-SLICE for a slice). Every object carries
+			the pairing's labels (federate.dev/remote-cluster-id, federate.dev/role=consumer, and
+			federate.dev/resource-slice for a slice) with federate.dev/export-format, so that "renew" and a
+			re-run of "authenticate" rewrite it in place with the new credential, "unauthenticate" and
+			"delete resourceslice" delete it, and "status -o yaml" lists it. An object of that name that
+			is not this export is never replaced. Running the command again is safe.
+
+			With -o yaml or -o json the objects are printed instead, and nothing is written. The Secrets
+			hold the credential's private key or token: write them only where it may live.
+			docs/integrations.md says where each format comes from.`),
+		Example: cmdutil.Examples(`
+			# Argo CD on this cluster deploys to the provider "gpu-farm", in the identity's namespace
+			kubectl federate export argocd --remote-cluster-id gpu-farm -n argocd
+
+			# Flux's Kustomizations reach the provider through the Secret gpu-farm-kubeconfig (key value)
+			kubectl federate export kubeconfig --remote-cluster-id gpu-farm -n flux-system --key value
+
+			# KubeVela's cluster-gateway reads its clusters from vela-system
+			kubectl federate export cluster-gateway --remote-cluster-id gpu-farm -n vela-system
+
+			# An Admiralty Target for the resource slice "batch", in the namespace whose pods it schedules
+			kubectl federate export admiralty --remote-cluster-id gpu-farm --resource-slice batch -n jobs
+
+			# Print the objects instead of writing them
+			kubectl federate export argocd --remote-cluster-id gpu-farm -n argocd -o yaml`),
+		Args: cmdutil.ExactArgs(1, "FORMAT"),
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return formats.Formats, cobra.ShellCompDirectiveNoFileComp
+		},
+	}, o)
+	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster whose credential is exported")
+	cmd.Flags().StringVar(&o.ResourceSlice, "resource-slice", "", "Export this resource slice's credential instead of the pairing's")
+	// kubectl's -n: the root's hidden connection flag, shown here because it says where the export goes.
+	cmd.Flags().StringVarP(f.Flags.Namespace, "namespace", "n", "", "The namespace on this cluster to write the objects in (default: the kubeconfig context's, else default)")
+	cmd.Flags().StringVar(&o.Name, "name", "", "The cluster's name in the tool, which names the objects (default: the provider's ID, PROVIDER-SLICE for a slice)")
+	cmd.Flags().StringVar(&o.Key, "key", "", "Format kubeconfig: also write the kubeconfig under this data key (value, for Flux and Cluster API)")
+	o.Output = printers.AddOutputFlag(cmd, "", "write the objects", "yaml", "json")
+	return cmd
+}
+
+// Complete reads the format and the namespace, and builds the cluster client.
+func (o *Options) Complete(_ *cobra.Command, args []string) error {
+	o.Format = args[0]
+	var err error
+	if o.Namespace, err = o.f.Namespace(); err != nil {
+		return err
+	}
+	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
+	return err
+}
+
+// Validate checks every input.
+func (o *Options) Validate() error {
+	if err := formats.ValidateFormat(o.Format); err != nil {
+		return fmt.Errorf("FORMAT: %w", err)
+	}
+	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
+		return err
+	}
+	if o.ResourceSlice != "" {
+		if err := handshake.ValidateSliceName("--resource-slice", o.ResourceSlice); err != nil {
+			return err
+		}
+	}
+	name := o.Name
+	if name == "" {
+		name = handshake.DefaultExportName(o.RemoteClusterID, o.ResourceSlice)
+	}
+	if err := formats.ValidateName(name); err != nil {
+		if o.Name == "" {
+			return fmt.Errorf("--name: the default name %w", err)
+		}
+		return fmt.Errorf("--name %w", err)
+	}
+	if o.Key != "" {
+		if o.Format != formats.FormatKubeconfig {
+			return fmt.Errorf("--key: only format %s writes an extra key, not %s", formats.FormatKubeconfig, o.Format)
+		}
+		if err := formats.ValidateKey(o.Key); err != nil {
+			return fmt.Errorf("--key %w", err)
+		}
+	}
+	if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
+		return fmt.Errorf("-n %q: not a namespace name (%s)", o.Namespace, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func (o *Options) options() handshake.ExportOptions {
+	return handshake.ExportOptions{Format: o.Format, ProviderID: o.RemoteClusterID, Slice: o.ResourceSlice, Namespace: o.Namespace, Name: o.Name, Key: o.Key}
+}
+
+// Run writes the export, or prints its objects.
+func (o *Options) Run(ctx context.Context) error {
+	if format := o.Output.String(); format != "" {
+		return o.print(ctx, format)
+	}
+	written, err := o.cluster.Export(ctx, o.options())
+	if errors.Is(err, handshake.ErrTargetNotServed) {
+		return fmt.Errorf("FORMAT %s: %w (-o yaml prints them); nothing was written", o.Format, err)
+	}
+	if err != nil {
+		return o.hint(err)
+	}
+	for _, w := range written {
+		kind := "secret"
+		if w.Kind == formats.TargetKind {
+			kind = "target." + formats.TargetGVR.Group // as kubectl names it
+		}
+		if _, err := fmt.Fprintf(o.Out, "%s/%s %s (namespace %s)\n", kind, w.Name, w.Action, w.Namespace); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// print is the seam a dry run shares: the objects Export would write, built from the same credential.
+func (o *Options) print(ctx context.Context, format string) error {
+	objs, err := o.cluster.BuildExport(ctx, o.options())
+	if err != nil {
+		return o.hint(err)
+	}
+	var items []any
+	for _, obj := range objs.List() {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return err
+		}
+		// A built object has no creation time: left out, so the output applies cleanly.
+		unstructured.RemoveNestedField(m, "metadata", "creationTimestamp")
+		items = append(items, m)
+	}
+	if len(items) == 1 {
+		return printers.PrintObject(o.Out, format, items[0])
+	}
+	return printers.PrintObject(o.Out, format, map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+}
+
+// hint names the flag behind a domain error.
+func (o *Options) hint(err error) error {
+	var nf *handshake.NamespaceNotFoundError
+	if errors.As(err, &nf) {
+		return fmt.Errorf("-n %s: %w", o.Namespace, err)
+	}
+	return err
+}

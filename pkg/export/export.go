@@ -1,0 +1,288 @@
+// Package export writes a credential this cluster holds on a provider (a kubeconfig) in the format a
+// multi-cluster tool reads: a plain kubeconfig Secret (Flux, Cluster API), an Argo CD cluster Secret, a
+// KubeVela cluster-gateway cluster Secret, or an Admiralty Target with its kubeconfig Secret. It only
+// builds objects; pkg/handshake reads the credential, checks what exists and writes them. Where each
+// format's names come from is in docs/integrations.md.
+package export
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+)
+
+// Formats an export can be written in.
+const (
+	FormatKubeconfig     = "kubeconfig"
+	FormatArgoCD         = "argocd"
+	FormatClusterGateway = "cluster-gateway"
+	FormatAdmiralty      = "admiralty"
+)
+
+// Formats lists every format, in the order the help shows them.
+var Formats = []string{FormatKubeconfig, FormatArgoCD, FormatClusterGateway, FormatAdmiralty}
+
+// Our labels and annotations on an exported object, beside the pairing's own (managed-by, remote cluster
+// ID, role, and the slice for a slice's export): they find an export again (renew rewrites it,
+// unauthenticate deletes it, status lists it) and tell an export from anything else of the pairing.
+const (
+	LabelFormat = "federate.dev/export-format"
+	// LabelOf says what is exported: OfPairing (the pairing's identity) or OfResourceSlice.
+	LabelOf         = "federate.dev/export-of"
+	OfPairing       = "pairing"
+	OfResourceSlice = "resource-slice"
+	// AnnotationName is the name the export was given (the cluster's name in the tool), and AnnotationKey
+	// a kubeconfig export's extra data key: what a rewrite needs to build the same objects again.
+	AnnotationName = "federate.dev/export-name"
+	AnnotationKey  = "federate.dev/export-key"
+)
+
+// Names the tools define (docs/integrations.md cites where).
+const (
+	// KubeconfigKey is the data key of a kubeconfig export.
+	KubeconfigKey = "kubeconfig"
+	// Argo CD: util/db/cluster.go (SecretToCluster) reads name, server, config and namespaces from a Secret
+	// carrying this label.
+	ArgoCDSecretTypeLabel   = "argocd.argoproj.io/secret-type" //nolint:gosec // a label key, not a credential
+	ArgoCDSecretTypeCluster = "cluster"
+	// cluster-gateway: pkg/apis/cluster/v1alpha1/clustergateway_types_secret.go reads endpoint, ca.crt,
+	// proxy-url and tls.crt/tls.key or token, by the credential type in this label.
+	ClusterGatewayCredentialTypeLabel = "cluster.core.oam.dev/cluster-credential-type" //nolint:gosec // a label key, not a credential
+	ClusterGatewayX509                = "X509Certificate"
+	ClusterGatewayServiceAccountToken = "ServiceAccountToken"
+	// Admiralty: pkg/config/agent/agent.go reads a Target's kubeconfig from its Secret's key, "config" by
+	// default; we name the key anyway.
+	AdmiraltyKubeconfigKey = "config"
+)
+
+// TargetGVR is Admiralty's namespaced Target (pkg/apis/multicluster/v1alpha1/target_types.go).
+var TargetGVR = schema.GroupVersionResource{Group: "multicluster.admiralty.io", Version: "v1alpha1", Resource: "targets"}
+
+// TargetKind is the kind of TargetGVR.
+const TargetKind = "Target"
+
+// Spec is one export to build.
+type Spec struct {
+	Format string
+	// Name is the cluster's name in the tool: Argo CD's cluster name, cluster-gateway's cluster (its
+	// Secret's name), the Admiralty Target's name; a kubeconfig Secret is named SecretName(Format, Name).
+	Name      string
+	Namespace string
+	// Key, for FormatKubeconfig, is a second data key holding the kubeconfig (Flux's and Cluster API's
+	// "value").
+	Key string
+	// Labels identify the pairing or slice exported; the builder adds LabelFormat.
+	Labels map[string]string
+	// Kubeconfig is the credential, as this cluster stores it.
+	Kubeconfig []byte
+}
+
+// Objects are what an export writes: a Secret, and for FormatAdmiralty the Target that names it.
+type Objects struct {
+	Secret *corev1.Secret
+	Target *unstructured.Unstructured
+}
+
+// List is every object, in the order they are written (the Secret before the Target that reads it).
+func (o *Objects) List() []any {
+	out := []any{o.Secret}
+	if o.Target != nil {
+		out = append(out, o.Target)
+	}
+	return out
+}
+
+// SecretName is the Secret an export named name writes: the cluster's name itself where the tool reads
+// the name from the Secret (cluster-gateway) or from its data (Argo CD), and name-kubeconfig, Cluster
+// API's convention, for a kubeconfig and for Admiralty's.
+func SecretName(format, name string) string {
+	switch format {
+	case FormatKubeconfig, FormatAdmiralty:
+		return name + "-kubeconfig"
+	}
+	return name
+}
+
+// ValidateFormat checks a format name.
+func ValidateFormat(format string) error {
+	if !slices.Contains(Formats, format) {
+		return fmt.Errorf("format %q: must be one of %s", format, strings.Join(Formats, ", "))
+	}
+	return nil
+}
+
+// ValidateName checks an export's name: every object it names must be a valid name.
+func ValidateName(name string) error {
+	if name == "" {
+		return errors.New("must not be empty")
+	}
+	// A DNS label, so that name-kubeconfig and a Target's name are valid, and the Argo CD and
+	// cluster-gateway cluster names are the same everywhere.
+	if len(name) > 63-len("-kubeconfig") {
+		return fmt.Errorf("%q: must be at most %d characters", name, 63-len("-kubeconfig"))
+	}
+	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+		return fmt.Errorf("%q: must be a DNS label (lowercase letters, digits and '-', starting and ending with a letter or digit)", name)
+	}
+	return nil
+}
+
+// ValidateKey checks a kubeconfig export's extra data key.
+func ValidateKey(key string) error {
+	if key == KubeconfigKey {
+		return fmt.Errorf("%q: is the key the kubeconfig is always written under; name another", key)
+	}
+	if errs := validation.IsConfigMapKey(key); len(errs) > 0 {
+		return fmt.Errorf("%q: not a valid Secret data key (%s)", key, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Build builds the objects of an export from the kubeconfig it carries.
+func Build(s Spec) (*Objects, error) {
+	if err := ValidateFormat(s.Format); err != nil {
+		return nil, err
+	}
+	if s.Key != "" && s.Format != FormatKubeconfig {
+		return nil, fmt.Errorf("an extra key is only written by format %s", FormatKubeconfig)
+	}
+	p, err := kubeconfig.Parse(s.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("the stored kubeconfig: %w", err)
+	}
+	if p.Token == "" && (len(p.CertPEM) == 0 || len(p.KeyPEM) == 0) {
+		return nil, errors.New("the stored kubeconfig holds neither a client certificate and key nor a token")
+	}
+	labels := map[string]string{LabelFormat: s.Format}
+	for k, v := range s.Labels {
+		labels[k] = v
+	}
+	annotations := map[string]string{AnnotationName: s.Name}
+	if s.Key != "" {
+		annotations[AnnotationKey] = s.Key
+	}
+	sec := &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: SecretName(s.Format, s.Name), Namespace: s.Namespace, Labels: labels, Annotations: annotations},
+		Type:       corev1.SecretTypeOpaque,
+	}
+	out := &Objects{Secret: sec}
+	switch s.Format {
+	case FormatKubeconfig:
+		sec.Data = map[string][]byte{KubeconfigKey: s.Kubeconfig}
+		if s.Key != "" {
+			sec.Data[s.Key] = s.Kubeconfig
+		}
+	case FormatArgoCD:
+		sec.Labels[ArgoCDSecretTypeLabel] = ArgoCDSecretTypeCluster
+		sec.Data, err = argoCDData(s.Name, p)
+	case FormatClusterGateway:
+		sec.Data = clusterGatewayData(p)
+		sec.Labels[ClusterGatewayCredentialTypeLabel] = ClusterGatewayX509
+		if p.Token != "" {
+			sec.Labels[ClusterGatewayCredentialTypeLabel] = ClusterGatewayServiceAccountToken
+		}
+	case FormatAdmiralty:
+		sec.Data = map[string][]byte{AdmiraltyKubeconfigKey: s.Kubeconfig}
+		out.Target = admiraltyTarget(s, sec.Name, labels)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// argoConfig is the part of Argo CD's ClusterConfig (pkg/apis/application/v1alpha1/types.go) an export
+// fills: a bearer token or a client certificate, the CA, and the proxy. []byte fields are base64 in JSON,
+// as Argo CD's own []byte fields are.
+type argoConfig struct {
+	BearerToken     string        `json:"bearerToken,omitempty"`
+	TLSClientConfig argoTLSConfig `json:"tlsClientConfig"`
+	ProxyURL        string        `json:"proxyUrl,omitempty"`
+}
+
+type argoTLSConfig struct {
+	Insecure bool   `json:"insecure"`
+	CertData []byte `json:"certData,omitempty"`
+	KeyData  []byte `json:"keyData,omitempty"`
+	CAData   []byte `json:"caData,omitempty"`
+}
+
+func argoCDData(name string, p kubeconfig.Params) (map[string][]byte, error) {
+	cfg := argoConfig{TLSClientConfig: argoTLSConfig{CAData: p.CA}, ProxyURL: p.ProxyURL}
+	if p.Token != "" {
+		cfg.BearerToken = p.Token
+	} else {
+		cfg.TLSClientConfig.CertData, cfg.TLSClientConfig.KeyData = p.CertPEM, p.KeyPEM
+	}
+	config, err := json.Marshal(cfg) //nolint:gosec // the credential is what an export writes, into a Secret
+	if err != nil {
+		return nil, err
+	}
+	data := map[string][]byte{"name": []byte(name), "server": []byte(p.Server), "config": config}
+	// The identity is namespaced: without namespaces, Argo CD would try to watch the whole cluster.
+	if p.Namespace != "" {
+		data["namespaces"] = []byte(p.Namespace)
+	}
+	return data, nil
+}
+
+func clusterGatewayData(p kubeconfig.Params) map[string][]byte {
+	data := map[string][]byte{"endpoint": []byte(p.Server)}
+	// Without a CA, cluster-gateway connects without verifying the server: an export always carries one
+	// when the kubeconfig does.
+	if len(p.CA) > 0 {
+		data["ca.crt"] = p.CA
+	}
+	if p.ProxyURL != "" {
+		data["proxy-url"] = []byte(p.ProxyURL)
+	}
+	if p.Token != "" {
+		data[corev1.ServiceAccountTokenKey] = []byte(p.Token)
+	} else {
+		data[corev1.TLSCertKey], data[corev1.TLSPrivateKeyKey] = p.CertPEM, p.KeyPEM
+	}
+	return data
+}
+
+func admiraltyTarget(s Spec, secret string, labels map[string]string) *unstructured.Unstructured {
+	t := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": TargetGVR.GroupVersion().String(),
+		"kind":       TargetKind,
+		"metadata": map[string]any{
+			"name": s.Name, "namespace": s.Namespace,
+		},
+		"spec": map[string]any{
+			"kubeconfigSecret": map[string]any{"name": secret, "key": AdmiraltyKubeconfigKey},
+		},
+	}}
+	t.SetLabels(labels)
+	t.SetAnnotations(map[string]string{AnnotationName: s.Name})
+	return t
+}
+
+// Rebuild builds an export again from one of its Secrets as written, with a new kubeconfig: what renew
+// and a re-run of authenticate do to every export of the credential they replace.
+func Rebuild(sec *corev1.Secret, kc []byte) (*Objects, error) {
+	name := sec.Annotations[AnnotationName]
+	if name == "" {
+		return nil, fmt.Errorf("secret %s/%s: no annotation %s", sec.Namespace, sec.Name, AnnotationName)
+	}
+	labels := map[string]string{}
+	for k, v := range sec.Labels {
+		if k != LabelFormat && k != ArgoCDSecretTypeLabel && k != ClusterGatewayCredentialTypeLabel {
+			labels[k] = v
+		}
+	}
+	return Build(Spec{Format: sec.Labels[LabelFormat], Name: name, Namespace: sec.Namespace, Key: sec.Annotations[AnnotationKey], Labels: labels, Kubeconfig: kc})
+}
