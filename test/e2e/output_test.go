@@ -56,3 +56,23 @@ func TestVerbosityLogsRequests(t *testing.T) {
 		t.Errorf("status without -v logged requests: %s", r.stderr)
 	}
 }
+
+// itemsOf decodes what a listing prints with -o json, a List whose items carry the view under status, into
+// the views.
+func itemsOf[T any](t *testing.T, stdout string) []T {
+	t.Helper()
+	var l struct {
+		Kind  string `json:"kind"`
+		Items []struct {
+			Status T `json:"status"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &l); err != nil || l.Kind != "List" {
+		t.Fatalf("not a List (%v):\n%s", err, stdout)
+	}
+	out := make([]T, 0, len(l.Items))
+	for _, it := range l.Items {
+		out = append(out, it.Status)
+	}
+	return out
+}
