@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -27,10 +26,8 @@ func TestAuditTrailOfGrants(t *testing.T) {
 	if !strings.Contains(r.stdout, `"audit \x1b[31mtrail"`) || strings.ContainsRune(r.stdout, '\x1b') {
 		t.Errorf("the provider's listing does not show the consumer's reason, quoted and escaped:\n%s", r.stdout)
 	}
-	var listed []handshake.NamespaceInfo
-	if err := json.Unmarshal([]byte(mustOn(t, provider, "grant", "namespace", "--remote-cluster-id", "consumer", "-o", "json").stdout), &listed); err != nil ||
-		!slices.ContainsFunc(listed, func(n handshake.NamespaceInfo) bool { return n.RequestReason == "audit \x1b[31mtrail" }) {
-		t.Errorf("grant namespace -o json lacks the request's reason: %+v %v", listed, err)
+	if listed := itemsOf[handshake.NamespaceInfo](t, mustOn(t, provider, "grant", "namespace", "--remote-cluster-id", "consumer", "-o", "json").stdout); !slices.ContainsFunc(listed, func(n handshake.NamespaceInfo) bool { return n.RequestReason == "audit \x1b[31mtrail" }) {
+		t.Errorf("grant namespace -o json lacks the request's reason: %+v", listed)
 	}
 	mustOn(t, provider, "grant", "namespace", "consumer-audited", "--remote-cluster-id", "consumer")
 	mustOn(t, provider, "revoke", "namespace", "consumer-audited", "--remote-cluster-id", "consumer")

@@ -114,6 +114,13 @@ func TestExchangeScopeBoundsAClusterAdminTarget(t *testing.T) {
 `)
 	// The listing shows the target, the scope and what the target itself may do in it.
 	name := strings.TrimSpace(mustOn(t, consumer, "request", "exchange", "--remote-cluster-id", "provider", "--for-user", "alice").stdout)
+	// kubectl's formats on both sides: the request again (it converges) and the provider's listing.
+	if r := mustOn(t, consumer, "request", "exchange", "--remote-cluster-id", "provider", "--for-user", "alice", "-o", "jsonpath={.metadata.name} {.status.phase}"); r.stdout != name+" Pending" {
+		t.Errorf("request exchange -o jsonpath: %q, want %q", r.stdout, name+" Pending")
+	}
+	if r := mustOn(t, provider, "allow", "exchange", "--remote-cluster-id", "consumer", "-o", "name"); r.stdout != "exchangerequestinfo.federate.dev/"+name+"\n" {
+		t.Errorf("allow exchange -o name: %q", r.stdout)
+	}
 	list := mustOn(t, provider, "allow", "exchange", "--remote-cluster-id", "consumer")
 	for _, want := range []string{name, "alice (groups " + clusterAdminsGroup + ")", "get,list on pods in team-a", "2/2", "Pending"} {
 		if !strings.Contains(list.stdout, want) {

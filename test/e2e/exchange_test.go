@@ -247,14 +247,17 @@ func TestExchange(t *testing.T) {
 			{[]string{"--for-user", "tim"}, "tie-second", "tie-b"},
 		} {
 			r := mustOn(t, consumer, append([]string{"exchange", "resolve", "--remote-cluster-id", "provider", "-o", "json"}, c.args...)...)
-			var got struct {
-				Rule    string           `json:"rule"`
-				Pairing bool             `json:"pairingIdentity"`
-				Target  *exchange.Target `json:"target"`
+			var obj struct {
+				Status struct {
+					Rule    string           `json:"rule"`
+					Pairing bool             `json:"pairingIdentity"`
+					Target  *exchange.Target `json:"target"`
+				} `json:"status"`
 			}
-			if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+			if err := json.Unmarshal([]byte(r.stdout), &obj); err != nil {
 				t.Fatal(err, r)
 			}
+			got := obj.Status
 			if got.Rule != c.rule || (c.user == "") != got.Pairing || (got.Target != nil && got.Target.User != c.user) {
 				t.Errorf("resolve %v: got %+v, want rule %s target %q", c.args, got, c.rule, c.user)
 			}

@@ -372,10 +372,7 @@ func TestSliceGrantsConfineEachIdentity(t *testing.T) {
 	// provider through the pairing; the provider sees it pending.
 	mustOn(t, consumer, "create", "resourceslice", sliceSmall, "--remote-cluster-id", "provider", "--class", classSmall,
 		"--cpu", "2", "--memory", "2Gi", "--pods", "5")
-	var pending []handshake.SliceInfo
-	if err := json.Unmarshal([]byte(mustOn(t, provider, "accept", "resourceslice", "--remote-cluster-id", "consumer", "-o", "json").stdout), &pending); err != nil {
-		t.Fatal(err)
-	}
+	pending := itemsOf[handshake.SliceInfo](t, mustOn(t, provider, "accept", "resourceslice", "--remote-cluster-id", "consumer", "-o", "json").stdout)
 	if len(pending) != 1 || pending[0].Name != sliceSmall || pending[0].Phase != handshake.SlicePending || pending[0].Class != classSmall ||
 		!maps.Equal(pending[0].Requested, map[string]string{"cpu": "2", "memory": "2Gi", "pods": "5"}) {
 		t.Errorf("the provider's list of pending slices: %+v", pending)
@@ -432,10 +429,7 @@ func TestSliceGrantsConfineEachIdentity(t *testing.T) {
 	}
 	checkSliceIdentity(t, sliceSmall)
 	checkSliceIdentity(t, sliceOne)
-	var held []handshake.SliceInfo
-	if err := json.Unmarshal([]byte(mustOn(t, consumer, "get", "resourceslices", "-o", "json").stdout), &held); err != nil {
-		t.Fatal(err)
-	}
+	held := itemsOf[handshake.SliceInfo](t, mustOn(t, consumer, "get", "resourceslices", "-o", "json").stdout)
 	phases := map[string]string{}
 	for _, s := range held {
 		phases[s.Name] = s.Phase
@@ -444,10 +438,7 @@ func TestSliceGrantsConfineEachIdentity(t *testing.T) {
 		t.Errorf("get resourceslices on the consumer: %v, want both slices Imported", phases)
 	}
 
-	var provided []handshake.SliceInfo
-	if err := json.Unmarshal([]byte(mustOn(t, provider, "get", "resourceslices", "--remote-cluster-id", "consumer", "-o", "json").stdout), &provided); err != nil {
-		t.Fatal(err)
-	}
+	provided := itemsOf[handshake.SliceInfo](t, mustOn(t, provider, "get", "resourceslices", "--remote-cluster-id", "consumer", "-o", "json").stdout)
 	phases = map[string]string{}
 	for _, s := range provided {
 		phases[s.ConsumerID+"/"+s.Name+" "+s.Namespace] = s.Phase
@@ -539,10 +530,7 @@ func renewSlice(t *testing.T, oldCfg *rest.Config, oldUser string) {
 	ns := handshake.SliceNamespace("consumer", sliceSmall)
 	mustOn(t, consumer, "create", "resourceslice", sliceSmall, "--remote-cluster-id", "provider", "--class", classSmall,
 		"--cpu", "2", "--memory", "2Gi", "--pods", "5")
-	var listed []handshake.SliceInfo
-	if err := json.Unmarshal([]byte(mustOn(t, provider, "accept", "resourceslice", "--remote-cluster-id", "consumer", "-o", "json").stdout), &listed); err != nil {
-		t.Fatal(err)
-	}
+	listed := itemsOf[handshake.SliceInfo](t, mustOn(t, provider, "accept", "resourceslice", "--remote-cluster-id", "consumer", "-o", "json").stdout)
 	for _, s := range listed {
 		if s.Name == sliceSmall && s.Phase != handshake.SlicePending {
 			t.Errorf("the renewed request of %s is listed %s (user %s, the previous grant's), want %s: nothing has answered it yet",
@@ -1018,12 +1006,8 @@ func TestSliceForgedOrDeniedRequests(t *testing.T) {
 // nsList decodes a namespace listing (-o json).
 func nsList(t *testing.T, r result) map[string]handshake.NamespaceInfo {
 	t.Helper()
-	var l []handshake.NamespaceInfo
-	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil {
-		t.Fatalf("decoding %q: %v", r.stdout, err)
-	}
 	out := map[string]handshake.NamespaceInfo{}
-	for _, n := range l {
+	for _, n := range itemsOf[handshake.NamespaceInfo](t, r.stdout) {
 		out[n.Namespace] = n
 	}
 	return out

@@ -42,8 +42,8 @@ func TestMakeInstallAndPluginDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kubectl federate version: %v", err)
 	}
-	var v struct{ Version string }
-	if err := json.Unmarshal([]byte(version), &v); err != nil || v.Version == "" {
+	var v struct{ Status struct{ Version string } }
+	if err := json.Unmarshal([]byte(version), &v); err != nil || v.Status.Version == "" {
 		t.Fatalf("version -o json: %v\n%s", err, version)
 	}
 	comp, err := run("__complete", "federate", "gen")

@@ -56,3 +56,78 @@ func TestVerbosityLogsRequests(t *testing.T) {
 		t.Errorf("status without -v logged requests: %s", r.stderr)
 	}
 }
+
+// itemsOf decodes what a listing prints with -o json, a List whose items carry the view under status, into
+// the views.
+func itemsOf[T any](t *testing.T, stdout string) []T {
+	t.Helper()
+	var l struct {
+		Kind  string `json:"kind"`
+		Items []struct {
+			Status T `json:"status"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &l); err != nil || l.Kind != "List" {
+		t.Fatalf("not a List (%v):\n%s", err, stdout)
+	}
+	out := make([]T, 0, len(l.Items))
+	for _, it := range l.Items {
+		out = append(out, it.Status)
+	}
+	return out
+}
+
+// kubectl's printing on a real pairing: -o name, jsonpath (over .items[*], with a filter) and go-template
+// on status and get resourceslices of both sides, and on the consumer's namespace requests, read through
+// the pairing.
+func TestKubectlPrinting(t *testing.T) {
+	authenticate(t)
+	defer unauthenticate(t)
+	mustRun(t, "", "create", "resourceslice", "print-s1", "--cpu", "100m", "--memory", "64Mi",
+		"--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
+	mustOn(t, consumer, "request", "namespace", "consumer-print", "--remote-cluster-id", "provider")
+
+	names := mustOn(t, consumer, "status", "-o", "name").stdout
+	for _, want := range []string{"credentialstatus.federate.dev/consumer.provider.controlplane\n", "credentialstatus.federate.dev/consumer.provider.resourceslice.print-s1\n"} {
+		if !strings.Contains(names, want) {
+			t.Errorf("status -o name lacks %q:\n%s", want, names)
+		}
+	}
+	var fromName []string
+	for _, l := range strings.Fields(names) {
+		fromName = append(fromName, strings.TrimPrefix(l, "credentialstatus.federate.dev/"))
+	}
+	if r := mustOn(t, consumer, "status", "-o", "jsonpath={.items[*].metadata.name}"); r.stdout != strings.Join(fromName, " ") {
+		t.Errorf("status -o jsonpath over .items[*]: %q, want %q", r.stdout, strings.Join(fromName, " "))
+	}
+	r := mustOn(t, consumer, "status", "-o", `go-template={{range .items}}{{.status.kind}} {{.status.credential}} {{.metadata.labels}}{{"\n"}}{{end}}`)
+	for _, want := range []string{"ControlPlane Certificate map[federate.dev/remote-cluster-id:provider federate.dev/role:consumer]\n",
+		"ResourceSlice Certificate map[federate.dev/remote-cluster-id:provider federate.dev/role:consumer]\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("status -o go-template lacks %q:\n%s", want, r.stdout)
+		}
+	}
+
+	// The provider's side: the slice's user, by a jsonpath filter on status and on get resourceslices, agree.
+	user := mustOn(t, provider, "status", "-o", `jsonpath={.items[?(@.status.kind=="ResourceSlice")].status.user}`).stdout
+	sliceUser := mustOn(t, provider, "get", "resourceslices", "--remote-cluster-id", "consumer", "-o", `jsonpath={.items[?(@.metadata.name=="print-s1")].status.user}`).stdout
+	if user == "" || user != sliceUser {
+		t.Errorf("the slice's user: status says %q, get resourceslices %q", user, sliceUser)
+	}
+	if r := mustOn(t, consumer, "get", "resourceslices", "-o", "name"); r.stdout != "resourcesliceinfo.federate.dev/print-s1\n" {
+		t.Errorf("get resourceslices -o name on the consumer: %q", r.stdout)
+	}
+	if r := mustOn(t, consumer, "get", "resourceslices", "-o", `go-template={{range .items}}{{.metadata.name}}={{.status.phase}},{{index .metadata.labels "federate.dev/remote-cluster-id"}}{{end}}`); r.stdout != "print-s1=Imported,provider" {
+		t.Errorf("get resourceslices -o go-template on the consumer: %q", r.stdout)
+	}
+	if r := mustOn(t, provider, "get", "resourceslices", "--remote-cluster-id", "consumer", "-o", "jsonpath={.items[*].status.phase}"); r.stdout != "Accepted" {
+		t.Errorf("get resourceslices -o jsonpath on the provider: %q", r.stdout)
+	}
+	if r := mustOn(t, consumer, "request", "namespace", "--remote-cluster-id", "provider", "-o", "jsonpath={.items[*].metadata.name}"); r.stdout != "consumer-print" {
+		t.Errorf("request namespace -o jsonpath through the pairing: %q", r.stdout)
+	}
+	// A template that does not parse: exit 1, named, nothing on stdout.
+	if r := on(t, consumer, "status", "-o", "go-template={{.items"); r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "-o, --output go-template={{.items: ") {
+		t.Errorf("a bad template: %s", r)
+	}
+}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -14,11 +13,7 @@ import (
 
 func statusOf(t *testing.T, r result) handshake.StatusReport {
 	t.Helper()
-	var report handshake.StatusReport
-	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
-		t.Fatalf("status -o json: %v\n%s", err, r)
-	}
-	return report
+	return handshake.StatusReport{Credentials: itemsOf[handshake.CredentialState](t, r.stdout)}
 }
 
 // status lists each credential on both sides, proves the held ones, and is a monitor: exit 3 when one
@@ -98,11 +93,7 @@ func TestStatus(t *testing.T) {
 // history reads status --history -o json.
 func history(t *testing.T, c *kubeenv.Cluster) []handshake.HistoryEntry {
 	t.Helper()
-	var entries []handshake.HistoryEntry
-	if err := json.Unmarshal([]byte(mustOn(t, c, "status", "--history", "-o", "json").stdout), &entries); err != nil {
-		t.Fatal(err)
-	}
-	return entries
+	return itemsOf[handshake.HistoryEntry](t, mustOn(t, c, "status", "--history", "-o", "json").stdout)
 }
 
 // hasEvent checks that c's audit trail holds an Event of each reason about the consumer since from.

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -13,11 +12,7 @@ import (
 func heldCheck(t *testing.T) (int, string) {
 	t.Helper()
 	r := on(t, consumer, "status", "--check", "-o", "json")
-	var report handshake.StatusReport
-	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
-		t.Fatalf("status --check: %v\n%s", err, r)
-	}
-	for _, s := range report.Credentials {
+	for _, s := range itemsOf[handshake.CredentialState](t, r.stdout) {
 		if s.Role == handshake.RoleConsumer && s.Kind == handshake.KindControlPlane && s.RemoteClusterID == "provider" && s.Check != nil {
 			return r.code, s.Check.State
 		}

@@ -33,7 +33,7 @@ type ResourceSliceOptions struct {
 	Grant           *flags.SliceResources
 	Expiration      time.Duration
 	Credential      flags.CredentialFlags
-	Output          *cmdutil.Enum
+	Output          *printers.Flags
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
@@ -90,7 +90,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 	o.Grant = flags.AddSliceResources(cmd, "", "granted, if less than the class gives")
 	cmdutil.DurationFlag(cmd.Flags(), &o.Expiration, "expiration", o.Expiration, handshake.MinExpiration, handshake.MaxExpiration, "Requested lifetime of the slice's certificate or token; the signer or the API server may shorten it")
 	o.Credential.AddFlags(cmd)
-	o.Output = printers.AddOutputFlag(cmd, "", "a line per slice; a table when listing", "yaml", "json")
+	o.Output = printers.AddFlags(cmd, "", "a line per slice; a table when listing")
 	return cmd
 }
 
@@ -153,7 +153,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 			return err
 		}
 		if !o.Pending {
-			return views.Slices(o.Out, o.Output.String(), list)
+			return views.Slices(o.Out, o.Output, list)
 		}
 		return o.acceptPending(ctx, list)
 	}
@@ -163,9 +163,9 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return o.Credential.CredentialError(flags.SliceGrantError(err))
 	}
-	if o.Output.String() != "" {
+	if !o.Output.Human() {
 		flags.WarnToken(o.cluster.Report, slice.Status.Credential, "The printed ResourceSlice")
-		return printers.PrintObject(o.Out, o.Output.String(), slice)
+		return o.Output.PrintObject(o.Out, slice)
 	}
 	_, err = fmt.Fprintf(o.Out, "resourceslice/%s accepted: %s in namespace %s for %s\n", o.Name,
 		handshake.FormatResourceList(slice.Status.Granted), slice.Status.Namespace, o.RemoteClusterID)

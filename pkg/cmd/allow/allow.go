@@ -15,6 +15,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
@@ -33,7 +34,7 @@ type ExchangeOptions struct {
 	AllowUnconstrained bool
 	Expiration         time.Duration
 	keepExpiration     bool
-	Output             *cmdutil.Enum
+	Output             *printers.Flags
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
@@ -86,7 +87,7 @@ func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 	cmd.Flags().BoolVar(&o.AllowUnconstrained, "allow-unconstrained", false,
 		"On a cluster without constrained impersonation, grant the legacy impersonate verb: the credential may do everything its target may")
 	cmdutil.DurationFlag(cmd.Flags(), &o.Expiration, "expiration", o.Expiration, 10*time.Minute, handshake.MaxExpiration, "Lifetime asked for the credentials issued (default: the one this rule, target and scope were last issued with, else 30d; capped at the pairing's --max-expiration)")
-	o.Output = printers.AddOutputFlag(cmd, "", "a table", "yaml", "json", "wide")
+	o.Output = printers.AddFlags(cmd, "", "a table", "wide")
 	cmd.ValidArgsFunction = flags.CompleteExchangeRequests(f)
 	return cmd
 }
@@ -164,11 +165,12 @@ func ExchangeError(err error) error {
 }
 
 func (o *ExchangeOptions) print(list []handshake.ExchangeInfo) error {
-	if f := o.Output.String(); f != "" && f != "wide" {
-		if list == nil {
-			list = []handshake.ExchangeInfo{}
+	if !o.Output.Human() {
+		obj, err := views.ExchangeList(list)
+		if err != nil {
+			return err
 		}
-		return printers.Print(o.Out, f, list)
+		return o.Output.Print(o.Out, obj)
 	}
 	if len(list) == 0 {
 		if len(o.Names) == 0 {
@@ -177,7 +179,7 @@ func (o *ExchangeOptions) print(list []handshake.ExchangeInfo) error {
 		}
 		return nil
 	}
-	wide := o.Output.String() == "wide"
+	wide := o.Output.Wide()
 	w := tabwriter.NewWriter(o.Out, 0, 4, 3, ' ', 0)
 	header := "NAME\tTARGET\tSCOPE\tREACH\tTARGET MAY\tTARGET REACH\tPHASE\tMODE"
 	if wide {

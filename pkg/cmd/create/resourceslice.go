@@ -23,7 +23,7 @@ type ResourceSliceOptions struct {
 	Submit          bool
 	Expiration      time.Duration
 	Credential      flags.CredentialFlags
-	Output          *cmdutil.Enum
+	Output          *printers.Flags
 	Pair            *flags.PairFlags
 
 	f       *cmdutil.Factory
@@ -87,7 +87,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 	cmd.Flags().BoolVar(&o.Submit, "submit", o.Submit, "Leave the request on the provider through the pairing's kubeconfig (false: only record and print it)")
 	cmdutil.DurationFlag(cmd.Flags(), &o.Expiration, "expiration", o.Expiration, handshake.MinExpiration, handshake.MaxExpiration, "With --remote-kubeconfig: requested lifetime of the slice's certificate or token")
 	o.Credential.AddFlags(cmd)
-	o.Output = printers.AddOutputFlag(cmd, "", "a line per step on stderr, nothing on stdout", "yaml", "json")
+	o.Output = printers.AddFlags(cmd, "", "a line per step on stderr, nothing on stdout")
 	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the whole request may take before it is abandoned (exit code 124)")
 	return cmd
 }
@@ -195,7 +195,7 @@ func (o *ResourceSliceOptions) oneShotRun(ctx context.Context) (*handshake.Slice
 	if err != nil {
 		return nil, nil, fmt.Errorf("provider: %w", err)
 	}
-	if o.Output.String() != "" {
+	if !o.Output.Human() {
 		flags.WarnToken(o.pair.Printer, granted.Status.Credential, "The printed ResourceSlice")
 	}
 	res, err := consumer.ImportSlice(ctx, handshake.ImportSliceOptions{ProviderID: o.opts.ProviderID, Name: o.Name, Answer: granted, Provider: provider})
@@ -206,8 +206,8 @@ func (o *ResourceSliceOptions) oneShotRun(ctx context.Context) (*handshake.Slice
 }
 
 func (o *ResourceSliceOptions) print(obj any) error {
-	if o.Output.String() == "" {
+	if o.Output.Human() {
 		return nil
 	}
-	return printers.PrintObject(o.Out, o.Output.String(), obj)
+	return o.Output.PrintObject(o.Out, obj)
 }

@@ -25,7 +25,7 @@ type ResourceSliceClassOptions struct {
 	ClusterRole string
 	PodSecurity *cmdutil.Enum
 	AutoAccept  bool
-	Output      *cmdutil.Enum
+	Output      *printers.Flags
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
@@ -79,7 +79,7 @@ func NewCmdResourceSliceClass(f *cmdutil.Factory, streams cmdutil.Streams) *cobr
 	o.PodSecurity = cmdutil.NewEnum(handshake.PodSecurityRestricted, handshake.PodSecurityLevels...)
 	cmdutil.AddEnumFlag(cmd, o.PodSecurity, "pod-security", "", "Pod Security level enforced in a slice's namespace")
 	cmd.Flags().BoolVar(&o.AutoAccept, "auto-accept", false, "Let \"accept resourceslice --pending\" grant this class's slices without naming them")
-	o.Output = printers.AddOutputFlag(cmd, "", "one line", "yaml", "json")
+	o.Output = printers.AddFlags(cmd, "", "one line")
 	return cmd
 }
 
@@ -138,8 +138,8 @@ func (o *ResourceSliceClassOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if o.Output.String() != "" {
-		return printers.PrintObject(o.Out, o.Output.String(), cls)
+	if !o.Output.Human() {
+		return o.Output.PrintObject(o.Out, cls)
 	}
 	_, err = fmt.Fprintf(o.Out, "resourcesliceclass/%s configured\n", o.Name)
 	return err

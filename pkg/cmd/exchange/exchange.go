@@ -8,11 +8,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
@@ -95,7 +97,7 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 
 // GetOptions are the flags of `exchange get`.
 type GetOptions struct {
-	Output *cmdutil.Enum
+	Output *printers.Flags
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
@@ -121,7 +123,7 @@ func NewCmdGet(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			kubectl federate exchange get -o yaml > rules.yaml`),
 		Args: cmdutil.NoArgs,
 	}, o)
-	o.Output = printers.AddOutputFlag(cmd, "", "a table", "yaml", "json")
+	o.Output = printers.AddFlags(cmd, "", "a table")
 	return cmd
 }
 
@@ -141,20 +143,20 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	switch o.Output.String() {
-	case "yaml":
-		_, err = o.Out.Write(data)
+	switch {
+	case o.Output.Format() == "yaml":
+		_, err = o.Out.Write(data) // the file as stored, comments and order kept, to edit and apply again
 		return err
-	case "json":
-		js, err := yaml.YAMLToJSON(data)
-		if err != nil {
+	case !o.Output.Human():
+		// The stored file is itself a Kubernetes-style object (ClusterGatewayConfiguration).
+		var u unstructured.Unstructured
+		if err := yaml.Unmarshal(data, &u.Object); err != nil {
 			return err
 		}
-		var v any
-		if err := yaml.Unmarshal(js, &v); err != nil {
-			return err
+		if u.GetName() == "" {
+			u.SetName(handshake.ExchangeRulesConfigMap) // a rule file names nothing: it is stored under this name
 		}
-		return printers.Print(o.Out, "json", v)
+		return o.Output.Print(o.Out, &u)
 	}
 	w := tabwriter.NewWriter(o.Out, 0, 4, 3, ' ', 0)
 	fmt.Fprintln(w, "NAME\tTYPE\tPRIORITY\tSOURCE\tTARGET")
@@ -206,7 +208,7 @@ func describe(t *exchange.Target) string {
 type ResolveOptions struct {
 	RemoteClusterID string
 	Source          flags.ExchangeSource
-	Output          *cmdutil.Enum
+	Output          *printers.Flags
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
@@ -236,7 +238,7 @@ func NewCmdResolve(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster the user reaches (source.cluster in the rules)")
 	o.Source.AddFlags(cmd)
 	_ = cmd.MarkFlagRequired("for-user")
-	o.Output = printers.AddOutputFlag(cmd, "", "a table", "yaml", "json")
+	o.Output = printers.AddFlags(cmd, "", "a table")
 	return cmd
 }
 
@@ -274,8 +276,12 @@ func (o *ResolveOptions) Run(ctx context.Context) error {
 		return err
 	}
 	v := Resolved{Rule: res.Rule.Name, Type: res.Rule.Type, Priority: res.Rule.Priority, Pairing: res.Target == nil, Target: res.Target}
-	if f := o.Output.String(); f != "" {
-		return printers.Print(o.Out, f, v)
+	if !o.Output.Human() {
+		obj, err := views.Object(views.KindExchangeResolution, v.Rule, map[string]string{handshake.LabelRemoteClusterID: o.RemoteClusterID}, v)
+		if err != nil {
+			return err
+		}
+		return o.Output.Print(o.Out, obj)
 	}
 	w := tabwriter.NewWriter(o.Out, 0, 4, 3, ' ', 0)
 	fmt.Fprintln(w, "RULE\tTYPE\tPRIORITY\tIDENTITY")

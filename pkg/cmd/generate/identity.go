@@ -19,7 +19,7 @@ type IdentityOptions struct {
 	RemoteClusterID string
 	Filename        string
 	Issuance        flags.IssuanceFlags
-	Output          *cmdutil.Enum
+	Output          *printers.Flags
 
 	f       *cmdutil.Factory
 	tenant  *v1alpha1.Tenant
@@ -69,7 +69,7 @@ func NewCmdIdentity(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 	_ = cmd.MarkFlagRequired("filename")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	o.Issuance.AddFlags(cmd)
-	o.Output = printers.AddOutputFlag(cmd, "yaml", "", "yaml", "json")
+	o.Output = printers.AddFlags(cmd, "yaml", "")
 	return cmd
 }
 
@@ -115,5 +115,5 @@ func (o *IdentityOptions) Run(ctx context.Context) error {
 		return flags.NonceHint(o.Issuance.CredentialError(err), o.RemoteClusterID)
 	}
 	flags.WarnToken(o.cluster.Report, id.Spec.Credential, "The identity")
-	return printers.PrintObject(o.Out, o.Output.String(), id)
+	return o.Output.PrintObject(o.Out, id)
 }

@@ -25,7 +25,7 @@ type TenantOptions struct {
 	NonceFile       string
 	ProxyURL        string
 	KeyAlgorithm    *cmdutil.Enum
-	Output          *cmdutil.Enum
+	Output          *printers.Flags
 
 	ticket    nonce.Ticket // what --nonce or --nonce-file holds
 	ticketErr error
@@ -76,7 +76,7 @@ func NewCmdTenant(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	cmd.MarkFlagsMutuallyExclusive("nonce", "nonce-file")
 	cmd.Flags().StringVar(&o.ProxyURL, "proxy-url", "", "Proxy through which this cluster reaches the provider's API server, written into its kubeconfig")
 	o.KeyAlgorithm = flags.KeyAlgorithm(cmd)
-	o.Output = printers.AddOutputFlag(cmd, "yaml", "", "yaml", "json")
+	o.Output = printers.AddFlags(cmd, "yaml", "")
 	return cmd
 }
 
@@ -156,5 +156,5 @@ func (o *TenantOptions) Run(ctx context.Context) error {
 	case err != nil:
 		return flags.RemoteIDError(err)
 	}
-	return printers.PrintObject(o.Out, o.Output.String(), t)
+	return o.Output.PrintObject(o.Out, t)
 }

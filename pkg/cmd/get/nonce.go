@@ -11,13 +11,14 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	cmdprinters "github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
 // NonceOptions are the flags of `get nonce`.
 type NonceOptions struct {
 	RemoteClusterID string
-	Output          *cmdutil.Enum
+	Output          *cmdprinters.Flags
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
@@ -50,7 +51,7 @@ func NewCmdNonce(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			kubectl federate get nonce --remote-cluster-id edge-1 > nonce.txt`),
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster the nonce is for")
-	o.Output = cmdprinters.AddOutputFlag(cmd, "", "the bare nonce", "json", "yaml")
+	o.Output = cmdprinters.AddFlags(cmd, "", "the bare nonce")
 	return cmd
 }
 
@@ -72,14 +73,18 @@ func (o *NonceOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return flags.NonceHint(flags.RemoteIDError(err), o.RemoteClusterID)
 	}
-	if o.Output.String() != "" {
-		return cmdprinters.Print(o.Out, o.Output.String(), struct {
+	if !o.Output.Human() {
+		obj, err := views.Object(views.KindNonceTicket, n.ConsumerID, map[string]string{handshake.LabelRemoteClusterID: n.ConsumerID, handshake.LabelRole: handshake.RoleProvider}, struct {
 			ProviderID string    `json:"providerID"`
 			ConsumerID string    `json:"consumerID"`
 			Nonce      string    `json:"nonce"`
 			ExpiresAt  time.Time `json:"expiresAt"`
 			Ticket     string    `json:"ticket"`
 		}{ticket.ProviderID, n.ConsumerID, n.Value, n.ExpiresAt.UTC(), ticket.String()})
+		if err != nil {
+			return err
+		}
+		return o.Output.Print(o.Out, obj)
 	}
 	if printers.IsTerminal(o.Out) {
 		_, err = fmt.Fprintln(o.Out, ticket.String())

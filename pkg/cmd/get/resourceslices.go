@@ -15,7 +15,7 @@ import (
 // ResourceSlicesOptions are the flags of `get resourceslices`.
 type ResourceSlicesOptions struct {
 	RemoteClusterID string
-	Output          *cmdutil.Enum
+	Output          *printers.Flags
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
@@ -41,7 +41,7 @@ func NewCmdResourceSlices(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Co
 			kubectl federate get resourceslices --remote-cluster-id edge-1 -o yaml`),
 	}, o)
 	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "Only the slices of the pairing with this cluster")
-	o.Output = printers.AddOutputFlag(cmd, "", "a table", "yaml", "json")
+	o.Output = printers.AddFlags(cmd, "", "a table")
 	return cmd
 }
 
@@ -70,5 +70,5 @@ func (o *ResourceSlicesOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return views.Slices(o.Out, o.Output.String(), append(provided, held...))
+	return views.Slices(o.Out, o.Output, append(provided, held...))
 }

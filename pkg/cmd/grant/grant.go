@@ -29,7 +29,7 @@ type NamespaceOptions struct {
 	RemoteClusterID string
 	PodSecurity     *cmdutil.Enum
 	Quota           string
-	Output          *cmdutil.Enum
+	Output          *printers.Flags
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
@@ -80,7 +80,7 @@ func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command
 	o.PodSecurity = cmdutil.NewEnum("", handshake.PodSecurityLevels...)
 	cmdutil.AddEnumFlag(cmd, o.PodSecurity, "pod-security", "", "Pod Security level enforced in the namespace (default: the tenant namespace's)")
 	cmd.Flags().StringVar(&o.Quota, "quota", "", "Hard limits of the namespace's ResourceQuota, over the grant defaults, as NAME=QUANTITY pairs; carved out of the consumer's total")
-	o.Output = printers.AddOutputFlag(cmd, "", "a table when listing", "yaml", "json")
+	o.Output = printers.AddFlags(cmd, "", "a table when listing")
 	return cmd
 }
 
@@ -134,7 +134,7 @@ func (o *NamespaceOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		return views.Namespaces(o.Out, o.Output.String(), list)
+		return views.Namespaces(o.Out, o.Output, list)
 	}
 	if o.sandbox != nil && o.sandbox.PodSecurity == handshake.PodSecurityPrivileged {
 		o.cluster.Report.Warn("--pod-security privileged: the consumer may run privileged pods in " + o.Name + ", which means root on this cluster's nodes")

@@ -19,7 +19,7 @@ import (
 
 // Options are the flags of `info`.
 type Options struct {
-	Output *cmdutil.Enum
+	Output *printers.Flags
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
@@ -44,7 +44,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			# The same as JSON, for scripts
 			kubectl federate info -o json`),
 	}, o)
-	o.Output = printers.AddOutputFlag(cmd, "", "a table", "json", "yaml", "wide")
+	o.Output = printers.AddFlags(cmd, "", "a table", "wide")
 	return cmd
 }
 
@@ -64,10 +64,14 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if f := o.Output.String(); f != "" && f != "wide" {
-		return printers.Print(o.Out, f, info)
+	if !o.Output.Human() {
+		obj, err := views.ClusterInfoObject(info)
+		if err != nil {
+			return err
+		}
+		return o.Output.Print(o.Out, obj)
 	}
-	return printHuman(o.Out, info, o.Output.String() == "wide")
+	return printHuman(o.Out, info, o.Output.Wide())
 }
 
 // mainQuota is what a table shows of a quota in 120 columns: compute requests and pods.

@@ -10,6 +10,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
@@ -18,7 +19,7 @@ import (
 type ExchangeOptions struct {
 	RemoteClusterID string
 	Source          flags.ExchangeSource
-	Output          *cmdutil.Enum
+	Output          *printers.Flags
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
@@ -56,7 +57,7 @@ func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster")
 	o.Source.AddFlags(cmd)
-	o.Output = printers.AddOutputFlag(cmd, "", "the request's name", "yaml", "json")
+	o.Output = printers.AddFlags(cmd, "", "the request's name")
 	return cmd
 }
 
@@ -107,8 +108,12 @@ func (o *ExchangeOptions) Run(ctx context.Context) error {
 		o.f.Printer(o.Streams).Info("ExchangeRequest " + got.Request + " is already issued: kubectl federate get kubeconfig --remote-cluster-id " +
 			o.RemoteClusterID + " --for-user " + o.Source.User + " prints its kubeconfig")
 	}
-	if f := o.Output.String(); f != "" {
-		return printers.Print(o.Out, f, out)
+	if !o.Output.Human() {
+		obj, err := views.Object(views.KindExchangeSubmission, out.Request, map[string]string{handshake.LabelRemoteClusterID: o.RemoteClusterID, handshake.LabelRole: handshake.RoleConsumer}, out)
+		if err != nil {
+			return err
+		}
+		return o.Output.Print(o.Out, obj)
 	}
 	_, err = fmt.Fprintln(o.Out, out.Request)
 	return err

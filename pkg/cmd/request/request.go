@@ -28,7 +28,7 @@ type NamespaceOptions struct {
 	Name            string
 	RemoteClusterID string
 	Reason          string
-	Output          *cmdutil.Enum
+	Output          *printers.Flags
 	Pair            *flags.PairFlags
 
 	f       *cmdutil.Factory
@@ -66,7 +66,7 @@ func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command
 	}, o)
 	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster (required unless --remote-kubeconfig or --remote-context names it)")
 	cmd.Flags().StringVar(&o.Reason, "reason", "", "A note to the provider's administrator")
-	o.Output = printers.AddOutputFlag(cmd, "", "a table when listing", "yaml", "json")
+	o.Output = printers.AddFlags(cmd, "", "a table when listing")
 	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the request may take before it is abandoned (exit code 124)")
 	return cmd
 }
@@ -135,7 +135,7 @@ func (o *NamespaceOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		return views.Namespaces(o.Out, o.Output.String(), list)
+		return views.Namespaces(o.Out, o.Output, list)
 	}
 	if err := o.local.RequestNamespace(ctx, via, o.Name, o.Reason); err != nil {
 		return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Pair.Timeout.String())

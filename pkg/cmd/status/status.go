@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
@@ -23,7 +24,7 @@ type Options struct {
 	Check          bool
 	ExpiringWithin time.Duration
 	History        bool
-	Output         *cmdutil.Enum
+	Output         *printers.Flags
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
@@ -79,7 +80,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	cmd.Flags().BoolVar(&o.Check, "check", false, "Prove, through each credential this cluster holds, that the provider authorizes it for what it was issued for (exit code 4 if one is not ok)")
 	cmdutil.DurationFlag(cmd.Flags(), &o.ExpiringWithin, "expiring-within", 0, 0, 3650*24*time.Hour, "Exit with code 3 when an active credential that renew renews expires within this duration, e.g. 720h")
 	cmd.Flags().BoolVar(&o.History, "history", false, "Show the audit trail instead: every issuance, import, renewal, revocation, grant, cordon and drain recorded on this cluster (as long as its API server keeps Events)")
-	o.Output = printers.AddOutputFlag(cmd, "", "a table", "json", "yaml", "wide")
+	o.Output = printers.AddFlags(cmd, "", "a table", "wide")
 	return cmd
 }
 
@@ -110,16 +111,22 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	switch o.Output.String() {
-	case "json", "yaml":
-		err = printers.Print(o.Out, o.Output.String(), report)
-	default:
-		err = o.printTable(o.Out, report, o.Output.String() == "wide")
+	if o.Output.Human() {
+		err = o.printTable(o.Out, report, o.Output.Wide())
+	} else {
+		err = o.printObject(views.CredentialList(report))
 	}
 	if err != nil {
 		return err
 	}
 	return o.verdict(report)
+}
+
+func (o *Options) printObject(obj runtime.Object, err error) error {
+	if err != nil {
+		return err
+	}
+	return o.Output.Print(o.Out, obj)
 }
 
 // verdict turns what a monitor watches for into the exit code: failed checks first, then expiry.
@@ -254,8 +261,8 @@ func (o *Options) printHistory(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if f := o.Output.String(); f == "json" || f == "yaml" {
-		return printers.Print(o.Out, f, entries)
+	if !o.Output.Human() {
+		return o.printObject(views.HistoryList(entries))
 	}
 	if len(entries) == 0 {
 		_, err := fmt.Fprintln(o.Out, "No audit Event is kept on this cluster (the API server keeps Events for its --event-ttl, one hour by default).")

@@ -9,12 +9,13 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/version"
 )
 
 // Options are the flags of `version`.
 type Options struct {
-	Output *cmdutil.Enum
+	Output *printers.Flags
 	cmdutil.Streams
 }
 
@@ -32,7 +33,7 @@ func NewCmd(streams cmdutil.Streams) *cobra.Command {
 			# Print it as JSON, for scripts
 			kubectl federate version -o json`),
 	}, o)
-	o.Output = printers.AddOutputFlag(cmd, "", "one line", "json", "yaml")
+	o.Output = printers.AddFlags(cmd, "", "one line")
 	return cmd
 }
 
@@ -45,8 +46,12 @@ func (o *Options) Validate() error { return nil }
 // Run prints the version.
 func (o *Options) Run(context.Context) error {
 	info := version.Get()
-	if o.Output.String() != "" {
-		return printers.Print(o.Out, o.Output.String(), info)
+	if !o.Output.Human() {
+		obj, err := views.Object(views.KindVersion, "kubectl-federate", nil, info)
+		if err != nil {
+			return err
+		}
+		return o.Output.Print(o.Out, obj)
 	}
 	_, err := fmt.Fprintf(o.Out, "kubectl-federate version %s (commit %s, built %s, %s, %s)\n",
 		info.Version, info.GitCommit, info.BuildDate, info.GoVersion, info.Platform)

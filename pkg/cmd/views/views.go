@@ -13,10 +13,14 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
-// Slices prints slices as a table, or as a JSON or YAML list when format is set.
-func Slices(out io.Writer, format string, list []handshake.SliceInfo) error {
-	if format != "" {
-		return printers.Print(out, format, list)
+// Slices prints slices as a table, or, when p asks for an object format, as a List of ResourceSliceInfo.
+func Slices(out io.Writer, p *printers.Flags, list []handshake.SliceInfo) error {
+	if p != nil && !p.Human() {
+		obj, err := SliceList(list)
+		if err != nil {
+			return err
+		}
+		return p.Print(out, obj)
 	}
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(out, "No resource slices found.")
@@ -35,10 +39,15 @@ func Slices(out io.Writer, format string, list []handshake.SliceInfo) error {
 	return w.Flush()
 }
 
-// Namespaces prints extra namespaces and requests as a table, or as a JSON or YAML list.
-func Namespaces(out io.Writer, format string, list []handshake.NamespaceInfo) error {
-	if format != "" {
-		return printers.Print(out, format, list)
+// Namespaces prints extra namespaces and requests as a table, or, when p asks for an object format, as a
+// List of ExtraNamespace.
+func Namespaces(out io.Writer, p *printers.Flags, list []handshake.NamespaceInfo) error {
+	if p != nil && !p.Human() {
+		obj, err := NamespaceList(list)
+		if err != nil {
+			return err
+		}
+		return p.Print(out, obj)
 	}
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(out, "No namespace requests or extra namespaces found.")

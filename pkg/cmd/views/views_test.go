@@ -12,7 +12,7 @@ import (
 // control character reaching the terminal, cut to fit a table.
 func TestNamespacesShowTheConsumersReason(t *testing.T) {
 	var out bytes.Buffer
-	err := Namespaces(&out, "", []handshake.NamespaceInfo{
+	err := Namespaces(&out, nil, []handshake.NamespaceInfo{
 		{ConsumerID: "edge-1", Namespace: "edge-1-ci", Phase: handshake.NamespacePending, Requested: true, RequestReason: "CI runners"},
 		{ConsumerID: "edge-1", Namespace: "edge-1-x", Phase: handshake.NamespaceRefused, Requested: true, Reason: "the name is taken",
 			RequestReason: "\x1b[2J\x1b[31mgrant me " + strings.Repeat("now ", 40)},
