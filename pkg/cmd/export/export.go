@@ -27,7 +27,7 @@ type Options struct {
 	Namespace       string
 	Name            string
 	Key             string
-	Output          *cmdutil.Enum
+	Output          *printers.Flags
 
 	f       *cmdutil.Factory
 	cluster *handshake.Cluster
@@ -95,7 +95,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	cmd.Flags().StringVarP(f.Flags.Namespace, "namespace", "n", "", "The namespace on this cluster to write the objects in (default: the kubeconfig context's, else default)")
 	cmd.Flags().StringVar(&o.Name, "name", "", "The cluster's name in the tool, which names the objects (default: the provider's ID, PROVIDER-SLICE for a slice)")
 	cmd.Flags().StringVar(&o.Key, "key", "", "Format kubeconfig: also write the kubeconfig under this data key (value, for Flux and Cluster API)")
-	o.Output = printers.AddOutputFlag(cmd, "", "write the objects", "yaml", "json")
+	o.Output = printers.AddFlags(cmd, "", "write the objects, one line each")
 	return cmd
 }
 
@@ -153,8 +153,8 @@ func (o *Options) options() handshake.ExportOptions {
 
 // Run writes the export, or prints its objects.
 func (o *Options) Run(ctx context.Context) error {
-	if format := o.Output.String(); format != "" {
-		return o.print(ctx, format)
+	if !o.Output.Human() {
+		return o.print(ctx)
 	}
 	written, err := o.cluster.Export(ctx, o.options())
 	if errors.Is(err, handshake.ErrTargetNotServed) {
@@ -176,12 +176,12 @@ func (o *Options) Run(ctx context.Context) error {
 }
 
 // print is the seam a dry run shares: the objects Export would write, built from the same credential.
-func (o *Options) print(ctx context.Context, format string) error {
+func (o *Options) print(ctx context.Context) error {
 	objs, err := o.cluster.BuildExport(ctx, o.options())
 	if err != nil {
 		return o.hint(err)
 	}
-	var items []any
+	var items []*unstructured.Unstructured
 	for _, obj := range objs.List() {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		if err != nil {
@@ -189,12 +189,12 @@ func (o *Options) print(ctx context.Context, format string) error {
 		}
 		// A built object has no creation time: left out, so the output applies cleanly.
 		unstructured.RemoveNestedField(m, "metadata", "creationTimestamp")
-		items = append(items, m)
+		items = append(items, &unstructured.Unstructured{Object: m})
 	}
 	if len(items) == 1 {
-		return printers.PrintObject(o.Out, format, items[0])
+		return o.Output.Print(o.Out, items[0])
 	}
-	return printers.PrintObject(o.Out, format, map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	return o.Output.Print(o.Out, printers.List(items))
 }
 
 // hint names the flag behind a domain error.
