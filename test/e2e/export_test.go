@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
@@ -194,9 +195,8 @@ func TestExport(t *testing.T) {
 		works(t, f.format, old[f.format], tenantNS)
 	}
 	r := mustOn(t, consumer, "status", "-o", "json")
-	var report handshake.StatusReport
-	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || len(report.Exports) != len(exportFormats) {
-		t.Errorf("status -o json lists %d export(s), want %d: %v\n%s", len(report.Exports), len(exportFormats), err, r.stdout)
+	if exports := itemsOfKind[handshake.ExportState](t, r.stdout, func(kind string) bool { return kind == views.KindExport }); len(exports) != len(exportFormats) {
+		t.Errorf("status -o json lists %d export(s), want %d:\n%s", len(exports), len(exportFormats), r.stdout)
 	}
 
 	// A slice's export carries the slice's credential, in the slice's namespace.

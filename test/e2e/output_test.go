@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 )
 
 // With stdout and stderr piped, no command writes escape codes, and every -o json output parses.
@@ -61,10 +63,17 @@ func TestVerbosityLogsRequests(t *testing.T) {
 // the views.
 func itemsOf[T any](t *testing.T, stdout string) []T {
 	t.Helper()
+	return itemsOfKind[T](t, stdout, func(kind string) bool { return kind != views.KindExport })
+}
+
+// itemsOfKind is itemsOf for the items whose kind is chosen: status lists its exports after its credentials.
+func itemsOfKind[T any](t *testing.T, stdout string, chosen func(kind string) bool) []T {
+	t.Helper()
 	var l struct {
 		Kind  string `json:"kind"`
 		Items []struct {
-			Status T `json:"status"`
+			Kind   string `json:"kind"`
+			Status T      `json:"status"`
 		} `json:"items"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &l); err != nil || l.Kind != "List" {
@@ -72,7 +81,9 @@ func itemsOf[T any](t *testing.T, stdout string) []T {
 	}
 	out := make([]T, 0, len(l.Items))
 	for _, it := range l.Items {
-		out = append(out, it.Status)
+		if chosen(it.Kind) {
+			out = append(out, it.Status)
+		}
 	}
 	return out
 }

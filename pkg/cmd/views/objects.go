@@ -21,6 +21,9 @@ const (
 	// KindCredentialStatus is one credential of `status`: named <role>.<remote cluster ID>.<kind>[.<name>],
 	// lowercase, since a two-way pairing has a provider's and a consumer's credential for one remote.
 	KindCredentialStatus = "CredentialStatus"
+	// KindExport is one export of `status` (a credential written in another tool's format, export),
+	// named <namespace>.<Secret name>.
+	KindExport = "Export"
 	// KindAuditRecord is one audit Event of `status --history`, named <remote>.<reason>.<unix time>.
 	KindAuditRecord = "AuditRecord"
 	// KindClusterInfo is `info`: this cluster's ID, key fingerprint, tenants and identities, named by the
@@ -77,15 +80,30 @@ func list[T any](items []T, convert func(*T) (*unstructured.Unstructured, error)
 	return printers.List(out), nil
 }
 
-// CredentialList is a status report as a List of CredentialStatus.
+// CredentialList is a status report as a List of CredentialStatus, then its exports, each an Export.
 func CredentialList(r *handshake.StatusReport) (runtime.Object, error) {
-	return list(r.Credentials, func(s *handshake.CredentialState) (*unstructured.Unstructured, error) {
+	out := make([]*unstructured.Unstructured, 0, len(r.Credentials)+len(r.Exports))
+	for i := range r.Credentials {
+		s := &r.Credentials[i]
 		name := s.Role + "." + s.RemoteClusterID + "." + s.Kind
 		if s.Name != "" {
 			name += "." + s.Name
 		}
-		return Object(KindCredentialStatus, strings.ToLower(name), pairing(s.RemoteClusterID, s.Role), s)
-	})
+		u, err := Object(KindCredentialStatus, strings.ToLower(name), pairing(s.RemoteClusterID, s.Role), s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	for i := range r.Exports {
+		e := &r.Exports[i]
+		u, err := Object(KindExport, e.Namespace+"."+e.Secret, pairing(e.RemoteClusterID, handshake.RoleConsumer), e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return printers.List(out), nil
 }
 
 // HistoryList is the audit trail as a List of AuditRecord.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
@@ -34,5 +36,28 @@ func TestNamespacesShowTheConsumersReason(t *testing.T) {
 		if len(l) > 200 {
 			t.Errorf("a line of %d characters: %q", len(l), l)
 		}
+	}
+}
+
+// status -o json|yaml|name lists a report's exports after its credentials, each an Export named by its
+// namespace and Secret, labelled with the pairing.
+func TestCredentialListCarriesExports(t *testing.T) {
+	obj, err := CredentialList(&handshake.StatusReport{
+		Credentials: []handshake.CredentialState{{Role: handshake.RoleConsumer, RemoteClusterID: "gpu-farm", Kind: "pairing"}},
+		Exports:     []handshake.ExportState{{RemoteClusterID: "gpu-farm", Format: "argocd", Namespace: "argocd", Name: "gpu-farm", Secret: "gpu-farm"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, ok := obj.(*unstructured.UnstructuredList)
+	if !ok || len(l.Items) != 2 {
+		t.Fatalf("got %#v", obj)
+	}
+	e := l.Items[1]
+	if e.GetKind() != KindExport || e.GetName() != "argocd.gpu-farm" || e.GetLabels()[handshake.LabelRemoteClusterID] != "gpu-farm" {
+		t.Errorf("export item: kind %s name %s labels %v", e.GetKind(), e.GetName(), e.GetLabels())
+	}
+	if f, _, _ := unstructured.NestedString(e.Object, "status", "format"); f != "argocd" {
+		t.Errorf("status.format = %q", f)
 	}
 }
