@@ -43,6 +43,10 @@ type Cluster struct {
 	// Impersonation, if set, is what ConstrainedImpersonation answers without a probe (tests), and caches
 	// the probe's answer for the rest of the process.
 	Impersonation *ImpersonationSupport
+	// DryRun says that writes to this cluster change nothing (the clients hold them back, or send them as
+	// server-side dry runs): waits for their effects are skipped, and a step that needs what only a real
+	// write yields (an issued certificate or token) ends the run with a DryRunStop.
+	DryRun bool
 
 	self    *Self             // cached after Init or Load
 	staleCM *corev1.ConfigMap // Load found objects of an older installGeneration (see loadCurrent)

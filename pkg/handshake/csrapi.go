@@ -82,6 +82,10 @@ func (c *Cluster) approveAndWait(ctx context.Context, obj *certv1.CertificateSig
 	if signerTimeout <= 0 {
 		signerTimeout = DefaultSignerTimeout
 	}
+	if c.DryRun {
+		return nil, &DryRunStop{At: "the approval of CertificateSigningRequest " + obj.Name + obj.GenerateName,
+			Why: "a dry run creates no CertificateSigningRequest, so no signer issues the certificate the next steps need"}
+	}
 	csrs := c.Kube.CertificatesV1().CertificateSigningRequests()
 	name := obj.Name
 	approved := obj.DeepCopy()

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +27,9 @@ import (
 type World struct {
 	t        testing.TB
 	clusters map[string]*fakeapi.Server
+
+	mu      sync.Mutex
+	running *cmdutil.Factory // the running command's factory, whose dry run the fakes honour
 }
 
 // NewWorld returns a world of fake clusters named names, none initialized. The fakes' clock is now, so
@@ -36,6 +40,7 @@ func NewWorld(t testing.TB, names ...string) *World {
 	w := &World{t: t, clusters: map[string]*fakeapi.Server{}}
 	for _, n := range names {
 		w.clusters[n] = fakeapi.New(t)
+		w.teachDryRun(n, w.clusters[n])
 	}
 	return w
 }
@@ -100,6 +105,14 @@ func (w *World) Run(args ...string) Result {
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
 	streams := genericiooptions.IOStreams{In: in, Out: out, ErrOut: errOut}
 	f := cmdutil.NewTestFactory(streams, w.connect)
+	w.mu.Lock()
+	w.running = f
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.running = nil
+		w.mu.Unlock()
+	}()
 	ctx, cancel := context.WithTimeout(w.t.Context(), time.Minute)
 	defer cancel()
 	// --color=never first, so that the last word stays the user's (cobra's __complete completes it).

@@ -36,6 +36,8 @@ type Factory struct {
 	// connect, if set, builds the clients instead of the kubeconfig: a test factory's fake clusters, chosen
 	// by the --kubeconfig and --context the command was given. Every factory made from this one shares it.
 	connect ConnectFunc
+	// dry is the command's dry-run mode and record, shared with every sibling.
+	dry *DryRun
 }
 
 // ConnectFunc gives the clients of the cluster a kubeconfig path and context name.
@@ -53,7 +55,7 @@ func NewTestFactory(streams genericiooptions.IOStreams, connect ConnectFunc) *Fa
 // connect.
 func (f *Factory) NewSibling(streams genericiooptions.IOStreams) *Factory {
 	s := NewFactory(streams)
-	s.Color, s.connect = f.Color, f.connect
+	s.Color, s.connect, s.dry = f.Color, f.connect, f.dry
 	return s
 }
 
@@ -77,7 +79,7 @@ func (f *Factory) measureSkew(resp *http.Response) {
 
 // NewFactory returns a factory whose REST configs send our user agent and count requests.
 func NewFactory(streams genericiooptions.IOStreams) *Factory {
-	f := &Factory{Color: output.ColorAuto}
+	f := &Factory{Color: output.ColorAuto, dry: &DryRun{}}
 	f.Flags = genericclioptions.NewConfigFlags(true).WithWarningPrinter(streams).WithDiscoveryBurst(300)
 	f.Flags.ProxyURL = nil // --proxy-url belongs to generate tenant, where it means the consumer's route to the provider
 	f.Flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
@@ -106,6 +108,8 @@ func NewFactory(streams genericiooptions.IOStreams) *Factory {
 				return resp, err
 			})
 		})
+		// Outside the counter: a write a client dry run answers itself is not sent, so not counted.
+		c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return f.dry.wrap(f.ClusterName, rt) })
 		return c
 	}
 	return f
@@ -140,6 +144,21 @@ type Clients struct {
 	Config  *rest.Config
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
+}
+
+// ClusterName names the factory's cluster as its flags do: the context, else the kubeconfig, else the
+// kubeconfig's current context (a dry run's output says on which cluster each object would be written).
+func (f *Factory) ClusterName() string {
+	if c := deref(f.Flags.Context); c != "" {
+		return c
+	}
+	if k := deref(f.Flags.KubeConfig); k != "" {
+		return k
+	}
+	if raw, err := f.Flags.ToRawKubeConfigLoader().RawConfig(); err == nil && raw.CurrentContext != "" {
+		return raw.CurrentContext
+	}
+	return "the current context"
 }
 
 // Clients builds the typed and dynamic clients from the factory's flags.
@@ -194,7 +213,11 @@ type Streams = genericiooptions.IOStreams
 
 // Printer returns the stderr progress printer for the streams, honouring --color.
 func (f *Factory) Printer(streams Streams) *output.Printer {
-	return output.NewPrinter(streams.ErrOut, f.Color)
+	p := output.NewPrinter(streams.ErrOut, f.Color)
+	if f.dry.Active() {
+		p = p.DryRun()
+	}
+	return p
 }
 
 // ConnectionFlags writes how this factory names its cluster (its kubeconfig and context) as flags with

@@ -89,6 +89,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 	o.Credential.AddFlags(cmd)
 	o.Output = printers.AddOutputFlag(cmd, "", "a line per step on stderr, nothing on stdout", "yaml", "json")
 	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the whole request may take before it is abandoned (exit code 124)")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

@@ -12,5 +12,5 @@ func Cluster(f *cmdutil.Factory, report handshake.Reporter) (*handshake.Cluster,
 	if err != nil {
 		return nil, nil, err
 	}
-	return &handshake.Cluster{Kube: c.Kube, Dynamic: c.Dynamic, Config: c.Config, Report: report, Now: f.ServerNow}, c, nil
+	return &handshake.Cluster{Kube: c.Kube, Dynamic: c.Dynamic, Config: c.Config, Report: report, Now: f.ServerNow, DryRun: f.DryRun().Active()}, c, nil
 }

@@ -50,6 +50,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	}, o)
 	o.Mesh.AddFlags(cmd)
 	o.Issuance.AddFlags(cmd)
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

@@ -57,6 +57,7 @@ func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster")
 	o.Source.AddFlags(cmd)
 	o.Output = printers.AddOutputFlag(cmd, "", "the request's name", "yaml", "json")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

@@ -41,6 +41,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	}, o)
 	o.Mesh.AddFlags(cmd)
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 
