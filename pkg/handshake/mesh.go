@@ -29,6 +29,8 @@ const (
 	PairKept    = "already paired"
 	PairRemoved = "removed"
 	PairFailed  = "failed"
+	// PairDryRunStopped is a dry run's pair that went as far as a dry run can (see DryRunStop).
+	PairDryRunStopped = "dry run stopped before issuance"
 	// PairAlreadyRemoved and PairNotFound are unmesh's for a pair with nothing left: removed before, or
 	// never paired.
 	PairAlreadyRemoved = "already removed"
@@ -147,7 +149,11 @@ func eachPair(ctx context.Context, members []*MeshMember, o MeshOptions, do func
 			start := time.Now()
 			res, err := do(ctx, pr.c, pr.p)
 			r := PairResult{Consumer: pr.c.ID, Provider: pr.p.ID, Result: res, Wall: time.Since(start), Err: err}
-			if err != nil {
+			var stop *DryRunStop
+			switch {
+			case errors.As(err, &stop):
+				r.Result = PairDryRunStopped
+			case err != nil:
 				r.Result = PairFailed
 			}
 			results[i] = r

@@ -15,6 +15,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/internal/fakeapi"
@@ -80,6 +81,17 @@ func (w *World) connect(kubeconfig, context string) (*cmdutil.Clients, error) {
 	return &cmdutil.Clients{Config: &rest.Config{Host: "https://" + name + ".fake:6443"}, Kube: s.Clientset, Dynamic: s.DynamicClient}, nil
 }
 
+// dial reaches the fake cluster a stored kubeconfig points at (its server is https://NAME.fake:6443, as
+// connect gives every fake), with the kubeconfig's own credentials ignored: a fake has no authentication.
+func (w *World) dial(kubeconfig []byte) (*cmdutil.Clients, error) {
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimSuffix(strings.TrimPrefix(cfg.Host, "https://"), ".fake:6443")
+	return w.connect(name, "")
+}
+
 func (w *World) names() []string {
 	var out []string
 	for n := range w.clusters {
@@ -105,6 +117,7 @@ func (w *World) Run(args ...string) Result {
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
 	streams := genericiooptions.IOStreams{In: in, Out: out, ErrOut: errOut}
 	f := cmdutil.NewTestFactory(streams, w.connect)
+	f.SetDial(w.dial)
 	w.mu.Lock()
 	w.running = f
 	w.mu.Unlock()

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federate-dev/kubectl-federate/pkg/output"
 	"github.com/federate-dev/kubectl-federate/pkg/version"
@@ -36,6 +37,8 @@ type Factory struct {
 	// connect, if set, builds the clients instead of the kubeconfig: a test factory's fake clusters, chosen
 	// by the --kubeconfig and --context the command was given. Every factory made from this one shares it.
 	connect ConnectFunc
+	// dial, if set, builds the clients of a stored kubeconfig instead (a test factory's fake clusters).
+	dial func(kubeconfig []byte) (*Clients, error)
 	// dry is the command's dry-run mode and record, shared with every sibling.
 	dry *DryRun
 }
@@ -55,7 +58,7 @@ func NewTestFactory(streams genericiooptions.IOStreams, connect ConnectFunc) *Fa
 // connect.
 func (f *Factory) NewSibling(streams genericiooptions.IOStreams) *Factory {
 	s := NewFactory(streams)
-	s.Color, s.connect, s.dry = f.Color, f.connect, f.dry
+	s.Color, s.connect, s.dial, s.dry = f.Color, f.connect, f.dial, f.dry
 	return s
 }
 
@@ -144,6 +147,37 @@ type Clients struct {
 	Config  *rest.Config
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
+}
+
+// SetDial makes a test factory reach the clusters of stored kubeconfigs (a pairing's identity) through
+// dial instead of the network.
+func (f *Factory) SetDial(dial func(kubeconfig []byte) (*Clients, error)) { f.dial = dial }
+
+// DialKubeconfig builds clients from a kubeconfig the domain stored (a pairing's identity), through this
+// factory's dry-run layer: a dry run holds back, or dry-runs, the writes made as the pairing's identity
+// too. Its requests are not counted: they are not the administrator's.
+func (f *Factory) DialKubeconfig(data []byte) (*Clients, error) {
+	if f.dial != nil {
+		return f.dial(data)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
+	if err != nil {
+		return nil, err
+	}
+	cfg.UserAgent = version.UserAgent()
+	cfg.QPS, cfg.Burst = 50, 100
+	cfg.WarningHandler = rest.NoWarnings{}
+	name := "the pairing's identity on " + cfg.Host
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return f.dry.wrap(func() string { return name }, rt) })
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Clients{Config: cfg, Kube: kube, Dynamic: dyn}, nil
 }
 
 // ClusterName names the factory's cluster as its flags do: the context, else the kubeconfig, else the

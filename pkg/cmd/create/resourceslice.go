@@ -191,8 +191,13 @@ func (o *ResourceSliceOptions) oneShotRun(ctx context.Context) (*handshake.Slice
 	if err := consumer.SubmitSlice(ctx, provider, slice); err != nil {
 		return nil, nil, fmt.Errorf("provider: %w", err)
 	}
-	granted, err := provider.AcceptSlice(ctx, handshake.AcceptSliceOptions{ConsumerID: slice.Spec.ClusterID, Name: o.Name, Expiration: o.Expiration,
-		Credential: o.Credential.Credential.String(), SignerTimeout: o.Credential.SignerTimeout})
+	accept := handshake.AcceptSliceOptions{ConsumerID: slice.Spec.ClusterID, Name: o.Name, Expiration: o.Expiration,
+		Credential: o.Credential.Credential.String(), SignerTimeout: o.Credential.SignerTimeout}
+	if provider.DryRun {
+		// The submitted slice was not stored: the provider answers the request as this run made it.
+		accept.Request = slice
+	}
+	granted, err := provider.AcceptSlice(ctx, accept)
 	if err != nil {
 		return nil, nil, fmt.Errorf("provider: %w", err)
 	}
