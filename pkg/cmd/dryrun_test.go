@@ -1,43 +1,129 @@
 package cmd_test
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdtest"
 )
 
-func TestDryRunExplore(t *testing.T) {
+// documents reads a dry run's stdout as YAML documents, failing the test if it is not one YAML stream,
+// and returns "kind/name" of each.
+func documents(t *testing.T, out string) []string {
+	t.Helper()
+	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(out)), 4096)
+	var refs []string
+	for {
+		var obj map[string]any
+		err := dec.Decode(&obj)
+		if errors.Is(err, io.EOF) {
+			return refs
+		}
+		if err != nil {
+			t.Fatalf("stdout is not a YAML stream: %v\n%s", err, out)
+		}
+		if obj == nil {
+			continue
+		}
+		meta, _ := obj["metadata"].(map[string]any)
+		refs = append(refs, fmt.Sprintf("%s/%v", obj["kind"], meta["name"]))
+	}
+}
+
+// Every command that changes a cluster, in both dry-run modes and with the bare flag (client): exit 0,
+// both fake clusters exactly as before (every object, every resourceVersion), stdout one YAML stream of
+// the objects it would have written, each after a comment naming the cluster and the action, and stderr
+// never claiming a change.
+func TestDryRunChangesNothing(t *testing.T) {
 	w := pairedWorld(t)
-	for _, args := range [][]string{
-		{"authenticate", "--kubeconfig", "edge", "--remote-kubeconfig", "farm"},
-		{"unauthenticate", "--kubeconfig", "edge", "--remote-kubeconfig", "farm"},
-		{"revoke", "--kubeconfig", "farm", "--remote-cluster-id", "edge"},
-		{"cordon", "tenant", "--kubeconfig", "farm", "--remote-cluster-id", "edge"},
-		{"drain", "tenant", "--kubeconfig", "farm", "--remote-cluster-id", "edge"},
-		{"grant", "namespace", "team-a", "--kubeconfig", "farm", "--remote-cluster-id", "edge"},
-		{"request", "namespace", "team-b", "--kubeconfig", "edge", "--remote-cluster-id", "farm"},
-		{"create", "resourceslice", "s1", "--kubeconfig", "edge", "--remote-kubeconfig", "farm", "--remote-cluster-id", "farm", "--cpu", "1", "--memory", "1Gi"},
-		{"create", "resourceslice-class", "gpu", "--kubeconfig", "farm"},
-		{"create", "nonce", "--kubeconfig", "farm", "--remote-cluster-id", "other"},
-		{"renew", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "--remote-kubeconfig", "farm"},
-		{"request", "exchange", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "--for-user", "alice"},
-		{"mesh", "--kubeconfigs", "edge,farm"},
-		{"unmesh", "--kubeconfigs", "edge,farm"},
-	} {
-		for _, mode := range []string{"--dry-run=client", "--dry-run=server"} {
-			be, bf := w.Snapshot("edge"), w.Snapshot("farm")
-			r := w.Run(append(args, mode)...)
-			out := r.Stdout
-			if len(out) > 600 {
-				out = out[:600]
-			}
-			t.Logf("%v %s: exit %d\n%s\nSTDERR\n%s", args, mode, r.Code, out, r.Stderr)
-			if w.Snapshot("edge") != be || w.Snapshot("farm") != bf {
-				t.Errorf("%v changed", args)
-			}
+	cases := []struct {
+		args []string
+		want []string // comment lines (cluster: would action kind/name) stdout must hold
+		stop bool     // the run stops where a credential would be issued
+	}{
+		{args: []string{"init", "--kubeconfig", "edge"}, want: nil},
+		{args: []string{"authenticate", "--kubeconfig", "edge", "--remote-kubeconfig", "farm"}, stop: true,
+			want: []string{"# farm: would create lease/authenticate-edge in federate-system", "# farm: would create certificatesigningrequest/"}},
+		{args: []string{"renew", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "--remote-kubeconfig", "farm"}, stop: true,
+			want: []string{"# farm: would create certificatesigningrequest/"}},
+		{args: []string{"unauthenticate", "--kubeconfig", "edge", "--remote-kubeconfig", "farm"},
+			want: []string{"# farm: would delete namespace/federate-tenant-edge", "# edge: would delete identity/controlplane-farm in federate-system"}},
+		{args: []string{"revoke", "--kubeconfig", "farm", "--remote-cluster-id", "edge"},
+			want: []string{"# farm: would delete rolebinding/", "# farm: would patch tenant/edge in federate-tenant-edge"}},
+		{args: []string{"cordon", "tenant", "--kubeconfig", "farm", "--remote-cluster-id", "edge"},
+			want: []string{"# farm: would patch namespace/federate-tenant-edge"}},
+		{args: []string{"drain", "tenant", "--kubeconfig", "farm", "--remote-cluster-id", "edge"},
+			want: []string{"# farm: would patch namespace/federate-tenant-edge"}},
+		{args: []string{"grant", "namespace", "team-a", "--kubeconfig", "farm", "--remote-cluster-id", "edge"},
+			want: []string{"# farm: would create namespace/team-a"}},
+		{args: []string{"request", "namespace", "team-b", "--kubeconfig", "edge", "--remote-cluster-id", "farm"},
+			want: []string{"# farm: would create namespacerequest/team-b in federate-tenant-edge"}},
+		{args: []string{"create", "resourceslice", "s1", "--kubeconfig", "edge", "--remote-kubeconfig", "farm", "--remote-cluster-id", "farm", "--cpu", "1", "--memory", "1Gi"}, stop: true,
+			want: []string{"# edge: would create secret/", "# farm: would create resourceslice/s1 in federate-tenant-edge"}},
+		{args: []string{"create", "resourceslice-class", "gpu", "--kubeconfig", "farm"},
+			want: []string{"# farm: would apply resourcesliceclass/gpu"}},
+		{args: []string{"create", "nonce", "--kubeconfig", "farm", "--remote-cluster-id", "other"},
+			want: []string{"# farm: would create secret/nonce-other in federate-system"}},
+		{args: []string{"mesh", "--kubeconfigs", "edge,farm"}, stop: true,
+			want: []string{"# edge: would create lease/authenticate-farm in federate-system"}},
+	}
+	for _, c := range cases {
+		for _, mode := range []string{"--dry-run=client", "--dry-run=server", "--dry-run"} {
+			t.Run(strings.Join(c.args[:2], " ")+mode, func(t *testing.T) {
+				edge, farm := w.Snapshot("edge"), w.Snapshot("farm")
+				r := w.Run(append(c.args, mode)...)
+				if r.Code != 0 {
+					t.Fatalf("%s", r)
+				}
+				if w.Snapshot("edge") != edge || w.Snapshot("farm") != farm {
+					t.Errorf("a dry run changed a cluster:\n%s", r)
+				}
+				documents(t, r.Stdout)
+				label := "(dry run)"
+				if mode == "--dry-run=server" {
+					label = "(server dry run)"
+				}
+				for _, want := range c.want {
+					if !strings.Contains(r.Stdout, want) {
+						t.Errorf("stdout lacks %q:\n%s", want, r)
+					}
+				}
+				for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+					if strings.HasPrefix(line, "# ") && !strings.HasSuffix(line, label) && !strings.Contains(line, label+";") {
+						t.Errorf("comment line %q does not say %s", line, label)
+					}
+				}
+				for _, line := range strings.Split(strings.TrimSpace(r.Stderr), "\n") {
+					if !strings.Contains(line, "(dry run)") {
+						t.Errorf("stderr line %q does not say (dry run)", line)
+					}
+				}
+				if stopped := strings.Contains(r.Stderr, "Stopped at "); stopped != c.stop {
+					t.Errorf("stopped before issuance: %v, want %v:\n%s", stopped, c.stop, r)
+				}
+			})
 		}
 	}
-	_ = strings.Contains
-	_ = cmdtest.NewWorld
+}
+
+// --dry-run takes kubectl's three values, checked when parsed: anything else (a boolean too, as today's
+// kubectl) is a usage error that sends nothing.
+func TestDryRunFlagValues(t *testing.T) {
+	w := cmdtest.NewWorld(t, "edge")
+	for _, v := range []string{"--dry-run=true", "--dry-run=maybe", "--dry-run="} {
+		m := marks(w, "edge")
+		r := w.Run("init", "--kubeconfig", "edge", v)
+		expect(t, w, r, 1, nil, []string{`invalid argument`, `for "--dry-run" flag: must be one of none, client, server`, "See 'kubectl federate init -h'"}, m)
+	}
+	before := w.Snapshot("edge")
+	r := w.Run("init", "--kubeconfig", "edge", "--dry-run=none")
+	if r.Code != 0 || w.Snapshot("edge") == before || strings.Contains(r.Stdout, "dry run") {
+		t.Fatalf("--dry-run=none should initialize:\n%s", r)
+	}
 }

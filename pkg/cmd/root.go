@@ -101,7 +101,7 @@ func printDryRun(c *cobra.Command, f *cmdutil.Factory, streams genericiooptions.
 		// A dry run that reached a step needing what only a real write yields stops there, successfully.
 		var stop interface{ DryRunStop() string }
 		if errors.As(err, &stop) {
-			p.Info("Stopped: " + stop.DryRunStop() + "; the objects above are what the run would have written until then")
+			p.Info(cmdutil.Capitalize(stop.DryRunStop()) + "; stdout shows what the run would have written until then")
 			err = nil
 		}
 		if ferr := comments.Flush(); ferr != nil && err == nil {

@@ -65,7 +65,7 @@ type DryRunStop struct {
 func (e *DryRunStop) Error() string { return "dry run stopped at " + e.At + ": " + e.Why }
 
 // DryRunStop is how the command layer recognises the stop without knowing the domain's types.
-func (e *DryRunStop) DryRunStop() string { return e.Error() }
+func (e *DryRunStop) DryRunStop() string { return "stopped at " + e.At + ": " + e.Why }
 
 // StepWarning ends the step as a warning: stopping is what a dry run is expected to do there.
 func (e *DryRunStop) StepWarning() string { return "stopped here: " + e.Why }

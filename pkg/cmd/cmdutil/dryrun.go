@@ -444,11 +444,14 @@ func mergePatch(target, patch any) any {
 func objectRef(obj map[string]any) string {
 	meta, _ := obj["metadata"].(map[string]any)
 	name, _ := meta["name"].(string)
+	if g, _ := meta["generateName"].(string); name == "" && g != "" {
+		name = g + "*" // the server would complete the name
+	}
 	ns, _ := meta["namespace"].(string)
 	kind, _ := obj["kind"].(string)
 	ref := strings.ToLower(kind) + "/" + name
 	if ns != "" {
-		ref = ns + "/" + ref
+		ref += " in " + ns
 	}
 	return ref
 }
@@ -641,4 +644,12 @@ func (c *CommentWriter) Flush() error {
 	}
 	_, err := c.Write([]byte("\n"))
 	return err
+}
+
+// Capitalize makes a message's first letter upper case.
+func Capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
