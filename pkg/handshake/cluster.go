@@ -198,3 +198,11 @@ func parsePrivateKey(data []byte) (ed25519.PrivateKey, error) {
 	}
 	return ed, nil
 }
+
+// said is the wording of a reported fact: what was done, or in a dry run what would be.
+func (c *Cluster) said(did, would string) string {
+	if c.DryRun {
+		return would
+	}
+	return did
+}

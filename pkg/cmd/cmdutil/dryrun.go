@@ -39,6 +39,7 @@ type DryRun struct {
 	// created holds, in server mode, the objects (and namespaces) a write of this run would create: the
 	// server has not stored them, so a later write to them, or into such a namespace, cannot be checked.
 	created map[string]bool
+	written map[string]bool // in server mode, the objects a dry-run write was accepted for
 	// unchecked counts, per cluster, writes answered here in server mode, for the closing note.
 	unchecked map[string][]string
 }
@@ -183,13 +184,13 @@ func (d *DryRun) wrap(cluster func() string, rt http.RoundTripper) http.RoundTri
 		if note := d.wouldCreate(t); note != "" {
 			return respond(r, d.answer(cluster(), w, read, note))
 		}
-		return d.serverDryRun(cluster(), r, w, rt)
+		return d.serverDryRun(cluster(), r, w, rt, read)
 	})
 }
 
 // serverDryRun sends the write with dryRun=All: the query parameter, and for a DELETE also its body,
 // since the API server reads a DELETE's options from the body when there is one.
-func (d *DryRun) serverDryRun(cluster string, r *http.Request, w Write, rt http.RoundTripper) (*http.Response, error) {
+func (d *DryRun) serverDryRun(cluster string, r *http.Request, w Write, rt http.RoundTripper, read Reader) (*http.Response, error) {
 	q := r.URL.Query()
 	q.Set("dryRun", "All")
 	r2 := r.Clone(r.Context())
@@ -210,8 +211,17 @@ func (d *DryRun) serverDryRun(cluster string, r *http.Request, w Write, rt http.
 	r2.ContentLength = int64(len(body))
 	r2.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	resp, err := rt.RoundTrip(r2)
-	if err != nil || resp.StatusCode >= 300 {
+	if err != nil {
 		return resp, err
+	}
+	if resp.StatusCode == http.StatusNotFound && w.Target.Name != "" && d.wasWritten(w.Target) {
+		// An object an earlier write of this run (a server-side apply) would have created: the server
+		// has not stored it, so it cannot check this write.
+		_ = resp.Body.Close()
+		return respond(r, d.answer(cluster, w, read, "not checked by the server: it would be created by this run"))
+	}
+	if resp.StatusCode >= 300 {
+		return resp, nil
 	}
 	data, err := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
@@ -220,15 +230,55 @@ func (d *DryRun) serverDryRun(cluster string, r *http.Request, w Write, rt http.
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(data))
 	var obj map[string]any
-	if json.Unmarshal(data, &obj) == nil && obj["kind"] != "Status" {
+	_ = json.Unmarshal(data, &obj)
+	kind, _ := obj["kind"].(string)
+	items, isList := obj["items"].([]any)
+	switch {
+	case isList && strings.HasSuffix(kind, "List"):
+		// A deletion of a collection answers with what it would delete.
+		for _, it := range items {
+			if m, ok := it.(map[string]any); ok {
+				if m["kind"] == nil {
+					m["apiVersion"], m["kind"] = obj["apiVersion"], strings.TrimSuffix(kind, "List")
+				}
+				d.record(DryRunRecord{Cluster: cluster, Action: w.action(), Object: m})
+			}
+		}
+	case obj != nil && kind != "Status":
 		if r.Method == http.MethodPost && w.Target.Subresource == "" {
 			d.markCreated(w.Target, obj)
 		}
+		d.markWritten(w.Target, obj)
 		d.record(DryRunRecord{Cluster: cluster, Action: w.action(), Object: obj})
-	} else if w.Target.Name != "" {
-		d.record(DryRunRecord{Cluster: cluster, Action: w.action(), Object: stub(w.Target, w.Object())})
+	case w.Target.Name != "":
+		// The server answered with a Status: show the object as it stands.
+		cur, aerr := read.Get(Target{GVR: w.Target.GVR, Namespace: w.Target.Namespace, Name: w.Target.Name})
+		if aerr != nil {
+			cur = stub(w.Target, nil)
+		}
+		d.record(DryRunRecord{Cluster: cluster, Action: w.action(), Object: cur})
 	}
 	return resp, nil
+}
+
+// markWritten remembers an object a server dry run accepted a write of.
+func (d *DryRun) markWritten(t Target, obj map[string]any) {
+	meta, _ := obj["metadata"].(map[string]any)
+	if name, _ := meta["name"].(string); name != "" {
+		t.Name = name
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.written == nil {
+		d.written = map[string]bool{}
+	}
+	d.written[t.key()] = true
+}
+
+func (d *DryRun) wasWritten(t Target) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.written[t.key()]
 }
 
 // markCreated remembers, in server mode, an object the server would have created.
@@ -352,6 +402,12 @@ func (d *DryRun) answer(cluster string, w Write, read Reader, note string) Answe
 		obj := w.Object()
 		if obj == nil {
 			obj = stub(t, nil)
+		}
+		if t.Subresource == "status" && w.action() != "create" {
+			// A status write changes the object: show it whole, with the new status, when it exists.
+			if cur, aerr := read.Get(Target{GVR: t.GVR, Namespace: t.Namespace, Name: t.Name}); aerr == nil {
+				obj, _ = mergePatch(cur, map[string]any{"status": obj["status"]}).(map[string]any)
+			}
 		}
 		d.record(DryRunRecord{Cluster: cluster, Action: w.action(), Object: obj, Note: note})
 		if w.action() == "create" {

@@ -112,10 +112,20 @@ func NewFactory(streams genericiooptions.IOStreams) *Factory {
 			})
 		})
 		// Outside the counter: a write a client dry run answers itself is not sent, so not counted.
+		jsonForDryRun(c, f.dry)
 		c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return f.dry.wrap(f.ClusterName, rt) })
 		return c
 	}
 	return f
+}
+
+// jsonForDryRun makes a dry run's clients speak JSON (typed clients default to protobuf): the dry-run
+// layer reads and prints the bodies, echoes them back, and sets a DELETE's options.
+func jsonForDryRun(c *rest.Config, d *DryRun) {
+	if d.Active() {
+		c.ContentType = "application/json"
+		c.AcceptContentTypes = "application/json"
+	}
 }
 
 // traceRequests (FEDERATE_TRACE=1) prints every API request to stderr with its start, relative to the
@@ -168,6 +178,7 @@ func (f *Factory) DialKubeconfig(data []byte) (*Clients, error) {
 	cfg.QPS, cfg.Burst = 50, 100
 	cfg.WarningHandler = rest.NoWarnings{}
 	name := "the pairing's identity on " + cfg.Host
+	jsonForDryRun(cfg, f.dry)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return f.dry.wrap(func() string { return name }, rt) })
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
