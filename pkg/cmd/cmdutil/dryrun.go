@@ -403,6 +403,10 @@ func (d *DryRun) answer(cluster string, w Write, read Reader, note string) Answe
 		if obj == nil {
 			obj = stub(t, nil)
 		}
+		// A typed client names the namespace in the path only.
+		if meta, ok := obj["metadata"].(map[string]any); ok && t.Namespace != "" && meta["namespace"] == nil {
+			meta["namespace"] = t.Namespace
+		}
 		if t.Subresource == "status" && w.action() != "create" {
 			// A status write changes the object: show it whole, with the new status, when it exists.
 			if cur, aerr := read.Get(Target{GVR: t.GVR, Namespace: t.Namespace, Name: t.Name}); aerr == nil {
