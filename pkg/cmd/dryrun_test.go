@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -125,5 +127,109 @@ func TestDryRunFlagValues(t *testing.T) {
 	r := w.Run("init", "--kubeconfig", "edge", "--dry-run=none")
 	if r.Code != 0 || w.Snapshot("edge") == before || strings.Contains(r.Stdout, "dry run") {
 		t.Fatalf("--dry-run=none should initialize:\n%s", r)
+	}
+}
+
+// dryCase is a command line, a line its client dry run prints, and whether it stops before issuance.
+type dryCase struct {
+	args []string
+	want string
+	stop bool
+}
+
+// The manual flow's steps, identity exchange and the slice's provider-side verbs: each dry run leaves
+// both fake clusters as they were, with the objects on stdout; steps whose next move needs an issued
+// credential stop there.
+func TestDryRunManualFlowAndExchange(t *testing.T) {
+	w := pairedWorld(t, "lone")
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	must := func(args ...string) cmdtest.Result {
+		t.Helper()
+		r := w.Run(args...)
+		if r.Code != 0 {
+			t.Fatalf("%v: %s", args, r)
+		}
+		return r
+	}
+	// Real steps that leave what the dry runs act on.
+	must("create", "nonce", "--kubeconfig", "farm", "--remote-cluster-id", "lone")
+	nonceFile := file("nonce.txt", must("get", "nonce", "--kubeconfig", "farm", "--remote-cluster-id", "lone").Stdout)
+	tenant := file("tenant.yaml", must("generate", "tenant", "--kubeconfig", "lone", "--nonce-file", nonceFile, "--remote-cluster-id", "farm").Stdout)
+	rules := file("rules.yaml", `apiVersion: cluster.core.oam.dev/v1alpha1
+kind: ClusterGatewayConfiguration
+spec:
+  clientIdentityExchanger:
+    rules:
+    - name: mapping
+      source:
+        user: alice
+      target:
+        user: bob
+      type: StaticMappingIdentityExchanger
+      priority: 10
+`)
+	must("exchange", "apply", "-f", rules, "--kubeconfig", "edge")
+	request := strings.TrimSpace(must("request", "exchange", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "--for-user", "alice").Stdout)
+	must("create", "resourceslice", "pending", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "--cpu", "1", "--memory", "1Gi")
+	must("grant", "namespace", "granted", "--kubeconfig", "farm", "--remote-cluster-id", "edge")
+
+	cases := []dryCase{
+		{[]string{"generate", "identity", "--kubeconfig", "farm", "--remote-cluster-id", "lone", "-f", tenant}, "# farm: would create certificatesigningrequest/", true},
+		{[]string{"generate", "tenant", "--kubeconfig", "lone", "--nonce-file", nonceFile, "--remote-cluster-id", "farm"}, "", false},
+		{[]string{"exchange", "apply", "-f", rules, "--kubeconfig", "farm"}, "# farm: would create configmap/federate-exchange-rules in federate-system", false},
+		{[]string{"allow", "exchange", request, "--kubeconfig", "farm", "--remote-cluster-id", "edge"}, "", true},
+		{[]string{"deny", "exchange", request, "--kubeconfig", "farm", "--remote-cluster-id", "edge", "--reason", "no"}, "exchangerequest/" + request, false},
+		{[]string{"accept", "resourceslice", "pending", "--kubeconfig", "farm", "--remote-cluster-id", "edge"}, "# farm: would create certificatesigningrequest/", true},
+		{[]string{"deny", "resourceslice", "pending", "--kubeconfig", "farm", "--remote-cluster-id", "edge", "--reason", "no"}, "resourceslice/pending", false},
+		{[]string{"delete", "resourceslice", "pending", "--kubeconfig", "edge", "--remote-cluster-id", "farm"}, "would delete", false},
+		{[]string{"delete", "nonce", "--kubeconfig", "farm", "--remote-cluster-id", "lone"}, "", false},
+		{[]string{"revoke", "namespace", "granted", "--kubeconfig", "farm", "--remote-cluster-id", "edge"}, "would delete", false},
+		{[]string{"uncordon", "tenant", "--kubeconfig", "farm", "--remote-cluster-id", "edge"}, "", false},
+	}
+	// The answers, issued for real, for the imports' dry runs (after the dry runs above of what issues them).
+	var identity string
+	cases = append(cases,
+		dryCase{[]string{"import", "identity", "--kubeconfig", "lone", "-f", "IDENTITY"}, "# lone: would create secret/kubeconfig-controlplane-farm in federate-system", false},
+		dryCase{[]string{"import", "resourceslice", "pending", "--kubeconfig", "edge", "--remote-cluster-id", "farm"}, "in federate-system", false})
+	for i, c := range cases {
+		if c.args[0] == "import" && identity == "" {
+			identity = file("identity.yaml", must("generate", "identity", "--kubeconfig", "farm", "--remote-cluster-id", "lone", "-f", tenant).Stdout)
+			must("accept", "resourceslice", "pending", "--kubeconfig", "farm", "--remote-cluster-id", "edge")
+		}
+		if c.args[len(c.args)-1] == "IDENTITY" {
+			c.args[len(c.args)-1] = identity
+			cases[i] = c
+		}
+		for _, mode := range []string{"--dry-run=client", "--dry-run=server"} {
+			t.Run(strings.Join(c.args[:2], " ")+mode, func(t *testing.T) {
+				snaps := map[string]string{}
+				for _, n := range []string{"edge", "farm", "lone"} {
+					snaps[n] = w.Snapshot(n)
+				}
+				r := w.Run(append(c.args, mode)...)
+				if r.Code != 0 {
+					t.Fatalf("%s", r)
+				}
+				for n, s := range snaps {
+					if w.Snapshot(n) != s {
+						t.Errorf("a dry run changed %s:\n%s", n, r)
+					}
+				}
+				documents(t, r.Stdout)
+				if c.want != "" && !strings.Contains(r.Stdout, c.want) {
+					t.Errorf("stdout lacks %q:\n%s", c.want, r)
+				}
+				if stopped := strings.Contains(r.Stderr, "Stopped at "); stopped != c.stop {
+					t.Errorf("stopped: %v, want %v:\n%s", stopped, c.stop, r)
+				}
+			})
+		}
 	}
 }

@@ -673,7 +673,9 @@ type CommentWriter struct {
 }
 
 // NewCommentWriter returns out, turned into comments while f's dry run is active.
-func (f *Factory) NewCommentWriter(out io.Writer) *CommentWriter { return &CommentWriter{Out: out, d: f.dry} }
+func (f *Factory) NewCommentWriter(out io.Writer) *CommentWriter {
+	return &CommentWriter{Out: out, d: f.dry}
+}
 
 func (c *CommentWriter) Write(p []byte) (int, error) {
 	if !c.d.Active() {

@@ -70,7 +70,7 @@ func apiServer(t *testing.T, s *seen) string {
 // counter counts only what was sent.
 func TestClientDryRunSendsNoWrite(t *testing.T) {
 	var s seen
-	f, c := factoryFor(t, apiServer(t, &s))
+	f, _ := factoryFor(t, apiServer(t, &s))
 	f.dry.Strategy = DryRunClient
 	ctx := t.Context()
 	c, err := f.Clients()

@@ -163,6 +163,9 @@ type Clients struct {
 // dial instead of the network.
 func (f *Factory) SetDial(dial func(kubeconfig []byte) (*Clients, error)) { f.dial = dial }
 
+// Dials tells whether a test factory reaches stored kubeconfigs' clusters itself.
+func (f *Factory) Dials() bool { return f.dial != nil }
+
 // DialKubeconfig builds clients from a kubeconfig the domain stored (a pairing's identity), through this
 // factory's dry-run layer: a dry run holds back, or dry-runs, the writes made as the pairing's identity
 // too. Its requests are not counted: they are not the administrator's.

@@ -18,9 +18,9 @@ func Cluster(f *cmdutil.Factory, report handshake.Reporter) (*handshake.Cluster,
 
 // Dial is how the domain reaches a cluster through a kubeconfig it stored (a pairing's identity): during
 // a dry run through the factory's dry-run layer, so that writes made as that identity are held back too;
-// otherwise nil, the domain's own clients.
+// otherwise nil, the domain's own clients (a test factory's fake clusters always go through the factory).
 func Dial(f *cmdutil.Factory) handshake.DialFunc {
-	if !f.DryRun().Active() {
+	if !f.DryRun().Active() && !f.Dials() {
 		return nil
 	}
 	return func(kubeconfig []byte) (*handshake.Cluster, error) {
@@ -28,6 +28,6 @@ func Dial(f *cmdutil.Factory) handshake.DialFunc {
 		if err != nil {
 			return nil, err
 		}
-		return &handshake.Cluster{Kube: c.Kube, Dynamic: c.Dynamic, Config: c.Config, DryRun: true, Dial: Dial(f)}, nil
+		return &handshake.Cluster{Kube: c.Kube, Dynamic: c.Dynamic, Config: c.Config, DryRun: f.DryRun().Active(), Dial: Dial(f)}, nil
 	}
 }
