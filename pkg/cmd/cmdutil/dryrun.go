@@ -39,7 +39,8 @@ type DryRun struct {
 	// created holds, in server mode, the objects (and namespaces) a write of this run would create: the
 	// server has not stored them, so a later write to them, or into such a namespace, cannot be checked.
 	created map[string]bool
-	written map[string]bool // in server mode, the objects a dry-run write was accepted for
+	written map[string]bool           // in server mode, the objects a dry-run write was accepted for
+	objects map[string]map[string]any // and the server's answers
 	// unchecked counts, per cluster, writes answered here in server mode, for the closing note.
 	unchecked map[string][]string
 }
@@ -214,11 +215,21 @@ func (d *DryRun) serverDryRun(cluster string, r *http.Request, w Write, rt http.
 	if err != nil {
 		return resp, err
 	}
-	if resp.StatusCode == http.StatusNotFound && w.Target.Name != "" && d.wasWritten(w.Target) {
-		// An object an earlier write of this run (a server-side apply) would have created: the server
-		// has not stored it, so it cannot check this write.
-		_ = resp.Body.Close()
-		return respond(r, d.answer(cluster, w, read, "not checked by the server: it would be created by this run"))
+	if resp.StatusCode == http.StatusNotFound {
+		// An object an earlier write of this run (a server-side apply) would have created, or one of a
+		// kind whose CustomResourceDefinition it would have created: the server has stored neither, so it
+		// cannot check this write.
+		note := ""
+		switch {
+		case w.Target.Name != "" && d.wasWritten(w.Target):
+			note = "not checked by the server: it would be created by this run"
+		case d.wasWritten(Target{GVR: crdGVR, Name: w.Target.GVR.Resource + "." + w.Target.GVR.Group}):
+			note = "not checked by the server: its CustomResourceDefinition would be created by this run"
+		}
+		if note != "" {
+			_ = resp.Body.Close()
+			return respond(r, d.answer(cluster, w, read, note))
+		}
 	}
 	if resp.StatusCode >= 300 {
 		return resp, nil
@@ -261,18 +272,33 @@ func (d *DryRun) serverDryRun(cluster string, r *http.Request, w Write, rt http.
 	return resp, nil
 }
 
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
 // markWritten remembers an object a server dry run accepted a write of.
 func (d *DryRun) markWritten(t Target, obj map[string]any) {
 	meta, _ := obj["metadata"].(map[string]any)
 	if name, _ := meta["name"].(string); name != "" {
 		t.Name = name
 	}
+	t.Subresource = ""
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.written == nil {
 		d.written = map[string]bool{}
 	}
 	d.written[t.key()] = true
+	if d.objects == nil {
+		d.objects = map[string]map[string]any{}
+	}
+	d.objects[t.key()] = obj
+}
+
+// writtenObject is the server's answer to an earlier write of this run to the object, if any.
+func (d *DryRun) writtenObject(t Target) map[string]any {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t.Subresource = ""
+	return d.objects[t.key()]
 }
 
 func (d *DryRun) wasWritten(t Target) bool {
@@ -407,9 +433,13 @@ func (d *DryRun) answer(cluster string, w Write, read Reader, note string) Answe
 		if meta, ok := obj["metadata"].(map[string]any); ok && t.Namespace != "" && meta["namespace"] == nil {
 			meta["namespace"] = t.Namespace
 		}
-		if t.Subresource == "status" && w.action() != "create" {
+		if t.Subresource == "status" && w.action() != "create" && obj["status"] != nil {
 			// A status write changes the object: show it whole, with the new status, when it exists.
-			if cur, aerr := read.Get(Target{GVR: t.GVR, Namespace: t.Namespace, Name: t.Name}); aerr == nil {
+			cur, aerr := read.Get(Target{GVR: t.GVR, Namespace: t.Namespace, Name: t.Name})
+			if aerr != nil {
+				cur = d.writtenObject(t)
+			}
+			if cur != nil {
 				obj, _ = mergePatch(cur, map[string]any{"status": obj["status"]}).(map[string]any)
 			}
 		}
@@ -422,6 +452,9 @@ func (d *DryRun) answer(cluster string, w Write, read Reader, note string) Answe
 		cur, aerr := read.Get(Target{GVR: t.GVR, Namespace: t.Namespace, Name: t.Name})
 		if aerr != nil && note == "" {
 			return Answer{Code: aerr.Code, Object: aerr.Status}
+		}
+		if aerr != nil {
+			cur = d.writtenObject(t)
 		}
 		var patch map[string]any
 		if err := json.Unmarshal(w.Body, &patch); err != nil {
@@ -445,7 +478,11 @@ func (d *DryRun) answer(cluster string, w Write, read Reader, note string) Answe
 	cur, aerr := read.Get(t)
 	if aerr != nil {
 		if note != "" {
-			d.record(DryRunRecord{Cluster: cluster, Action: "delete", Object: stub(t, nil), Note: note})
+			obj := d.writtenObject(t)
+			if obj == nil {
+				obj = stub(t, nil)
+			}
+			d.record(DryRunRecord{Cluster: cluster, Action: "delete", Object: obj, Note: note})
 			return Answer{Code: http.StatusOK, Object: status(http.StatusOK, "", "")}
 		}
 		return Answer{Code: aerr.Code, Object: aerr.Status}
