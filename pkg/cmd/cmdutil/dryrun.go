@@ -736,6 +736,15 @@ func (c *CommentWriter) Write(p []byte) (int, error) {
 	}
 }
 
+// Fd is stdout's file descriptor, so that a command still sees whether stdout is a terminal (an invalid
+// descriptor, never a terminal, when stdout is not a file).
+func (c *CommentWriter) Fd() uintptr {
+	if f, ok := c.Out.(interface{ Fd() uintptr }); ok {
+		return f.Fd()
+	}
+	return ^uintptr(0)
+}
+
 // Flush writes a last line that had no newline.
 func (c *CommentWriter) Flush() error {
 	if len(c.buf) == 0 {
