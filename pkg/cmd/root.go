@@ -100,8 +100,13 @@ func printDryRun(c *cobra.Command, f *cmdutil.Factory, streams genericiooptions.
 		p := f.Printer(streams)
 		// A dry run that reached a step needing what only a real write yields stops there, successfully.
 		var stop interface{ DryRunStop() string }
-		if errors.As(err, &stop) {
-			p.Info(cmdutil.Capitalize(stop.DryRunStop()) + "; stdout shows what the run would have written until then")
+		stopped := errors.As(err, &stop)
+		if stopped {
+			until := "; stdout shows what the run would have written until then"
+			if len(d.Records()) == 0 {
+				until = "; nothing would have been written until then"
+			}
+			p.Info(cmdutil.Capitalize(stop.DryRunStop()) + until)
 			err = nil
 		}
 		if ferr := comments.Flush(); ferr != nil && err == nil {
@@ -110,7 +115,7 @@ func printDryRun(c *cobra.Command, f *cmdutil.Factory, streams genericiooptions.
 		if perr := d.Print(streams.Out); perr != nil && err == nil {
 			err = perr
 		}
-		if len(d.Records()) == 0 {
+		if len(d.Records()) == 0 && !stopped {
 			p.Info("Nothing would be written")
 		}
 		unchecked := d.Unchecked()

@@ -95,6 +95,12 @@ func changes(before, after map[string]string) []string {
 	return d
 }
 
+// dryCase is a command line and a comment line its client dry run prints ("" for none asserted).
+type dryCase struct {
+	args  []string
+	shows string
+}
+
 // Every command that changes a cluster, with --dry-run=client and --dry-run=server, on one real pairing
 // set up once: each leaves both clusters exactly as they were (every object of every API resource, by
 // resourceVersion), client mode prints the objects it would write, and server mode reaches the API server
@@ -113,10 +119,7 @@ func TestDryRunLeavesBothClustersUnchanged(t *testing.T) {
 	defer on(t, provider, "delete", "nonce", "--remote-cluster-id", "dr-other")
 	defer on(t, provider, "delete", "resourceslice-class", "dr-class")
 
-	cases := []struct {
-		args  []string
-		shows string // a comment line client mode prints
-	}{
+	cases := []dryCase{
 		{[]string{"init", "--kubeconfig", C}, ""},
 		{append([]string{"authenticate"}, pair...), "would create lease/authenticate-consumer in federate-system"},
 		{[]string{"renew", "--kubeconfig", C, "--remote-cluster-id", "provider", "--remote-kubeconfig", P}, "would create certificatesigningrequest/"},
@@ -138,7 +141,8 @@ func TestDryRunLeavesBothClustersUnchanged(t *testing.T) {
 		{[]string{"delete", "nonce", "--kubeconfig", P, "--remote-cluster-id", "dr-other"}, "would delete secret/nonce-dr-other in federate-system"},
 		{[]string{"mesh", "--kubeconfigs", C + "," + P}, "would create lease/authenticate-"},
 	}
-	for _, c := range cases {
+	check := func(c dryCase) {
+		t.Helper()
 		for _, mode := range []string{"client", "server"} {
 			name := strings.Join(c.args[:2], " ") + " --dry-run=" + mode
 			before := map[string]map[string]string{"consumer": everything(t, consumer), "provider": everything(t, provider)}
@@ -165,6 +169,43 @@ func TestDryRunLeavesBothClustersUnchanged(t *testing.T) {
 			t.Logf("%s:\n%s", name, r.stderr)
 		}
 	}
+	for _, c := range cases {
+		check(c)
+	}
+
+	// Identity exchange: the consumer's rules, and a request left on the provider.
+	rules := writeFile(t, "dr-rules.yaml", `apiVersion: cluster.core.oam.dev/v1alpha1
+kind: ClusterGatewayConfiguration
+spec:
+  clientIdentityExchanger:
+    rules:
+    - name: dr-mapping
+      source:
+        user: dr-alice
+      target:
+        user: dr-bob
+      type: StaticMappingIdentityExchanger
+      priority: 10
+`)
+	check(dryCase{[]string{"exchange", "apply", "-f", rules, "--kubeconfig", C}, "would create configmap/federate-exchange-rules in federate-system"})
+	mustOn(t, consumer, "exchange", "apply", "-f", rules)
+	defer sh(t, "", `kubectl --kubeconfig "$C" -n federate-system delete configmap federate-exchange-rules >/dev/null`)
+	check(dryCase{[]string{"request", "exchange", "--kubeconfig", C, "--remote-cluster-id", "provider", "--for-user", "dr-alice"}, "would create exchangerequest/"})
+	request := strings.TrimSpace(mustOn(t, consumer, "request", "exchange", "--remote-cluster-id", "provider", "--for-user", "dr-alice").stdout)
+	check(dryCase{[]string{"allow", "exchange", request, "--kubeconfig", P, "--remote-cluster-id", "consumer"}, ""})
+	check(dryCase{[]string{"deny", "exchange", request, "--kubeconfig", P, "--remote-cluster-id", "consumer", "--reason", "dry"}, "exchangerequest/" + request})
+
+	// The manual flow, for this same pair (a renewal by hand): each step's dry run, then the step for real
+	// so that the next one has its file.
+	mustOn(t, provider, "create", "nonce", "--remote-cluster-id", "consumer")
+	nonceFile := writeFile(t, "dr-nonce.txt", mustOn(t, provider, "get", "nonce", "--remote-cluster-id", "consumer").stdout)
+	gen := []string{"generate", "tenant", "--kubeconfig", C, "--nonce-file", nonceFile, "--remote-cluster-id", "provider"}
+	check(dryCase{gen, ""})
+	tenant := writeFile(t, "dr-tenant.yaml", mustRun(t, "", gen...).stdout)
+	gen = []string{"generate", "identity", "--kubeconfig", P, "--remote-cluster-id", "consumer", "-f", tenant}
+	check(dryCase{gen, "would create certificatesigningrequest/"})
+	identity := writeFile(t, "dr-identity.yaml", mustRun(t, "", gen...).stdout)
+	check(dryCase{[]string{"import", "identity", "--kubeconfig", C, "-f", identity}, "would apply identity/controlplane-provider in federate-system"})
 
 	// Server mode asks the API server: a user RBAC lets read everything but write nothing is refused the
 	// write, while client mode, which sends no write, prints it.
