@@ -53,6 +53,9 @@ type MeshOptions struct {
 	Issue    AuthenticateOptions
 	// RenewBefore: a pair whose identity expires later than this from now is kept as it is.
 	RenewBefore time.Duration
+	// DryRun: the members' writes change nothing, so a pair is said to be one that "would be" paired
+	// or removed.
+	DryRun bool
 }
 
 // initMembers initializes every member at once (each once, so that two pairs never race to give one
@@ -155,6 +158,8 @@ func eachPair(ctx context.Context, members []*MeshMember, o MeshOptions, do func
 				r.Result = PairDryRunStopped
 			case err != nil:
 				r.Result = PairFailed
+			case o.DryRun && (res == PairPaired || res == PairRemoved):
+				r.Result = "would be " + res
 			}
 			results[i] = r
 			if o.OnPair != nil {

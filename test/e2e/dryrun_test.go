@@ -141,14 +141,14 @@ func TestDryRunLeavesBothClustersUnchanged(t *testing.T) {
 		{[]string{"delete", "nonce", "--kubeconfig", P, "--remote-cluster-id", "dr-other"}, "would delete secret/nonce-dr-other in federate-system"},
 		{[]string{"mesh", "--kubeconfigs", C + "," + P}, "would create lease/authenticate-"},
 	}
-	check := func(c dryCase) {
+	check := func(c dryCase, code int) {
 		t.Helper()
 		for _, mode := range []string{"client", "server"} {
 			name := strings.Join(c.args[:2], " ") + " --dry-run=" + mode
 			before := map[string]map[string]string{"consumer": everything(t, consumer), "provider": everything(t, provider)}
 			r := cli(t, "", append(c.args, "--dry-run="+mode)...)
-			if r.code != 0 {
-				t.Errorf("%s: %s", name, r)
+			if r.code != code {
+				t.Errorf("%s: want exit %d: %s", name, code, r)
 				continue
 			}
 			for cl, cluster := range map[string]*kubeenv.Cluster{"consumer": consumer, "provider": provider} {
@@ -170,8 +170,13 @@ func TestDryRunLeavesBothClustersUnchanged(t *testing.T) {
 		}
 	}
 	for _, c := range cases {
-		check(c)
+		check(c, 0)
 	}
+	// A slice the provider granted, for the consumer's import.
+	mustOn(t, provider, "accept", "resourceslice", "dr-pending", "--remote-cluster-id", "consumer")
+	check(dryCase{[]string{"import", "resourceslice", "dr-pending", "--kubeconfig", C, "--remote-cluster-id", "provider"}, "in federate-system"}, 0)
+	// unmesh fails the pair never made (provider -> consumer) and still dry-runs the other.
+	check(dryCase{[]string{"unmesh", "--kubeconfigs", C + "," + P}, "would delete namespace/federate-tenant-consumer"}, 1)
 
 	// Identity exchange: the consumer's rules, and a request left on the provider.
 	rules := writeFile(t, "dr-rules.yaml", `apiVersion: cluster.core.oam.dev/v1alpha1
@@ -187,25 +192,25 @@ spec:
       type: StaticMappingIdentityExchanger
       priority: 10
 `)
-	check(dryCase{[]string{"exchange", "apply", "-f", rules, "--kubeconfig", C}, "would create configmap/federate-exchange-rules in federate-system"})
+	check(dryCase{[]string{"exchange", "apply", "-f", rules, "--kubeconfig", C}, "would create configmap/federate-exchange-rules in federate-system"}, 0)
 	mustOn(t, consumer, "exchange", "apply", "-f", rules)
 	defer sh(t, "", `kubectl --kubeconfig "$C" -n federate-system delete configmap federate-exchange-rules >/dev/null`)
-	check(dryCase{[]string{"request", "exchange", "--kubeconfig", C, "--remote-cluster-id", "provider", "--for-user", "dr-alice"}, "would create exchangerequest/"})
+	check(dryCase{[]string{"request", "exchange", "--kubeconfig", C, "--remote-cluster-id", "provider", "--for-user", "dr-alice"}, "would create exchangerequest/"}, 0)
 	request := strings.TrimSpace(mustOn(t, consumer, "request", "exchange", "--remote-cluster-id", "provider", "--for-user", "dr-alice").stdout)
-	check(dryCase{[]string{"allow", "exchange", request, "--kubeconfig", P, "--remote-cluster-id", "consumer"}, ""})
-	check(dryCase{[]string{"deny", "exchange", request, "--kubeconfig", P, "--remote-cluster-id", "consumer", "--reason", "dry"}, "exchangerequest/" + request})
+	check(dryCase{[]string{"allow", "exchange", request, "--kubeconfig", P, "--remote-cluster-id", "consumer"}, ""}, 0)
+	check(dryCase{[]string{"deny", "exchange", request, "--kubeconfig", P, "--remote-cluster-id", "consumer", "--reason", "dry"}, "exchangerequest/" + request}, 0)
 
 	// The manual flow, for this same pair (a renewal by hand): each step's dry run, then the step for real
 	// so that the next one has its file.
 	mustOn(t, provider, "create", "nonce", "--remote-cluster-id", "consumer")
 	nonceFile := writeFile(t, "dr-nonce.txt", mustOn(t, provider, "get", "nonce", "--remote-cluster-id", "consumer").stdout)
 	gen := []string{"generate", "tenant", "--kubeconfig", C, "--nonce-file", nonceFile, "--remote-cluster-id", "provider"}
-	check(dryCase{gen, ""})
+	check(dryCase{gen, ""}, 0)
 	tenant := writeFile(t, "dr-tenant.yaml", mustRun(t, "", gen...).stdout)
 	gen = []string{"generate", "identity", "--kubeconfig", P, "--remote-cluster-id", "consumer", "-f", tenant}
-	check(dryCase{gen, "would create certificatesigningrequest/"})
+	check(dryCase{gen, "would create certificatesigningrequest/"}, 0)
 	identity := writeFile(t, "dr-identity.yaml", mustRun(t, "", gen...).stdout)
-	check(dryCase{[]string{"import", "identity", "--kubeconfig", C, "-f", identity}, "would apply identity/controlplane-provider in federate-system"})
+	check(dryCase{[]string{"import", "identity", "--kubeconfig", C, "-f", identity}, "would apply identity/controlplane-provider in federate-system"}, 0)
 
 	// Server mode asks the API server: a user RBAC lets read everything but write nothing is refused the
 	// write, while client mode, which sends no write, prints it.
