@@ -444,6 +444,7 @@ func (d *DryRun) answer(cluster string, w Write, read Reader, note string) Answe
 			}
 		}
 		d.record(DryRunRecord{Cluster: cluster, Action: w.action(), Object: obj, Note: note})
+		d.markWritten(t, obj)
 		if w.action() == "create" {
 			return Answer{Code: http.StatusCreated, Object: obj}
 		}
@@ -462,6 +463,7 @@ func (d *DryRun) answer(cluster string, w Write, read Reader, note string) Answe
 		}
 		obj, _ := mergePatch(cur, patch).(map[string]any)
 		d.record(DryRunRecord{Cluster: cluster, Action: "patch", Object: obj, Note: note})
+		d.markWritten(t, obj)
 		return Answer{Code: http.StatusOK, Object: obj}
 	}
 	// A deletion: of one object, or of a collection by selector.
