@@ -154,23 +154,33 @@ func (t Target) key() string {
 // isDryRunWrite tells whether a request changes what the cluster stores: a write that is not a review and
 // not already a server-side dry run (the sandbox's admission probes are).
 func isDryRunWrite(r *http.Request, t Target) bool {
-	switch r.Method {
+	if !isWriteMethod(r.Method) || reviews[t.GVR.Resource] {
+		return false
+	}
+	return r.URL.Query().Get("dryRun") != "All"
+}
+
+func isWriteMethod(m string) bool {
+	switch m {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
-	default:
-		return false
+		return true
 	}
-	if reviews[t.GVR.Resource] {
-		return false
-	}
-	return len(r.URL.Query()["dryRun"]) == 0
+	return false
 }
 
 // wrap puts the dry-run layer around a cluster's transport (outside the request counter, so that only
 // what is sent is counted). cluster names the cluster in what is recorded.
 func (d *DryRun) wrap(cluster func() string, rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if !d.Active() {
+			return rt.RoundTrip(r)
+		}
 		t, ok := parsePath(r.URL.Path)
-		if !d.Active() || !ok || !isDryRunWrite(r, t) {
+		if !ok && isWriteMethod(r.Method) {
+			// Fail closed: a write whose target cannot be told is not sent at all.
+			return nil, fmt.Errorf("dry run: %s %s is a write this dry run cannot describe; not sent", r.Method, r.URL.Path)
+		}
+		if !ok || !isDryRunWrite(r, t) {
 			return rt.RoundTrip(r)
 		}
 		body, err := readBody(r)
