@@ -10,8 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/federate-dev/kubectl-federate/pkg/cmd"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdtest"
 )
 
@@ -231,5 +234,44 @@ spec:
 				}
 			})
 		}
+	}
+}
+
+// Every command that can change a cluster takes --dry-run; only the commands that read are without it. A
+// new command must be put in one list or the other.
+func TestEveryWritingCommandTakesDryRun(t *testing.T) {
+	readOnly := map[string]bool{
+		"kubectl federate get kubeconfig": true, "kubectl federate get nonce": true, "kubectl federate get resourceslices": true,
+		"kubectl federate info": true, "kubectl federate status": true, "kubectl federate version": true,
+		"kubectl federate exchange get": true, "kubectl federate exchange resolve": true,
+		"kubectl federate completion bash": true, "kubectl federate completion fish": true,
+		"kubectl federate completion powershell": true, "kubectl federate completion zsh": true,
+	}
+	root := cmd.NewRootCmd(genericiooptions.NewTestIOStreamsDiscard())
+	root.InitDefaultCompletionCmd()
+	withFlag := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		// Groups (create, get, ...) run nothing; revoke is a command with a subcommand.
+		if !c.Runnable() || c.Hidden || c.Name() == "help" || c == root || (c.HasSubCommands() && c.Name() != "revoke") {
+			return
+		}
+		has := c.Flags().Lookup("dry-run") != nil
+		if has {
+			withFlag++
+		}
+		switch {
+		case readOnly[c.CommandPath()] && has:
+			t.Errorf("%s reads only, but takes --dry-run", c.CommandPath())
+		case !readOnly[c.CommandPath()] && !has:
+			t.Errorf("%s has no --dry-run (add cmdutil.AddDryRunFlag, or list it here as read-only)", c.CommandPath())
+		}
+	}
+	walk(root)
+	if withFlag < 29 {
+		t.Errorf("%d commands take --dry-run, want the 29 that write", withFlag)
 	}
 }
