@@ -8,10 +8,10 @@ import (
 )
 
 // pairedWorld is two fake clusters, edge (consumer) and farm (provider), paired by the real authenticate
-// command through the test factory.
-func pairedWorld(t *testing.T) *cmdtest.World {
+// command through the test factory, and the extra clusters, never initialized.
+func pairedWorld(t *testing.T, extra ...string) *cmdtest.World {
 	t.Helper()
-	w := cmdtest.NewWorld(t, "edge", "farm")
+	w := cmdtest.NewWorld(t, append([]string{"edge", "farm"}, extra...)...)
 	r := w.Run("authenticate", "--kubeconfig", "edge", "--remote-kubeconfig", "farm", "--cluster-id", "edge", "--remote-cluster-id", "farm")
 	if r.Code != 0 {
 		t.Fatalf("authenticate: %s", r)

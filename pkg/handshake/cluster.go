@@ -43,6 +43,10 @@ type Cluster struct {
 	// Impersonation, if set, is what ConstrainedImpersonation answers without a probe (tests), and caches
 	// the probe's answer for the rest of the process.
 	Impersonation *ImpersonationSupport
+	// DryRun says that writes to this cluster change nothing (the clients hold them back, or send them as
+	// server-side dry runs): waits for their effects are skipped, and a step that needs what only a real
+	// write yields (an issued certificate or token) ends the run with a DryRunStop.
+	DryRun bool
 
 	self    *Self             // cached after Init or Load
 	staleCM *corev1.ConfigMap // Load found objects of an older installGeneration (see loadCurrent)
@@ -193,4 +197,12 @@ func parsePrivateKey(data []byte) (ed25519.PrivateKey, error) {
 		return nil, fmt.Errorf("%s: is %T, want an Ed25519 key", privateKeyDataKey, k)
 	}
 	return ed, nil
+}
+
+// said is the wording of a reported fact: what was done, or in a dry run what would be.
+func (c *Cluster) said(did, would string) string {
+	if c.DryRun {
+		return would
+	}
+	return did
 }

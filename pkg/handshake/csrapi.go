@@ -82,6 +82,14 @@ func (c *Cluster) approveAndWait(ctx context.Context, obj *certv1.CertificateSig
 	if signerTimeout <= 0 {
 		signerTimeout = DefaultSignerTimeout
 	}
+	if c.DryRun {
+		name := obj.Name
+		if name == "" {
+			name = obj.GenerateName + "*" // a client dry run: the server never named it
+		}
+		return nil, &DryRunStop{At: "the approval of CertificateSigningRequest " + name,
+			Why: "a dry run creates no CertificateSigningRequest, so no signer issues the certificate the next steps need"}
+	}
 	csrs := c.Kube.CertificatesV1().CertificateSigningRequests()
 	name := obj.Name
 	approved := obj.DeepCopy()

@@ -53,3 +53,19 @@ var ErrNotActive = errors.New("has no active identity on this provider")
 
 // ErrDenied means the provider denied a request.
 var ErrDenied = errors.New("was denied")
+
+// DryRunStop ends a dry run where the next step needs what only a real write yields (an issued
+// certificate or token): what the run would have written up to there has been shown, and nothing after
+// it can be computed.
+type DryRunStop struct {
+	At  string // where the run stopped
+	Why string
+}
+
+func (e *DryRunStop) Error() string { return "dry run stopped at " + e.At + ": " + e.Why }
+
+// DryRunStop is how the command layer recognises the stop without knowing the domain's types.
+func (e *DryRunStop) DryRunStop() string { return "stopped at " + e.At + ": " + e.Why }
+
+// StepWarning ends the step as a warning: stopping is what a dry run is expected to do there.
+func (e *DryRunStop) StepWarning() string { return "stopped here: " + e.Why }

@@ -294,7 +294,7 @@ func (c *Cluster) requestExchangeOnce(ctx context.Context, provider *Cluster, re
 		if _, err := c.createCounted(ctx, provider, v1alpha1.ExchangeRequestGVR, nu); err != nil && !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("leaving ExchangeRequest %s/%s on provider %q: %w", tns, name, o.ProviderID, err)
 		}
-		c.report().Info("ExchangeRequest " + name + " left in " + tns + " on provider " + o.ProviderID)
+		c.report().Info("ExchangeRequest " + name + c.said(" left", " would be left") + " in " + tns + " on provider " + o.ProviderID)
 		return nil, pending
 	}
 	if err != nil {
@@ -345,7 +345,7 @@ func (c *Cluster) requestExchangeOnce(ctx context.Context, provider *Cluster, re
 	} else if err != nil {
 		return nil, fmt.Errorf("storing Secret %s/%s: %w", SystemNamespace, sec.Name, err)
 	}
-	c.report().Info("Exchange credential " + name + " stored in Secret " + SystemNamespace + "/" + sec.Name)
+	c.report().Info("Exchange credential " + name + c.said(" stored", " would be stored") + " in Secret " + SystemNamespace + "/" + sec.Name)
 	c.audit(ctx, identityObject(o.ProviderID, IdentityName(o.ProviderID)), EventImported,
 		"exchange credential "+name+" (rule "+o.Rule+", acting as "+o.Target.User+") on provider "+o.ProviderID+" stored in Secret "+sec.Name,
 		&Credential{User: user, NotAfter: cert.NotAfter})

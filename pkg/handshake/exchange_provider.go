@@ -650,7 +650,7 @@ func (c *Cluster) DenyExchange(ctx context.Context, consumerID, name, reason str
 			return Done, err
 		}
 		c.audit(ctx, tenantObject(consumerID), EventRevoked, "exchange credential "+r.Name+" revoked: "+reason, &Credential{User: ExchangeUser(consumerID, hash)})
-		if len(cut) > 0 {
+		if len(cut) > 0 && !c.DryRun {
 			if err := waitUntil(ctx, unbound.Add(impersonationCacheTTL)); err != nil {
 				return Done, err
 			}

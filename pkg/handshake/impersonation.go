@@ -63,6 +63,11 @@ func (c *Cluster) ConstrainedImpersonation(ctx context.Context) (ImpersonationSu
 	if c.Config == nil {
 		return ImpersonationSupport{}, fmt.Errorf("%w: no connection details to send the probe with", ErrProbe)
 	}
+	if c.DryRun {
+		// The probe acts as a ServiceAccount it creates, with a token it requests: none exists in a dry run.
+		return ImpersonationSupport{}, &DryRunStop{At: "the constrained-impersonation probe",
+			Why: "the probe needs a ServiceAccount token, which a dry run does not obtain, and what is granted depends on its answer"}
+	}
 	version := "unknown"
 	if v, err := c.Kube.Discovery().ServerVersion(); err == nil {
 		version = v.GitVersion

@@ -503,6 +503,9 @@ func (c *Cluster) identityFor(providerID string, o IssueOptions, tenant *v1alpha
 
 // waitIssued watches the Tenant until its status records a certificate for user.
 func (c *Cluster) waitIssued(ctx context.Context, ns, name, user string) ([]byte, error) {
+	if c.DryRun {
+		return nil, &DryRunStop{At: "the certificate of the concurrent run that used the nonce", Why: "a dry run does not wait for another run's certificate"}
+	}
 	var cert []byte
 	err := c.waitFor(ctx, c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns), name, "", func(ev watch.Event) (bool, error) {
 		u, ok := ev.Object.(*unstructured.Unstructured)

@@ -55,6 +55,9 @@ type watcher interface {
 // waitFor watches the object called name from resourceVersion until done says so. A deletion of the
 // object ends the wait if done accepts the Deleted event.
 func (c *Cluster) waitFor(ctx context.Context, w watcher, name, resourceVersion string, done func(watch.Event) (bool, error)) error {
+	if c.DryRun {
+		return nil // a dry run's writes have no effect to wait for
+	}
 	for {
 		wi, err := w.Watch(ctx, metav1.ListOptions{
 			FieldSelector:   fields.OneTermEqualSelector("metadata.name", name).String(),

@@ -29,6 +29,8 @@ const (
 	PairKept    = "already paired"
 	PairRemoved = "removed"
 	PairFailed  = "failed"
+	// PairDryRunStopped is a dry run's pair that went as far as a dry run can (see DryRunStop).
+	PairDryRunStopped = "dry run stopped before issuance"
 	// PairAlreadyRemoved and PairNotFound are unmesh's for a pair with nothing left: removed before, or
 	// never paired.
 	PairAlreadyRemoved = "already removed"
@@ -51,6 +53,9 @@ type MeshOptions struct {
 	Issue    AuthenticateOptions
 	// RenewBefore: a pair whose identity expires later than this from now is kept as it is.
 	RenewBefore time.Duration
+	// DryRun: the members' writes change nothing, so a pair is said to be one that "would be" paired
+	// or removed.
+	DryRun bool
 }
 
 // initMembers initializes every member at once (each once, so that two pairs never race to give one
@@ -147,8 +152,14 @@ func eachPair(ctx context.Context, members []*MeshMember, o MeshOptions, do func
 			start := time.Now()
 			res, err := do(ctx, pr.c, pr.p)
 			r := PairResult{Consumer: pr.c.ID, Provider: pr.p.ID, Result: res, Wall: time.Since(start), Err: err}
-			if err != nil {
+			var stop *DryRunStop
+			switch {
+			case errors.As(err, &stop):
+				r.Result = PairDryRunStopped
+			case err != nil:
 				r.Result = PairFailed
+			case o.DryRun && (res == PairPaired || res == PairRemoved):
+				r.Result = "would be " + res
 			}
 			results[i] = r
 			if o.OnPair != nil {

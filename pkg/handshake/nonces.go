@@ -74,7 +74,7 @@ func (c *Cluster) pruneNonces(ctx context.Context, keep ...string) ([]string, er
 		return nil, fmt.Errorf("removing expired nonces: %w", err)
 	}
 	if len(removed) > 0 {
-		c.report().Info("Removed expired nonces of " + strings.Join(removed, ", "))
+		c.report().Info(c.said("Removed", "Would remove") + " expired nonces of " + strings.Join(removed, ", "))
 	}
 	return removed, nil
 }
@@ -131,7 +131,7 @@ func (c *Cluster) DeleteNonce(ctx context.Context, consumerID string) (Outcome, 
 			if err := c.nonces().Delete(ctx, consumerID); err != nil {
 				return Done, err
 			}
-			c.report().Info("Nonce for consumer " + consumerID + " deleted")
+			c.report().Info("Nonce for consumer " + consumerID + c.said(" deleted", " would be deleted"))
 			return Done, nil
 		}
 		known = append(known, u.ConsumerID)

@@ -61,7 +61,7 @@ func (c *Cluster) generateTenant(ctx context.Context, o TenantOptions, hold bool
 	}
 	r := c.report()
 	if created {
-		r.Info(fmt.Sprintf("This cluster is now %q, the consumer ID provider %q made the nonce for", self.ClusterID, o.ProviderID))
+		r.Info(fmt.Sprintf("This cluster %s %q, the consumer ID provider %q made the nonce for", c.said("is now", "would be"), self.ClusterID, o.ProviderID))
 	}
 	user := ExpectedUser(self.ClusterID, o.Nonce)
 	var key crypto.Signer

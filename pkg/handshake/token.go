@@ -60,6 +60,9 @@ type issuedToken struct {
 // expiration, or less if the API server caps it. The caller binds the new user and then calls
 // deleteCredentialAccounts to end the earlier ones.
 func (c *Cluster) issueToken(ctx context.Context, ns string, labels map[string]string, expiration time.Duration) (*issuedToken, error) {
+	if c.DryRun {
+		return nil, &DryRunStop{At: "the token request in " + ns, Why: "a dry run creates no ServiceAccount, so the API server issues no token the next steps need"}
+	}
 	no := false
 	sas := c.Kube.CoreV1().ServiceAccounts(ns)
 	l := map[string]string{LabelCredential: "token"}

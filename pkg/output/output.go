@@ -63,6 +63,7 @@ type Printer struct {
 	scope  string
 	mu     *sync.Mutex
 	live   *live // styled: the running steps, shared with every scoped copy
+	dryRun bool  // every line says it is a dry run, and no step claims it was done
 }
 
 // NewPrinter returns a printer on w, styled or plain as decided by mode and w.
@@ -88,10 +89,21 @@ func (p *Printer) Scoped(scope string) *Printer {
 	return &c
 }
 
+// DryRun returns a printer for a dry run: every line starts with "(dry run)", and a step that succeeds says
+// it would be done rather than the outcome it would have had, since nothing was changed.
+func (p *Printer) DryRun() *Printer {
+	c := *p
+	c.dryRun = true
+	return &c
+}
+
 // Styled reports whether this printer uses colour and spinners.
 func (p *Printer) Styled() bool { return p.styled }
 
 func (p *Printer) text(msg string) string {
+	if p.dryRun {
+		msg = "(dry run) " + msg
+	}
 	if p.scope == "" {
 		return msg
 	}
@@ -136,6 +148,9 @@ func (p *Printer) Error(msg string) { p.line("ERROR", msg) }
 // function ends it, printing done (or the error) as one line.
 func (p *Printer) Begin(running, done string) func(error) {
 	start := time.Now()
+	if p.dryRun {
+		done = running + ": would be done"
+	}
 	// An error that only changes the way the run goes on ends the step as a warning.
 	var fallback interface{ StepWarning() string }
 	plain := func(err error) {

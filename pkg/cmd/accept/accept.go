@@ -91,6 +91,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 	cmdutil.DurationFlag(cmd.Flags(), &o.Expiration, "expiration", o.Expiration, handshake.MinExpiration, handshake.MaxExpiration, "Requested lifetime of the slice's certificate or token; the signer or the API server may shorten it")
 	o.Credential.AddFlags(cmd)
 	o.Output = printers.AddFlags(cmd, "", "a line per slice; a table when listing")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

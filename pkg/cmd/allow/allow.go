@@ -89,6 +89,7 @@ func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 	cmdutil.DurationFlag(cmd.Flags(), &o.Expiration, "expiration", o.Expiration, 10*time.Minute, handshake.MaxExpiration, "Lifetime asked for the credentials issued (default: the one this rule, target and scope were last issued with, else 30d; capped at the pairing's --max-expiration)")
 	o.Output = printers.AddFlags(cmd, "", "a table", "wide")
 	cmd.ValidArgsFunction = flags.CompleteExchangeRequests(f)
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

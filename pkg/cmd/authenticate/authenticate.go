@@ -65,6 +65,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	cmd.Flags().StringVar(&o.ProxyURL, "proxy-url", "", "Proxy through which the consumer reaches the provider's API server")
 	o.KeyAlgorithm = flags.KeyAlgorithm(cmd)
 	o.Issuance.AddFlags(cmd)
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

@@ -9,12 +9,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federate-dev/kubectl-federate/internal/fakeapi"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd"
@@ -26,6 +28,9 @@ import (
 type World struct {
 	t        testing.TB
 	clusters map[string]*fakeapi.Server
+
+	mu      sync.Mutex
+	running *cmdutil.Factory // the running command's factory, whose dry run the fakes honour
 }
 
 // NewWorld returns a world of fake clusters named names, none initialized. The fakes' clock is now, so
@@ -36,6 +41,7 @@ func NewWorld(t testing.TB, names ...string) *World {
 	w := &World{t: t, clusters: map[string]*fakeapi.Server{}}
 	for _, n := range names {
 		w.clusters[n] = fakeapi.New(t)
+		w.teachDryRun(n, w.clusters[n])
 	}
 	return w
 }
@@ -75,6 +81,17 @@ func (w *World) connect(kubeconfig, context string) (*cmdutil.Clients, error) {
 	return &cmdutil.Clients{Config: &rest.Config{Host: "https://" + name + ".fake:6443"}, Kube: s.Clientset, Dynamic: s.DynamicClient}, nil
 }
 
+// dial reaches the fake cluster a stored kubeconfig points at (its server is https://NAME.fake:6443, as
+// connect gives every fake), with the kubeconfig's own credentials ignored: a fake has no authentication.
+func (w *World) dial(kubeconfig []byte) (*cmdutil.Clients, error) {
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimSuffix(strings.TrimPrefix(cfg.Host, "https://"), ".fake:6443")
+	return w.connect(name, "")
+}
+
 func (w *World) names() []string {
 	var out []string
 	for n := range w.clusters {
@@ -100,6 +117,15 @@ func (w *World) Run(args ...string) Result {
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
 	streams := genericiooptions.IOStreams{In: in, Out: out, ErrOut: errOut}
 	f := cmdutil.NewTestFactory(streams, w.connect)
+	f.SetDial(w.dial)
+	w.mu.Lock()
+	w.running = f
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.running = nil
+		w.mu.Unlock()
+	}()
 	ctx, cancel := context.WithTimeout(w.t.Context(), time.Minute)
 	defer cancel()
 	// --color=never first, so that the last word stays the user's (cobra's __complete completes it).

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federate-dev/kubectl-federate/pkg/output"
 	"github.com/federate-dev/kubectl-federate/pkg/version"
@@ -36,6 +37,10 @@ type Factory struct {
 	// connect, if set, builds the clients instead of the kubeconfig: a test factory's fake clusters, chosen
 	// by the --kubeconfig and --context the command was given. Every factory made from this one shares it.
 	connect ConnectFunc
+	// dial, if set, builds the clients of a stored kubeconfig instead (a test factory's fake clusters).
+	dial func(kubeconfig []byte) (*Clients, error)
+	// dry is the command's dry-run mode and record, shared with every sibling.
+	dry *DryRun
 }
 
 // ConnectFunc gives the clients of the cluster a kubeconfig path and context name.
@@ -53,7 +58,7 @@ func NewTestFactory(streams genericiooptions.IOStreams, connect ConnectFunc) *Fa
 // connect.
 func (f *Factory) NewSibling(streams genericiooptions.IOStreams) *Factory {
 	s := NewFactory(streams)
-	s.Color, s.connect = f.Color, f.connect
+	s.Color, s.connect, s.dial, s.dry = f.Color, f.connect, f.dial, f.dry
 	return s
 }
 
@@ -77,7 +82,7 @@ func (f *Factory) measureSkew(resp *http.Response) {
 
 // NewFactory returns a factory whose REST configs send our user agent and count requests.
 func NewFactory(streams genericiooptions.IOStreams) *Factory {
-	f := &Factory{Color: output.ColorAuto}
+	f := &Factory{Color: output.ColorAuto, dry: &DryRun{}}
 	f.Flags = genericclioptions.NewConfigFlags(true).WithWarningPrinter(streams).WithDiscoveryBurst(300)
 	f.Flags.ProxyURL = nil // --proxy-url belongs to generate tenant, where it means the consumer's route to the provider
 	f.Flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
@@ -106,9 +111,21 @@ func NewFactory(streams genericiooptions.IOStreams) *Factory {
 				return resp, err
 			})
 		})
+		// Outside the counter: a write a client dry run answers itself is not sent, so not counted.
+		jsonForDryRun(c, f.dry)
+		c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return f.dry.wrap(f.ClusterName, rt) })
 		return c
 	}
 	return f
+}
+
+// jsonForDryRun makes a dry run's clients speak JSON (typed clients default to protobuf): the dry-run
+// layer reads and prints the bodies, echoes them back, and sets a DELETE's options.
+func jsonForDryRun(c *rest.Config, d *DryRun) {
+	if d.Active() {
+		c.ContentType = "application/json"
+		c.AcceptContentTypes = "application/json"
+	}
 }
 
 // traceRequests (FEDERATE_TRACE=1) prints every API request to stderr with its start, relative to the
@@ -140,6 +157,56 @@ type Clients struct {
 	Config  *rest.Config
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
+}
+
+// SetDial makes a test factory reach the clusters of stored kubeconfigs (a pairing's identity) through
+// dial instead of the network.
+func (f *Factory) SetDial(dial func(kubeconfig []byte) (*Clients, error)) { f.dial = dial }
+
+// Dials tells whether a test factory reaches stored kubeconfigs' clusters itself.
+func (f *Factory) Dials() bool { return f.dial != nil }
+
+// DialKubeconfig builds clients from a kubeconfig the domain stored (a pairing's identity), through this
+// factory's dry-run layer: a dry run holds back, or dry-runs, the writes made as the pairing's identity
+// too. Its requests are not counted: they are not the administrator's.
+func (f *Factory) DialKubeconfig(data []byte) (*Clients, error) {
+	if f.dial != nil {
+		return f.dial(data)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
+	if err != nil {
+		return nil, err
+	}
+	cfg.UserAgent = version.UserAgent()
+	cfg.QPS, cfg.Burst = 50, 100
+	cfg.WarningHandler = rest.NoWarnings{}
+	name := "the pairing's identity on " + cfg.Host
+	jsonForDryRun(cfg, f.dry)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return f.dry.wrap(func() string { return name }, rt) })
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Clients{Config: cfg, Kube: kube, Dynamic: dyn}, nil
+}
+
+// ClusterName names the factory's cluster as its flags do: the context, else the kubeconfig, else the
+// kubeconfig's current context (a dry run's output says on which cluster each object would be written).
+func (f *Factory) ClusterName() string {
+	if c := deref(f.Flags.Context); c != "" {
+		return c
+	}
+	if k := deref(f.Flags.KubeConfig); k != "" {
+		return k
+	}
+	if raw, err := f.Flags.ToRawKubeConfigLoader().RawConfig(); err == nil && raw.CurrentContext != "" {
+		return raw.CurrentContext
+	}
+	return "the current context"
 }
 
 // Clients builds the typed and dynamic clients from the factory's flags.
@@ -194,7 +261,11 @@ type Streams = genericiooptions.IOStreams
 
 // Printer returns the stderr progress printer for the streams, honouring --color.
 func (f *Factory) Printer(streams Streams) *output.Printer {
-	return output.NewPrinter(streams.ErrOut, f.Color)
+	p := output.NewPrinter(streams.ErrOut, f.Color)
+	if f.dry.Active() {
+		p = p.DryRun()
+	}
+	return p
 }
 
 // ConnectionFlags writes how this factory names its cluster (its kubeconfig and context) as flags with

@@ -77,6 +77,7 @@ func NewTenantCmd(f *cmdutil.Factory, streams cmdutil.Streams, verb TenantVerb) 
 	}, o)
 	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

@@ -55,6 +55,7 @@ func NewCmdNonce(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster the nonce is for")
 	cmd.Flags().StringVar(&o.ClusterID, "cluster-id", "", "The ID of this (provider) cluster: initializes a cluster never initialized with it, must match an initialized one")
 	cmdutil.DurationFlag(cmd.Flags(), &o.TTL, "ttl", o.TTL, time.Minute, 168*time.Hour, "How long the nonce stays valid if unused")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

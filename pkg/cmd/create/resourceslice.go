@@ -89,6 +89,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 	o.Credential.AddFlags(cmd)
 	o.Output = printers.AddFlags(cmd, "", "a line per step on stderr, nothing on stdout")
 	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the whole request may take before it is abandoned (exit code 124)")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 
@@ -190,8 +191,13 @@ func (o *ResourceSliceOptions) oneShotRun(ctx context.Context) (*handshake.Slice
 	if err := consumer.SubmitSlice(ctx, provider, slice); err != nil {
 		return nil, nil, fmt.Errorf("provider: %w", err)
 	}
-	granted, err := provider.AcceptSlice(ctx, handshake.AcceptSliceOptions{ConsumerID: slice.Spec.ClusterID, Name: o.Name, Expiration: o.Expiration,
-		Credential: o.Credential.Credential.String(), SignerTimeout: o.Credential.SignerTimeout})
+	accept := handshake.AcceptSliceOptions{ConsumerID: slice.Spec.ClusterID, Name: o.Name, Expiration: o.Expiration,
+		Credential: o.Credential.Credential.String(), SignerTimeout: o.Credential.SignerTimeout}
+	if provider.DryRun {
+		// The submitted slice was not stored: the provider answers the request as this run made it.
+		accept.Request = slice
+	}
+	granted, err := provider.AcceptSlice(ctx, accept)
 	if err != nil {
 		return nil, nil, fmt.Errorf("provider: %w", err)
 	}

@@ -80,6 +80,7 @@ func NewCmdResourceSliceClass(f *cmdutil.Factory, streams cmdutil.Streams) *cobr
 	cmdutil.AddEnumFlag(cmd, o.PodSecurity, "pod-security", "", "Pod Security level enforced in a slice's namespace")
 	cmd.Flags().BoolVar(&o.AutoAccept, "auto-accept", false, "Let \"accept resourceslice --pending\" grant this class's slices without naming them")
 	o.Output = printers.AddFlags(cmd, "", "one line")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

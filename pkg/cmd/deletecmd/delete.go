@@ -85,6 +85,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 	o.Side = cmdutil.NewEnum(sideAuto, sideAuto, sideConsumer, sideProvider)
 	cmdutil.AddEnumFlag(cmd, o.Side, "side", "", "Which side of the slice this cluster is")
 	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the deletion may take before it is abandoned (exit code 124)")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 
@@ -258,7 +259,7 @@ type ResourceSliceClassOptions struct {
 // NewCmdResourceSliceClass returns `delete resourceslice-class`.
 func NewCmdResourceSliceClass(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ResourceSliceClassOptions{f: f, Streams: streams}
-	return cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(&cobra.Command{
 		Use:     "resourceslice-class NAME",
 		Aliases: []string{"resourcesliceclass"},
 		Short:   "Delete a resource slice class (provider side); slices granted under it keep their grant",
@@ -269,6 +270,8 @@ func NewCmdResourceSliceClass(f *cmdutil.Factory, streams cmdutil.Streams) *cobr
 			kubectl federate delete resourceslice-class gpu`),
 		Args: cmdutil.ExactArgs(1, "NAME"),
 	}, o)
+	cmdutil.AddDryRunFlag(cmd, f)
+	return cmd
 }
 
 // Complete reads the name and builds the cluster client.

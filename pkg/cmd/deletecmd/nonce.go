@@ -40,6 +40,7 @@ func NewCmdNonce(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster the nonce was made for")
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

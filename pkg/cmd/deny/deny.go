@@ -53,6 +53,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 	cmd.Flags().StringVar(&o.Reason, "reason", "", "Why the slice is refused, shown to the consumer")
 	cmd.ValidArgsFunction = flags.CompleteSlices(f)
 	_ = cmd.MarkFlagRequired("reason")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 
@@ -120,6 +121,7 @@ func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 	cmd.ValidArgsFunction = flags.CompleteExchangeRequests(f)
 	_ = cmd.MarkFlagRequired("reason")
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

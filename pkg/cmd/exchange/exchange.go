@@ -60,6 +60,7 @@ func NewCmdApply(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	}, o)
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", `The rule file ("-" reads standard input)`)
 	_ = cmd.MarkFlagRequired("filename")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

@@ -96,6 +96,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	cmd.Flags().StringVar(&o.Name, "name", "", "The cluster's name in the tool, which names the objects (default: the provider's ID, PROVIDER-SLICE for a slice)")
 	cmd.Flags().StringVar(&o.Key, "key", "", "Format kubeconfig: also write the kubeconfig under this data key (value, for Flux and Cluster API)")
 	o.Output = printers.AddFlags(cmd, "", "write the objects, one line each")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

@@ -66,7 +66,7 @@ func (m *MeshFlags) Members(root *cmdutil.Factory, streams cmdutil.Streams) ([]*
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		out = append(out, &handshake.MeshMember{Name: name, APIServer: server, CA: ca, New: func(r handshake.Reporter) *handshake.Cluster {
-			return &handshake.Cluster{Kube: c.Kube, Dynamic: c.Dynamic, Config: c.Config, Report: r, Now: f.ServerNow}
+			return &handshake.Cluster{Kube: c.Kube, Dynamic: c.Dynamic, Config: c.Config, Report: r, Now: f.ServerNow, DryRun: f.DryRun().Active(), Dial: Dial(f)}
 		}})
 		return nil
 	}

@@ -70,6 +70,7 @@ func NewCmdIdentity(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	o.Issuance.AddFlags(cmd)
 	o.Output = printers.AddFlags(cmd, "yaml", "")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

@@ -77,6 +77,7 @@ func NewCmdTenant(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	cmd.Flags().StringVar(&o.ProxyURL, "proxy-url", "", "Proxy through which this cluster reaches the provider's API server, written into its kubeconfig")
 	o.KeyAlgorithm = flags.KeyAlgorithm(cmd)
 	o.Output = printers.AddFlags(cmd, "yaml", "")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

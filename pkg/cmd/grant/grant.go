@@ -81,6 +81,7 @@ func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command
 	cmdutil.AddEnumFlag(cmd, o.PodSecurity, "pod-security", "", "Pod Security level enforced in the namespace (default: the tenant namespace's)")
 	cmd.Flags().StringVar(&o.Quota, "quota", "", "Hard limits of the namespace's ResourceQuota, over the grant defaults, as NAME=QUANTITY pairs; carved out of the consumer's total")
 	o.Output = printers.AddFlags(cmd, "", "a table when listing")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

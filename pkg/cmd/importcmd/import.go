@@ -54,6 +54,7 @@ func NewCmdIdentity(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "The provider's identity.yaml (- for stdin)")
 	_ = cmd.MarkFlagRequired("filename")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

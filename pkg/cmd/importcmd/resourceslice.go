@@ -55,6 +55,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 	cmd.ValidArgsFunction = flags.CompleteSlices(f)
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "The provider's granted ResourceSlice as a file (- for stdin), instead of reading it through the pairing")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

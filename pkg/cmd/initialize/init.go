@@ -48,6 +48,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			kubectl federate init && kubectl federate info`),
 	}, o)
 	cmd.Flags().StringVar(&o.ClusterID, "cluster-id", "", "The ID of this cluster, a DNS label (default: derived from the kube-system namespace UID)")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

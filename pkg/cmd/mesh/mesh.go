@@ -50,6 +50,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	}, o)
 	o.Mesh.AddFlags(cmd)
 	o.Issuance.AddFlags(cmd)
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 
@@ -79,7 +80,7 @@ func (o *Options) Run(ctx context.Context) error {
 	printer := o.f.Printer(o.Streams)
 	board := printer.Board()
 	onStart, onPair := Progress(board)
-	results, err := handshake.Mesh(ctx, o.members, handshake.MeshOptions{Parallel: o.Mesh.Parallel, OnStart: onStart, OnPair: onPair, RenewBefore: 24 * time.Hour,
+	results, err := handshake.Mesh(ctx, o.members, handshake.MeshOptions{Parallel: o.Mesh.Parallel, OnStart: onStart, OnPair: onPair, RenewBefore: 24 * time.Hour, DryRun: o.f.DryRun().Active(),
 		Issue: handshake.AuthenticateOptions{Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole, Sandbox: o.Issuance.RawSandbox,
 			Credential: o.Issuance.Credential.String(), SignerTimeout: o.Issuance.SignerTimeout,
 			MaxExpiration: o.Issuance.MaxExpiration, Given: o.Issuance.Given()}})

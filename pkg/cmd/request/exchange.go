@@ -58,6 +58,7 @@ func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster")
 	o.Source.AddFlags(cmd)
 	o.Output = printers.AddFlags(cmd, "", "the request's name")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

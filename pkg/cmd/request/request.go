@@ -68,6 +68,7 @@ func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command
 	cmd.Flags().StringVar(&o.Reason, "reason", "", "A note to the provider's administrator")
 	o.Output = printers.AddFlags(cmd, "", "a table when listing")
 	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the request may take before it is abandoned (exit code 124)")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

@@ -45,6 +45,7 @@ func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command
 	cmdutil.DurationFlag(cmd.Flags(), &o.Timeout, "timeout", o.Timeout, time.Second, 24*time.Hour, "How long the removal may take before it is abandoned (exit code 124)")
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
 	cmd.ValidArgsFunction = flags.CompleteExtraNamespaces(f)
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

@@ -60,6 +60,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	cmdutil.DurationFlag(cmd.Flags(), &o.Timeout, "timeout", o.Timeout, time.Second, 24*time.Hour, "How long the revocation may take before it is abandoned (exit code 124)")
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
 	cmd.AddCommand(NewCmdNamespace(f, streams))
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

@@ -63,6 +63,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
 	o.IDs.AddFlags(cmd, "The consumer's cluster ID, needed with --force when the consumer is unreachable",
 		"The provider's cluster ID, needed with --force when the provider is unreachable")
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 

@@ -41,6 +41,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	}, o)
 	o.Mesh.AddFlags(cmd)
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
+	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
 
@@ -65,7 +66,7 @@ func (o *Options) Run(ctx context.Context) error {
 	printer := o.f.Printer(o.Streams)
 	board := printer.Board()
 	onStart, onPair := mesh.Progress(board)
-	results, err := handshake.Unmesh(ctx, o.members, handshake.MeshOptions{Parallel: o.Mesh.Parallel, OnStart: onStart, OnPair: onPair})
+	results, err := handshake.Unmesh(ctx, o.members, handshake.MeshOptions{Parallel: o.Mesh.Parallel, OnStart: onStart, OnPair: onPair, DryRun: o.f.DryRun().Active()})
 	board.Stop()
 	if results != nil {
 		if perr := mesh.Table(o.Out, results); perr != nil {

@@ -1,0 +1,170 @@
+package cmdutil
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	authzv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// seen is what a test API server received.
+type seen struct {
+	mu       sync.Mutex
+	requests []string // "METHOD path?query body"
+}
+
+func (s *seen) add(r *http.Request) []byte {
+	body, _ := io.ReadAll(r.Body)
+	defer func() { r.Body = io.NopCloser(bytes.NewReader(body)) }()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, r.Method+" "+r.URL.RequestURI()+" "+string(body))
+	return body
+}
+
+func (s *seen) writes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, r := range s.requests {
+		if !strings.HasPrefix(r, "GET ") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// apiServer answers every GET with a Secret "s", a create by echoing it, and a deletion with the Secret.
+func apiServer(t *testing.T, s *seen) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := s.add(r)
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/secrets") && strings.Contains(r.URL.Path, "/namespaces/new-ns/"):
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
+		case strings.HasSuffix(r.URL.Path, "/subjectaccessreviews"):
+			_, _ = w.Write([]byte(`{"kind":"SubjectAccessReview","apiVersion":"authorization.k8s.io/v1","status":{"allowed":true}}`))
+		case r.Method == http.MethodPost:
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write(body)
+		default:
+			_, _ = w.Write([]byte(`{"kind":"Secret","apiVersion":"v1","metadata":{"name":"s","namespace":"ns","uid":"u2"},"data":{"k":"dg=="}}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// Client mode sends no write at all: creates, updates, patches and deletions are answered by the dry-run
+// layer and printed; reads and access reviews (which store nothing) still reach the server; the request
+// counter counts only what was sent.
+func TestClientDryRunSendsNoWrite(t *testing.T) {
+	var s seen
+	f, _ := factoryFor(t, apiServer(t, &s))
+	f.dry.Strategy = DryRunClient
+	ctx := t.Context()
+	c, err := f.Clients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := c.Kube.CoreV1().Secrets("ns")
+	created, err := secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "new"}, StringData: map[string]string{"a": "b"}}, metav1.CreateOptions{})
+	if err != nil || created.Name != "new" {
+		t.Fatalf("create answered %v, %v", created, err)
+	}
+	if _, err := secrets.Patch(ctx, "s", types.MergePatchType, []byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := secrets.Delete(ctx, "s", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w := s.writes()
+	if len(w) != 1 || !strings.Contains(w[0], "subjectaccessreviews") {
+		t.Fatalf("the server received writes: %v", w)
+	}
+	// Sent: the patch's and the deletion's reads of the object, and the review.
+	if n := f.Requests.Load(); n != 3 {
+		t.Errorf("counted %d requests, want the 3 sent", n)
+	}
+	var out bytes.Buffer
+	if err := f.dry.Print(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"would create secret/new in ns (dry run)", "would patch secret/s in ns (dry run)", "x: \"y\"", "would delete secret/s in ns (dry run)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("printed records lack %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// Server mode sends every write with dryRun=All (a DELETE also in its body, where the API server reads a
+// deletion's options); a write into a namespace this run would create is not sent, and is said to be
+// unchecked, instead of failing with the server's NotFound.
+func TestServerDryRunSendsDryRunAll(t *testing.T) {
+	var s seen
+	f, _ := factoryFor(t, apiServer(t, &s))
+	f.dry.Strategy = DryRunServer
+	c, err := f.Clients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := c.Kube.CoreV1().Secrets("ns").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "new"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kube.CoreV1().Secrets("ns").Delete(ctx, "s", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "new-ns"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Kube.CoreV1().Secrets("new-ns").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "inside"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a write into a namespace the run would create: %v", err)
+	}
+	w := s.writes()
+	if len(w) != 3 {
+		t.Fatalf("want 3 writes sent (the write into new-ns not), got %v", w)
+	}
+	for _, r := range w {
+		if !strings.Contains(r, "dryRun=All") {
+			t.Errorf("sent without dryRun=All: %s", r)
+		}
+	}
+	var opts metav1.DeleteOptions
+	body := w[1][strings.Index(w[1], " {")+1:]
+	if err := json.Unmarshal([]byte(body), &opts); err != nil || len(opts.DryRun) != 1 || opts.DryRun[0] != metav1.DryRunAll {
+		t.Errorf("the DELETE's body does not ask for a dry run: %s (%v)", body, err)
+	}
+	if u := f.dry.Unchecked()[f.ClusterName()]; len(u) != 1 || u[0] != "secret/inside in new-ns" {
+		t.Errorf("unchecked: %v", f.dry.Unchecked())
+	}
+}
+
+// --dry-run accepts none, client and server; the bare flag means client.
+func TestDryRunStrategyValues(t *testing.T) {
+	d := &DryRun{}
+	v := dryRunValue{d}
+	for _, bad := range []string{"", "true", "false", "Client"} {
+		if err := v.Set(bad); err == nil {
+			t.Errorf("--dry-run=%q accepted", bad)
+		}
+	}
+	for _, good := range DryRunStrategies {
+		if err := v.Set(good); err != nil || string(d.Strategy) != good {
+			t.Errorf("--dry-run=%s: %v", good, err)
+		}
+	}
+}
