@@ -74,7 +74,7 @@ e2e: build kubeenv ## Run the end-to-end tests against real local clusters, the 
 .PHONY: doctest
 doctest: build kubeenv ## Run only the doc test (part of e2e): the shell blocks of README.md and docs/*.md on two fresh clusters; DOCTEST_UPDATE=1 rewrites the output the pages show
 	@rm -f $(DOCTEST_SUMMARY)
-	FEDERATE_BIN=$(CURDIR)/bin/kubectl-federate DOCTEST_SUMMARY=$(DOCTEST_SUMMARY) $(GO) test -count=1 -timeout 20m -run TestDocs $(TEST_FLAGS) ./test/docs; \
+	FEDERATE_BIN=$(CURDIR)/bin/kubectl-federate DOCTEST_SUMMARY=$(DOCTEST_SUMMARY) $(GO) test -count=1 -timeout 20m -tags e2e -run TestDocs $(TEST_FLAGS) ./test/docs; \
 	  status=$$?; if [ -f $(DOCTEST_SUMMARY) ]; then cat $(DOCTEST_SUMMARY); fi; exit $$status
 
 .PHONY: bench
@@ -84,6 +84,7 @@ bench: build kubeenv ## Measure on local clusters (round trips through a 50 ms l
 .PHONY: vet
 vet: ## Run go vet, check formatting, and refuse build output in git (a tracked binary or file over 1 MB)
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./test/...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) run ./hack/verifyrepo
 

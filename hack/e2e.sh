@@ -13,13 +13,13 @@
 set -uo pipefail
 GO=${GO:-go}
 flags=("$@")
-base=(-count=1 -timeout 20m)
+base=(-count=1 -timeout 20m -tags e2e) # the end-to-end packages build only with the e2e tag
 
 for f in "${flags[@]}"; do
 	case $f in -run | -run=*) exec "$GO" test "${base[@]}" "${flags[@]}" ./test/... ;; esac
 done
 
-mapfile -t tests < <("$GO" test -list . ./test/e2e | grep '^Test')
+mapfile -t tests < <("$GO" test -tags e2e -list . ./test/e2e | grep '^Test')
 if [ "${#tests[@]}" -eq 0 ]; then
 	echo "e2e: go test -list found no tests in ./test/e2e" >&2
 	exit 1

@@ -1,3 +1,5 @@
+//go:build e2e
+
 // Package docs runs the shell examples of README.md and docs/*.md as a newcomer would type them, on two
 // clusters of its own, so that every example keeps working as written.
 //

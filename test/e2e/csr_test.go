@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 // Finding 5 of issue 8: the CLI approved CSRs it did not create. Anyone who may create CSRs (every node,

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 // Issue 19 and 28 on real clusters: an exchange credential acts as its target only for the scope its

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 // Identity exchange (cluster-gateway's ClientIdentityExchanger, seed 003): the consumer's rules decide which

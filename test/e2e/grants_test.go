@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 // Grants: ResourceSlices (resources with an identity of their own, under the provider's classes) and extra

@@ -1,3 +1,5 @@
+//go:build e2e
+
 // Package e2e runs kubectl federate and its packages against real local control planes: two clusters,
 // consumer and provider, started once for this test binary and shared by its tests.
 package e2e

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 // Finding 8 of issue 8: expired nonces were never removed, and --nonce existed only as an argument

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 // Finding 6 of issue 8: revocation left things running. `kubectl federate revoke` (provider side, one

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 // Finding 3 of issue 8: the files exchanged in the manual flow can be altered in transit. identity.yaml

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 // Totals: a tenant's namespaces on a provider share one total. Every kind the tenant role creates is

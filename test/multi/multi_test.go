@@ -1,3 +1,5 @@
+//go:build e2e
+
 // Package multi runs one provider and five consumer clusters: five consumers authenticating to one
 // provider at the same time.
 package multi
