@@ -54,7 +54,7 @@ func main() {
 	if *out == "" && len(chosen) == len(allParts) {
 		*out = "docs/benchmarks.md"
 	}
-	b := &bench{tenants: *tenants, meshSize: *meshSize}
+	b := &bench{tenants: *tenants, meshSize: *meshSize, parts: chosen}
 	if err := b.run(chosen); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -68,6 +68,7 @@ func main() {
 type bench struct {
 	bin, dir          string
 	tenants, meshSize int
+	parts             []string
 	rows              []row
 	rounds            []rounds
 	traces            []trace // runs through the slow link, FEDERATE_TRACE=1

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,6 +59,9 @@ the consumer's new Identity must exist before its status can be written.
 			fmt.Fprintf(&s, "| %s | %s | %s | %s |\n", r.what, r.value, r.target, r.met)
 		}
 	}
+	if slices.Contains(b.parts, "startup") {
+		s.WriteString(startupNote)
+	}
 	s.WriteString(`
 How each is measured:
 - requests are the command's own count (its closing "Done in ... with N API requests to the consumer and M to
@@ -90,6 +94,16 @@ How each is measured:
 	}
 	return os.WriteFile(path, []byte(s.String()), 0o644)
 }
+
+// startupNote is the measured reason behind the startup and size rows.
+const startupNote = "\n" +
+	"Two of these got worse with kubectl's printing (`-o go-template`): the template executor looks methods up\n" +
+	"by a name known only at run time, so the Go linker keeps every exported method of every type it links\n" +
+	"instead of only those called (dead method elimination is off). With the same packages the binary went\n" +
+	"from 32.6 MB to 52.6 MB, and `--help` from about 7.3 ms to 8.5 ms on a quiet machine (the larger binary to\n" +
+	"map; package initialization stayed at about 4 ms, 1.3 ms of it k8s.io/client-go/kubernetes/scheme).\n" +
+	"Linking fewer types is what would shrink both, for example typed clients of only the API groups the\n" +
+	"plugin uses instead of k8s.io/client-go/kubernetes, which links every group; not tried yet.\n"
 
 func cpuModel() string {
 	data, err := os.ReadFile("/proc/cpuinfo")
