@@ -16,9 +16,11 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"math/big"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,6 +110,8 @@ type Server struct {
 	SARAllow func(authzv1.SubjectAccessReviewSpec) bool
 	// Watches receives the resource of every watch the code under test starts.
 	Watches chan string
+
+	uids atomic.Int64 // the last UID given (creates may run at once)
 }
 
 // New returns a fake cluster holding objects, with the kube-system namespace every cluster has.
@@ -220,6 +224,21 @@ func (s *Server) teach() {
 		s.Clientset.PrependReactor("create", res, s.admit(res))
 	}
 	s.DynamicClient.PrependReactor("patch", "*", s.apply)
+	// Every object gets a UID on create, as from an API server: the code tells objects apart by it.
+	s.Clientset.PrependReactor("create", "*", s.assignUID)
+	s.DynamicClient.PrependReactor("create", "*", s.assignUID)
+}
+
+// assignUID gives a created object a UID unless it has one, and passes it on to be created.
+func (s *Server) assignUID(a clienttesting.Action) (bool, runtime.Object, error) {
+	ca, ok := a.(clienttesting.CreateAction)
+	if !ok {
+		return false, nil, nil
+	}
+	if m, err := meta.Accessor(ca.GetObject()); err == nil && m.GetUID() == "" {
+		m.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", s.uids.Add(1))))
+	}
+	return false, nil, nil
 }
 
 // sign is the signer: an approval is answered with a certificate at once (or a moment later).

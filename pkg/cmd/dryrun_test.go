@@ -2,11 +2,13 @@ package cmd_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -114,8 +116,38 @@ func TestDryRunChangesNothing(t *testing.T) {
 				if stopped := strings.Contains(r.Stderr, "Stopped at "); stopped != c.stop {
 					t.Errorf("stopped before issuance: %v, want %v:\n%s", stopped, c.stop, r)
 				}
+				// No credential reaches stdout: no private key, plain or base64-encoded.
+				if keyMaterial(r.Stdout) {
+					t.Errorf("a dry run printed key material:\n%s", r.Stdout)
+				}
 			})
 		}
+	}
+}
+
+var base64Run = regexp.MustCompile(`[A-Za-z0-9+/]{40,}={0,2}`)
+
+// keyMaterial tells whether s holds a private key or a kubeconfig's key, as text or base64 (a Secret's
+// data, itself perhaps a kubeconfig with base64 fields).
+func keyMaterial(s string) bool {
+	if strings.Contains(s, "PRIVATE KEY") || strings.Contains(s, "client-key-data") {
+		return true
+	}
+	for _, run := range base64Run.FindAllString(s, -1) {
+		if b, err := base64.StdEncoding.DecodeString(run); err == nil && keyMaterial(string(b)) {
+			return true
+		}
+	}
+	return false
+}
+
+// get kubeconfig writes only with --for-user (an exchange request): a dry run of anything else is a
+// usage error, and prints no kubeconfig.
+func TestGetKubeconfigDryRunNeedsForUser(t *testing.T) {
+	w := pairedWorld(t)
+	r := w.Run("get", "kubeconfig", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "--dry-run")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "--dry-run: only with --for-user") || r.Stdout != "" {
+		t.Errorf("get kubeconfig --dry-run without --for-user: %s", r)
 	}
 }
 
@@ -243,7 +275,7 @@ spec:
 // new command must be put in one list or the other.
 func TestEveryWritingCommandTakesDryRun(t *testing.T) {
 	readOnly := map[string]bool{
-		"kubectl federate get kubeconfig": true, "kubectl federate get nonce": true, "kubectl federate get resourceslices": true,
+		"kubectl federate get nonce": true, "kubectl federate get resourceslices": true,
 		"kubectl federate info": true, "kubectl federate status": true, "kubectl federate version": true,
 		"kubectl federate exchange get": true, "kubectl federate exchange resolve": true,
 		"kubectl federate completion bash": true, "kubectl federate completion fish": true,

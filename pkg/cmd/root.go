@@ -99,14 +99,15 @@ func printDryRun(c *cobra.Command, f *cmdutil.Factory, streams genericiooptions.
 		}
 		p := f.Printer(streams)
 		// A dry run that reached a step needing what only a real write yields stops there, successfully.
-		var stop interface{ DryRunStop() string }
-		stopped := errors.As(err, &stop)
+		stops, stopped := dryRunStops(err)
 		if stopped {
 			until := "; stdout shows what the run would have written until then"
 			if len(d.Records()) == 0 {
 				until = "; nothing would have been written until then"
 			}
-			p.Info(cmdutil.Capitalize(stop.DryRunStop()) + until)
+			for _, stop := range stops {
+				p.Info(cmdutil.Capitalize(stop) + until)
+			}
 			err = nil
 		}
 		if ferr := comments.Flush(); ferr != nil && err == nil {
@@ -130,6 +131,36 @@ func printDryRun(c *cobra.Command, f *cmdutil.Factory, streams genericiooptions.
 		}
 		return err
 	}
+}
+
+// dryRunStops tells whether err is nothing but dry-run stops (see handshake.DryRunStop), wrapped or
+// joined, and returns what each says. An error that also carries a real failure (renew --all where one
+// provider is missing, a sandbox refusal beside a stop) is not a stop: it keeps its exit code.
+func dryRunStops(err error) ([]string, bool) {
+	if err == nil {
+		return nil, false
+	}
+	if stop, ok := err.(interface{ DryRunStop() string }); ok { //nolint:errorlint // a node of the tree, not its leaves (see below)
+		return []string{stop.DryRunStop()}, true
+	}
+	switch u := err.(type) { //nolint:errorlint // this walks the tree itself: every leaf must be a stop
+	case interface{ Unwrap() error }:
+		return dryRunStops(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		var all []string
+		for _, e := range u.Unwrap() {
+			if e == nil {
+				continue
+			}
+			stops, ok := dryRunStops(e)
+			if !ok {
+				return nil, false
+			}
+			all = append(all, stops...)
+		}
+		return all, len(all) > 0
+	}
+	return nil, false
 }
 
 // Execute runs the command line args (nil: the process's) and returns the exit code, having printed the

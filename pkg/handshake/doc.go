@@ -27,6 +27,8 @@
 //	slice_provider.go  a slice's verification, acceptance, denial, listing and removal
 //	namespaces.go extra namespaces: grant, revoke, request, list, rebind at renewal
 //	pairing.go    the consumer's way to the provider: its stored kubeconfig
+//	export.go     a held credential written in another tool's format, rewritten at renewal, deleted with it
+//	exportrecord.go  the record in federate-system of each export's objects, by UID: labels prove nothing
 //	revoke.go     take a tenant's rights away, in every namespace it was granted, and stop what it runs
 //	remove.go     unauthenticate: both sides' removal
 //	lock.go       one authenticate per pair at a time (a Lease)

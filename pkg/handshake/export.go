@@ -13,8 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
 )
@@ -131,8 +130,12 @@ func (c *Cluster) Export(ctx context.Context, o ExportOptions) ([]ExportedObject
 	} else if err != nil {
 		return nil, err
 	}
+	rec, err := c.getExportRecord(ctx, o.Namespace, objs.Secret.Name)
+	if err != nil {
+		return nil, err
+	}
 	if existing != nil {
-		if err := sameExport("Secret", o.Namespace, objs.Secret.Name, existing.Labels, objs.Secret.Labels); err != nil {
+		if err := sameExport("Secret", o.Namespace, objs.Secret.Name, existing.UID, existing.Labels, objs.Secret.Labels, rec, false); err != nil {
 			return nil, err
 		}
 	}
@@ -146,35 +149,64 @@ func (c *Cluster) Export(ctx context.Context, o ExportOptions) ([]ExportedObject
 			return nil, err
 		}
 		if target != nil {
-			if err := sameExport(export.TargetKind, o.Namespace, objs.Target.GetName(), target.GetLabels(), objs.Target.GetLabels()); err != nil {
+			if err := sameExport(export.TargetKind, o.Namespace, objs.Target.GetName(), target.GetUID(), target.GetLabels(), objs.Target.GetLabels(), rec, true); err != nil {
 				return nil, err
 			}
 		}
 	}
 	var out []ExportedObject
-	action, err := c.writeExportSecret(ctx, existing, objs.Secret)
+	written, action, err := c.writeExportSecret(ctx, existing, objs.Secret)
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, ExportedObject{Kind: "Secret", Namespace: o.Namespace, Name: objs.Secret.Name, Action: action})
+	var targetUID types.UID
 	if objs.Target != nil {
 		action := "created"
+		var t *unstructured.Unstructured
 		switch {
 		case target == nil:
-			_, err = targets.Create(ctx, objs.Target, metav1.CreateOptions{FieldManager: FieldManager})
+			t, err = targets.Create(ctx, objs.Target, metav1.CreateOptions{FieldManager: FieldManager})
 		case equalSpec(target, objs.Target):
-			action = "unchanged"
+			t, action = target, "unchanged"
 		default:
 			objs.Target.SetResourceVersion(target.GetResourceVersion())
-			_, err = targets.Update(ctx, objs.Target, metav1.UpdateOptions{FieldManager: FieldManager})
+			t, err = targets.Update(ctx, objs.Target, metav1.UpdateOptions{FieldManager: FieldManager})
 			action = "updated"
 		}
 		if err != nil {
-			return out, err
+			return out, c.undoExport(ctx, existing, written, nil, err)
 		}
+		targetUID = t.GetUID()
 		out = append(out, ExportedObject{Kind: export.TargetKind, Namespace: o.Namespace, Name: objs.Target.GetName(), Action: action})
+		if target == nil {
+			target = t
+		} else {
+			target = nil // not created here: never undone
+		}
+	}
+	if err := c.recordExport(ctx, rec, o.ProviderID, o.Slice, written, targetUID); err != nil {
+		return out, c.undoExport(ctx, existing, written, target, fmt.Errorf("recording the export in %s: %w", SystemNamespace, err))
 	}
 	return out, nil
+}
+
+// undoExport deletes what a failed export created (an unrecorded export would be a stranger to every
+// later run, left behind): the Secret, if it did not exist before, and the Target it created. An
+// existing export that was updated stays, as it was recorded before.
+func (c *Cluster) undoExport(ctx context.Context, existing, written *corev1.Secret, created *unstructured.Unstructured, cause error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout) // the export failed, perhaps on ctx
+	defer cancel()
+	errs := []error{cause}
+	if existing == nil && written != nil {
+		uid := written.UID
+		errs = append(errs, ignoreNotFound(c.Kube.CoreV1().Secrets(written.Namespace).Delete(ctx, written.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})))
+	}
+	if created != nil {
+		uid := created.GetUID()
+		errs = append(errs, ignoreNotFound(c.Dynamic.Resource(export.TargetGVR).Namespace(created.GetNamespace()).Delete(ctx, created.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})))
+	}
+	return errors.Join(errs...)
 }
 
 func equalSpec(a, b *unstructured.Unstructured) bool {
@@ -185,11 +217,11 @@ func equalSpec(a, b *unstructured.Unstructured) bool {
 
 // writeExportSecret creates sec, or replaces the existing export's data and our labels, keeping what
 // others added to it (an Argo CD user's labels for ApplicationSets, say).
-func (c *Cluster) writeExportSecret(ctx context.Context, existing, sec *corev1.Secret) (string, error) {
+func (c *Cluster) writeExportSecret(ctx context.Context, existing, sec *corev1.Secret) (*corev1.Secret, string, error) {
 	secrets := c.Kube.CoreV1().Secrets(sec.Namespace)
 	if existing == nil {
-		_, err := secrets.Create(ctx, sec, metav1.CreateOptions{FieldManager: FieldManager})
-		return "created", err
+		w, err := secrets.Create(ctx, sec, metav1.CreateOptions{FieldManager: FieldManager})
+		return w, "created", err
 	}
 	next := existing.DeepCopy()
 	if next.Labels == nil {
@@ -202,16 +234,18 @@ func (c *Cluster) writeExportSecret(ctx context.Context, existing, sec *corev1.S
 	maps.Copy(next.Annotations, sec.Annotations)
 	next.Data, next.StringData = sec.Data, nil
 	if maps.EqualFunc(existing.Data, next.Data, bytes.Equal) && maps.Equal(existing.Labels, next.Labels) && maps.Equal(existing.Annotations, next.Annotations) {
-		return "unchanged", nil
+		return existing, "unchanged", nil
 	}
-	_, err := secrets.Update(ctx, next, metav1.UpdateOptions{FieldManager: FieldManager})
-	return "updated", err
+	w, err := secrets.Update(ctx, next, metav1.UpdateOptions{FieldManager: FieldManager})
+	return w, "updated", err
 }
 
-// sameExport refuses an object that exists and is not this very export: with no export labels, it is
-// someone else's; with another credential's or format's, it is another export.
-func sameExport(kind, ns, name string, have, want map[string]string) error {
-	if have[LabelManagedBy] != ManagedBy || have[export.LabelFormat] == "" {
+// sameExport refuses an object that exists and is not this very export: one federate-system has no
+// record of (by its UID; labels anyone may write) is someone else's; one with another credential's or
+// format's labels is another export.
+func sameExport(kind, ns, name string, uid types.UID, have, want map[string]string, rec *exportRecord, isTarget bool) error {
+	recorded := rec != nil && uid != "" && ((!isTarget && rec.secretUID == uid) || (isTarget && rec.targetUID == uid))
+	if !recorded || have[LabelManagedBy] != ManagedBy || have[export.LabelFormat] == "" {
 		return fmt.Errorf("%s %s/%s exists and was not written by an export: refusing to replace it; choose another name or namespace", kind, ns, name)
 	}
 	for _, k := range []string{LabelRemoteClusterID, LabelRole, LabelSlice, export.LabelOf, export.LabelFormat} {
@@ -249,57 +283,23 @@ func (c *Cluster) targetServed() error {
 	return ErrTargetNotServed
 }
 
-// exportSelector selects the exports of a provider's credentials: the pairing's (slice "" and
-// pairingOnly), one slice's, or all of them (slice "" and not pairingOnly).
-func exportSelector(providerID, slice string, pairingOnly bool) string {
-	sel := labels.SelectorFromSet(IdentityLabels(providerID))
-	req, _ := labels.NewRequirement(export.LabelFormat, selection.Exists, nil)
-	sel = sel.Add(*req)
-	switch {
-	case slice != "":
-		r, _ := labels.NewRequirement(LabelSlice, selection.Equals, []string{slice})
-		sel = sel.Add(*r)
-	case pairingOnly:
-		r, _ := labels.NewRequirement(LabelSlice, selection.DoesNotExist, nil)
-		sel = sel.Add(*r)
-	}
-	return sel.String()
-}
-
-// listExports lists the export Secrets a selector picks, in every namespace. A user who may not list
-// Secrets across namespaces (a consumer operator) cannot have written exports outside federate-system
-// either: that namespace is listed alone.
-func (c *Cluster) listExports(ctx context.Context, sel string) ([]corev1.Secret, error) {
-	l, err := c.Kube.CoreV1().Secrets(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if apierrors.IsForbidden(err) {
-		l, err = c.Kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
-		if apierrors.IsForbidden(err) {
-			return nil, nil
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return l.Items, nil
-}
-
-// refreshExports rewrites, in place, every export of a credential just replaced (slice "" for the
-// pairing's) with the new kubeconfig, so that the tools reading them follow a renewal. Each export keeps
-// its name, format and whatever others added to it.
+// refreshExports rewrites, in place, every recorded export of a credential just replaced (slice "" for
+// the pairing's) with the new kubeconfig, so that the tools reading them follow a renewal. Each export
+// keeps its name, format and whatever others added to it. A Secret that only looks like an export (its
+// labels, which anyone who may write Secrets there can set) is never written: see exportrecord.go.
 func (c *Cluster) refreshExports(ctx context.Context, providerID, slice string, kc []byte) error {
-	secs, err := c.listExports(ctx, exportSelector(providerID, slice, true))
-	if err != nil {
-		return fmt.Errorf("listing the exports of %s: %w", describeCredential(providerID, slice), err)
-	}
+	exps, err := c.recordedExports(ctx, providerID, slice, true)
 	var errs []error
-	for i := range secs {
-		sec := &secs[i]
-		objs, err := export.Rebuild(sec, kc)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("reading the exports of %s: %w", describeCredential(providerID, slice), err))
+	}
+	for _, e := range exps {
+		objs, err := export.Rebuild(e.secret, kc)
 		if err == nil {
-			_, err = c.writeExportSecret(ctx, sec, objs.Secret)
+			_, _, err = c.writeExportSecret(ctx, e.secret, objs.Secret)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("export Secret %s/%s: %w", sec.Namespace, sec.Name, err))
+			errs = append(errs, fmt.Errorf("export Secret %s/%s: %w", e.secret.Namespace, e.secret.Name, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -320,26 +320,43 @@ func describeCredential(providerID, slice string) string {
 	return fmt.Sprintf("resource slice %q of provider %q", slice, providerID)
 }
 
-// deleteExports deletes the exports a selector picks (their Secrets, and the Admiralty Targets beside
-// them), each exactly the object that was read.
-func (c *Cluster) deleteExports(ctx context.Context, sel string) error {
-	secs, err := c.listExports(ctx, sel)
+// deleteExports deletes the recorded exports of a provider's credentials (slice "": all of them; else
+// one slice's), their Admiralty Targets, and the records: each exactly the object recorded (a stranger
+// under a recorded name is left alone).
+func (c *Cluster) deleteExports(ctx context.Context, providerID, slice string) error {
+	records, err := c.exportRecords(ctx, providerID, slice, false)
 	if err != nil {
-		return fmt.Errorf("listing exports: %w", err)
+		return err
 	}
 	var errs []error
-	for _, sec := range secs {
-		uid := sec.UID
-		if sec.Labels[export.LabelFormat] == export.FormatAdmiralty {
-			errs = append(errs, c.deleteExportTarget(ctx, sec.Namespace, sec.Annotations[export.AnnotationName], sec.Labels))
+	for _, r := range records {
+		sec, err := c.recordedSecret(ctx, r)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
-		errs = append(errs, ignoreNotFound(c.Kube.CoreV1().Secrets(sec.Namespace).Delete(ctx, sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})))
+		if sec != nil {
+			if r.targetUID != "" {
+				if err := c.deleteExportTarget(ctx, r.namespace, sec.Annotations[export.AnnotationName], r.targetUID); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+			}
+			uid := sec.UID
+			if err := ignoreNotFound(c.Kube.CoreV1().Secrets(sec.Namespace).Delete(ctx, sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})); err != nil {
+				errs = append(errs, err)
+				continue // the record stays, so that a re-run finds the export
+			}
+		}
+		uid := r.sec.UID
+		errs = append(errs, ignoreNotFound(c.Kube.CoreV1().Secrets(SystemNamespace).Delete(ctx, r.sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})))
 	}
 	return errors.Join(errs...)
 }
 
-// deleteExportTarget deletes an Admiralty export's Target, if it is that export's (the same labels).
-func (c *Cluster) deleteExportTarget(ctx context.Context, ns, name string, want map[string]string) error {
+// deleteExportTarget deletes an Admiralty export's Target: the recorded object, never another one of
+// that name.
+func (c *Cluster) deleteExportTarget(ctx context.Context, ns, name string, uid types.UID) error {
 	if name == "" {
 		return nil
 	}
@@ -348,23 +365,21 @@ func (c *Cluster) deleteExportTarget(ctx context.Context, ns, name string, want 
 	if err != nil {
 		return ignoreNotFound(err) // gone, or Admiralty uninstalled with its CRD
 	}
-	if sameExport(export.TargetKind, ns, name, t.GetLabels(), want) != nil {
+	if t.GetUID() != uid {
 		return nil // not ours: left alone
 	}
-	uid := t.GetUID()
 	return ignoreNotFound(targets.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
 }
 
-// Exports lists every export this cluster holds, for status.
+// Exports lists every recorded export this cluster holds, for status.
 func (c *Cluster) Exports(ctx context.Context) ([]ExportState, error) {
-	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy, LabelRole: RoleConsumer})
-	req, _ := labels.NewRequirement(export.LabelFormat, selection.Exists, nil)
-	secs, err := c.listExports(ctx, sel.Add(*req).String())
+	exps, err := c.recordedExports(ctx, "", "", false)
 	if err != nil {
 		return nil, err
 	}
 	out := []ExportState{}
-	for _, s := range secs {
+	for _, e := range exps {
+		s := e.secret
 		out = append(out, ExportState{RemoteClusterID: s.Labels[LabelRemoteClusterID], ResourceSlice: s.Labels[LabelSlice], Format: s.Labels[export.LabelFormat],
 			Namespace: s.Namespace, Name: s.Annotations[export.AnnotationName], Secret: s.Name})
 	}

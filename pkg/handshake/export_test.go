@@ -138,3 +138,71 @@ func TestExportLifecycleOnFakes(t *testing.T) {
 		t.Errorf("unauthenticate deleted a Secret that was not an export: %v", err)
 	}
 }
+
+// Labels prove nothing: whoever may write Secrets in some namespace can label one as an export. Such a
+// Secret, beside an export or in the place of one deleted, never receives a credential at renewal, is not
+// adopted by an export of its name, is not listed, and is not deleted by unauthenticate.
+func TestExportLookalikesGetNothing(t *testing.T) {
+	ctx := t.Context()
+	consumer, provider := newFakeCluster(t), newFakeCluster(t)
+	auth := AuthenticateOptions{ConsumerID: "consumer", ProviderID: "provider", APIServer: "https://provider.example:6443", Expiration: time.Hour}
+	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, auth); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"argocd", "evil"} {
+		if _, err := consumer.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	argo := ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}
+	if _, err := consumer.Export(ctx, argo); err != nil {
+		t.Fatal(err)
+	}
+	real, err := consumer.kube.CoreV1().Secrets("argocd").Get(ctx, "provider", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookalike := func(ns, name string) *corev1.Secret {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: maps.Clone(real.Labels), Annotations: maps.Clone(real.Annotations)},
+			Data: maps.Clone(real.Data)}
+		w, err := consumer.kube.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	beside := lookalike("evil", "provider")
+	// The recorded export is deleted and a lookalike made under its name: another object (another UID).
+	if err := consumer.kube.CoreV1().Secrets("argocd").Delete(ctx, "provider", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	inPlace := lookalike("argocd", "provider")
+	unchanged := func(when string) {
+		t.Helper()
+		for _, want := range []*corev1.Secret{beside, inPlace} {
+			got, err := consumer.kube.CoreV1().Secrets(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
+			if err != nil || !maps.EqualFunc(got.Data, want.Data, bytes.Equal) {
+				t.Errorf("%s: the lookalike %s/%s was written or deleted: %v", when, want.Namespace, want.Name, err)
+			}
+		}
+	}
+	report, err := consumer.Status(ctx, false)
+	if err != nil || len(report.Exports) != 0 {
+		t.Errorf("status lists lookalikes as exports: %+v %v", report.Exports, err)
+	}
+	if _, err := Renew(ctx, consumer.Cluster, provider.Cluster, RenewOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	unchanged("after a renewal")
+	if _, err := consumer.Export(ctx, argo); err == nil || !strings.Contains(err.Error(), "exists and was not written by an export") {
+		t.Errorf("an export adopted a lookalike under its name: %v", err)
+	}
+	unchanged("after a refused export")
+	if _, err := Unauthenticate(ctx, consumer.Cluster, provider.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
+		t.Fatal(err)
+	}
+	unchanged("after unauthenticate")
+	if l, err := consumer.kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: labelExportRecordOf}); err != nil || len(l.Items) != 0 {
+		t.Errorf("export records left after unauthenticate: %d %v", len(l.Items), err)
+	}
+}

@@ -72,7 +72,7 @@ func (c *Cluster) RemoveIdentity(ctx context.Context, providerID string) error {
 		sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(IdentityLabels(providerID)).String()}
 		// The exports first, wherever they are: the collection below takes only federate-system's Secrets.
 		if err := errors.Join(
-			c.deleteExports(ctx, exportSelector(providerID, "", false)),
+			c.deleteExports(ctx, providerID, ""),
 			ignoreNotFound(c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
 			ignoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
 			ignoreNotFound(c.Kube.CoreV1().Secrets(SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),

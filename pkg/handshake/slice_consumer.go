@@ -513,7 +513,7 @@ func (c *Cluster) DeleteSliceLocal(ctx context.Context, providerID, name string,
 		map[bool]string{true: ", request on the provider", false: ""}[provider != nil]+")", func() error {
 		secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
 		errs := []error{
-			c.deleteExports(ctx, exportSelector(providerID, name, false)),
+			c.deleteExports(ctx, providerID, name),
 			ignoreNotFound(c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(SystemNamespace).Delete(ctx, SliceIdentityName(providerID, name), metav1.DeleteOptions{})),
 			ignoreNotFound(secrets.Delete(ctx, SliceKubeconfigSecretName(providerID, name), metav1.DeleteOptions{})),
 			ignoreNotFound(secrets.Delete(ctx, SlicePendingKeySecretName(providerID, name), metav1.DeleteOptions{})),

@@ -201,6 +201,30 @@ func TestExport(t *testing.T) {
 		t.Errorf("status -o json lists %d export(s), want %d:\n%s", len(exports), len(exportFormats), r.stdout)
 	}
 
+	// A lookalike: someone who may write Secrets in a namespace of theirs copies an export's labels,
+	// annotations and data. Labels prove nothing: a renewal never writes the new credential into it, and
+	// unauthenticate leaves it (see pkg/handshake/exportrecord.go).
+	if _, err := k.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "evil"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = k.CoreV1().Namespaces().Delete(t.Context(), "evil", metav1.DeleteOptions{}) }()
+	argo := exportedSecret(t, k, "argocd", "provider")
+	lookalike, err := k.CoreV1().Secrets("evil").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "provider", Namespace: "evil",
+		Labels: argo.Labels, Annotations: argo.Annotations}, Data: argo.Data}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookalikeUntouched := func(when string) {
+		t.Helper()
+		if s, err := k.CoreV1().Secrets("evil").Get(ctx, "provider", metav1.GetOptions{}); err != nil || s.ResourceVersion != lookalike.ResourceVersion {
+			t.Errorf("%s: the lookalike export was written or deleted: %v", when, err)
+		}
+	}
+	r = mustOn(t, consumer, "status", "-o", "json")
+	if exports := itemsOfKind[handshake.ExportState](t, r.stdout, func(kind string) bool { return kind == views.KindExport }); len(exports) != len(exportFormats) {
+		t.Errorf("status -o json lists %d export(s) beside a lookalike, want %d:\n%s", len(exports), len(exportFormats), r.stdout)
+	}
+
 	// A slice's export carries the slice's credential, in the slice's namespace.
 	mustRun(t, "", "create", "resourceslice", "exp-s1", "--cpu", "1", "--memory", "1Gi", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
 	sliceNS := handshake.SliceNamespace("consumer", "exp-s1")
@@ -232,6 +256,7 @@ func TestExport(t *testing.T) {
 		works(t, "the slice's export after renew", cur, sliceNS)
 		oldRefused(t, "the slice's export", oldSlice, sliceNS)
 	}
+	lookalikeUntouched("after renew")
 	mustRun(t, "", "delete", "resourceslice", "exp-s1", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
 	if _, err := k.CoreV1().Secrets("flux-system").Get(ctx, "provider-exp-s1-kubeconfig", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the slice's export after delete resourceslice: %v", err)
@@ -243,6 +268,7 @@ func TestExport(t *testing.T) {
 			t.Errorf("%s: export Secrets after unauthenticate: %d %v", f.format, len(l.Items), err)
 		}
 	}
+	lookalikeUntouched("after unauthenticate")
 	if _, err := dyn(t, consumer).Resource(targetsGVR).Namespace("jobs").Get(ctx, "provider", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the Target after unauthenticate: %v", err)
 	}

@@ -2,9 +2,11 @@ package cmdutil
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -121,10 +123,23 @@ type Target struct {
 	Namespace, Name, Subresource string
 }
 
+// hostPath is the path part of a rest.Config's Host, without its trailing slash: the prefix every
+// request path of that cluster starts with.
+func hostPath(host string) string {
+	u, err := url.Parse(host)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return strings.TrimSuffix(u.Path, "/")
+}
+
 // parsePath reads /api/v1/... and /apis/G/V/... paths as the API server's request-info resolver does
 // (namespaces' own subresources are status and finalize).
-func parsePath(p string) (Target, bool) {
-	parts := strings.Split(strings.Trim(p, "/"), "/")
+func parsePath(prefix, p string) (Target, bool) {
+	if !strings.HasPrefix(p, prefix+"/") {
+		return Target{}, false
+	}
+	parts := strings.Split(strings.Trim(p[len(prefix):], "/"), "/")
 	var t Target
 	switch {
 	case len(parts) >= 3 && parts[0] == "api":
@@ -170,12 +185,12 @@ func isWriteMethod(m string) bool {
 
 // wrap puts the dry-run layer around a cluster's transport (outside the request counter, so that only
 // what is sent is counted). cluster names the cluster in what is recorded.
-func (d *DryRun) wrap(cluster func() string, rt http.RoundTripper) http.RoundTripper {
+func (d *DryRun) wrap(cluster func() string, prefix string, rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		if !d.Active() {
 			return rt.RoundTrip(r)
 		}
-		t, ok := parsePath(r.URL.Path)
+		t, ok := parsePath(prefix, r.URL.Path)
 		if !ok && isWriteMethod(r.Method) {
 			// Fail closed: a write whose target cannot be told is not sent at all.
 			return nil, fmt.Errorf("dry run: %s %s is a write this dry run cannot describe; not sent", r.Method, r.URL.Path)
@@ -188,7 +203,7 @@ func (d *DryRun) wrap(cluster func() string, rt http.RoundTripper) http.RoundTri
 			return nil, err
 		}
 		w := Write{Target: t, Method: r.Method, ContentType: r.Header.Get("Content-Type"), Body: body, Query: r.URL.Query()}
-		read := httpReader{rt: rt, base: r}
+		read := httpReader{rt: rt, base: r, prefix: prefix}
 		if d.Strategy == DryRunClient {
 			return respond(r, d.Answer(cluster(), w, read))
 		}
@@ -586,20 +601,23 @@ func respond(r *http.Request, a Answer) (*http.Response, error) {
 
 // httpReader reads through the cluster's own transport (so that reads are counted like any other).
 type httpReader struct {
-	rt   http.RoundTripper
-	base *http.Request
+	rt     http.RoundTripper
+	base   *http.Request
+	prefix string // the server's own path (see hostPath)
 }
 
 func (h httpReader) do(path string, query url.Values) ([]byte, *APIError) {
 	u := *h.base.URL
-	u.Path, u.RawPath, u.RawQuery = path, "", query.Encode()
+	u.Path, u.RawPath, u.RawQuery = h.prefix+path, "", query.Encode()
 	r, err := http.NewRequestWithContext(h.base.Context(), http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, &APIError{Code: http.StatusBadRequest, Status: status(http.StatusBadRequest, "BadRequest", err.Error())}
 	}
-	for _, k := range []string{"User-Agent", "Authorization"} {
-		if v := h.base.Header.Get(k); v != "" {
-			r.Header.Set(k, v)
+	// The read is made as the write would have been: the same credential, and the same --as (the
+	// Impersonate-* headers), so that it sees what that user sees.
+	for k, v := range h.base.Header {
+		if k == "User-Agent" || k == "Authorization" || strings.HasPrefix(k, "Impersonate-") {
+			r.Header[k] = slices.Clone(v)
 		}
 	}
 	r.Header.Set("Accept", "application/json")
@@ -696,7 +714,8 @@ func (d *DryRun) Print(w io.Writer) error {
 	}
 	for _, c := range order {
 		for _, r := range byCluster[c] {
-			data, err := yaml.Marshal(r.Object)
+			obj, redacted := printable(r)
+			data, err := yaml.Marshal(obj)
 			if err != nil {
 				return err
 			}
@@ -704,12 +723,58 @@ func (d *DryRun) Print(w io.Writer) error {
 			if r.Note != "" {
 				note = "; " + r.Note
 			}
-			if _, err := fmt.Fprintf(w, "---\n# %s: would %s %s (%s%s)\n%s", c, r.Action, objectRef(r.Object), mode, note, data); err != nil {
+			ref := objectRef(r.Object)
+			if redacted {
+				ref += ", its values redacted"
+			}
+			if _, err := fmt.Fprintf(w, "---\n# %s: would %s %s (%s%s)\n%s", c, r.Action, ref, mode, note, data); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// printable is the object a record prints. A deletion shows what is deleted, not its contents. A
+// Secret's values never reach stdout, where a dry run's output ends up in CI logs and pull requests:
+// they are the credentials themselves (a kubeconfig's private key, a token, the integrity key), and each
+// is shown as its length instead, which also makes the document fail to apply rather than apply a
+// credential no one saw. redacted tells whether a value was hidden.
+func printable(r DryRunRecord) (map[string]any, bool) {
+	obj := r.Object
+	if r.Action == "delete" {
+		out := map[string]any{}
+		for _, k := range []string{"apiVersion", "kind", "metadata"} {
+			if v, ok := obj[k]; ok {
+				out[k] = v
+			}
+		}
+		obj = out
+	}
+	if obj["kind"] != "Secret" {
+		return obj, false
+	}
+	out := maps.Clone(obj)
+	redacted := false
+	for _, field := range []string{"data", "stringData"} {
+		values, ok := obj[field].(map[string]any)
+		if !ok {
+			continue
+		}
+		hidden := make(map[string]any, len(values))
+		for k, v := range values {
+			n := len(fmt.Sprint(v))
+			if s, ok := v.(string); ok && field == "data" {
+				if b, err := base64.StdEncoding.DecodeString(s); err == nil {
+					n = len(b)
+				}
+			}
+			hidden[k] = fmt.Sprintf("<redacted: %d bytes>", n)
+			redacted = true
+		}
+		out[field] = hidden
+	}
+	return out, redacted
 }
 
 // CommentWriter is the command's stdout during a dry run: every line the command prints (its

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 // seen is what a test API server received.
@@ -78,7 +81,7 @@ func TestClientDryRunSendsNoWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	secrets := c.Kube.CoreV1().Secrets("ns")
-	created, err := secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "new"}, StringData: map[string]string{"a": "b"}}, metav1.CreateOptions{})
+	created, err := secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "new"}, StringData: map[string]string{"a": "hunter2-private"}}, metav1.CreateOptions{})
 	if err != nil || created.Name != "new" {
 		t.Fatalf("create answered %v, %v", created, err)
 	}
@@ -103,9 +106,16 @@ func TestClientDryRunSendsNoWrite(t *testing.T) {
 	if err := f.dry.Print(&out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"would create secret/new in ns (dry run)", "would patch secret/s in ns (dry run)", "x: \"y\"", "would delete secret/s in ns (dry run)"} {
+	// A Secret's values never reach stdout: each is its length; a deletion shows no contents at all.
+	for _, want := range []string{"would create secret/new in ns, its values redacted (dry run)", "a: '<redacted: 15 bytes>'",
+		"would patch secret/s in ns, its values redacted (dry run)", "x: \"y\"", "k: '<redacted: 1 bytes>'", "would delete secret/s in ns (dry run)\n"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("printed records lack %q:\n%s", want, out.String())
+		}
+	}
+	for _, secret := range []string{"hunter2-private", "dg=="} {
+		if strings.Contains(out.String(), secret) {
+			t.Errorf("a Secret's value %q reached the printed records:\n%s", secret, out.String())
 		}
 	}
 }
@@ -166,5 +176,41 @@ func TestDryRunStrategyValues(t *testing.T) {
 		if err := v.Set(good); err != nil || string(d.Strategy) != good {
 			t.Errorf("--dry-run=%s: %v", good, err)
 		}
+	}
+}
+
+// A server behind a path prefix (a gateway's https://gw/k8s/clusters/c1) is dry-run like any other, and
+// the reads a dry run makes for a write go as that write would have: under the same --as.
+func TestDryRunReadsKeepPrefixAndImpersonation(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.Path+" as="+r.Header.Get("Impersonate-User"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Secret","apiVersion":"v1","metadata":{"name":"s","namespace":"ns","uid":"u2"}}`))
+	}))
+	t.Cleanup(srv.Close)
+	kc := filepath.Join(t.TempDir(), "kc")
+	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "+srv.URL+"/k8s/clusters/c1}}]\n"+
+		"contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {}}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := NewFactory(genericiooptions.NewTestIOStreamsDiscard())
+	as := "alice"
+	f.Flags.KubeConfig, f.Flags.Impersonate = &kc, &as
+	f.dry.Strategy = DryRunClient
+	c, err := f.Clients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Kube.CoreV1().Secrets("ns").Patch(t.Context(), "s", types.MergePatchType, []byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("a dry-run patch behind a path prefix: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || got[0] != "GET /k8s/clusters/c1/api/v1/namespaces/ns/secrets/s as=alice" {
+		t.Errorf("the server received %q, want only the read of the object, under the prefix, as alice", got)
 	}
 }

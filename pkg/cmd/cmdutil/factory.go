@@ -113,7 +113,7 @@ func NewFactory(streams genericiooptions.IOStreams) *Factory {
 		})
 		// Outside the counter: a write a client dry run answers itself is not sent, so not counted.
 		jsonForDryRun(c, f.dry)
-		c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return f.dry.wrap(f.ClusterName, rt) })
+		c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return f.dry.wrap(f.ClusterName, hostPath(c.Host), rt) })
 		return c
 	}
 	return f
@@ -182,7 +182,9 @@ func (f *Factory) DialKubeconfig(data []byte) (*Clients, error) {
 	cfg.WarningHandler = rest.NoWarnings{}
 	name := "the pairing's identity on " + cfg.Host
 	jsonForDryRun(cfg, f.dry)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return f.dry.wrap(func() string { return name }, rt) })
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return f.dry.wrap(func() string { return name }, hostPath(cfg.Host), rt)
+	})
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

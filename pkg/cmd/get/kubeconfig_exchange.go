@@ -16,6 +16,9 @@ func (o *KubeconfigOptions) validateExchange() error {
 		if o.Pair.Given() {
 			return errors.New("--remote-kubeconfig or --remote-context: only with --for-user, where it gives the provider's consent at once")
 		}
+		if o.f.DryRun().Active() {
+			return errors.New("--dry-run: only with --for-user, the one way get kubeconfig writes (an exchange request); without it nothing is written")
+		}
 		return nil
 	}
 	if o.ResourceSlice != "" {
@@ -47,8 +50,7 @@ func (o *KubeconfigOptions) runExchange(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		_, err = o.Out.Write(data)
-		return err
+		return o.emit(data, fmt.Sprintf("the pairing's kubeconfig (rule %q is privileged)", res.Rule.Name))
 	}
 	opts := handshake.ExchangeOptions{ProviderID: o.RemoteClusterID, Rule: res.Rule.Name, Target: *res.Target, Scope: res.Rule.GrantScope()}
 	var got *handshake.ExchangeResult
@@ -65,7 +67,17 @@ func (o *KubeconfigOptions) runExchange(ctx context.Context) error {
 	if err != nil {
 		return flags.PendingHint(err)
 	}
-	_, err = o.Out.Write(got.Kubeconfig)
+	return o.emit(got.Kubeconfig, fmt.Sprintf("the exchange credential of rule %q", res.Rule.Name))
+}
+
+// emit prints a kubeconfig, or, in a dry run, which one would be printed: a dry run's stdout is a stream
+// of what would be written, and a credential has no place in it (nor in the CI log it ends up in).
+func (o *KubeconfigOptions) emit(data []byte, what string) error {
+	if o.f.DryRun().Active() {
+		_, err := fmt.Fprintf(o.Out, "would print %s\n", what)
+		return err
+	}
+	_, err := o.Out.Write(data)
 	return err
 }
 
