@@ -22,7 +22,7 @@ func TestExportCommand(t *testing.T) {
 	}
 	args := []string{"export", "argocd", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "-n", "argocd"}
 	m := marks(w, "edge", "farm")
-	expect(t, w, w.Run(args...), 1, nil, []string{`error: -n argocd: namespace "argocd" not found on this cluster; create it first`}, m)
+	expect(t, w, w.Run(args...), 1, nil, []string{`error: -n argocd: namespace "argocd" not found on this cluster (an export never creates a tool's namespace); nothing was written; create it first (kubectl create namespace argocd), or choose another`}, m)
 	expect(t, w, w.Run(append(args, "-o", "yaml")...), 0, []string{"kind: Secret", "argocd.argoproj.io/secret-type: cluster", "federate.dev/export-format: argocd",
 		"namespace: argocd", "name: farm"}, nil, m)
 

@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/version"
 	"github.com/federate-dev/kubectl-federate/pkg/output"
 )
@@ -178,6 +179,7 @@ func Execute(ctx context.Context, root *cobra.Command, streams genericiooptions.
 	if errors.As(err, &conn) {
 		err = conn
 	}
+	err = flags.NextStep(err)
 	fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
 	var usage *cmdutil.UsageError
 	// A command that cannot run (the root, a group) was given an unknown subcommand: a usage error too.

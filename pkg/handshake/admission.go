@@ -41,7 +41,7 @@ var sandboxValidations = map[string][]admissionv1.Validation{
 			`(!object.spec.priorityClassName.startsWith('system-') && has(namespaceObject.metadata.annotations) && ` +
 			`'` + AnnotationPriorityClasses + `' in namespaceObject.metadata.annotations && ` +
 			`object.spec.priorityClassName in namespaceObject.metadata.annotations['` + AnnotationPriorityClasses + `'].split(','))`,
-		Message: "kubectl federate sandbox: this priorityClassName is not allowed (system-* never; others only if the provider allowed them with --priority-classes)",
+		Message: "kubectl federate sandbox: this priorityClassName is not allowed (system-* never; others only those the provider allowed, namespace annotation " + AnnotationPriorityClasses + ")",
 	}, {
 		Expression: `!has(object.spec.serviceAccountName) || !object.spec.serviceAccountName.startsWith('` + CredentialServiceAccount + `-')`,
 		Message:    "kubectl federate sandbox: pods must not run as a " + CredentialServiceAccount + "-* ServiceAccount (a Token identity's own: the pod could mint its tokens)",

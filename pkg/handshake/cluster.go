@@ -21,7 +21,7 @@ import (
 
 // installGeneration is bumped whenever the CRDs, the default ClusterRole or the sandbox admission policy
 // change; init re-applies them when the cluster's record is older.
-const installGeneration = "13"
+const installGeneration = "14"
 
 const (
 	clusterIDKey      = "clusterID"
@@ -105,7 +105,7 @@ func (c *Cluster) load(ctx context.Context, installed bool) (*Self, error) {
 	rec := c.readRecord(ctx, installed)
 	c.installed, c.installedErr = rec.installed, rec.installedErr
 	if apierrors.IsNotFound(rec.cmErr) {
-		return nil, fmt.Errorf("%w (no ConfigMap %s/%s): run kubectl federate init", ErrNotInitialized, SystemNamespace, ClusterConfigMap)
+		return nil, fmt.Errorf("%w (no ConfigMap %s/%s)", ErrNotInitialized, SystemNamespace, ClusterConfigMap)
 	}
 	if rec.cmErr != nil {
 		return nil, rec.cmErr
@@ -170,7 +170,7 @@ func (c *Cluster) loadKey(cm *corev1.ConfigMap, sec *corev1.Secret, secErr error
 		return nil, err
 	}
 	if apierrors.IsNotFound(secErr) {
-		return nil, fmt.Errorf("%w (no Secret %s/%s): run kubectl federate init", ErrNotInitialized, SystemNamespace, HandshakeKeySecret)
+		return nil, fmt.Errorf("%w (no Secret %s/%s)", ErrNotInitialized, SystemNamespace, HandshakeKeySecret)
 	}
 	if secErr != nil {
 		return nil, secErr

@@ -130,7 +130,7 @@ func (c *Cluster) approveAndWait(ctx context.Context, obj *certv1.CertificateSig
 	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
 		// Our bound, not the command's --timeout: the signer is silent, which is a fact about the cluster.
 		return nil, fmt.Errorf("%w: CertificateSigningRequest %s was approved, but no certificate came within %s. "+
-			"No controller seems to sign %s on this cluster (EKS never does; a kube-controller-manager whose --controllers leaves out csrsigning does not)",
+			"No controller seems to sign %s on this cluster (EKS never does; a kube-controller-manager whose list of controllers leaves out csrsigning does not)",
 			ErrNoCertificate, name, signerTimeout, certv1.KubeAPIServerClientSignerName)
 	}
 	if err != nil {

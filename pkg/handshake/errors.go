@@ -3,6 +3,7 @@ package handshake
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // IDConflictError means a cluster ID was asked for that the cluster does not have. Side, when known, says
@@ -53,6 +54,33 @@ var ErrNotActive = errors.New("has no active identity on this provider")
 
 // ErrDenied means the provider denied a request.
 var ErrDenied = errors.New("was denied")
+
+// SliceNotAcceptedError says that a consumer's resource slice is still waiting for the provider's
+// administrator.
+type SliceNotAcceptedError struct{ Slice, ProviderID, ConsumerID string }
+
+func (e *SliceNotAcceptedError) Error() string {
+	return fmt.Sprintf("resource slice %q: provider %q has not accepted it yet", e.Slice, e.ProviderID)
+}
+
+// SliceNotRequestedError says that the provider holds no request for a slice: the consumer has not
+// asked for it (or asked under another name).
+type SliceNotRequestedError struct{ ConsumerID, Slice, Namespace string }
+
+func (e *SliceNotRequestedError) Error() string {
+	return fmt.Sprintf("consumer %q has left no ResourceSlice %q in %s", e.ConsumerID, e.Slice, e.Namespace)
+}
+
+// StillAllowedError says that a revoked user is still authorized after its bindings were deleted:
+// something this tool did not make binds it.
+type StillAllowedError struct {
+	User, What string
+	After      time.Duration
+}
+
+func (e *StillAllowedError) Error() string {
+	return fmt.Sprintf("%s may still %s after its bindings were deleted (%s): something else binds it", e.User, e.What, e.After)
+}
 
 // DryRunStop ends a dry run where the next step needs what only a real write yields (an issued
 // certificate or token): what the run would have written up to there has been shown, and nothing after

@@ -47,7 +47,7 @@ var ErrTargetNotServed = errors.New("this cluster serves no " + export.TargetKin
 type NamespaceNotFoundError struct{ Namespace string }
 
 func (e *NamespaceNotFoundError) Error() string {
-	return fmt.Sprintf("namespace %q not found on this cluster; create it first (kubectl create namespace %s), or choose another; nothing was written", e.Namespace, e.Namespace)
+	return fmt.Sprintf("namespace %q not found on this cluster (an export never creates a tool's namespace); nothing was written", e.Namespace)
 }
 
 // ExportedObject is one object an export wrote.

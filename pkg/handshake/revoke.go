@@ -320,8 +320,7 @@ func (c *Cluster) waitDenied(ctx context.Context, user string, groups []string, 
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s may still %s %s%s %s after its bindings were deleted (%s): something else binds it; find it with kubectl auth can-i --list --as %s",
-				user, a.Verb, a.Resource, nsNoteOf(a.Namespace), a.Name, policyTimeout, user)
+			return &StillAllowedError{User: user, What: fmt.Sprintf("%s %s%s %s", a.Verb, a.Resource, nsNoteOf(a.Namespace), a.Name), After: policyTimeout}
 		}
 		select {
 		case <-ctx.Done():

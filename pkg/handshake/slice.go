@@ -207,7 +207,7 @@ func (c *Cluster) getSliceClass(ctx context.Context, name string) (*sliceClass, 
 		return ValidateSliceClass(name, v1alpha1.ResourceSliceClassSpec{})
 	}
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("spec.class %q: %w: no ResourceSliceClass of that name on this provider (kubectl federate create resourceslice-class)", truncate(name), ErrNoClass)
+		return nil, fmt.Errorf("spec.class %q: %w: no ResourceSliceClass of that name on this provider", truncate(name), ErrNoClass)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading ResourceSliceClass %s: %w", name, err)

@@ -250,8 +250,7 @@ func (c *Cluster) ImportSlice(ctx context.Context, o ImportSliceOptions) (*Slice
 		return nil, fmt.Errorf("resource slice %q %w by provider %q: %s", name, ErrDenied, providerID, answer.Status.Reason)
 	case SliceAccepted:
 	default:
-		return nil, fmt.Errorf("resource slice %q: provider %q has not accepted it yet (its administrator runs: kubectl federate accept resourceslice %s --remote-cluster-id %s)",
-			name, providerID, name, self.ClusterID)
+		return nil, &SliceNotAcceptedError{Slice: name, ProviderID: providerID, ConsumerID: self.ClusterID}
 	}
 	if answer.Status.Namespace != res.Namespace {
 		return nil, fmt.Errorf("status.namespace %q: the slice's namespace is %q", truncate(answer.Status.Namespace), res.Namespace)

@@ -129,7 +129,7 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	case apierrors.IsNotFound(err) && o.Request != nil:
 		stored = nil // the request comes from a file
 	case apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("consumer %q has left no ResourceSlice %q in %s (it runs kubectl federate create resourceslice)", o.ConsumerID, o.Name, tns)
+		return nil, &SliceNotRequestedError{ConsumerID: o.ConsumerID, Slice: o.Name, Namespace: tns}
 	case err != nil:
 		return nil, err
 	}
