@@ -60,7 +60,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			kubectl federate authenticate --context edge-1 --remote-context gpu-farm \
 			  --cluster-id edge-1 --remote-cluster-id gpu-farm --expiration 168h --cluster-role edge-workloads`),
 	}, o)
-	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the whole handshake may take before it is abandoned (exit code 124)")
+	o.Pair = flags.AddPairFlags(cmd, f, streams, "the whole handshake")
 	o.IDs.AddFlags(cmd, "The ID to initialize the consumer cluster with, if it never was", "The ID to initialize the provider cluster with, if it never was")
 	cmd.Flags().StringVar(&o.ProxyURL, "proxy-url", "", "Proxy through which the consumer reaches the provider's API server")
 	o.KeyAlgorithm = flags.KeyAlgorithm(cmd)

@@ -72,6 +72,13 @@ func (d *durationValue) Set(s string) error {
 func (d *durationValue) String() string { return FormatDuration(*d.target) }
 func (d *durationValue) Type() string   { return "duration" }
 
+// TimeoutFlag registers the --timeout every long-running command has, the same on each: from a second
+// to a day, its expiry the exit code 124 (ExitTimeout). what says what it bounds ("the revocation").
+func TimeoutFlag(fs *pflag.FlagSet, target *time.Duration, def time.Duration, what string) {
+	DurationFlag(fs, target, "timeout", def, time.Second, 24*time.Hour,
+		fmt.Sprintf("How long %s may take before it is abandoned (exit code %d)", what, ExitTimeout))
+}
+
 // DurationFlag registers a duration flag with days and a range; its help states both.
 func DurationFlag(fs *pflag.FlagSet, target *time.Duration, name string, def, minimum, maximum time.Duration, usage string) {
 	*target = def

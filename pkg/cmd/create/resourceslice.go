@@ -88,7 +88,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 	cmdutil.DurationFlag(cmd.Flags(), &o.Expiration, "expiration", o.Expiration, handshake.MinExpiration, handshake.MaxExpiration, "With --remote-kubeconfig: requested lifetime of the slice's certificate or token")
 	o.Credential.AddFlags(cmd)
 	o.Output = printers.AddFlags(cmd, "", "a line per step on stderr, nothing on stdout")
-	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the whole request may take before it is abandoned (exit code 124)")
+	o.Pair = flags.AddPairFlags(cmd, f, streams, "the whole request")
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }

@@ -84,7 +84,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
 	o.Side = cmdutil.NewEnum(sideAuto, sideAuto, sideConsumer, sideProvider)
 	cmdutil.AddEnumFlag(cmd, o.Side, "side", "", "Which side of the slice this cluster is")
-	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the deletion may take before it is abandoned (exit code 124)")
+	o.Pair = flags.AddPairFlags(cmd, f, streams, "the deletion")
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }

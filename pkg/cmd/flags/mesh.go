@@ -27,7 +27,7 @@ func (m *MeshFlags) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&m.Kubeconfigs, "kubeconfigs", nil, "The clusters, one kubeconfig file each (comma-separated or repeated)")
 	cmd.Flags().StringSliceVar(&m.Contexts, "contexts", nil, "The clusters, as contexts of --kubeconfig (comma-separated or repeated)")
 	cmd.Flags().IntVar(&m.Parallel, "parallel", m.Parallel, "How many directed pairs run at once")
-	cmdutil.DurationFlag(cmd.Flags(), &m.Timeout, "timeout", m.Timeout, time.Second, 24*time.Hour, "How long the whole run may take before it is abandoned (exit code 124)")
+	cmdutil.TimeoutFlag(cmd.Flags(), &m.Timeout, m.Timeout, "the whole run")
 	_ = cmd.MarkFlagFilename("kubeconfigs")
 }
 

@@ -27,11 +27,12 @@ type PairFlags struct {
 	cmd           *cobra.Command
 }
 
-// AddPairFlags registers the remote connection flags and --timeout on cmd.
-func AddPairFlags(cmd *cobra.Command, local *cmdutil.Factory, streams cmdutil.Streams, timeoutUsage string) *PairFlags {
+// AddPairFlags registers the remote connection flags and --timeout on cmd;
+// timeoutOf says what --timeout bounds ("the whole handshake").
+func AddPairFlags(cmd *cobra.Command, local *cmdutil.Factory, streams cmdutil.Streams, timeoutOf string) *PairFlags {
 	p := &PairFlags{Local: local, Timeout: DefaultTimeout, cmd: cmd}
 	p.Remote = local.AddRemoteFlags(cmd.Flags(), streams)
-	cmdutil.DurationFlag(cmd.Flags(), &p.Timeout, "timeout", p.Timeout, time.Second, 24*time.Hour, timeoutUsage)
+	cmdutil.TimeoutFlag(cmd.Flags(), &p.Timeout, p.Timeout, timeoutOf)
 	return p
 }
 

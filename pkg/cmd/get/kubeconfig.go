@@ -60,7 +60,7 @@ func NewCmdKubeconfig(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Comman
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster")
 	cmd.Flags().StringVar(&o.ResourceSlice, "resource-slice", "", "Print the kubeconfig of this resource slice instead of the pairing's")
 	o.Source.AddFlags(cmd)
-	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long an exchange in one shot may take before it is abandoned (exit code 124)")
+	o.Pair = flags.AddPairFlags(cmd, f, streams, "an exchange in one shot")
 	// --for-user writes (the exchange request, its key, the provider's consent in one shot).
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd

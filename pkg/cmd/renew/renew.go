@@ -71,7 +71,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o.Issuance.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.ProxyURL, "proxy-url", "", "Proxy through which the consumer reaches the provider's API server (a renewal keeps the recorded one)")
 	o.KeyAlgorithm = flags.KeyAlgorithm(cmd)
-	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long renewing one provider may take before it is abandoned (exit code 124)")
+	o.Pair = flags.AddPairFlags(cmd, f, streams, "renewing one provider")
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }

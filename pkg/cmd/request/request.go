@@ -67,7 +67,7 @@ func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command
 	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster (required unless --remote-kubeconfig or --remote-context names it)")
 	cmd.Flags().StringVar(&o.Reason, "reason", "", "A note to the provider's administrator")
 	o.Output = printers.AddFlags(cmd, "", "a table when listing")
-	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the request may take before it is abandoned (exit code 124)")
+	o.Pair = flags.AddPairFlags(cmd, f, streams, "the request")
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }

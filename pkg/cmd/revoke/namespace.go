@@ -42,7 +42,7 @@ func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command
 		Args: cmdutil.ExactArgs(1, "NAME"),
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
-	cmdutil.DurationFlag(cmd.Flags(), &o.Timeout, "timeout", o.Timeout, time.Second, 24*time.Hour, "How long the removal may take before it is abandoned (exit code 124)")
+	cmdutil.TimeoutFlag(cmd.Flags(), &o.Timeout, o.Timeout, "the removal")
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
 	cmd.ValidArgsFunction = flags.CompleteExtraNamespaces(f)
 	cmdutil.AddDryRunFlag(cmd, f)

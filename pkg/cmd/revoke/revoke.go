@@ -57,7 +57,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			  --force --cluster-id edge-1`),
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster to revoke")
-	cmdutil.DurationFlag(cmd.Flags(), &o.Timeout, "timeout", o.Timeout, time.Second, 24*time.Hour, "How long the revocation may take before it is abandoned (exit code 124)")
+	cmdutil.TimeoutFlag(cmd.Flags(), &o.Timeout, o.Timeout, "the revocation")
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
 	cmd.AddCommand(NewCmdNamespace(f, streams))
 	cmdutil.AddDryRunFlag(cmd, f)

@@ -57,7 +57,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			# Keep the provider's sandbox namespace and its data (its workloads are still stopped)
 			kubectl federate unauthenticate --context edge-1 --remote-context gpu-farm --keep-namespaces`),
 	}, o)
-	o.Pair = flags.AddPairFlags(cmd, f, streams, "How long the removal may take before it is abandoned (exit code 124)")
+	o.Pair = flags.AddPairFlags(cmd, f, streams, "the removal")
 	cmd.Flags().BoolVar(&o.KeepNamespaces, "keep-namespaces", false, "Keep the provider's sandbox namespace and its data (workloads and pods are still deleted)")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "Clean the reachable side even if the other cannot be reached (then exit 1, listing what was left)")
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
