@@ -135,23 +135,36 @@ func (c *Cluster) Export(ctx context.Context, o ExportOptions) ([]ExportedObject
 		return nil, err
 	}
 	if existing != nil {
-		if err := sameExport("Secret", o.Namespace, objs.Secret.Name, existing.UID, existing.Labels, objs.Secret.Labels, rec, false); err != nil {
+		if err := sameExport("Secret", o.Namespace, objs.Secret.Name, existing, objs.Secret.Labels, rec, rec.uid(false)); err != nil {
 			return nil, err
 		}
 	}
 	var target *unstructured.Unstructured
 	targets := c.Dynamic.Resource(export.TargetGVR).Namespace(o.Namespace)
+	targetName := ""
 	if objs.Target != nil {
-		target, err = targets.Get(ctx, objs.Target.GetName(), metav1.GetOptions{})
+		targetName = objs.Target.GetName()
+		target, err = targets.Get(ctx, targetName, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			target = nil
 		} else if err != nil {
 			return nil, err
 		}
 		if target != nil {
-			if err := sameExport(export.TargetKind, o.Namespace, objs.Target.GetName(), target.GetUID(), target.GetLabels(), objs.Target.GetLabels(), rec, true); err != nil {
+			if err := sameExport(export.TargetKind, o.Namespace, targetName, target, objs.Target.GetLabels(), rec, rec.uid(true)); err != nil {
 				return nil, err
 			}
+		}
+	}
+	// The record first, pending: a user who may not record writes no credential (see exportrecord.go).
+	// A record of another credential that got this far names objects that are gone: it starts afresh.
+	if rec == nil || rec.providerID != o.ProviderID || rec.slice != o.Slice || rec.targetName != targetName {
+		var keepSecret, keepTarget types.UID
+		if rec != nil && rec.providerID == o.ProviderID && rec.slice == o.Slice {
+			keepSecret, keepTarget = rec.uid(false), rec.uid(true)
+		}
+		if rec, err = c.recordExport(ctx, rec, o.ProviderID, o.Slice, o.Namespace, objs.Secret.Name, targetName, keepSecret, keepTarget); err != nil {
+			return nil, err
 		}
 	}
 	var out []ExportedObject
@@ -178,15 +191,15 @@ func (c *Cluster) Export(ctx context.Context, o ExportOptions) ([]ExportedObject
 			return out, c.undoExport(ctx, existing, written, nil, err)
 		}
 		targetUID = t.GetUID()
-		out = append(out, ExportedObject{Kind: export.TargetKind, Namespace: o.Namespace, Name: objs.Target.GetName(), Action: action})
+		out = append(out, ExportedObject{Kind: export.TargetKind, Namespace: o.Namespace, Name: targetName, Action: action})
 		if target == nil {
 			target = t
 		} else {
 			target = nil // not created here: never undone
 		}
 	}
-	if err := c.recordExport(ctx, rec, o.ProviderID, o.Slice, written, targetUID); err != nil {
-		return out, c.undoExport(ctx, existing, written, target, fmt.Errorf("recording the export in %s: %w", SystemNamespace, err))
+	if _, err := c.recordExport(ctx, rec, o.ProviderID, o.Slice, o.Namespace, objs.Secret.Name, targetName, written.UID, targetUID); err != nil {
+		return out, c.undoExport(ctx, existing, written, target, err)
 	}
 	return out, nil
 }
@@ -241,11 +254,11 @@ func (c *Cluster) writeExportSecret(ctx context.Context, existing, sec *corev1.S
 }
 
 // sameExport refuses an object that exists and is not this very export: one federate-system has no
-// record of (by its UID; labels anyone may write) is someone else's; one with another credential's or
-// format's labels is another export.
-func sameExport(kind, ns, name string, uid types.UID, have, want map[string]string, rec *exportRecord, isTarget bool) error {
-	recorded := rec != nil && uid != "" && ((!isTarget && rec.secretUID == uid) || (isTarget && rec.targetUID == uid))
-	if !recorded || have[LabelManagedBy] != ManagedBy || have[export.LabelFormat] == "" {
+// record of (see exportrecord.go: labels anyone may write) is someone else's; one with another
+// credential's or format's labels is another export.
+func sameExport(kind, ns, name string, obj metav1.Object, want map[string]string, rec *exportRecord, uid types.UID) error {
+	have := obj.GetLabels()
+	if rec == nil || !rec.owns(obj, uid) {
 		return fmt.Errorf("%s %s/%s exists and was not written by an export: refusing to replace it; choose another name or namespace", kind, ns, name)
 	}
 	for _, k := range []string{LabelRemoteClusterID, LabelRole, LabelSlice, export.LabelOf, export.LabelFormat} {
@@ -322,7 +335,8 @@ func describeCredential(providerID, slice string) string {
 
 // deleteExports deletes the recorded exports of a provider's credentials (slice "": all of them; else
 // one slice's), their Admiralty Targets, and the records: each exactly the object recorded (a stranger
-// under a recorded name is left alone).
+// under a recorded name is left alone). The Target goes by its recorded name, with or without its Secret.
+// An export the user may not read is reported and left, with its record.
 func (c *Cluster) deleteExports(ctx context.Context, providerID, slice string) error {
 	records, err := c.exportRecords(ctx, providerID, slice, false)
 	if err != nil {
@@ -331,22 +345,20 @@ func (c *Cluster) deleteExports(ctx context.Context, providerID, slice string) e
 	var errs []error
 	for _, r := range records {
 		sec, err := c.recordedSecret(ctx, r)
-		if err != nil {
-			errs = append(errs, err)
+		if err == nil && r.targetName != "" {
+			err = c.deleteExportTarget(ctx, r)
+		}
+		if err == nil && sec != nil {
+			uid := sec.UID
+			err = ignoreNotFound(c.Kube.CoreV1().Secrets(sec.Namespace).Delete(ctx, sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
+		}
+		if errors.Is(err, errHidden) {
+			c.report().Warn(err.Error())
 			continue
 		}
-		if sec != nil {
-			if r.targetUID != "" {
-				if err := c.deleteExportTarget(ctx, r.namespace, sec.Annotations[export.AnnotationName], r.targetUID); err != nil {
-					errs = append(errs, err)
-					continue
-				}
-			}
-			uid := sec.UID
-			if err := ignoreNotFound(c.Kube.CoreV1().Secrets(sec.Namespace).Delete(ctx, sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})); err != nil {
-				errs = append(errs, err)
-				continue // the record stays, so that a re-run finds the export
-			}
+		if err != nil {
+			errs = append(errs, err) // the record stays, so that a re-run finds the export
+			continue
 		}
 		uid := r.sec.UID
 		errs = append(errs, ignoreNotFound(c.Kube.CoreV1().Secrets(SystemNamespace).Delete(ctx, r.sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})))
@@ -356,19 +368,19 @@ func (c *Cluster) deleteExports(ctx context.Context, providerID, slice string) e
 
 // deleteExportTarget deletes an Admiralty export's Target: the recorded object, never another one of
 // that name.
-func (c *Cluster) deleteExportTarget(ctx context.Context, ns, name string, uid types.UID) error {
-	if name == "" {
-		return nil
-	}
-	targets := c.Dynamic.Resource(export.TargetGVR).Namespace(ns)
-	t, err := targets.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
+func (c *Cluster) deleteExportTarget(ctx context.Context, r exportRecord) error {
+	targets := c.Dynamic.Resource(export.TargetGVR).Namespace(r.namespace)
+	t, err := targets.Get(ctx, r.targetName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("%s %s/%s: %w", export.TargetKind, r.namespace, r.targetName, errHidden)
+	case err != nil:
 		return ignoreNotFound(err) // gone, or Admiralty uninstalled with its CRD
-	}
-	if t.GetUID() != uid {
+	case !r.owns(t, r.targetUID):
 		return nil // not ours: left alone
 	}
-	return ignoreNotFound(targets.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
+	uid := t.GetUID()
+	return ignoreNotFound(targets.Delete(ctx, r.targetName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
 }
 
 // Exports lists every recorded export this cluster holds, for status.

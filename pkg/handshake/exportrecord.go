@@ -21,8 +21,16 @@ import (
 // its labels prove nothing: anyone who may create a Secret there can label one as an export. Were labels
 // trusted, a renewal would write the new credential into that Secret and hand it to whoever made it. So
 // every export is recorded in federate-system, which only this tool's users write, by the exact objects it
-// wrote (namespace, name and UID): only a recorded object is ever rewritten, adopted or deleted. A Secret
-// deleted and made again under the same name has another UID, and is a stranger.
+// wrote (namespace, names and UIDs): only a recorded object is ever rewritten, adopted or deleted. A
+// Secret deleted and made again under the same name has another UID, and is a stranger.
+//
+// Both sides must agree: the record names the provider and slice, and so do the export's own labels, in a
+// namespace a consumer operator (who may write federate-system) cannot write. A record forged there to
+// point at another credential's export finds an object whose labels disagree, and touches nothing.
+//
+// The record is written before the credential, without UIDs (pending), then completed: a run that cannot
+// record writes no credential, and one cut off in between leaves a pending record, which owns only an
+// object of its names, with its labels, made after it.
 const (
 	// labelExportRecordOf and labelExportRecordSlice select the records of a provider's credentials. They
 	// are not the credential labels (remote cluster ID, role), so that nothing that lists a pairing's
@@ -32,6 +40,7 @@ const (
 	annExportNamespace     = "federate.dev/export-namespace"
 	annExportSecret        = "federate.dev/export-secret"     //nolint:gosec // an annotation key, not a credential
 	annExportSecretUID     = "federate.dev/export-secret-uid" //nolint:gosec // an annotation key, not a credential
+	annExportTarget        = "federate.dev/export-target"
 	annExportTargetUID     = "federate.dev/export-target-uid"
 	// exportRecordType marks a record: it holds no secret, but lives beside the credentials it points
 	// at, under the same access.
@@ -40,11 +49,10 @@ const (
 
 // exportRecord is one export as federate-system records it.
 type exportRecord struct {
-	sec       *corev1.Secret
-	namespace string
-	name      string
-	secretUID types.UID
-	targetUID types.UID
+	sec                         *corev1.Secret
+	providerID, slice           string
+	namespace, name, targetName string
+	secretUID, targetUID        types.UID
 }
 
 // exportRecordName names the record of the export Secret ns/name: one record per Secret, whatever it
@@ -54,9 +62,42 @@ func exportRecordName(ns, name string) string {
 	return "export-" + hex.EncodeToString(sum[:10])
 }
 
-func recordOf(s *corev1.Secret) exportRecord {
-	return exportRecord{sec: s, namespace: s.Annotations[annExportNamespace], name: s.Annotations[annExportSecret],
+// recordOf reads a record; ok is false for a Secret that is not one, or whose name is not that of the
+// export it names (one copied under another name).
+func recordOf(s *corev1.Secret) (exportRecord, bool) {
+	r := exportRecord{sec: s, providerID: s.Labels[labelExportRecordOf], slice: s.Labels[labelExportRecordSlice],
+		namespace: s.Annotations[annExportNamespace], name: s.Annotations[annExportSecret], targetName: s.Annotations[annExportTarget],
 		secretUID: types.UID(s.Annotations[annExportSecretUID]), targetUID: types.UID(s.Annotations[annExportTargetUID])}
+	ok := s.Type == exportRecordType && s.Labels[LabelManagedBy] == ManagedBy && r.providerID != "" &&
+		r.namespace != "" && r.name != "" && s.Name == exportRecordName(r.namespace, r.name)
+	return r, ok
+}
+
+// owns tells whether obj (the export's Secret, or its Target) is the object the record names: its UID
+// when recorded; when pending, one made after the record. Either way, its labels must name the record's
+// credential.
+func (r exportRecord) owns(obj metav1.Object, uid types.UID) bool {
+	l := obj.GetLabels()
+	if l[LabelManagedBy] != ManagedBy || l[export.LabelFormat] == "" || l[LabelRole] != RoleConsumer ||
+		l[LabelRemoteClusterID] != r.providerID || l[LabelSlice] != r.slice {
+		return false
+	}
+	if uid != "" {
+		return obj.GetUID() == uid
+	}
+	made := obj.GetCreationTimestamp()
+	return !made.Before(&r.sec.CreationTimestamp)
+}
+
+// uid is the recorded UID of the export's Secret, or of its Target; "" without a record, or pending.
+func (r *exportRecord) uid(target bool) types.UID {
+	switch {
+	case r == nil:
+		return ""
+	case target:
+		return r.targetUID
+	}
+	return r.secretUID
 }
 
 // getExportRecord reads the record of the export Secret ns/name; nil when there is none.
@@ -68,39 +109,45 @@ func (c *Cluster) getExportRecord(ctx context.Context, ns, name string) (*export
 	if err != nil {
 		return nil, fmt.Errorf("reading the record of export %s/%s: %w", ns, name, err)
 	}
-	if s.Type != exportRecordType || s.Labels[LabelManagedBy] != ManagedBy {
-		return nil, nil
-	}
-	r := recordOf(s)
-	if r.namespace != ns || r.name != name {
+	r, ok := recordOf(s)
+	if !ok || r.namespace != ns || r.name != name {
 		return nil, nil
 	}
 	return &r, nil
 }
 
-// recordExport writes (or brings up to date) the record of an export just written.
-func (c *Cluster) recordExport(ctx context.Context, have *exportRecord, providerID, slice string, sec *corev1.Secret, targetUID types.UID) error {
+// recordExport writes the record of an export (pending: no UIDs yet), or brings it up to date, and
+// returns it as stored.
+func (c *Cluster) recordExport(ctx context.Context, have *exportRecord, providerID, slice, ns, name, targetName string, secretUID, targetUID types.UID) (*exportRecord, error) {
 	l := map[string]string{LabelManagedBy: ManagedBy, labelExportRecordOf: providerID}
 	if slice != "" {
 		l[labelExportRecordSlice] = slice
 	}
-	a := map[string]string{annExportNamespace: sec.Namespace, annExportSecret: sec.Name, annExportSecretUID: string(sec.UID)}
-	if targetUID != "" {
-		a[annExportTargetUID] = string(targetUID)
+	a := map[string]string{annExportNamespace: ns, annExportSecret: name}
+	for k, v := range map[string]string{annExportSecretUID: string(secretUID), annExportTarget: targetName, annExportTargetUID: string(targetUID)} {
+		if v != "" {
+			a[k] = v
+		}
 	}
 	want := &corev1.Secret{Type: exportRecordType,
-		ObjectMeta: metav1.ObjectMeta{Name: exportRecordName(sec.Namespace, sec.Name), Namespace: SystemNamespace, Labels: l, Annotations: a}}
+		ObjectMeta: metav1.ObjectMeta{Name: exportRecordName(ns, name), Namespace: SystemNamespace, Labels: l, Annotations: a}}
 	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
-	if have == nil {
-		_, err := secrets.Create(ctx, want, metav1.CreateOptions{FieldManager: FieldManager})
-		return err
+	var stored *corev1.Secret
+	var err error
+	switch {
+	case have == nil:
+		stored, err = secrets.Create(ctx, want, metav1.CreateOptions{FieldManager: FieldManager})
+	case maps.Equal(have.sec.Labels, l) && maps.Equal(have.sec.Annotations, a):
+		return have, nil
+	default:
+		want.ResourceVersion = have.sec.ResourceVersion
+		stored, err = secrets.Update(ctx, want, metav1.UpdateOptions{FieldManager: FieldManager})
 	}
-	if maps.Equal(have.sec.Labels, l) && maps.Equal(have.sec.Annotations, a) {
-		return nil
+	if err != nil {
+		return nil, fmt.Errorf("recording the export in %s: %w", SystemNamespace, err)
 	}
-	want.ResourceVersion = have.sec.ResourceVersion
-	_, err := secrets.Update(ctx, want, metav1.UpdateOptions{FieldManager: FieldManager})
-	return err
+	r, _ := recordOf(stored)
+	return &r, nil
 }
 
 // recordedExport is an export whose Secret is the very object its record names.
@@ -125,19 +172,23 @@ func (c *Cluster) exportRecords(ctx context.Context, providerID, slice string, p
 	}
 	var out []exportRecord
 	for i := range l.Items {
-		rs := &l.Items[i]
-		s := rs.Labels[labelExportRecordSlice]
-		if rs.Type != exportRecordType || (slice != "" && s != slice) || (slice == "" && pairingOnly && s != "") {
+		r, ok := recordOf(&l.Items[i])
+		if !ok || (slice != "" && r.slice != slice) || (slice == "" && pairingOnly && r.slice != "") {
 			continue
 		}
-		out = append(out, recordOf(rs))
+		out = append(out, r)
 	}
 	return out, nil
 }
 
+// errHidden says that the user may not read an export's namespace (a consumer operator's rights end at
+// federate-system): the export is left as it is, and its record kept.
+var errHidden = errors.New("not readable with these credentials; left as it is")
+
 // recordedExports reads the exports exportRecords names that are still what was recorded: a record whose
-// Secret is gone, or was replaced by another object of the same name, yields nothing. One list when there
-// is no export, and a read per export when there are (they are few).
+// Secret is gone, or was replaced by another object of the same name, yields nothing; one the user may
+// not read is reported and skipped. One list when there is no export, and a read per export when there
+// are (they are few).
 func (c *Cluster) recordedExports(ctx context.Context, providerID, slice string, pairingOnly bool) ([]recordedExport, error) {
 	records, err := c.exportRecords(ctx, providerID, slice, pairingOnly)
 	if err != nil {
@@ -147,9 +198,12 @@ func (c *Cluster) recordedExports(ctx context.Context, providerID, slice string,
 	var errs []error
 	for _, r := range records {
 		sec, err := c.recordedSecret(ctx, r)
-		if err != nil {
+		switch {
+		case errors.Is(err, errHidden):
+			c.report().Warn(err.Error())
+		case err != nil:
 			errs = append(errs, err)
-		} else if sec != nil {
+		case sec != nil:
 			out = append(out, recordedExport{record: r, secret: sec})
 		}
 	}
@@ -160,13 +214,15 @@ func (c *Cluster) recordedExports(ctx context.Context, providerID, slice string,
 // recorded.
 func (c *Cluster) recordedSecret(ctx context.Context, r exportRecord) (*corev1.Secret, error) {
 	sec, err := c.Kube.CoreV1().Secrets(r.namespace).Get(ctx, r.name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
+	switch {
+	case apierrors.IsNotFound(err):
 		return nil, nil
-	}
-	if err != nil {
+	case apierrors.IsForbidden(err):
+		return nil, fmt.Errorf("export Secret %s/%s: %w", r.namespace, r.name, errHidden)
+	case err != nil:
 		return nil, fmt.Errorf("export Secret %s/%s: %w", r.namespace, r.name, err)
 	}
-	if sec.UID != r.secretUID || sec.Labels[export.LabelFormat] == "" {
+	if !r.owns(sec, r.secretUID) {
 		return nil, nil // another object under the recorded name: not ours
 	}
 	return sec, nil

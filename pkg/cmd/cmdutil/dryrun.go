@@ -740,6 +740,8 @@ func (d *DryRun) Print(w io.Writer) error {
 // they are the credentials themselves (a kubeconfig's private key, a token, the integrity key), and each
 // is shown as its length instead, which also makes the document fail to apply rather than apply a
 // credential no one saw. redacted tells whether a value was hidden.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
 func printable(r DryRunRecord) (map[string]any, bool) {
 	obj := r.Object
 	if r.Action == "delete" {
@@ -756,6 +758,19 @@ func printable(r DryRunRecord) (map[string]any, bool) {
 	}
 	out := maps.Clone(obj)
 	redacted := false
+	// kubectl apply keeps the whole manifest, values included, in an annotation.
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		if ann, ok := meta["annotations"].(map[string]any); ok {
+			if v, ok := ann[lastApplied]; ok {
+				ann = maps.Clone(ann)
+				ann[lastApplied] = fmt.Sprintf("<redacted: %d bytes>", len(fmt.Sprint(v)))
+				meta = maps.Clone(meta)
+				meta["annotations"] = ann
+				out["metadata"] = meta
+				redacted = true
+			}
+		}
+	}
 	for _, field := range []string{"data", "stringData"} {
 		values, ok := obj[field].(map[string]any)
 		if !ok {

@@ -116,6 +116,10 @@ func (o *Options) Validate() error {
 	if err := formats.ValidateFormat(o.Format); err != nil {
 		return fmt.Errorf("FORMAT: %w", err)
 	}
+	// -o prints the credential itself; a dry run's stdout (a CI log) must not hold it.
+	if !o.Output.Human() && o.f.DryRun().Active() {
+		return fmt.Errorf("--dry-run and -o %s: give one (-o prints the objects, credential included, and writes nothing; --dry-run shows what would be written, its values redacted)", o.Output.Format())
+	}
 	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
 		return err
 	}
