@@ -116,11 +116,6 @@ func (o *ResourceSliceOptions) Complete(_ *cobra.Command, args []string) error {
 
 // Validate checks the flags.
 func (o *ResourceSliceOptions) Validate() error {
-	if o.RemoteClusterID != "" {
-		if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
-			return err
-		}
-	}
 	grant := o.Grant.Values()
 	switch {
 	case o.Pending && o.Name != "":

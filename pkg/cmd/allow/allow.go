@@ -105,9 +105,6 @@ func (o *ExchangeOptions) Complete(cmd *cobra.Command, args []string) error {
 
 // Validate checks the flags.
 func (o *ExchangeOptions) Validate() error {
-	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
-		return err
-	}
 	for _, n := range o.Names {
 		if len(n) > 253 || handshake.ValidateSliceName("NAME", strings.SplitN(n, "-", 2)[0]) != nil || !strings.Contains(n, "-") {
 			return fmt.Errorf("NAME %q: must be a request's name as listed, <rule>-<32 hex digits>", n)

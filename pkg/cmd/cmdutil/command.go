@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 )
@@ -43,7 +44,13 @@ func NoArgs(cmd *cobra.Command, args []string) error { return Usage(cobra.NoArgs
 // add the same pointer to the help whatever the command: parse errors through cobra's flag error function,
 // missing required flags and broken flag groups through a check that runs before cobra's own.
 func SetupRoot(root *cobra.Command) {
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usage(err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		var own *FlagValueError
+		if errors.As(err, &own) {
+			return Usage(own.Err)
+		}
+		return Usage(err)
+	})
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if err := cmd.ValidateRequiredFlags(); err != nil {
 			return Usage(err)

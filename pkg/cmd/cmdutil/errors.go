@@ -62,6 +62,13 @@ func WithDeadline(ctx context.Context, err error, timeoutFlag string) error {
 	return err
 }
 
+// FlagValueError is a flag value's own check failing when parsed, with a message that names the flag
+// already: it is said as it is, not wrapped in pflag's `invalid argument "X" for "--flag" flag: ...`.
+type FlagValueError struct{ Err error }
+
+func (e *FlagValueError) Error() string { return e.Err.Error() }
+func (e *FlagValueError) Unwrap() error { return e.Err }
+
 // UsageError marks a flag or argument mistake, for which main adds a pointer to the help.
 type UsageError struct{ Err error }
 

@@ -53,7 +53,7 @@ func NewCmdNonce(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			kubectl federate get nonce --remote-cluster-id edge-1 > nonce.txt`),
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster the nonce is for")
-	cmd.Flags().StringVar(&o.ClusterID, "cluster-id", "", "The ID of this (provider) cluster: initializes a cluster never initialized with it, must match an initialized one")
+	flags.ClusterIDVar(cmd.Flags(), &o.ClusterID, "cluster-id", "The ID of this (provider) cluster: initializes a cluster never initialized with it, must match an initialized one")
 	cmdutil.DurationFlag(cmd.Flags(), &o.TTL, "ttl", o.TTL, time.Minute, 168*time.Hour, "How long the nonce stays valid if unused")
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
@@ -69,15 +69,9 @@ func (o *NonceOptions) Complete(_ *cobra.Command, _ []string) error {
 // Validate checks the flags.
 func (o *NonceOptions) Validate() error {
 	if o.ClusterID != "" {
-		if err := handshake.ValidateClusterID("--cluster-id", o.ClusterID); err != nil {
-			return err
-		}
 		if o.ClusterID == o.RemoteClusterID {
 			return fmt.Errorf("--cluster-id and --remote-cluster-id: must differ, both are %q", o.ClusterID)
 		}
-	}
-	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
-		return err
 	}
 	if o.TTL < time.Minute || o.TTL > 7*24*time.Hour {
 		return fmt.Errorf("--ttl %s: must be between 1m and 168h", o.TTL)

@@ -107,8 +107,8 @@ func (o *ResourceSliceOptions) Validate() error {
 	if err := handshake.ValidateSliceName("NAME", o.Name); err != nil {
 		return err
 	}
-	if !o.oneShot || o.RemoteClusterID != "" {
-		if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
+	if !o.oneShot {
+		if err := flags.RequireRemoteClusterID(o.RemoteClusterID); err != nil {
 			return err
 		}
 	}

@@ -53,7 +53,7 @@ func (o *NonceOptions) Complete(_ *cobra.Command, _ []string) error {
 
 // Validate checks the flags.
 func (o *NonceOptions) Validate() error {
-	return handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID)
+	return nil
 }
 
 // Run deletes the nonce.

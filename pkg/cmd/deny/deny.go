@@ -70,9 +70,6 @@ func (o *ResourceSliceOptions) Validate() error {
 	if err := handshake.ValidateSliceName("NAME", o.Name); err != nil {
 		return err
 	}
-	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
-		return err
-	}
 	return validateReason(o.Reason)
 }
 
@@ -137,9 +134,6 @@ func (o *ExchangeOptions) Complete(_ *cobra.Command, args []string) error {
 func (o *ExchangeOptions) Validate() error {
 	if len(o.Name) > 253 || !strings.Contains(o.Name, "-") {
 		return fmt.Errorf("NAME %q: must be a request's name as listed, <rule>-<32 hex digits>", o.Name)
-	}
-	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
-		return err
 	}
 	return validateReason(o.Reason)
 }

@@ -252,9 +252,6 @@ func (o *ResolveOptions) Complete(_ *cobra.Command, _ []string) error {
 
 // Validate checks the flags.
 func (o *ResolveOptions) Validate() error {
-	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
-		return err
-	}
 	return o.Source.Validate()
 }
 

@@ -120,9 +120,6 @@ func (o *Options) Validate() error {
 	if !o.Output.Human() && o.f.DryRun().Active() {
 		return fmt.Errorf("--dry-run and -o %s: give one (-o prints the objects, credential included, and writes nothing; --dry-run shows what would be written, its values redacted)", o.Output.Format())
 	}
-	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
-		return err
-	}
 	if o.ResourceSlice != "" {
 		if err := handshake.ValidateSliceName("--resource-slice", o.ResourceSlice); err != nil {
 			return err

@@ -100,19 +100,12 @@ type ClusterIDs struct{ Local, Remote string }
 
 // AddFlags registers both flags with the command's meanings.
 func (c *ClusterIDs) AddFlags(cmd *cobra.Command, localUsage, remoteUsage string) {
-	cmd.Flags().StringVar(&c.Local, "cluster-id", "", localUsage)
-	cmd.Flags().StringVar(&c.Remote, "remote-cluster-id", "", remoteUsage)
+	ClusterIDVar(cmd.Flags(), &c.Local, "cluster-id", localUsage)
+	ClusterIDVar(cmd.Flags(), &c.Remote, "remote-cluster-id", remoteUsage)
 }
 
-// Validate checks the given IDs, --cluster-id first.
+// Validate checks the two IDs together (each was checked when parsed).
 func (c *ClusterIDs) Validate() error {
-	for _, f := range []struct{ flag, id string }{{"--cluster-id", c.Local}, {"--remote-cluster-id", c.Remote}} {
-		if f.id != "" {
-			if err := handshake.ValidateClusterID(f.flag, f.id); err != nil {
-				return err
-			}
-		}
-	}
 	if c.Local != "" && c.Local == c.Remote {
 		return fmt.Errorf("--cluster-id and --remote-cluster-id: must differ, both are %q", c.Local)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
@@ -21,7 +22,7 @@ func RemoteClusterID(f *cmdutil.Factory, cmd *cobra.Command, target *string, mea
 // OptionalRemoteClusterID is RemoteClusterID for commands that can also learn the ID another way (from
 // the remote cluster in one shot, or by listing every pairing).
 func OptionalRemoteClusterID(f *cmdutil.Factory, cmd *cobra.Command, target *string, meaning string) {
-	cmd.Flags().StringVar(target, "remote-cluster-id", "", meaning)
+	ClusterIDVar(cmd.Flags(), target, "remote-cluster-id", meaning)
 	_ = cmd.RegisterFlagCompletionFunc("remote-cluster-id", func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		cluster, _, err := Cluster(f, handshake.Discard)
 		if err != nil {
@@ -42,6 +43,39 @@ func OptionalRemoteClusterID(f *cmdutil.Factory, cmd *cobra.Command, target *str
 		}
 		return ids, cobra.ShellCompDirectiveNoFileComp
 	})
+}
+
+// ClusterIDVar registers a cluster ID flag (--cluster-id, --remote-cluster-id), checked when parsed.
+func ClusterIDVar(fs *pflag.FlagSet, target *string, name, usage string) {
+	fs.Var(&clusterIDValue{target: target, flag: "--" + name}, name, usage)
+}
+
+// clusterIDValue is a cluster ID flag, checked when parsed, so that no command validates it again: a
+// value that is not a cluster ID is a usage error naming the flag, whatever the command.
+type clusterIDValue struct {
+	target *string
+	flag   string
+}
+
+func (v *clusterIDValue) Set(s string) error {
+	if err := handshake.ValidateClusterID(v.flag, s); err != nil {
+		return &cmdutil.FlagValueError{Err: err}
+	}
+	*v.target = s
+	return nil
+}
+
+func (v *clusterIDValue) String() string { return *v.target }
+func (v *clusterIDValue) Type() string   { return "string" }
+
+// RequireRemoteClusterID is the check of a --remote-cluster-id that a command needs unless another flag
+// names the cluster (one shot with --remote-kubeconfig, renew --all): given, the flag was checked when
+// parsed.
+func RequireRemoteClusterID(id string) error {
+	if id == "" {
+		return errors.New("--remote-cluster-id: must not be empty")
+	}
+	return nil
 }
 
 // RemoteIDError names --remote-cluster-id in a domain error about the remote cluster's ID.

@@ -94,9 +94,6 @@ func (o *IdentityOptions) Complete(_ *cobra.Command, _ []string) error {
 
 // Validate checks the flags.
 func (o *IdentityOptions) Validate() error {
-	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
-		return err
-	}
 	return o.Issuance.Validate()
 }
 

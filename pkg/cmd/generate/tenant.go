@@ -69,7 +69,7 @@ func NewCmdTenant(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			kubectl federate generate tenant --nonce-file - --proxy-url http://proxy:3128 < nonce.txt > tenant.yaml`),
 	}, o)
 	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster (default: the one the nonce names; required with a bare nonce)")
-	cmd.Flags().StringVar(&o.ClusterID, "cluster-id", "", "The ID of this (consumer) cluster: initializes a cluster never initialized with it (default: the consumer ID the nonce names)")
+	flags.ClusterIDVar(cmd.Flags(), &o.ClusterID, "cluster-id", "The ID of this (consumer) cluster: initializes a cluster never initialized with it (default: the consumer ID the nonce names)")
 	cmd.Flags().StringVar(&o.Nonce, "nonce", "", "The nonce the provider's administrator gave you (visible in the process list: prefer --nonce-file)")
 	cmd.Flags().StringVar(&o.NonceFile, "nonce-file", "", "File holding the nonce the provider's administrator gave you (- for stdin)")
 	cmd.MarkFlagsOneRequired("nonce", "nonce-file")

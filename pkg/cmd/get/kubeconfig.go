@@ -90,7 +90,7 @@ func (o *KubeconfigOptions) Validate() error {
 			return err
 		}
 	}
-	return handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID)
+	return nil
 }
 
 // Run prints the kubeconfig.

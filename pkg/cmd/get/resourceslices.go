@@ -54,10 +54,7 @@ func (o *ResourceSlicesOptions) Complete(_ *cobra.Command, _ []string) error {
 
 // Validate checks the flags.
 func (o *ResourceSlicesOptions) Validate() error {
-	if o.RemoteClusterID == "" {
-		return nil
-	}
-	return handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID)
+	return nil
 }
 
 // Run lists the slices, the provider's first.

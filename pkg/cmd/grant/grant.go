@@ -98,9 +98,6 @@ func (o *NamespaceOptions) Complete(cmd *cobra.Command, args []string) error {
 
 // Validate checks the flags.
 func (o *NamespaceOptions) Validate() error {
-	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
-		return err
-	}
 	if o.Name == "" {
 		if o.changed {
 			return errors.New("NAME: is required with --pod-security or --quota")

@@ -81,7 +81,7 @@ func (o *ResourceSliceOptions) Validate() error {
 	if err := handshake.ValidateSliceName("NAME", o.Name); err != nil {
 		return err
 	}
-	return handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID)
+	return nil
 }
 
 // Run imports the slice's credential.

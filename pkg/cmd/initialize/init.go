@@ -47,7 +47,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			# Initialize it with the default ID, and show the result
 			kubectl federate init && kubectl federate info`),
 	}, o)
-	cmd.Flags().StringVar(&o.ClusterID, "cluster-id", "", "The ID of this cluster, a DNS label (default: derived from the kube-system namespace UID)")
+	flags.ClusterIDVar(cmd.Flags(), &o.ClusterID, "cluster-id", "The ID of this cluster, a DNS label (default: derived from the kube-system namespace UID)")
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
@@ -61,10 +61,7 @@ func (o *Options) Complete(_ *cobra.Command, _ []string) error {
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
-	if o.ClusterID != "" {
-		return handshake.ValidateClusterID("--cluster-id", o.ClusterID)
-	}
-	return nil
+	return nil // --cluster-id is checked when parsed
 }
 
 // Run initializes the cluster.

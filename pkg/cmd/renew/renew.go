@@ -95,7 +95,7 @@ func (o *Options) Validate() error {
 		if o.KubeconfigDir != "" || o.ExpiringWithin != 0 {
 			return errors.New("--remote-kubeconfig-dir and --expiring-within: only with --all")
 		}
-		if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
+		if err := flags.RequireRemoteClusterID(o.RemoteClusterID); err != nil {
 			return err
 		}
 		if err := o.Pair.Validate(); err != nil {

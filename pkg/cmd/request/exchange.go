@@ -71,9 +71,6 @@ func (o *ExchangeOptions) Complete(_ *cobra.Command, _ []string) error {
 
 // Validate checks the flags.
 func (o *ExchangeOptions) Validate() error {
-	if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
-		return err
-	}
 	return o.Source.Validate()
 }
 

@@ -89,8 +89,8 @@ func (o *NamespaceOptions) Complete(cmd *cobra.Command, args []string) error {
 
 // Validate checks the flags.
 func (o *NamespaceOptions) Validate() error {
-	if !o.oneShot || o.RemoteClusterID != "" {
-		if err := handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID); err != nil {
+	if !o.oneShot {
+		if err := flags.RequireRemoteClusterID(o.RemoteClusterID); err != nil {
 			return err
 		}
 	}

@@ -65,7 +65,7 @@ func (o *NamespaceOptions) Validate() error {
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout %s: must be positive", o.Timeout)
 	}
-	return handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID)
+	return nil
 }
 
 // Run revokes the namespace.
