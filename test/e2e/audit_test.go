@@ -37,6 +37,7 @@ func TestAuditTrailOfGrants(t *testing.T) {
 	rules := writeFile(t, "rules.yaml", "apiVersion: federate.dev/v1alpha1\nkind: ClusterGatewayConfiguration\nspec:\n  clientIdentityExchanger:\n    rules:\n"+
 		"    - {name: audited, type: StaticMappingIdentityExchanger, source: {user: auditor}, target: {user: audited-target}, scope: {verbs: [get], resources: [configmaps], namespaces: ["+tenantNS+"]}}\n")
 	mustOn(t, consumer, "exchange", "apply", "-f", rules)
+	defer sh(t, "", `kubectl --kubeconfig "$C" -n federate-system delete configmap federate-exchange-rules >/dev/null`)
 	mustRun(t, "", "get", "kubeconfig", "--remote-cluster-id", "provider", "--for-user", "auditor",
 		"--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
 

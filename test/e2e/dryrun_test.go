@@ -194,6 +194,8 @@ spec:
       type: StaticMappingIdentityExchanger
       priority: 10
 `)
+	// No rules yet, whatever ran before on these clusters: the dry run would create them.
+	sh(t, "", `kubectl --kubeconfig "$C" -n federate-system delete configmap federate-exchange-rules --ignore-not-found >/dev/null`)
 	check(dryCase{[]string{"exchange", "apply", "-f", rules, "--kubeconfig", C}, "would create configmap/federate-exchange-rules in federate-system"}, 0)
 	mustOn(t, consumer, "exchange", "apply", "-f", rules)
 	defer sh(t, "", `kubectl --kubeconfig "$C" -n federate-system delete configmap federate-exchange-rules >/dev/null`)

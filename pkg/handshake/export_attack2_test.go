@@ -1,0 +1,194 @@
+package handshake
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/federate-dev/kubectl-federate/pkg/export"
+)
+
+func authenticated(t *testing.T) (consumer, provider *fakeCluster) {
+	t.Helper()
+	consumer, provider = newFakeCluster(t), newFakeCluster(t)
+	if _, err := Authenticate(t.Context(), consumer.Cluster, provider.Cluster, AuthenticateOptions{ConsumerID: "consumer", ProviderID: "provider",
+		APIServer: "https://provider.example:6443", Expiration: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	return consumer, provider
+}
+
+// stamp gives a stored Secret a creation time (fakeapi sets none).
+func stamp(t *testing.T, c *fakeCluster, ns, name string, at time.Time) {
+	t.Helper()
+	s, err := c.kube.CoreV1().Secrets(ns).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.CreationTimestamp = metav1.NewTime(at)
+	if _, err := c.kube.CoreV1().Secrets(ns).Update(t.Context(), s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lookalike is a Secret anyone who may create Secrets in ns can make: the export's labels are public
+// (docs, and any other export).
+func lookalike(ns, name string, at time.Time) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, CreationTimestamp: metav1.NewTime(at),
+		Annotations: map[string]string{export.AnnotationName: name},
+		Labels: map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleConsumer, LabelRemoteClusterID: "provider",
+			export.LabelFormat: export.FormatArgoCD, export.LabelOf: export.OfPairing}},
+		Data: map[string][]byte{"mine": []byte("attacker")}}
+}
+
+// R2-1. An export whose Secret create fails (the admin may not create Secrets in argocd, a quota, a
+// webhook, --timeout or Ctrl-C) leaves its pending record behind: nothing undoes it. From then on any
+// Secret of that name with the (public) export labels, made later by whoever may create Secrets in
+// argocd, is "owned" by the record: the next renewal writes the provider's credential into it.
+func TestR2AFailedExportLeavesAPendingRecordThatAdoptsALookalike(t *testing.T) {
+	ctx := t.Context()
+	consumer, provider := authenticated(t)
+	makeNamespaces(t, consumer, "argocd")
+	failing := true
+	consumer.kube.PrependReactor("create", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if failing && a.GetNamespace() == "argocd" {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "provider", nil)
+		}
+		return false, nil, nil
+	})
+	_, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	t.Logf("the admin's export: %v", err)
+	failing = false
+	rec := exportRecordName("argocd", "provider")
+	if _, err := consumer.kube.CoreV1().Secrets(SystemNamespace).Get(ctx, rec, metav1.GetOptions{}); err == nil {
+		t.Logf("record %s/%s is still there, pending, after the failed export", SystemNamespace, rec)
+	}
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	stamp(t, consumer, SystemNamespace, rec, t0)
+	// Days later, a user of argocd (may create Secrets there, may not read federate-system).
+	if _, err := consumer.kube.CoreV1().Secrets("argocd").Create(ctx, lookalike("argocd", "provider", t0.Add(48*time.Hour)), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The admin renews the pairing (a cron job, say).
+	if _, err := Renew(ctx, consumer.Cluster, provider.Cluster, RenewOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := consumer.kube.CoreV1().Secrets("argocd").Get(ctx, "provider", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Data["config"]) > 0 {
+		t.Errorf("renew wrote the provider's credential (%d bytes of config, key data included) into argocd/provider, a Secret the admin never wrote", len(s.Data["config"]))
+	}
+	st, _ := consumer.Exports(ctx)
+	t.Logf("status lists: %+v", st)
+}
+
+// R2-2. The same race without any failure of the admin's: the argocd user creates the Secret between
+// the export's read of argocd/provider and its create (the record is written in between, in the same
+// second). The export fails with AlreadyExists, the pending record stays, and the admin's natural
+// retry writes the credential into the user's Secret, and records it as the export.
+func TestR2ARacedLookalikeIsFilledByTheRetry(t *testing.T) {
+	ctx := t.Context()
+	consumer, _ := authenticated(t)
+	makeNamespaces(t, consumer, "argocd")
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	raced := false
+	consumer.kube.PrependReactor("create", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		s := a.(clienttesting.CreateAction).GetObject().(*corev1.Secret)
+		if a.GetNamespace() == SystemNamespace && strings.HasPrefix(s.Name, "export-") {
+			s.CreationTimestamp = metav1.NewTime(t0.Add(300 * time.Millisecond)) // the API server stores seconds
+			s.CreationTimestamp = metav1.NewTime(s.CreationTimestamp.Truncate(time.Second))
+		}
+		if a.GetNamespace() == "argocd" && !raced {
+			raced = true
+			// The user's create lands first, in the same second as the record, just before it.
+			if err := consumer.kube.Tracker().Create(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, withUID(lookalike("argocd", "provider", t0)), "argocd"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return false, nil, nil
+	})
+	_, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	t.Logf("first export: %v", err)
+	out, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	t.Logf("the retry: %+v, %v", out, err)
+	s, gerr := consumer.kube.CoreV1().Secrets("argocd").Get(ctx, "provider", metav1.GetOptions{})
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	if len(s.Data["config"]) > 0 && s.UID == "attacker-made" {
+		t.Errorf("the retried export wrote the credential (%d bytes of config) into the argocd user's own Secret (UID %s), and recorded it as the export", len(s.Data["config"]), s.UID)
+	}
+}
+
+func withUID(s *corev1.Secret) *corev1.Secret { s.UID = "attacker-made"; return s }
+
+// R2-3. The record forgets its Target when a later export under the same Secret name (NAME-kubeconfig is
+// shared by formats kubeconfig and admiralty) writes no Target: recordExport is given targetName "" and
+// drops it (keeping only its UID). Switching an Admiralty export to a kubeconfig one (the Secret deleted
+// first, as the refusal says to) therefore orphans the Target again: unauthenticate deletes the Secret
+// and the record and leaves tools/provider naming provider-kubeconfig, the previous review's finding.
+func TestR2TheTargetIsForgottenByAnExportWithoutOne(t *testing.T) {
+	ctx := t.Context()
+	consumer, provider := authenticated(t)
+	makeNamespaces(t, consumer, "tools")
+	serveTargets(consumer)
+	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := consumer.kube.CoreV1().Secrets("tools").Delete(ctx, "provider-kubeconfig", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatKubeconfig, ProviderID: "provider", Namespace: "tools"}); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := consumer.kube.CoreV1().Secrets(SystemNamespace).Get(ctx, exportRecordName("tools", "provider-kubeconfig"), metav1.GetOptions{})
+	t.Logf("record annotations after the kubeconfig export: %v", r.Annotations)
+	if _, err := Unauthenticate(ctx, consumer.Cluster, provider.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
+		t.Fatal(err)
+	}
+	if tg, err := consumer.dyn.Resource(export.TargetGVR).Namespace("tools").Get(ctx, "provider", metav1.GetOptions{}); err == nil {
+		spec, _ := tg.Object["spec"].(map[string]any)
+		t.Errorf("unauthenticate left the Admiralty Target tools/provider (spec %v) behind: whoever creates Secret tools/provider-kubeconfig now points Admiralty at a cluster of theirs", spec)
+	}
+}
+
+// R2-3b. The same with a stale record of another provider: an export of "provider" under the name of
+// "other"'s Admiralty export (its Secret gone) rewrites other's record as its own, without the Target:
+// other's Target is recorded nowhere, and now reads provider's credential when --key config is given.
+func TestR2AnotherProvidersTargetIsForgotten(t *testing.T) {
+	ctx := t.Context()
+	consumer, _ := authenticated(t)
+	other := newFakeCluster(t)
+	if _, err := Authenticate(ctx, consumer.Cluster, other.Cluster, AuthenticateOptions{ConsumerID: "consumer", ProviderID: "other",
+		APIServer: "https://other.example:6443", Expiration: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	makeNamespaces(t, consumer, "tools")
+	serveTargets(consumer)
+	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "other", Namespace: "tools"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := consumer.kube.CoreV1().Secrets("tools").Delete(ctx, "other-kubeconfig", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatKubeconfig, ProviderID: "provider", Name: "other", Key: "config", Namespace: "tools"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Unauthenticate(ctx, consumer.Cluster, other.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := consumer.dyn.Resource(export.TargetGVR).Namespace("tools").Get(ctx, "other", metav1.GetOptions{}); err == nil {
+		s, _ := consumer.kube.CoreV1().Secrets("tools").Get(ctx, "other-kubeconfig", metav1.GetOptions{})
+		t.Errorf("other's Admiralty Target tools/other survives unauthenticating other, and its Secret other-kubeconfig now holds %q's kubeconfig under key config (%d bytes)",
+			s.Labels[LabelRemoteClusterID], len(s.Data["config"]))
+	}
+}
