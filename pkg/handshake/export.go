@@ -123,101 +123,176 @@ func (c *Cluster) Export(ctx context.Context, o ExportOptions) ([]ExportedObject
 			return nil, err
 		}
 	}
-	secrets := c.Kube.CoreV1().Secrets(o.Namespace)
-	existing, err := secrets.Get(ctx, objs.Secret.Name, metav1.GetOptions{})
+	cur, err := c.currentExport(ctx, o, objs)
+	if err != nil {
+		return nil, err
+	}
+	rec, created, err := c.claimExport(ctx, o, cur, objs)
+	if err != nil {
+		return nil, err
+	}
+	return c.writeExport(ctx, o, objs, cur, rec, created)
+}
+
+// currentExport is what an export finds under its names: the Secret, the Target and the record, each
+// checked to be this very export's if it exists (sameExport).
+type currentExport struct {
+	secret *corev1.Secret
+	target *unstructured.Unstructured
+	rec    *exportRecord
+}
+
+func (c *Cluster) currentExport(ctx context.Context, o ExportOptions, objs *export.Objects) (*currentExport, error) {
+	var cur currentExport
+	var err error
+	cur.secret, err = c.Kube.CoreV1().Secrets(o.Namespace).Get(ctx, objs.Secret.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		existing = nil
+		cur.secret = nil
 	} else if err != nil {
 		return nil, err
 	}
-	rec, err := c.getExportRecord(ctx, o.Namespace, objs.Secret.Name)
-	if err != nil {
+	if cur.rec, err = c.getExportRecord(ctx, o.Namespace, objs.Secret.Name); err != nil {
 		return nil, err
 	}
-	if existing != nil {
-		if err := sameExport("Secret", o.Namespace, objs.Secret.Name, existing, objs.Secret.Labels, rec, rec.uid(false)); err != nil {
+	if cur.secret != nil {
+		if err := sameExport("Secret", o.Namespace, objs.Secret.Name, cur.secret, objs.Secret.Labels, cur.rec, cur.rec.uid(false)); err != nil {
 			return nil, err
 		}
 	}
-	var target *unstructured.Unstructured
-	targets := c.Dynamic.Resource(export.TargetGVR).Namespace(o.Namespace)
+	if objs.Target == nil {
+		return &cur, nil
+	}
+	cur.target, err = c.Dynamic.Resource(export.TargetGVR).Namespace(o.Namespace).Get(ctx, objs.Target.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		cur.target = nil
+	} else if err != nil {
+		return nil, err
+	}
+	if cur.target != nil {
+		if err := sameExport(export.TargetKind, o.Namespace, objs.Target.GetName(), cur.target, objs.Target.GetLabels(), cur.rec, cur.rec.uid(true)); err != nil {
+			return nil, err
+		}
+	}
+	return &cur, nil
+}
+
+// claimExport writes the export's record before any credential (see exportrecord.go), and marks the
+// objects to write with the record's claim. A record of another credential that got this far names a
+// Secret that is gone; its Target, if one is recorded and still there, is that export's and is refused.
+// This credential's own Target under another name (an Admiralty export turned into another format) goes
+// first: a record never forgets a Target it names. created tells whether the record is new.
+func (c *Cluster) claimExport(ctx context.Context, o ExportOptions, cur *currentExport, objs *export.Objects) (*exportRecord, bool, error) {
+	rec := cur.rec
 	targetName := ""
 	if objs.Target != nil {
 		targetName = objs.Target.GetName()
-		target, err = targets.Get(ctx, targetName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			target = nil
-		} else if err != nil {
-			return nil, err
-		}
-		if target != nil {
-			if err := sameExport(export.TargetKind, o.Namespace, targetName, target, objs.Target.GetLabels(), rec, rec.uid(true)); err != nil {
-				return nil, err
+	}
+	same := rec != nil && rec.providerID == o.ProviderID && rec.slice == o.Slice
+	if rec != nil && rec.targetName != "" && (rec.targetName != targetName || !same) {
+		t, err := c.Dynamic.Resource(export.TargetGVR).Namespace(rec.namespace).Get(ctx, rec.targetName, metav1.GetOptions{})
+		switch {
+		case err == nil && !same && rec.owns(t, rec.targetUID):
+			return nil, false, fmt.Errorf("%s %s/%s of the export of %s still reads the Secret %s: refusing to put another credential there; delete that Target first, or choose another name",
+				export.TargetKind, rec.namespace, rec.targetName, describeCredential(rec.providerID, rec.slice), rec.name)
+		case err == nil:
+			if err := c.deleteExportTarget(ctx, *rec); err != nil {
+				return nil, false, err
 			}
+		case !apierrors.IsNotFound(err):
+			return nil, false, err
 		}
 	}
-	// The record first, pending: a user who may not record writes no credential (see exportrecord.go).
-	// A record of another credential that got this far names objects that are gone: it starts afresh.
-	if rec == nil || rec.providerID != o.ProviderID || rec.slice != o.Slice || rec.targetName != targetName {
-		var keepSecret, keepTarget types.UID
-		if rec != nil && rec.providerID == o.ProviderID && rec.slice == o.Slice {
-			keepSecret, keepTarget = rec.uid(false), rec.uid(true)
-		}
-		if rec, err = c.recordExport(ctx, rec, o.ProviderID, o.Slice, o.Namespace, objs.Secret.Name, targetName, keepSecret, keepTarget); err != nil {
-			return nil, err
-		}
+	spec := recordSpec{providerID: o.ProviderID, slice: o.Slice, namespace: o.Namespace, name: objs.Secret.Name, targetName: targetName}
+	if same && rec.targetName == targetName {
+		spec.secretUID, spec.targetUID = rec.secretUID, rec.targetUID
+	} else if same {
+		spec.secretUID = rec.secretUID
 	}
-	var out []ExportedObject
-	written, action, err := c.writeExportSecret(ctx, existing, objs.Secret)
+	stored, err := c.recordExport(ctx, rec, spec)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	out = append(out, ExportedObject{Kind: "Secret", Namespace: o.Namespace, Name: objs.Secret.Name, Action: action})
-	var targetUID types.UID
+	mark := func(m metav1.Object) {
+		a := m.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		a[annExportClaim] = stored.claim
+		m.SetAnnotations(a)
+	}
+	mark(objs.Secret)
 	if objs.Target != nil {
+		mark(objs.Target)
+	}
+	return stored, rec == nil, nil
+}
+
+// writeExport writes the Secret and the Target, then completes the record with their UIDs; on a
+// failure it undoes what this run created.
+func (c *Cluster) writeExport(ctx context.Context, o ExportOptions, objs *export.Objects, cur *currentExport, rec *exportRecord, created bool) ([]ExportedObject, error) {
+	undo := undoExport{existing: cur.secret}
+	if created {
+		undo.record = rec
+	}
+	written, action, err := c.writeExportSecret(ctx, cur.secret, objs.Secret)
+	if err != nil {
+		return nil, c.undo(ctx, undo, err)
+	}
+	undo.written = written
+	out := []ExportedObject{{Kind: "Secret", Namespace: o.Namespace, Name: objs.Secret.Name, Action: action}}
+	spec := recordSpec{providerID: o.ProviderID, slice: o.Slice, namespace: o.Namespace, name: objs.Secret.Name, secretUID: written.UID}
+	if objs.Target != nil {
+		targets := c.Dynamic.Resource(export.TargetGVR).Namespace(o.Namespace)
 		action := "created"
 		var t *unstructured.Unstructured
 		switch {
-		case target == nil:
+		case cur.target == nil:
 			t, err = targets.Create(ctx, objs.Target, metav1.CreateOptions{FieldManager: FieldManager})
-		case equalSpec(target, objs.Target):
-			t, action = target, "unchanged"
+			undo.target = t
+		case equalSpec(cur.target, objs.Target):
+			t, action = cur.target, "unchanged"
 		default:
-			objs.Target.SetResourceVersion(target.GetResourceVersion())
+			objs.Target.SetResourceVersion(cur.target.GetResourceVersion())
 			t, err = targets.Update(ctx, objs.Target, metav1.UpdateOptions{FieldManager: FieldManager})
 			action = "updated"
 		}
 		if err != nil {
-			return out, c.undoExport(ctx, existing, written, nil, err)
+			return out, c.undo(ctx, undo, err)
 		}
-		targetUID = t.GetUID()
-		out = append(out, ExportedObject{Kind: export.TargetKind, Namespace: o.Namespace, Name: targetName, Action: action})
-		if target == nil {
-			target = t
-		} else {
-			target = nil // not created here: never undone
-		}
+		spec.targetName, spec.targetUID = objs.Target.GetName(), t.GetUID()
+		out = append(out, ExportedObject{Kind: export.TargetKind, Namespace: o.Namespace, Name: spec.targetName, Action: action})
 	}
-	if _, err := c.recordExport(ctx, rec, o.ProviderID, o.Slice, o.Namespace, objs.Secret.Name, targetName, written.UID, targetUID); err != nil {
-		return out, c.undoExport(ctx, existing, written, target, err)
+	if _, err := c.recordExport(ctx, rec, spec); err != nil {
+		return out, c.undo(ctx, undo, err)
 	}
 	return out, nil
 }
 
-// undoExport deletes what a failed export created (an unrecorded export would be a stranger to every
-// later run, left behind): the Secret, if it did not exist before, and the Target it created. An
-// existing export that was updated stays, as it was recorded before.
-func (c *Cluster) undoExport(ctx context.Context, existing, written *corev1.Secret, created *unstructured.Unstructured, cause error) error {
+// undoExport is what a failed export created, to be deleted: an unrecorded export would be a stranger to
+// every later run, left behind, and a record this run made would name nothing. An existing export that
+// was updated stays, as it was recorded before.
+type undoExport struct {
+	existing, written *corev1.Secret
+	target            *unstructured.Unstructured
+	record            *exportRecord
+}
+
+// undo deletes what a failed export created (see undoExport), each object by its UID.
+func (c *Cluster) undo(ctx context.Context, u undoExport, cause error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout) // the export failed, perhaps on ctx
 	defer cancel()
 	errs := []error{cause}
-	if existing == nil && written != nil {
-		uid := written.UID
-		errs = append(errs, ignoreNotFound(c.Kube.CoreV1().Secrets(written.Namespace).Delete(ctx, written.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})))
+	if u.existing == nil && u.written != nil {
+		uid := u.written.UID
+		errs = append(errs, ignoreNotFound(c.Kube.CoreV1().Secrets(u.written.Namespace).Delete(ctx, u.written.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})))
 	}
-	if created != nil {
-		uid := created.GetUID()
-		errs = append(errs, ignoreNotFound(c.Dynamic.Resource(export.TargetGVR).Namespace(created.GetNamespace()).Delete(ctx, created.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})))
+	if u.target != nil {
+		uid := u.target.GetUID()
+		errs = append(errs, ignoreNotFound(c.Dynamic.Resource(export.TargetGVR).Namespace(u.target.GetNamespace()).Delete(ctx, u.target.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})))
+	}
+	if u.record != nil {
+		uid := u.record.sec.UID
+		errs = append(errs, ignoreNotFound(c.Kube.CoreV1().Secrets(SystemNamespace).Delete(ctx, u.record.sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})))
 	}
 	return errors.Join(errs...)
 }

@@ -25,19 +25,6 @@ func authenticated(t *testing.T) (consumer, provider *fakeCluster) {
 	return consumer, provider
 }
 
-// stamp gives a stored Secret a creation time (fakeapi sets none).
-func stamp(t *testing.T, c *fakeCluster, ns, name string, at time.Time) {
-	t.Helper()
-	s, err := c.kube.CoreV1().Secrets(ns).Get(t.Context(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.CreationTimestamp = metav1.NewTime(at)
-	if _, err := c.kube.CoreV1().Secrets(ns).Update(t.Context(), s, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // lookalike is a Secret anyone who may create Secrets in ns can make: the export's labels are public
 // (docs, and any other export).
 func lookalike(ns, name string, at time.Time) *corev1.Secret {
@@ -48,11 +35,10 @@ func lookalike(ns, name string, at time.Time) *corev1.Secret {
 		Data: map[string][]byte{"mine": []byte("attacker")}}
 }
 
-// R2-1. An export whose Secret create fails (the admin may not create Secrets in argocd, a quota, a
-// webhook, --timeout or Ctrl-C) leaves its pending record behind: nothing undoes it. From then on any
-// Secret of that name with the (public) export labels, made later by whoever may create Secrets in
-// argocd, is "owned" by the record: the next renewal writes the provider's credential into it.
-func TestR2AFailedExportLeavesAPendingRecordThatAdoptsALookalike(t *testing.T) {
+// An export whose Secret cannot be created (no right there, a quota, a webhook) deletes the record it
+// made: a Secret of that name with the public export labels, made later by whoever may create Secrets in
+// argocd, is nobody's export, and a renewal writes nothing into it.
+func TestAFailedExportLeavesNoRecordToAdoptALookalike(t *testing.T) {
 	ctx := t.Context()
 	consumer, provider := authenticated(t)
 	makeNamespaces(t, consumer, "argocd")
@@ -66,12 +52,14 @@ func TestR2AFailedExportLeavesAPendingRecordThatAdoptsALookalike(t *testing.T) {
 	_, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
 	t.Logf("the admin's export: %v", err)
 	failing = false
+	if err == nil {
+		t.Fatal("an export whose Secret could not be created succeeded")
+	}
 	rec := exportRecordName("argocd", "provider")
-	if _, err := consumer.kube.CoreV1().Secrets(SystemNamespace).Get(ctx, rec, metav1.GetOptions{}); err == nil {
-		t.Logf("record %s/%s is still there, pending, after the failed export", SystemNamespace, rec)
+	if _, err := consumer.kube.CoreV1().Secrets(SystemNamespace).Get(ctx, rec, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("record %s/%s is still there after the failed export: %v", SystemNamespace, rec, err)
 	}
 	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	stamp(t, consumer, SystemNamespace, rec, t0)
 	// Days later, a user of argocd (may create Secrets there, may not read federate-system).
 	if _, err := consumer.kube.CoreV1().Secrets("argocd").Create(ctx, lookalike("argocd", "provider", t0.Add(48*time.Hour)), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -91,11 +79,10 @@ func TestR2AFailedExportLeavesAPendingRecordThatAdoptsALookalike(t *testing.T) {
 	t.Logf("status lists: %+v", st)
 }
 
-// R2-2. The same race without any failure of the admin's: the argocd user creates the Secret between
-// the export's read of argocd/provider and its create (the record is written in between, in the same
-// second). The export fails with AlreadyExists, the pending record stays, and the admin's natural
-// retry writes the credential into the user's Secret, and records it as the export.
-func TestR2ARacedLookalikeIsFilledByTheRetry(t *testing.T) {
+// A Secret of the export's name made between the export's read and its create (in the same second as the
+// record) makes the export fail with AlreadyExists and delete its record; the retry finds a Secret no
+// record owns, and refuses it: ownership is by UID or by the record's claim, never by time.
+func TestARacedLookalikeIsNotFilledByTheRetry(t *testing.T) {
 	ctx := t.Context()
 	consumer, _ := authenticated(t)
 	makeNamespaces(t, consumer, "argocd")
@@ -131,12 +118,10 @@ func TestR2ARacedLookalikeIsFilledByTheRetry(t *testing.T) {
 
 func withUID(s *corev1.Secret) *corev1.Secret { s.UID = "attacker-made"; return s }
 
-// R2-3. The record forgets its Target when a later export under the same Secret name (NAME-kubeconfig is
-// shared by formats kubeconfig and admiralty) writes no Target: recordExport is given targetName "" and
-// drops it (keeping only its UID). Switching an Admiralty export to a kubeconfig one (the Secret deleted
-// first, as the refusal says to) therefore orphans the Target again: unauthenticate deletes the Secret
-// and the record and leaves tools/provider naming provider-kubeconfig, the previous review's finding.
-func TestR2TheTargetIsForgottenByAnExportWithoutOne(t *testing.T) {
+// NAME-kubeconfig is the Secret of both the kubeconfig and the admiralty formats. Turning an Admiralty
+// export into a kubeconfig one (its Secret deleted first, as the refusal says) deletes the recorded Target
+// first: a record never forgets a Target, and none is left naming a Secret anyone may create.
+func TestAnExportWithoutTargetDeletesTheOldTarget(t *testing.T) {
 	ctx := t.Context()
 	consumer, provider := authenticated(t)
 	makeNamespaces(t, consumer, "tools")
@@ -161,10 +146,9 @@ func TestR2TheTargetIsForgottenByAnExportWithoutOne(t *testing.T) {
 	}
 }
 
-// R2-3b. The same with a stale record of another provider: an export of "provider" under the name of
-// "other"'s Admiralty export (its Secret gone) rewrites other's record as its own, without the Target:
-// other's Target is recorded nowhere, and now reads provider's credential when --key config is given.
-func TestR2AnotherProvidersTargetIsForgotten(t *testing.T) {
+// An export under the name of another provider's Admiralty export (its Secret gone) is refused while that
+// Target is there: it would read this provider's credential; nothing is written.
+func TestAnotherProvidersTargetBlocksTheName(t *testing.T) {
 	ctx := t.Context()
 	consumer, _ := authenticated(t)
 	other := newFakeCluster(t)
@@ -180,8 +164,13 @@ func TestR2AnotherProvidersTargetIsForgotten(t *testing.T) {
 	if err := consumer.kube.CoreV1().Secrets("tools").Delete(ctx, "other-kubeconfig", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatKubeconfig, ProviderID: "provider", Name: "other", Key: "config", Namespace: "tools"}); err != nil {
-		t.Fatal(err)
+	// Refused while other's Target is there: it would read provider's credential.
+	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatKubeconfig, ProviderID: "provider", Name: "other", Key: "config", Namespace: "tools"}); err == nil ||
+		!strings.Contains(err.Error(), `Target tools/other of the export of the pairing with provider "other" still reads the Secret other-kubeconfig`) {
+		t.Errorf("an export under the name of another provider's Admiralty export: %v", err)
+	}
+	if _, err := consumer.kube.CoreV1().Secrets("tools").Get(ctx, "other-kubeconfig", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused export wrote Secret tools/other-kubeconfig: %v", err)
 	}
 	if _, err := Unauthenticate(ctx, consumer.Cluster, other.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package handshake
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -29,8 +30,10 @@ import (
 // point at another credential's export finds an object whose labels disagree, and touches nothing.
 //
 // The record is written before the credential, without UIDs (pending), then completed: a run that cannot
-// record writes no credential, and one cut off in between leaves a pending record, which owns only an
-// object of its names, with its labels, made after it.
+// record writes no credential. It holds a random claim, which the objects the export writes carry: a
+// pending record (a run cut off between its writes) owns only an object that carries its claim, which no
+// one who cannot read federate-system can know, never one that merely has the right labels and name. A
+// run that fails deletes what it created, the record included.
 const (
 	// labelExportRecordOf and labelExportRecordSlice select the records of a provider's credentials. They
 	// are not the credential labels (remote cluster ID, role), so that nothing that lists a pairing's
@@ -42,6 +45,7 @@ const (
 	annExportSecretUID     = "federate.dev/export-secret-uid" //nolint:gosec // an annotation key, not a credential
 	annExportTarget        = "federate.dev/export-target"
 	annExportTargetUID     = "federate.dev/export-target-uid"
+	annExportClaim         = "federate.dev/export-claim"
 	// exportRecordType marks a record: it holds no secret, but lives beside the credentials it points
 	// at, under the same access.
 	exportRecordType corev1.SecretType = "federate.dev/export-record"
@@ -50,6 +54,14 @@ const (
 // exportRecord is one export as federate-system records it.
 type exportRecord struct {
 	sec                         *corev1.Secret
+	providerID, slice           string
+	namespace, name, targetName string
+	secretUID, targetUID        types.UID
+	claim                       string
+}
+
+// recordSpec is what a record says.
+type recordSpec struct {
 	providerID, slice           string
 	namespace, name, targetName string
 	secretUID, targetUID        types.UID
@@ -67,15 +79,16 @@ func exportRecordName(ns, name string) string {
 func recordOf(s *corev1.Secret) (exportRecord, bool) {
 	r := exportRecord{sec: s, providerID: s.Labels[labelExportRecordOf], slice: s.Labels[labelExportRecordSlice],
 		namespace: s.Annotations[annExportNamespace], name: s.Annotations[annExportSecret], targetName: s.Annotations[annExportTarget],
-		secretUID: types.UID(s.Annotations[annExportSecretUID]), targetUID: types.UID(s.Annotations[annExportTargetUID])}
+		secretUID: types.UID(s.Annotations[annExportSecretUID]), targetUID: types.UID(s.Annotations[annExportTargetUID]),
+		claim: s.Annotations[annExportClaim]}
 	ok := s.Type == exportRecordType && s.Labels[LabelManagedBy] == ManagedBy && r.providerID != "" &&
 		r.namespace != "" && r.name != "" && s.Name == exportRecordName(r.namespace, r.name)
 	return r, ok
 }
 
 // owns tells whether obj (the export's Secret, or its Target) is the object the record names: its UID
-// when recorded; when pending, one made after the record. Either way, its labels must name the record's
-// credential.
+// when recorded; when pending, one that carries the record's claim. Either way, its labels must name the
+// record's credential.
 func (r exportRecord) owns(obj metav1.Object, uid types.UID) bool {
 	l := obj.GetLabels()
 	if l[LabelManagedBy] != ManagedBy || l[export.LabelFormat] == "" || l[LabelRole] != RoleConsumer ||
@@ -85,8 +98,7 @@ func (r exportRecord) owns(obj metav1.Object, uid types.UID) bool {
 	if uid != "" {
 		return obj.GetUID() == uid
 	}
-	made := obj.GetCreationTimestamp()
-	return !made.Before(&r.sec.CreationTimestamp)
+	return r.claim != "" && obj.GetAnnotations()[annExportClaim] == r.claim
 }
 
 // uid is the recorded UID of the export's Secret, or of its Target; "" without a record, or pending.
@@ -117,20 +129,31 @@ func (c *Cluster) getExportRecord(ctx context.Context, ns, name string) (*export
 }
 
 // recordExport writes the record of an export (pending: no UIDs yet), or brings it up to date, and
-// returns it as stored.
-func (c *Cluster) recordExport(ctx context.Context, have *exportRecord, providerID, slice, ns, name, targetName string, secretUID, targetUID types.UID) (*exportRecord, error) {
-	l := map[string]string{LabelManagedBy: ManagedBy, labelExportRecordOf: providerID}
-	if slice != "" {
-		l[labelExportRecordSlice] = slice
+// returns it as stored. A record keeps its claim; a new one gets a fresh one.
+func (c *Cluster) recordExport(ctx context.Context, have *exportRecord, spec recordSpec) (*exportRecord, error) {
+	l := map[string]string{LabelManagedBy: ManagedBy, labelExportRecordOf: spec.providerID}
+	if spec.slice != "" {
+		l[labelExportRecordSlice] = spec.slice
 	}
-	a := map[string]string{annExportNamespace: ns, annExportSecret: name}
-	for k, v := range map[string]string{annExportSecretUID: string(secretUID), annExportTarget: targetName, annExportTargetUID: string(targetUID)} {
+	claim := ""
+	if have != nil {
+		claim = have.claim
+	}
+	if claim == "" {
+		b := make([]byte, 16)
+		if _, err := rand.Read(b); err != nil {
+			return nil, err
+		}
+		claim = hex.EncodeToString(b)
+	}
+	a := map[string]string{annExportNamespace: spec.namespace, annExportSecret: spec.name, annExportClaim: claim}
+	for k, v := range map[string]string{annExportSecretUID: string(spec.secretUID), annExportTarget: spec.targetName, annExportTargetUID: string(spec.targetUID)} {
 		if v != "" {
 			a[k] = v
 		}
 	}
 	want := &corev1.Secret{Type: exportRecordType,
-		ObjectMeta: metav1.ObjectMeta{Name: exportRecordName(ns, name), Namespace: SystemNamespace, Labels: l, Annotations: a}}
+		ObjectMeta: metav1.ObjectMeta{Name: exportRecordName(spec.namespace, spec.name), Namespace: SystemNamespace, Labels: l, Annotations: a}}
 	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
 	var stored *corev1.Secret
 	var err error
