@@ -49,3 +49,33 @@ func TestEveryClusterIDIsCheckedWhenParsed(t *testing.T) {
 		}
 	}
 }
+
+// Every --timeout is the one definition (cmdutil.TimeoutFlag): the same range, checked when parsed, and
+// the same help.
+func TestEveryTimeoutIsTheSameFlag(t *testing.T) {
+	w := cmdtest.NewWorld(t, "edge")
+	root := cmd.NewRootCmd(genericiooptions.NewTestIOStreamsDiscard())
+	var paths [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		for _, sub := range c.Commands() {
+			walk(sub, append(append([]string{}, path...), sub.Name()))
+		}
+		if f := c.Flags().Lookup("timeout"); c.Runnable() && f != nil {
+			paths = append(paths, path)
+			if !strings.HasPrefix(f.Usage, "How long ") || !strings.HasSuffix(f.Usage, "may take before it is abandoned (exit code 124) (a duration such as 90m, 12h or 30d; from 1s to 1d)") {
+				t.Errorf("%s --timeout: %q", strings.Join(path, " "), f.Usage)
+			}
+		}
+	}
+	walk(root, nil)
+	if len(paths) < 8 {
+		t.Fatalf("found %d commands with --timeout: the walk is wrong", len(paths))
+	}
+	for _, p := range paths {
+		r := w.Run(append(p, "--kubeconfig", "edge", "--timeout", "0s")...)
+		if r.Code != 1 || !strings.Contains(r.Stderr, `for "--timeout" flag: 0s is out of range: must be from 1s to 1d`) {
+			t.Errorf("%s --timeout 0s: %s", strings.Join(p, " "), r)
+		}
+	}
+}

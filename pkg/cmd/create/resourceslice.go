@@ -96,16 +96,10 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 // Complete reads the name and builds the clients: this cluster's, and in one shot the provider's.
 func (o *ResourceSliceOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Name = args[0]
-	o.oneShot = o.Pair.Given()
 	o.opts = handshake.SliceRequestOptions{ProviderID: o.RemoteClusterID, Name: o.Name, Class: o.Class, Resources: o.Resources.Values(),
 		KeyAlgorithm: o.KeyAlgorithm.String()}
-	if o.oneShot {
-		var err error
-		o.pair, err = o.Pair.Complete(o.Streams)
-		return err
-	}
-	var err error
-	o.local, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
+	t, err := o.Pair.CompleteLocalOrPair(o.Streams)
+	o.oneShot, o.pair, o.local = t.OneShot(), t.Pair, t.Local
 	return err
 }
 
@@ -114,10 +108,8 @@ func (o *ResourceSliceOptions) Validate() error {
 	if err := handshake.ValidateSliceName("NAME", o.Name); err != nil {
 		return err
 	}
-	if !o.oneShot {
-		if err := flags.RequireRemoteClusterID(o.RemoteClusterID); err != nil {
-			return err
-		}
+	if err := o.Pair.RequireRemoteID(o.RemoteClusterID); err != nil {
+		return err
 	}
 	if o.Class != "" {
 		if err := handshake.ValidateSliceName("--class", o.Class); err != nil {

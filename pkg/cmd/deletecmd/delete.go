@@ -92,13 +92,8 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 // Complete reads the name and builds the clients.
 func (o *ResourceSliceOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Name = args[0]
-	o.oneShot = o.Pair.Given()
-	var err error
-	if o.oneShot {
-		o.pair, err = o.Pair.Complete(o.Streams)
-		return err
-	}
-	o.local, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
+	t, err := o.Pair.CompleteLocalOrPair(o.Streams)
+	o.oneShot, o.pair, o.local = t.OneShot(), t.Pair, t.Local
 	return err
 }
 
@@ -107,16 +102,11 @@ func (o *ResourceSliceOptions) Validate() error {
 	if err := handshake.ValidateSliceName("NAME", o.Name); err != nil {
 		return err
 	}
-	if !o.oneShot {
-		if err := flags.RequireRemoteClusterID(o.RemoteClusterID); err != nil {
-			return err
-		}
+	if err := o.Pair.RequireRemoteID(o.RemoteClusterID); err != nil {
+		return err
 	}
 	if o.oneShot && o.Side.String() == sideProvider {
 		return errors.New("--side provider: with --remote-kubeconfig this cluster is the consumer and the remote one the provider")
-	}
-	if o.Pair.Timeout <= 0 {
-		return fmt.Errorf("--timeout %s: must be positive", o.Pair.Timeout)
 	}
 	return nil
 }

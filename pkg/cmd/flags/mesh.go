@@ -40,8 +40,6 @@ func (m *MeshFlags) Validate() error {
 		return errors.New("--kubeconfigs or --contexts: name at least two clusters")
 	case m.Parallel < 1 || m.Parallel > 64:
 		return fmt.Errorf("--parallel %d: must be between 1 and 64", m.Parallel)
-	case m.Timeout <= 0:
-		return fmt.Errorf("--timeout %s: must be positive", m.Timeout)
 	}
 	seen := map[string]bool{}
 	for _, n := range append(append([]string{}, m.Kubeconfigs...), m.Contexts...) {

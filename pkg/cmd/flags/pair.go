@@ -47,10 +47,35 @@ func (p *PairFlags) Validate() error {
 	if !p.Given() {
 		return fmt.Errorf("--remote-kubeconfig or --remote-context: one is required to name the provider cluster")
 	}
-	if p.Timeout <= 0 {
-		return fmt.Errorf("--timeout %s: must be positive", p.Timeout)
+	return nil // --timeout is checked when parsed (cmdutil.TimeoutFlag)
+}
+
+// LocalOrPair is what a command that runs on this cluster alone, or in one shot on both, works on.
+type LocalOrPair struct {
+	Local *handshake.Cluster // this cluster alone: no remote cluster was named
+	Pair  *Pair              // both clusters, in one shot
+}
+
+// OneShot tells whether the command runs on both clusters.
+func (l LocalOrPair) OneShot() bool { return l.Pair != nil }
+
+// CompleteLocalOrPair builds the pair's clients when a remote cluster was named, else this cluster's.
+func (p *PairFlags) CompleteLocalOrPair(streams cmdutil.Streams) (LocalOrPair, error) {
+	if p.Given() {
+		pair, err := p.Complete(streams)
+		return LocalOrPair{Pair: pair}, err
 	}
-	return nil
+	c, _, err := Cluster(p.Local, p.Local.Printer(streams))
+	return LocalOrPair{Local: c}, err
+}
+
+// RequireRemoteID is the check of --remote-cluster-id for a command that runs alone or in one shot:
+// alone, it names the other cluster; in one shot, the remote cluster's own record does.
+func (p *PairFlags) RequireRemoteID(id string) error {
+	if p.Given() {
+		return nil
+	}
+	return RequireRemoteClusterID(id)
 }
 
 // Pair is what a two-cluster command works on: the consumer (local flags) and the provider (remote- flags),

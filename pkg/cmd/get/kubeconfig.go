@@ -68,16 +68,15 @@ func NewCmdKubeconfig(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Comman
 
 // Complete builds the cluster clients.
 func (o *KubeconfigOptions) Complete(_ *cobra.Command, _ []string) error {
-	var err error
-	if o.Pair.Given() {
-		if o.pair, err = o.Pair.Complete(o.Streams); err != nil {
-			return err
-		}
-		o.cluster = o.pair.Consumer
-		return nil
+	t, err := o.Pair.CompleteLocalOrPair(o.Streams)
+	if err != nil {
+		return err
 	}
-	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
-	return err
+	o.pair, o.cluster = t.Pair, t.Local
+	if t.OneShot() {
+		o.cluster = t.Pair.Consumer
+	}
+	return nil
 }
 
 // Validate checks the flags.

@@ -24,9 +24,6 @@ func (o *KubeconfigOptions) validateExchange() error {
 	if o.ResourceSlice != "" {
 		return errors.New("--resource-slice and --for-user: give one")
 	}
-	if o.Pair.Given() && o.Pair.Timeout <= 0 {
-		return fmt.Errorf("--timeout %s: must be positive", o.Pair.Timeout)
-	}
 	return o.Source.Validate()
 }
 

@@ -77,22 +77,15 @@ func (o *NamespaceOptions) Complete(cmd *cobra.Command, args []string) error {
 	if len(args) == 1 {
 		o.Name = args[0]
 	}
-	o.oneShot = o.Pair.Given()
-	var err error
-	if o.oneShot {
-		o.pair, err = o.Pair.Complete(o.Streams)
-		return err
-	}
-	o.local, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
+	t, err := o.Pair.CompleteLocalOrPair(o.Streams)
+	o.oneShot, o.pair, o.local = t.OneShot(), t.Pair, t.Local
 	return err
 }
 
 // Validate checks the flags.
 func (o *NamespaceOptions) Validate() error {
-	if !o.oneShot {
-		if err := flags.RequireRemoteClusterID(o.RemoteClusterID); err != nil {
-			return err
-		}
+	if err := o.Pair.RequireRemoteID(o.RemoteClusterID); err != nil {
+		return err
 	}
 	if o.Name != "" {
 		if err := handshake.ValidateExtraNamespace("NAME", o.Name); err != nil {
@@ -103,9 +96,6 @@ func (o *NamespaceOptions) Validate() error {
 	}
 	if len(o.Reason) > 1024 {
 		return fmt.Errorf("--reason: is %d characters, at most 1024 are kept", len(o.Reason))
-	}
-	if o.Pair.Timeout <= 0 {
-		return fmt.Errorf("--timeout %s: must be positive", o.Pair.Timeout)
 	}
 	return nil
 }

@@ -62,10 +62,7 @@ func (o *NamespaceOptions) Validate() error {
 	if err := handshake.ValidateExtraNamespace("NAME", o.Name); err != nil {
 		return err
 	}
-	if o.Timeout <= 0 {
-		return fmt.Errorf("--timeout %s: must be positive", o.Timeout)
-	}
-	return nil
+	return nil // --timeout is checked when parsed (cmdutil.TimeoutFlag)
 }
 
 // Run revokes the namespace.

@@ -73,10 +73,7 @@ func (o *Options) Complete(_ *cobra.Command, _ []string) error {
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
-	if o.Timeout <= 0 {
-		return fmt.Errorf("--timeout %s: must be positive", o.Timeout)
-	}
-	return nil
+	return nil // --timeout is checked when parsed (cmdutil.TimeoutFlag)
 }
 
 // Run revokes the consumer.
