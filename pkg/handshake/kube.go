@@ -218,3 +218,11 @@ func toUnstructured(obj any) (*unstructured.Unstructured, error) {
 func fromUnstructured(u *unstructured.Unstructured, into any) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
 }
+
+// ignoreNotFound treats "already gone" as success, and a missing CRD (never initialized) likewise.
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

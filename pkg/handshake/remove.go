@@ -178,14 +178,6 @@ func (c *Cluster) stripFinalizers(ctx context.Context, ns string) error {
 	return errors.Join(errs...)
 }
 
-// ignoreNotFound treats "already gone" as success, and a missing CRD (never initialized) likewise.
-func ignoreNotFound(err error) error {
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
-}
-
 // UnauthenticateOptions configure Unauthenticate.
 type UnauthenticateOptions struct {
 	KeepNamespaces bool
