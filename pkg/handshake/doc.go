@@ -36,4 +36,21 @@
 //	errors.go     errors callers test for and translate
 //	names.go      names and labels of what kubectl federate creates
 //	reporter.go   the progress seam
+//	token.go      the ServiceAccount token credential: TokenRequest, when a certificate cannot be issued
+//	impersonation.go  detect constrained impersonation on a provider, never assume it
+//	enforce.go    prove that the API server enforces a sandbox before anything is bound to it
+//	quota.go      one quota total per consumer, carved into its grants, recorded in the Tenant
+//	settings.go   what a pairing was given, kept across renewals and re-grants
+//	reconcile.go  restore or upgrade the sandbox policies, bindings and tenant role this version installs
+//	prefetch.go   the reads a run sends at once, before they are needed, to save round trips
+//	renew.go      renew: a new credential with the pairing's recorded settings
+//	revoked.go    the revocation record: nothing revoked regains rights
+//	cordon.go     cordon, uncordon and drain of a consumer on a provider
+//	exchange.go   identity exchange, the consumer's side: rules, resolution, requests
+//	exchange_provider.go  identity exchange, the provider's side: list, allow, deny exactly what was shown
+//	reach.go      what an exchange target can reach, shown before the provider consents
+//	mesh.go       mesh and unmesh: every directed pair of a set of clusters
+//	status.go     status: credentials, expiry, checks that prove rights, leftovers
+//	audit.go      the audit Events of every issuance, import, revocation, grant, cordon and drain
+//	notfound.go   a name with no record is NotFound; one already removed is "already"
 package handshake

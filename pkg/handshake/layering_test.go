@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -82,6 +83,26 @@ func TestFlagAndCommandPatterns(t *testing.T) {
 	} {
 		if got := flagName.MatchString(s) || commandName.MatchString(s); got != want {
 			t.Errorf("%q: matched %v, want %v", s, got, want)
+		}
+	}
+}
+
+// doc.go names every file's one job: a file it does not name is a room no one can find from the index.
+func TestDocIndexesEveryFile(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || f == "doc.go" {
+			continue
+		}
+		if !strings.Contains(string(doc), "//\t"+f+" ") {
+			t.Errorf("doc.go does not name %s and its job", f)
 		}
 	}
 }
