@@ -77,8 +77,8 @@ func TestDryRunChangesNothing(t *testing.T) {
 			want: []string{"# farm: would apply resourcesliceclass/gpu"}},
 		{args: []string{"create", "nonce", "--kubeconfig", "farm", "--remote-cluster-id", "other"},
 			want: []string{"# farm: would create secret/nonce-other in federate-system"}},
-		{args: []string{"export", "argocd", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "-n", "federate-system"},
-			want: []string{"# edge: would create secret/farm in federate-system"}},
+		{args: []string{"export", "argocd", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "-n", "kube-system"},
+			want: []string{"# edge: would create secret/export-", "# edge: would create secret/farm in kube-system"}},
 		{args: []string{"mesh", "--kubeconfigs", "edge,farm"}, stop: true,
 			want: []string{"# edge: would create lease/authenticate-farm in federate-system"}},
 	}

@@ -113,6 +113,11 @@ func (c *Cluster) Export(ctx context.Context, o ExportOptions) ([]ExportedObject
 	if err != nil {
 		return nil, err
 	}
+	if o.Namespace == SystemNamespace {
+		// Whoever may write federate-system (a consumer operator) could write both an export and its
+		// record there: the record would prove nothing.
+		return nil, fmt.Errorf("namespace %s holds this tool's own objects and the export records: an export goes to the tool's namespace; nothing was written", SystemNamespace)
+	}
 	if _, err := c.Kube.CoreV1().Namespaces().Get(ctx, o.Namespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 		return nil, &NamespaceNotFoundError{Namespace: o.Namespace}
 	} else if err != nil {
@@ -169,6 +174,9 @@ func (c *Cluster) currentExport(ctx context.Context, o ExportOptions, objs *expo
 		return nil, err
 	}
 	if cur.target != nil {
+		if cur.rec == nil || !cur.rec.ownsTarget(cur.target) {
+			return nil, fmt.Errorf("%s %s/%s exists and was not written by an export: refusing to replace it; choose another name or namespace", export.TargetKind, o.Namespace, objs.Target.GetName())
+		}
 		if err := sameExport(export.TargetKind, o.Namespace, objs.Target.GetName(), cur.target, objs.Target.GetLabels(), cur.rec, cur.rec.uid(true)); err != nil {
 			return nil, err
 		}
@@ -177,12 +185,13 @@ func (c *Cluster) currentExport(ctx context.Context, o ExportOptions, objs *expo
 }
 
 // claimExport writes the export's record before any credential (see exportrecord.go), and marks the
-// objects to write with the record's claim. A record of another credential that got this far names a
+// objects to write with the record's claim. rewrote tells whether the record is new, or was another
+// credential's: a failed run deletes it. A record of another credential that got this far names a
 // Secret that is gone; its Target, if one is recorded and still there, is that export's and is refused.
 // This credential's own Target under another name (an Admiralty export turned into another format) goes
 // first: a record never forgets a Target it names. created tells whether the record is new.
-func (c *Cluster) claimExport(ctx context.Context, o ExportOptions, cur *currentExport, objs *export.Objects) (*exportRecord, bool, error) {
-	rec := cur.rec
+func (c *Cluster) claimExport(ctx context.Context, o ExportOptions, cur *currentExport, objs *export.Objects) (rec *exportRecord, rewrote bool, err error) {
+	rec = cur.rec
 	targetName := ""
 	if objs.Target != nil {
 		targetName = objs.Target.GetName()
@@ -191,7 +200,7 @@ func (c *Cluster) claimExport(ctx context.Context, o ExportOptions, cur *current
 	if rec != nil && rec.targetName != "" && (rec.targetName != targetName || !same) {
 		t, err := c.Dynamic.Resource(export.TargetGVR).Namespace(rec.namespace).Get(ctx, rec.targetName, metav1.GetOptions{})
 		switch {
-		case err == nil && !same && rec.owns(t, rec.targetUID):
+		case err == nil && !same && rec.ownsTarget(t):
 			return nil, false, fmt.Errorf("%s %s/%s of the export of %s still reads the Secret %s: refusing to put another credential there; delete that Target first, or choose another name",
 				export.TargetKind, rec.namespace, rec.targetName, describeCredential(rec.providerID, rec.slice), rec.name)
 		case err == nil:
@@ -224,16 +233,14 @@ func (c *Cluster) claimExport(ctx context.Context, o ExportOptions, cur *current
 	if objs.Target != nil {
 		mark(objs.Target)
 	}
-	return stored, rec == nil, nil
+	return stored, !same, nil
 }
 
 // writeExport writes the Secret and the Target, then completes the record with their UIDs; on a
 // failure it undoes what this run created.
-func (c *Cluster) writeExport(ctx context.Context, o ExportOptions, objs *export.Objects, cur *currentExport, rec *exportRecord, created bool) ([]ExportedObject, error) {
-	undo := undoExport{existing: cur.secret}
-	if created {
-		undo.record = rec
-	}
+func (c *Cluster) writeExport(ctx context.Context, o ExportOptions, objs *export.Objects, cur *currentExport, rec *exportRecord, rewrote bool) ([]ExportedObject, error) {
+	undo := undoExport{existing: cur.secret, record: rec, deleteRecord: rewrote,
+		spec: recordSpec{providerID: o.ProviderID, slice: o.Slice, namespace: o.Namespace, name: objs.Secret.Name}}
 	written, action, err := c.writeExportSecret(ctx, cur.secret, objs.Secret)
 	if err != nil {
 		return nil, c.undo(ctx, undo, err)
@@ -275,22 +282,39 @@ type undoExport struct {
 	existing, written *corev1.Secret
 	target            *unstructured.Unstructured
 	record            *exportRecord
+	deleteRecord      bool       // the record is this run's (new, or taken from another credential)
+	spec              recordSpec // the export's names, for a record of what could not be undone
 }
 
-// undo deletes what a failed export created (see undoExport), each object by its UID.
+// undo deletes what a failed export created (see undoExport), each object by its UID, and then the
+// record if it is this run's. What cannot be deleted stays recorded, so that unauthenticate still finds
+// it: the record is completed with its UID instead.
 func (c *Cluster) undo(ctx context.Context, u undoExport, cause error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout) // the export failed, perhaps on ctx
 	defer cancel()
 	errs := []error{cause}
+	left := u.spec
 	if u.existing == nil && u.written != nil {
 		uid := u.written.UID
-		errs = append(errs, ignoreNotFound(c.Kube.CoreV1().Secrets(u.written.Namespace).Delete(ctx, u.written.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})))
+		if err := ignoreNotFound(c.Kube.CoreV1().Secrets(u.written.Namespace).Delete(ctx, u.written.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})); err != nil {
+			errs = append(errs, err)
+			left.secretUID = uid
+		}
 	}
 	if u.target != nil {
 		uid := u.target.GetUID()
-		errs = append(errs, ignoreNotFound(c.Dynamic.Resource(export.TargetGVR).Namespace(u.target.GetNamespace()).Delete(ctx, u.target.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})))
+		if err := ignoreNotFound(c.Dynamic.Resource(export.TargetGVR).Namespace(u.target.GetNamespace()).Delete(ctx, u.target.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})); err != nil {
+			errs = append(errs, err)
+			left.targetName, left.targetUID = u.target.GetName(), uid
+		}
 	}
-	if u.record != nil {
+	switch {
+	case u.record == nil:
+	case left.secretUID != "" || left.targetUID != "":
+		if _, err := c.recordExport(ctx, u.record, left); err != nil {
+			errs = append(errs, err)
+		}
+	case u.deleteRecord:
 		uid := u.record.sec.UID
 		errs = append(errs, ignoreNotFound(c.Kube.CoreV1().Secrets(SystemNamespace).Delete(ctx, u.record.sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})))
 	}
@@ -451,7 +475,7 @@ func (c *Cluster) deleteExportTarget(ctx context.Context, r exportRecord) error 
 		return fmt.Errorf("%s %s/%s: %w", export.TargetKind, r.namespace, r.targetName, errHidden)
 	case err != nil:
 		return ignoreNotFound(err) // gone, or Admiralty uninstalled with its CRD
-	case !r.owns(t, r.targetUID):
+	case !r.ownsTarget(t):
 		return nil // not ours: left alone
 	}
 	uid := t.GetUID()

@@ -206,3 +206,25 @@ func TestExportLookalikesGetNothing(t *testing.T) {
 		t.Errorf("export records left after unauthenticate: %d %v", len(l.Items), err)
 	}
 }
+
+// federate-system holds the export records: an export there is refused (whoever may write it could write
+// an export and its record both), and nothing is written.
+func TestNoExportIntoFederateSystem(t *testing.T) {
+	ctx := t.Context()
+	consumer, provider := newFakeCluster(t), newFakeCluster(t)
+	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, AuthenticateOptions{ConsumerID: "consumer", ProviderID: "provider",
+		APIServer: "https://provider.example:6443", Expiration: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := consumer.kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: SystemNamespace}); err == nil ||
+		!strings.Contains(err.Error(), "namespace federate-system holds this tool's own objects") {
+		t.Errorf("an export into federate-system: %v", err)
+	}
+	if after, _ := consumer.kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{}); len(after.Items) != len(before.Items) {
+		t.Errorf("a refused export wrote %d Secret(s) in federate-system", len(after.Items)-len(before.Items))
+	}
+}

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -112,6 +113,13 @@ func (r *exportRecord) uid(target bool) types.UID {
 	return r.secretUID
 }
 
+// ownsTarget is owns for an Admiralty Target: also the one the record names, reading the record's Secret,
+// so that a record edited to name another export's Target owns nothing.
+func (r exportRecord) ownsTarget(t *unstructured.Unstructured) bool {
+	secret, _, _ := unstructured.NestedString(t.Object, "spec", "kubeconfigSecret", "name")
+	return r.targetName != "" && t.GetName() == r.targetName && secret == r.name && r.owns(t, r.targetUID)
+}
+
 // getExportRecord reads the record of the export Secret ns/name; nil when there is none.
 func (c *Cluster) getExportRecord(ctx context.Context, ns, name string) (*exportRecord, error) {
 	s, err := c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, exportRecordName(ns, name), metav1.GetOptions{})
@@ -135,8 +143,10 @@ func (c *Cluster) recordExport(ctx context.Context, have *exportRecord, spec rec
 	if spec.slice != "" {
 		l[labelExportRecordSlice] = spec.slice
 	}
+	// A claim owns objects only while the record is pending; each pending write gets a fresh one, so that
+	// a claim once written on an object (where whoever reads the object sees it) never owns another.
 	claim := ""
-	if have != nil {
+	if have != nil && spec.secretUID != "" && (spec.targetName == "" || spec.targetUID != "") {
 		claim = have.claim
 	}
 	if claim == "" {

@@ -320,13 +320,18 @@ func (c *Cluster) holdsTenant(ctx context.Context, consumerID string) (bool, err
 }
 
 // holdsIdentity tells whether this cluster, as a consumer, holds anything for providerID: an Identity, a
-// kubeconfig, a waiting key.
+// kubeconfig, a waiting key, the record of an export.
 func (c *Cluster) holdsIdentity(ctx context.Context, providerID string) (bool, error) {
 	l, err := c.Kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(IdentityLabels(providerID)).String()})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
-	return err == nil && len(l.Items) > 0, err
+	if err != nil || len(l.Items) > 0 {
+		return err == nil, err
+	}
+	// An export left by a run that could not read its namespace is still something to remove.
+	records, err := c.exportRecords(ctx, providerID, "", false)
+	return len(records) > 0, err
 }
 
 // clusterID reads a cluster's ID; if that fails, it returns the ID given (if any) and the error.
