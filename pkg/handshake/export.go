@@ -217,6 +217,14 @@ func (c *Cluster) claimExport(ctx context.Context, o ExportOptions, cur *current
 	} else if same {
 		spec.secretUID = rec.secretUID
 	}
+	// What currentExport found and proved ours is pinned by UID before anything is written: a pending
+	// record's fresh claim must not cut it loose.
+	if same && cur.secret != nil {
+		spec.secretUID = cur.secret.UID
+	}
+	if same && cur.target != nil && rec.targetName == targetName {
+		spec.targetUID = cur.target.GetUID()
+	}
 	stored, err := c.recordExport(ctx, rec, spec)
 	if err != nil {
 		return nil, false, err
@@ -239,7 +247,7 @@ func (c *Cluster) claimExport(ctx context.Context, o ExportOptions, cur *current
 // writeExport writes the Secret and the Target, then completes the record with their UIDs; on a
 // failure it undoes what this run created.
 func (c *Cluster) writeExport(ctx context.Context, o ExportOptions, objs *export.Objects, cur *currentExport, rec *exportRecord, rewrote bool) ([]ExportedObject, error) {
-	undo := undoExport{existing: cur.secret, record: rec, deleteRecord: rewrote,
+	undo := undoExport{existing: cur.secret, existingTarget: cur.target, record: rec, deleteRecord: rewrote,
 		spec: recordSpec{providerID: o.ProviderID, slice: o.Slice, namespace: o.Namespace, name: objs.Secret.Name}}
 	written, action, err := c.writeExportSecret(ctx, cur.secret, objs.Secret)
 	if err != nil {
@@ -281,6 +289,7 @@ func (c *Cluster) writeExport(ctx context.Context, o ExportOptions, objs *export
 type undoExport struct {
 	existing, written *corev1.Secret
 	target            *unstructured.Unstructured
+	existingTarget    *unstructured.Unstructured
 	record            *exportRecord
 	deleteRecord      bool       // the record is this run's (new, or taken from another credential)
 	spec              recordSpec // the export's names, for a record of what could not be undone
@@ -294,6 +303,12 @@ func (c *Cluster) undo(ctx context.Context, u undoExport, cause error) error {
 	defer cancel()
 	errs := []error{cause}
 	left := u.spec
+	if u.existing != nil {
+		left.secretUID = u.existing.UID
+	}
+	if u.existingTarget != nil {
+		left.targetName, left.targetUID = u.existingTarget.GetName(), u.existingTarget.GetUID()
+	}
 	if u.existing == nil && u.written != nil {
 		uid := u.written.UID
 		if err := ignoreNotFound(c.Kube.CoreV1().Secrets(u.written.Namespace).Delete(ctx, u.written.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})); err != nil {
@@ -451,7 +466,7 @@ func (c *Cluster) deleteExports(ctx context.Context, providerID, slice string) e
 			uid := sec.UID
 			err = ignoreNotFound(c.Kube.CoreV1().Secrets(sec.Namespace).Delete(ctx, sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
 		}
-		if errors.Is(err, errHidden) {
+		if leftAlone(err) {
 			c.report().Warn(err.Error())
 			continue
 		}

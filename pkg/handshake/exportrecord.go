@@ -218,6 +218,14 @@ func (c *Cluster) exportRecords(ctx context.Context, providerID, slice string, p
 // federate-system): the export is left as it is, and its record kept.
 var errHidden = errors.New("not readable with these credentials; left as it is")
 
+// errRelabelled says that the recorded object is there (its UID) but its labels no longer name the
+// record's credential: someone changed them. It is neither written nor deleted, and its record is kept,
+// so that the credential in it is not forgotten.
+var errRelabelled = errors.New("its labels were changed since the export wrote it; left as it is, with its record")
+
+// leftAlone tells whether err is a recorded export this run leaves as it is, with a warning.
+func leftAlone(err error) bool { return errors.Is(err, errHidden) || errors.Is(err, errRelabelled) }
+
 // recordedExports reads the exports exportRecords names that are still what was recorded: a record whose
 // Secret is gone, or was replaced by another object of the same name, yields nothing; one the user may
 // not read is reported and skipped. One list when there is no export, and a read per export when there
@@ -232,7 +240,7 @@ func (c *Cluster) recordedExports(ctx context.Context, providerID, slice string,
 	for _, r := range records {
 		sec, err := c.recordedSecret(ctx, r)
 		switch {
-		case errors.Is(err, errHidden):
+		case leftAlone(err):
 			c.report().Warn(err.Error())
 		case err != nil:
 			errs = append(errs, err)
@@ -256,6 +264,9 @@ func (c *Cluster) recordedSecret(ctx context.Context, r exportRecord) (*corev1.S
 		return nil, fmt.Errorf("export Secret %s/%s: %w", r.namespace, r.name, err)
 	}
 	if !r.owns(sec, r.secretUID) {
+		if r.secretUID != "" && sec.UID == r.secretUID {
+			return nil, fmt.Errorf("export Secret %s/%s: %w", r.namespace, r.name, errRelabelled)
+		}
 		return nil, nil // another object under the recorded name: not ours
 	}
 	return sec, nil

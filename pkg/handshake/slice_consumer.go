@@ -535,5 +535,9 @@ func (c *Cluster) HasSliceRecord(ctx context.Context, providerID, name string) (
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
-	return err == nil && len(l.Items) > 0, err
+	if err != nil || len(l.Items) > 0 {
+		return err == nil, err
+	}
+	records, err := c.exportRecords(ctx, providerID, name, false)
+	return len(records) > 0, err
 }

@@ -214,6 +214,9 @@ func TestExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Gone before this test ends: it carries the pairing's labels, and a namespace is deleted in the
+	// background, while later tests look for what the pairing left.
+	defer func() { _ = k.CoreV1().Secrets("evil").Delete(t.Context(), "provider", metav1.DeleteOptions{}) }()
 	lookalikeUntouched := func(when string) {
 		t.Helper()
 		if s, err := k.CoreV1().Secrets("evil").Get(ctx, "provider", metav1.GetOptions{}); err != nil || s.ResourceVersion != lookalike.ResourceVersion {
