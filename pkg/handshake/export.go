@@ -212,13 +212,10 @@ func (c *Cluster) claimExport(ctx context.Context, o ExportOptions, cur *current
 		}
 	}
 	spec := recordSpec{providerID: o.ProviderID, slice: o.Slice, namespace: o.Namespace, name: objs.Secret.Name, targetName: targetName}
-	if same && rec.targetName == targetName {
-		spec.secretUID, spec.targetUID = rec.secretUID, rec.targetUID
-	} else if same {
-		spec.secretUID = rec.secretUID
-	}
 	// What currentExport found and proved ours is pinned by UID before anything is written: a pending
-	// record's fresh claim must not cut it loose.
+	// record's fresh claim must not cut it loose. An object that is gone is not pinned (its UID owns
+	// nothing): whatever this run is to create is then pending, under a fresh claim no one has seen, by
+	// which the undo recognises an object whose create failed ambiguously.
 	if same && cur.secret != nil {
 		spec.secretUID = cur.secret.UID
 	}
@@ -251,6 +248,11 @@ func (c *Cluster) writeExport(ctx context.Context, o ExportOptions, objs *export
 		spec: recordSpec{providerID: o.ProviderID, slice: o.Slice, namespace: o.Namespace, name: objs.Secret.Name}}
 	written, action, err := c.writeExportSecret(ctx, cur.secret, objs.Secret)
 	if err != nil {
+		if cur.secret == nil {
+			undo.written = createdAnyway(ctx, rec, err, func(ctx context.Context) (*corev1.Secret, error) {
+				return c.Kube.CoreV1().Secrets(o.Namespace).Get(ctx, objs.Secret.Name, metav1.GetOptions{})
+			})
+		}
 		return nil, c.undo(ctx, undo, err)
 	}
 	undo.written = written
@@ -272,6 +274,11 @@ func (c *Cluster) writeExport(ctx context.Context, o ExportOptions, objs *export
 			action = "updated"
 		}
 		if err != nil {
+			if cur.target == nil {
+				undo.target = createdAnyway(ctx, rec, err, func(ctx context.Context) (*unstructured.Unstructured, error) {
+					return targets.Get(ctx, objs.Target.GetName(), metav1.GetOptions{})
+				})
+			}
 			return out, c.undo(ctx, undo, err)
 		}
 		spec.targetName, spec.targetUID = objs.Target.GetName(), t.GetUID()
@@ -281,6 +288,24 @@ func (c *Cluster) writeExport(ctx context.Context, o ExportOptions, objs *export
 		return out, c.undo(ctx, undo, err)
 	}
 	return out, nil
+}
+
+// createdAnyway finds the object a create that failed ambiguously (a timeout, a lost connection, a
+// cancelled context: the API server may have stored it) made after all: the one carrying this run's fresh
+// claim, which nothing else can carry. A definite refusal created nothing.
+func createdAnyway[T metav1.Object](ctx context.Context, rec *exportRecord, cause error, get func(context.Context) (T, error)) T {
+	var none T
+	var s apierrors.APIStatus
+	if errors.As(cause, &s) && s.Status().Code > 0 && s.Status().Code < 500 {
+		return none // refused (AlreadyExists, Forbidden, Invalid, a webhook): nothing was stored
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	obj, err := get(ctx)
+	if err != nil || !rec.owns(obj, "") {
+		return none
+	}
+	return obj
 }
 
 // undoExport is what a failed export created, to be deleted: an unrecorded export would be a stranger to
