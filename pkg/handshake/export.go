@@ -354,7 +354,9 @@ func (c *Cluster) undo(ctx context.Context, u undoExport, cause error) error {
 		if _, err := c.recordExport(ctx, u.record, left); err != nil {
 			errs = append(errs, err)
 		}
-	case u.deleteRecord:
+	case u.deleteRecord || (u.existing == nil && u.written != nil) || u.target != nil:
+		// The record names nothing left, and this run published its claim on an object it has just
+		// deleted: kept pending, it would own whatever a reader of that namespace makes with that claim.
 		uid := u.record.sec.UID
 		errs = append(errs, ignoreNotFound(c.Kube.CoreV1().Secrets(SystemNamespace).Delete(ctx, u.record.sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})))
 	}
