@@ -211,6 +211,23 @@ func (c *Cluster) claimExport(ctx context.Context, o ExportOptions, cur *current
 			return nil, false, err
 		}
 	}
+	// An object a pending record owns by its claim alone (a run cut off between its writes) has carried that
+	// claim where every reader of its namespace (of Targets, for a Target) could copy it: it may be a
+	// lookalike. It is never written nor pinned; exactly that object is deleted, and made again.
+	if same && cur.secret != nil && rec.secretUID == "" {
+		uid := cur.secret.UID
+		if err := ignoreNotFound(c.Kube.CoreV1().Secrets(o.Namespace).Delete(ctx, cur.secret.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})); err != nil {
+			return nil, false, err
+		}
+		cur.secret = nil
+	}
+	if same && cur.target != nil && rec.targetUID == "" {
+		uid := cur.target.GetUID()
+		if err := ignoreNotFound(c.Dynamic.Resource(export.TargetGVR).Namespace(o.Namespace).Delete(ctx, cur.target.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})); err != nil {
+			return nil, false, err
+		}
+		cur.target = nil
+	}
 	spec := recordSpec{providerID: o.ProviderID, slice: o.Slice, namespace: o.Namespace, name: objs.Secret.Name, targetName: targetName}
 	// What currentExport found and proved ours is pinned by UID before anything is written: a pending
 	// record's fresh claim must not cut it loose. An object that is gone is not pinned (its UID owns

@@ -200,7 +200,7 @@ func TestAPendingRerunPublishesNoLiveClaim(t *testing.T) {
 	claim := pub.Annotations[annExportClaim]
 	r, _ = recs.Get(ctx, exportRecordName("argocd", "provider"), metav1.GetOptions{})
 	t.Logf("claim on argocd/provider %s; record %v", claim, r.Annotations)
-	if err := consumer.kube.CoreV1().Secrets("argocd").Delete(ctx, "provider", metav1.DeleteOptions{}); err != nil {
+	if err := consumer.kube.CoreV1().Secrets("argocd").Delete(ctx, "provider", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
 	l := lookalike("argocd", "provider", time.Now())

@@ -238,6 +238,12 @@ func (c *Cluster) recordedExports(ctx context.Context, providerID, slice string,
 	var out []recordedExport
 	var errs []error
 	for _, r := range records {
+		if r.secretUID == "" {
+			// Pending (a run cut off between its writes): its claim has been readable on what it wrote, so
+			// nothing is written into, or listed as, an object it owns by claim; export again to finish it.
+			c.report().Warn(fmt.Sprintf("export Secret %s/%s was left unfinished by an export cut off; run that export again", r.namespace, r.name))
+			continue
+		}
 		sec, err := c.recordedSecret(ctx, r)
 		switch {
 		case leftAlone(err):
