@@ -266,7 +266,7 @@ func (c *Cluster) writeExport(ctx context.Context, o ExportOptions, objs *export
 	written, action, err := c.writeExportSecret(ctx, cur.secret, objs.Secret)
 	if err != nil {
 		if cur.secret == nil {
-			undo.written = createdAnyway(ctx, rec, err, func(ctx context.Context) (*corev1.Secret, error) {
+			undo.written, undo.unsure = createdAnyway(ctx, rec, err, func(ctx context.Context) (*corev1.Secret, error) {
 				return c.Kube.CoreV1().Secrets(o.Namespace).Get(ctx, objs.Secret.Name, metav1.GetOptions{})
 			})
 		}
@@ -292,9 +292,12 @@ func (c *Cluster) writeExport(ctx context.Context, o ExportOptions, objs *export
 		}
 		if err != nil {
 			if cur.target == nil {
-				undo.target = createdAnyway(ctx, rec, err, func(ctx context.Context) (*unstructured.Unstructured, error) {
+				undo.target, undo.unsure = createdAnyway(ctx, rec, err, func(ctx context.Context) (*unstructured.Unstructured, error) {
 					return targets.Get(ctx, objs.Target.GetName(), metav1.GetOptions{})
 				})
+				if undo.unsure {
+					undo.unsureTarget = objs.Target.GetName()
+				}
 			}
 			return out, c.undo(ctx, undo, err)
 		}
@@ -310,19 +313,21 @@ func (c *Cluster) writeExport(ctx context.Context, o ExportOptions, objs *export
 // createdAnyway finds the object a create that failed ambiguously (a timeout, a lost connection, a
 // cancelled context: the API server may have stored it) made after all: the one carrying this run's fresh
 // claim, which nothing else can carry. A definite refusal created nothing.
-func createdAnyway[T metav1.Object](ctx context.Context, rec *exportRecord, cause error, get func(context.Context) (T, error)) T {
+// unsure tells that the create may still be stored later (a 504 from the API server's timeout filter
+// leaves the handler running): nothing carrying the claim was found yet.
+func createdAnyway[T metav1.Object](ctx context.Context, rec *exportRecord, cause error, get func(context.Context) (T, error)) (T, bool) {
 	var none T
 	var s apierrors.APIStatus
 	if errors.As(cause, &s) && s.Status().Code > 0 && s.Status().Code < 500 {
-		return none // refused (AlreadyExists, Forbidden, Invalid, a webhook): nothing was stored
+		return none, false // refused (AlreadyExists, Forbidden, Invalid, a webhook): nothing was stored
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	obj, err := get(ctx)
 	if err != nil || !rec.owns(obj, "") {
-		return none
+		return none, true
 	}
-	return obj
+	return obj, false
 }
 
 // undoExport is what a failed export created, to be deleted: an unrecorded export would be a stranger to
@@ -334,6 +339,8 @@ type undoExport struct {
 	existingTarget    *unstructured.Unstructured
 	record            *exportRecord
 	deleteRecord      bool       // the record is this run's (new, or taken from another credential)
+	unsure            bool       // a create failed ambiguously and its object was not found: it may land later
+	unsureTarget      string     // the Target name such a create was for
 	spec              recordSpec // the export's names, for a record of what could not be undone
 }
 
@@ -365,8 +372,18 @@ func (c *Cluster) undo(ctx context.Context, u undoExport, cause error) error {
 			left.targetName, left.targetUID = u.target.GetName(), uid
 		}
 	}
+	if u.unsure && left.targetName == "" {
+		left.targetName = u.unsureTarget
+	}
 	switch {
 	case u.record == nil:
+	case u.unsure:
+		// What may still be stored carries the record's claim: the record stays, pending under that very
+		// claim, so that the re-run and deleteExports find (and delete) it; a claim only lets a run delete.
+		left.keepClaim = true
+		if _, err := c.recordExport(ctx, u.record, left); err != nil {
+			errs = append(errs, err)
+		}
 	case left.secretUID != "" || left.targetUID != "":
 		if _, err := c.recordExport(ctx, u.record, left); err != nil {
 			errs = append(errs, err)

@@ -66,6 +66,7 @@ type recordSpec struct {
 	providerID, slice           string
 	namespace, name, targetName string
 	secretUID, targetUID        types.UID
+	keepClaim                   bool // an undo unsure whether a create landed: the claim it carries stays
 }
 
 // exportRecordName names the record of the export Secret ns/name: one record per Secret, whatever it
@@ -146,7 +147,7 @@ func (c *Cluster) recordExport(ctx context.Context, have *exportRecord, spec rec
 	// A claim owns objects only while the record is pending; each pending write gets a fresh one, so that
 	// a claim once written on an object (where whoever reads the object sees it) never owns another.
 	claim := ""
-	if have != nil && spec.secretUID != "" && (spec.targetName == "" || spec.targetUID != "") {
+	if have != nil && (spec.keepClaim || spec.secretUID != "" && (spec.targetName == "" || spec.targetUID != "")) {
 		claim = have.claim
 	}
 	if claim == "" {
