@@ -221,11 +221,7 @@ func TestAPendingRerunPublishesNoLiveClaim(t *testing.T) {
 // deleted, and its record is kept: unauthenticate warns instead of forgetting the credential in it.
 func TestARelabelledExportKeepsItsRecord(t *testing.T) {
 	ctx := t.Context()
-	consumer, provider := newFakeCluster(t), newFakeCluster(t)
-	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, AuthenticateOptions{ConsumerID: "consumer", ProviderID: "provider",
-		APIServer: "https://provider.example:6443", Expiration: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
+	consumer, provider := authenticated(t)
 	makeNamespaces(t, consumer, "argocd")
 	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err != nil {
 		t.Fatal(err)

@@ -82,11 +82,7 @@ func TestAForgedRecordRedirectsNothing(t *testing.T) {
 // export listing fell back to federate-system on Forbidden; now one export elsewhere makes status fail.
 func TestAnExportTheUserCannotSeeIsSkipped(t *testing.T) {
 	ctx := t.Context()
-	consumer, provider := newFakeCluster(t), newFakeCluster(t)
-	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, AuthenticateOptions{ConsumerID: "consumer", ProviderID: "provider",
-		APIServer: "https://provider.example:6443", Expiration: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
+	consumer, _ := authenticated(t)
 	makeNamespaces(t, consumer, "argocd")
 	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err != nil {
 		t.Fatal(err)
@@ -118,11 +114,7 @@ func serveTargets(c *fakeCluster) {
 // provider-kubeconfig: whoever then creates a Secret of that name points Admiralty at a cluster of theirs.
 func TestTheRecordedTargetGoesWithoutItsSecret(t *testing.T) {
 	ctx := t.Context()
-	consumer, provider := newFakeCluster(t), newFakeCluster(t)
-	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, AuthenticateOptions{ConsumerID: "consumer", ProviderID: "provider",
-		APIServer: "https://provider.example:6443", Expiration: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
+	consumer, provider := authenticated(t)
 	makeNamespaces(t, consumer, "tools")
 	serveTargets(consumer)
 	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"}); err != nil {
@@ -148,11 +140,7 @@ func TestTheRecordedTargetGoesWithoutItsSecret(t *testing.T) {
 // knows: unauthenticate neither deletes it nor does status list it, and a re-export refuses its name.
 func TestNoCredentialIsWrittenUnrecorded(t *testing.T) {
 	ctx := t.Context()
-	consumer, provider := newFakeCluster(t), newFakeCluster(t)
-	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, AuthenticateOptions{ConsumerID: "consumer", ProviderID: "provider",
-		APIServer: "https://provider.example:6443", Expiration: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
+	consumer, provider := authenticated(t)
 	makeNamespaces(t, consumer, "argocd")
 	failing := true
 	consumer.kube.PrependReactor("create", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {

@@ -211,11 +211,7 @@ func TestExportLookalikesGetNothing(t *testing.T) {
 // an export and its record both), and nothing is written.
 func TestNoExportIntoFederateSystem(t *testing.T) {
 	ctx := t.Context()
-	consumer, provider := newFakeCluster(t), newFakeCluster(t)
-	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, AuthenticateOptions{ConsumerID: "consumer", ProviderID: "provider",
-		APIServer: "https://provider.example:6443", Expiration: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
+	consumer, _ := authenticated(t)
 	before, err := consumer.kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
