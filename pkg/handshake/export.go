@@ -215,15 +215,13 @@ func (c *Cluster) claimExport(ctx context.Context, o ExportOptions, cur *current
 	// claim where every reader of its namespace (of Targets, for a Target) could copy it: it may be a
 	// lookalike. It is never written nor pinned; exactly that object is deleted, and made again.
 	if same && cur.secret != nil && rec.secretUID == "" {
-		uid := cur.secret.UID
-		if err := ignoreNotFound(c.Kube.CoreV1().Secrets(o.Namespace).Delete(ctx, cur.secret.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})); err != nil {
+		if err := c.deleteSecret(ctx, o.Namespace, cur.secret.Name, cur.secret.UID); err != nil {
 			return nil, false, err
 		}
 		cur.secret = nil
 	}
 	if same && cur.target != nil && rec.targetUID == "" {
-		uid := cur.target.GetUID()
-		if err := ignoreNotFound(c.Dynamic.Resource(export.TargetGVR).Namespace(o.Namespace).Delete(ctx, cur.target.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})); err != nil {
+		if err := c.deleteTarget(ctx, o.Namespace, cur.target.GetName(), cur.target.GetUID()); err != nil {
 			return nil, false, err
 		}
 		cur.target = nil
@@ -360,14 +358,14 @@ func (c *Cluster) undo(ctx context.Context, u undoExport, cause error) error {
 	}
 	if u.existing == nil && u.written != nil {
 		uid := u.written.UID
-		if err := ignoreNotFound(c.Kube.CoreV1().Secrets(u.written.Namespace).Delete(ctx, u.written.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})); err != nil {
+		if err := c.deleteSecret(ctx, u.written.Namespace, u.written.Name, uid); err != nil {
 			errs = append(errs, err)
 			left.secretUID = uid
 		}
 	}
 	if u.target != nil {
 		uid := u.target.GetUID()
-		if err := ignoreNotFound(c.Dynamic.Resource(export.TargetGVR).Namespace(u.target.GetNamespace()).Delete(ctx, u.target.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})); err != nil {
+		if err := c.deleteTarget(ctx, u.target.GetNamespace(), u.target.GetName(), uid); err != nil {
 			errs = append(errs, err)
 			left.targetName, left.targetUID = u.target.GetName(), uid
 		}
@@ -391,8 +389,7 @@ func (c *Cluster) undo(ctx context.Context, u undoExport, cause error) error {
 	case u.deleteRecord || (u.existing == nil && u.written != nil) || u.target != nil:
 		// The record names nothing left, and this run published its claim on an object it has just
 		// deleted: kept pending, it would own whatever a reader of that namespace makes with that claim.
-		uid := u.record.sec.UID
-		errs = append(errs, ignoreNotFound(c.Kube.CoreV1().Secrets(SystemNamespace).Delete(ctx, u.record.sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})))
+		errs = append(errs, c.deleteSecret(ctx, SystemNamespace, u.record.sec.Name, u.record.sec.UID))
 	}
 	return errors.Join(errs...)
 }
@@ -524,8 +521,7 @@ func (c *Cluster) deleteExports(ctx context.Context, providerID, slice string) e
 			err = c.deleteExportTarget(ctx, r)
 		}
 		if err == nil && sec != nil {
-			uid := sec.UID
-			err = ignoreNotFound(c.Kube.CoreV1().Secrets(sec.Namespace).Delete(ctx, sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
+			err = c.deleteSecret(ctx, sec.Namespace, sec.Name, sec.UID)
 		}
 		if leftAlone(err) {
 			c.report().Warn(err.Error())
@@ -535,8 +531,7 @@ func (c *Cluster) deleteExports(ctx context.Context, providerID, slice string) e
 			errs = append(errs, err) // the record stays, so that a re-run finds the export
 			continue
 		}
-		uid := r.sec.UID
-		errs = append(errs, ignoreNotFound(c.Kube.CoreV1().Secrets(SystemNamespace).Delete(ctx, r.sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})))
+		errs = append(errs, c.deleteSecret(ctx, SystemNamespace, r.sec.Name, r.sec.UID))
 	}
 	return errors.Join(errs...)
 }
@@ -544,8 +539,7 @@ func (c *Cluster) deleteExports(ctx context.Context, providerID, slice string) e
 // deleteExportTarget deletes an Admiralty export's Target: the recorded object, never another one of
 // that name.
 func (c *Cluster) deleteExportTarget(ctx context.Context, r exportRecord) error {
-	targets := c.Dynamic.Resource(export.TargetGVR).Namespace(r.namespace)
-	t, err := targets.Get(ctx, r.targetName, metav1.GetOptions{})
+	t, err := c.Dynamic.Resource(export.TargetGVR).Namespace(r.namespace).Get(ctx, r.targetName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
 		return fmt.Errorf("%s %s/%s: %w", export.TargetKind, r.namespace, r.targetName, errHidden)
@@ -554,8 +548,7 @@ func (c *Cluster) deleteExportTarget(ctx context.Context, r exportRecord) error 
 	case !r.ownsTarget(t):
 		return nil // not ours: left alone
 	}
-	uid := t.GetUID()
-	return ignoreNotFound(targets.Delete(ctx, r.targetName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
+	return c.deleteTarget(ctx, r.namespace, r.targetName, t.GetUID())
 }
 
 // Exports lists every recorded export this cluster holds, for status.

@@ -278,3 +278,13 @@ func (c *Cluster) recordedSecret(ctx context.Context, r exportRecord) (*corev1.S
 	}
 	return sec, nil
 }
+
+// deleteSecret and deleteTarget delete exactly the object of that UID (never another one made under its
+// name since), and take "already gone" as done.
+func (c *Cluster) deleteSecret(ctx context.Context, ns, name string, uid types.UID) error {
+	return ignoreNotFound(c.Kube.CoreV1().Secrets(ns).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
+}
+
+func (c *Cluster) deleteTarget(ctx context.Context, ns, name string, uid types.UID) error {
+	return ignoreNotFound(c.Dynamic.Resource(export.TargetGVR).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
+}
