@@ -14,7 +14,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
 
@@ -26,7 +28,7 @@ type provider struct {
 	id string
 }
 
-func (p *provider) client() (*handshake.Cluster, error) {
+func (p *provider) client() (*member.Cluster, error) {
 	// As the plugin's own clients are: its rate limits, and warnings not printed.
 	cfg := rest.CopyConfig(p.c.Config)
 	cfg.QPS, cfg.Burst, cfg.WarningHandler = 50, 100, rest.NoWarnings{}
@@ -38,7 +40,7 @@ func (p *provider) client() (*handshake.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &handshake.Cluster{Kube: kube, Dynamic: dyn}, nil
+	return &member.Cluster{Kube: kube, Dynamic: dyn}, nil
 }
 
 func newProvider(ctx context.Context, c *kubeenv.Cluster) (*provider, error) {
@@ -47,7 +49,7 @@ func newProvider(ctx context.Context, c *kubeenv.Cluster) (*provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	self, err := cl.Init(ctx, c.Name)
+	self, err := handshake.Init(ctx, cl, c.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +61,7 @@ func newProvider(ctx context.Context, c *kubeenv.Cluster) (*provider, error) {
 type request struct {
 	id     string
 	tenant *v1alpha1.Tenant
-	cl     *handshake.Cluster
+	cl     *member.Cluster
 }
 
 // prepare creates the nonce of consumer id and signs its request, as the consumer would.
@@ -68,19 +70,19 @@ func (p *provider) prepare(ctx context.Context, id string) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, _, err := cl.CreateNonce(ctx, handshake.NonceOptions{ConsumerID: id, TTL: time.Hour})
+	n, _, err := handshake.CreateNonce(ctx, cl, handshake.NonceOptions{ConsumerID: id, TTL: time.Hour})
 	if err != nil {
 		return nil, err
 	}
-	key, err := handshake.NewClientKey("ecdsa-p256")
+	key, err := credential.NewClientKey("ecdsa-p256")
 	if err != nil {
 		return nil, err
 	}
-	csr, err := handshake.NewCSR(handshake.ExpectedUser(id, n.Value), key)
+	csr, err := credential.NewCSR(credential.ExpectedUser(id, n.Value), key)
 	if err != nil {
 		return nil, err
 	}
-	der, err := handshake.DecodePEM("csr", csr, "CERTIFICATE REQUEST")
+	der, err := member.DecodePEM("csr", csr, "CERTIFICATE REQUEST")
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +91,7 @@ func (p *provider) prepare(ctx context.Context, id string) (*request, error) {
 		return nil, err
 	}
 	tenant := &v1alpha1.Tenant{Spec: v1alpha1.TenantSpec{ClusterID: id, ProviderClusterID: p.id, PublicKey: pub, CSR: csr,
-		Signature: handshake.Sign(priv, handshake.Message(p.id, id, n.Value, der, ""))}}
+		Signature: credential.Sign(priv, credential.Message(p.id, id, n.Value, der, ""))}}
 	fresh, err := p.client() // the issuing process is not the one that made the nonce
 	if err != nil {
 		return nil, err
@@ -99,7 +101,7 @@ func (p *provider) prepare(ctx context.Context, id string) (*request, error) {
 
 func (p *provider) issue(ctx context.Context, r *request) (time.Duration, error) {
 	start := time.Now()
-	if _, err := r.cl.IssueIdentity(ctx, handshake.IssueOptions{ConsumerID: r.id, Tenant: r.tenant, APIServer: p.c.Server}); err != nil {
+	if _, err := handshake.IssueIdentity(ctx, r.cl, handshake.IssueOptions{ConsumerID: r.id, Tenant: r.tenant, APIServer: p.c.Server}); err != nil {
 		return 0, fmt.Errorf("tenant %s: %w", r.id, err)
 	}
 	return time.Since(start), nil

@@ -6,13 +6,13 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // A dry run ends successfully only when all that stopped it is dry-run stops: a real failure joined to a
 // stop (renew --all where one provider is missing) keeps its error and its exit code.
 func TestOnlyDryRunStopsEndADryRunSuccessfully(t *testing.T) {
-	stop := func(at string) error { return &handshake.DryRunStop{At: at, Why: "no token"} }
+	stop := func(at string) error { return &member.DryRunStop{At: at, Why: "no token"} }
 	missing := errors.New(`provider "gone" not found`)
 	for _, c := range []struct {
 		name  string

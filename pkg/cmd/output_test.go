@@ -57,7 +57,7 @@ spec:
 	}
 	// request exchange reaches the provider through the pairing's kubeconfig (HTTP): the domain step
 	// leaves the same pending ExchangeRequest.
-	_, err := w.Domain("edge").RequestExchange(t.Context(), w.Domain("farm"), handshake.ExchangeOptions{ProviderID: "farm", Rule: "mapping",
+	_, err := handshake.RequestExchange(t.Context(), w.Domain("edge"), w.Domain("farm"), handshake.ExchangeOptions{ProviderID: "farm", Rule: "mapping",
 		Target: exchange.Target{User: "bob"}, Scope: exchange.Scope{Namespaces: []string{"federate-tenant-edge"}}})
 	var pending *handshake.ExchangePendingError
 	if !errorsAs(err, &pending) {

@@ -6,6 +6,9 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // GVRs of what init and the sandbox apply through the dynamic client.
@@ -43,8 +46,8 @@ var sandboxValidations = map[string][]admissionv1.Validation{
 			`object.spec.priorityClassName in namespaceObject.metadata.annotations['` + AnnotationPriorityClasses + `'].split(','))`,
 		Message: "kubectl federate sandbox: this priorityClassName is not allowed (system-* never; others only those the provider allowed, namespace annotation " + AnnotationPriorityClasses + ")",
 	}, {
-		Expression: `!has(object.spec.serviceAccountName) || !object.spec.serviceAccountName.startsWith('` + CredentialServiceAccount + `-')`,
-		Message:    "kubectl federate sandbox: pods must not run as a " + CredentialServiceAccount + "-* ServiceAccount (a Token identity's own: the pod could mint its tokens)",
+		Expression: `!has(object.spec.serviceAccountName) || !object.spec.serviceAccountName.startsWith('` + credential.CredentialServiceAccount + `-')`,
+		Message:    "kubectl federate sandbox: pods must not run as a " + credential.CredentialServiceAccount + "-* ServiceAccount (a Token identity's own: the pod could mint its tokens)",
 	}, {
 		Expression: `request.operation != 'CREATE' || !has(object.spec.nodeName) || object.spec.nodeName == ''`,
 		Message:    "kubectl federate sandbox: pods must not set spec.nodeName (it bypasses the scheduler and taints)",
@@ -321,7 +324,7 @@ func sandboxPolicy(resource string) *admissionv1.ValidatingAdmissionPolicy {
 	fail := admissionv1.Fail
 	return &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Name: SandboxName + "-" + resource, Labels: map[string]string{LabelManagedBy: ManagedBy}},
+		ObjectMeta: metav1.ObjectMeta{Name: SandboxName + "-" + resource, Labels: map[string]string{member.LabelManagedBy: member.ManagedBy}},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: &fail,
 			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
@@ -349,7 +352,7 @@ func tenantPolicy(name string, rule admissionv1.Rule, validations []admissionv1.
 	fail := admissionv1.Fail
 	return &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Name: SandboxName + "-" + name, Labels: map[string]string{LabelManagedBy: ManagedBy}},
+		ObjectMeta: metav1.ObjectMeta{Name: SandboxName + "-" + name, Labels: map[string]string{member.LabelManagedBy: member.ManagedBy}},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: &fail,
 			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
@@ -362,8 +365,8 @@ func tenantPolicy(name string, rule admissionv1.Rule, validations []admissionv1.
 				Name: "tenant",
 				// Certificates carry the tenant group; a Token identity is its namespace's credential
 				// ServiceAccount, a user name only tokens the API server signed can have.
-				Expression: `request.userInfo.groups.exists(g, g == '` + TenantGroup + `') || ` +
-					`request.userInfo.username.matches('^` + serviceAccountPrefix + `[^:]+:` + CredentialServiceAccount + `-[a-z0-9]+$')` +
+				Expression: `request.userInfo.groups.exists(g, g == '` + member.TenantGroup + `') || ` +
+					`request.userInfo.username.matches('^` + credential.ServiceAccountPrefix + `[^:]+:` + credential.CredentialServiceAccount + `-[a-z0-9]+$')` +
 					probeMatch(name),
 			}},
 			Variables:   policyVariables[name],
@@ -388,7 +391,7 @@ func probeMatch(name string) string {
 func sandboxPolicyBinding(resource string) *admissionv1.ValidatingAdmissionPolicyBinding {
 	return &admissionv1.ValidatingAdmissionPolicyBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicyBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: SandboxName + "-" + resource, Labels: map[string]string{LabelManagedBy: ManagedBy}},
+		ObjectMeta: metav1.ObjectMeta{Name: SandboxName + "-" + resource, Labels: map[string]string{member.LabelManagedBy: member.ManagedBy}},
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
 			PolicyName:        SandboxName + "-" + resource,
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},

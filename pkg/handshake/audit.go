@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Reasons of the audit Events.
@@ -38,22 +39,22 @@ const (
 const reportingController = "federate.dev/kubectl-federate"
 
 // operator returns the user this process acts as on the cluster, from a SelfSubjectReview, once.
-func (c *Cluster) operator(ctx context.Context) string {
-	c.operatorOnce.Do(func() {
+func operator(ctx context.Context, c *member.Cluster) string {
+	c.OperatorOnce.Do(func() {
 		r, err := c.Kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authv1.SelfSubjectReview{}, metav1.CreateOptions{})
 		if err != nil {
-			c.operatorUser = "unknown (SelfSubjectReview: " + err.Error() + ")"
+			c.OperatorUser = "unknown (SelfSubjectReview: " + err.Error() + ")"
 			return
 		}
-		c.operatorUser = r.Status.UserInfo.Username
+		c.OperatorUser = r.Status.UserInfo.Username
 	})
-	return c.operatorUser
+	return c.OperatorUser
 }
 
 // startOperator sends the operator's SelfSubjectReview in the background, so that the Events recorded at
 // the end of a run need not wait for it.
-func (c *Cluster) startOperator(ctx context.Context) {
-	go c.operator(ctx)
+func startOperator(ctx context.Context, c *member.Cluster) {
+	go operator(ctx, c)
 }
 
 // audit records what this process just did to a pairing as an Event regarding obj (a Tenant on a
@@ -63,8 +64,8 @@ func (c *Cluster) startOperator(ctx context.Context) {
 // Event lives in its object's namespace (the API server requires it): a Tenant's in the tenant namespace,
 // where the tenant reads it, operator's name included. A failure to record is reported as a warning: what
 // it records has already happened.
-func (c *Cluster) audit(ctx context.Context, obj auditObject, reason, note string, cred *Credential) {
-	msg := note + "; by " + c.operator(ctx)
+func audit(ctx context.Context, c *member.Cluster, obj auditObject, reason, note string, cred *Credential) {
+	msg := note + "; by " + operator(ctx, c)
 	if cred != nil && cred.User != "" {
 		msg += "; credential user " + cred.User
 		if !cred.NotAfter.IsZero() {
@@ -72,13 +73,13 @@ func (c *Cluster) audit(ctx context.Context, obj auditObject, reason, note strin
 		}
 	}
 	host, _ := os.Hostname()
-	now := c.now()
+	now := c.CurrentTime()
 	ev := &eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{
 			// As client-go's recorders name them; the API server refuses a generateName ending in a dot.
 			Name:      fmt.Sprintf("%s.%x", obj.name, now.UnixNano()),
 			Namespace: obj.namespace,
-			Labels:    map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: obj.remoteID, LabelRole: obj.role},
+			Labels:    map[string]string{member.LabelManagedBy: member.ManagedBy, member.LabelRemoteClusterID: obj.remoteID, member.LabelRole: obj.role},
 		},
 		EventTime:           metav1.NewMicroTime(now),
 		ReportingController: reportingController,
@@ -91,7 +92,7 @@ func (c *Cluster) audit(ctx context.Context, obj auditObject, reason, note strin
 		Type: corev1.EventTypeNormal,
 	}
 	if _, err := c.Kube.EventsV1().Events(obj.namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
-		c.report().Warn(fmt.Sprintf("The %s was not recorded as an Event in %s: %v", strings.ToLower(reason), obj.namespace, err))
+		c.Reporter().Warn(fmt.Sprintf("The %s was not recorded as an Event in %s: %v", strings.ToLower(reason), obj.namespace, err))
 	}
 }
 
@@ -103,12 +104,12 @@ type auditObject struct {
 
 // tenantObject is a consumer's Tenant on this provider.
 func tenantObject(consumerID string) auditObject {
-	return auditObject{kind: v1alpha1.TenantKind, namespace: TenantNamespace(consumerID), name: consumerID, remoteID: consumerID, role: RoleProvider}
+	return auditObject{kind: v1alpha1.TenantKind, namespace: member.TenantNamespace(consumerID), name: consumerID, remoteID: consumerID, role: member.RoleProvider}
 }
 
 // identityObject is an Identity this consumer holds.
 func identityObject(providerID, name string) auditObject {
-	return auditObject{kind: v1alpha1.IdentityKind, namespace: SystemNamespace, name: name, remoteID: providerID, role: RoleConsumer}
+	return auditObject{kind: v1alpha1.IdentityKind, namespace: member.SystemNamespace, name: name, remoteID: providerID, role: member.RoleConsumer}
 }
 
 func truncateTo(s string, n int) string {
@@ -140,12 +141,12 @@ type HistoryEntry struct {
 // drain's cordon before the uncordon). The order of storage is the Events' resourceVersions, which etcd
 // assigns in increasing order (one store holds every Event); should a server give versions that are not
 // numbers, the server's creation times, then the Events' own, order them instead.
-func (c *Cluster) History(ctx context.Context) ([]HistoryEntry, error) {
-	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy}).String()
+func History(ctx context.Context, c *member.Cluster) ([]HistoryEntry, error) {
+	sel := labels.SelectorFromSet(labels.Set{member.LabelManagedBy: member.ManagedBy}).String()
 	list, err := c.Kube.EventsV1().Events("").List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if apierrors.IsForbidden(err) {
 		// A consumer's operator may read federate-system only, where a consumer's Events are.
-		list, err = c.Kube.EventsV1().Events(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		list, err = c.Kube.EventsV1().Events(member.SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("listing Events: %w", err)
@@ -157,7 +158,7 @@ func (c *Cluster) History(ctx context.Context) ([]HistoryEntry, error) {
 		if e.ReportingController != reportingController {
 			continue
 		}
-		h := HistoryEntry{Time: e.CreationTimestamp.UTC(), RemoteClusterID: e.Labels[LabelRemoteClusterID], Role: e.Labels[LabelRole],
+		h := HistoryEntry{Time: e.CreationTimestamp.UTC(), RemoteClusterID: e.Labels[member.LabelRemoteClusterID], Role: e.Labels[member.LabelRole],
 			Kind: e.Regarding.Kind, Name: e.Regarding.Name, Reason: e.Reason, Note: e.Note}
 		if e.CreationTimestamp.IsZero() {
 			h.Time = e.EventTime.UTC()

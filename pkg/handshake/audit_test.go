@@ -8,14 +8,16 @@ import (
 
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // auditEvent is an audit Event as the API server returns it: stored at created, with resourceVersion rv,
 // its own time eventTime (the recording process's estimate of the server's clock).
 func auditEvent(name, reason, rv string, created, eventTime time.Time) *eventsv1.Event {
 	return &eventsv1.Event{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: TenantNamespace("edge-1"), ResourceVersion: rv,
-			CreationTimestamp: metav1.NewTime(created), Labels: map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: "edge-1", LabelRole: RoleProvider}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: member.TenantNamespace("edge-1"), ResourceVersion: rv,
+			CreationTimestamp: metav1.NewTime(created), Labels: map[string]string{member.LabelManagedBy: member.ManagedBy, member.LabelRemoteClusterID: "edge-1", member.LabelRole: member.RoleProvider}},
 		EventTime: metav1.NewMicroTime(eventTime), ReportingController: reportingController, Reason: reason, Action: reason,
 	}
 }
@@ -38,7 +40,7 @@ func TestHistoryIsInStorageOrder(t *testing.T) {
 		}
 	}
 	reasons := func() string {
-		h, err := c.History(t.Context())
+		h, err := History(t.Context(), c.Cluster)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +73,7 @@ func TestHistoryIsInStorageOrder(t *testing.T) {
 // recorded checks that f's audit trail holds exactly want Events of reason whose note contains note.
 func recorded(t *testing.T, f *fakeCluster, reason, note string, want int) {
 	t.Helper()
-	h, err := f.History(t.Context())
+	h, err := History(t.Context(), f.Cluster)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // AuthenticateOptions configure a one-shot handshake.
@@ -31,60 +33,60 @@ type AuthenticateOptions struct {
 
 // Authenticate runs the manual flow's four steps in one process: the provider creates a nonce, the
 // consumer generates its Tenant, the provider issues the Identity, the consumer imports it.
-func Authenticate(ctx context.Context, consumer, provider *Cluster, o AuthenticateOptions) (*Imported, error) {
+func Authenticate(ctx context.Context, consumer, provider *member.Cluster, o AuthenticateOptions) (*Imported, error) {
 	// Through a slow link a run costs its dependent round trips, so it sends every request as soon as it
 	// can: the operators' SelfSubjectReviews (for the audit Events at the end) now, both clusters'
 	// initialization at once, every read either side will need with the pair's lock, and each write
 	// alongside the others that do not depend on it.
-	consumer.startOperator(ctx)
-	provider.startOperator(ctx)
-	var pSelf *Self
+	startOperator(ctx, consumer)
+	startOperator(ctx, provider)
+	var pSelf *member.Self
 	pDone := make(chan error, 1)
 	go func() {
 		var err error
-		pSelf, err = provider.Init(ctx, o.ProviderID)
+		pSelf, err = Init(ctx, provider, o.ProviderID)
 		pDone <- wrapSide("provider", err)
 	}()
 	// The consumer issues nothing here: its own sandbox objects are not this run's concern.
-	cSelf, cErr := consumer.initialize(ctx, o.ConsumerID, false)
+	cSelf, cErr := initialize(ctx, consumer, o.ConsumerID, false)
 	if err := errors.Join(wrapSide("consumer", cErr), <-pDone); err != nil {
 		return nil, err
 	}
 	if cSelf.ClusterID == pSelf.ClusterID {
-		return nil, fmt.Errorf("%w: both have cluster ID %q", ErrSameCluster, cSelf.ClusterID)
+		return nil, fmt.Errorf("%w: both have cluster ID %q", member.ErrSameCluster, cSelf.ClusterID)
 	}
-	defer provider.forgetReads()
-	defer consumer.forgetReads()
-	provider.prefetchIssue(ctx, cSelf.ClusterID)
-	consumer.prefetchImport(ctx, pSelf.ClusterID)
+	defer provider.ForgetReads()
+	defer consumer.ForgetReads()
+	prefetchIssue(ctx, provider, cSelf.ClusterID)
+	prefetchImport(ctx, consumer, pSelf.ClusterID)
 	// One run per pair at a time; a run that dies leaves a lease that expires with its --timeout.
 	lease := 2 * time.Minute
 	if d, ok := ctx.Deadline(); ok {
 		lease = time.Until(d) + 5*time.Second
 	}
-	unlock, contended, err := provider.lockPair(ctx, cSelf.ClusterID, lease)
+	unlock, contended, err := provider.LockPair(ctx, cSelf.ClusterID, lease)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	if contended {
 		// Read while another run held the pair: they may predate its writes.
-		provider.forgetReads()
-		consumer.forgetReads()
-		provider.prefetchIssue(ctx, cSelf.ClusterID)
-		consumer.prefetchImport(ctx, pSelf.ClusterID)
+		provider.ForgetReads()
+		consumer.ForgetReads()
+		prefetchIssue(ctx, provider, cSelf.ClusterID)
+		prefetchImport(ctx, consumer, pSelf.ClusterID)
 	}
 	ttl := o.NonceTTL
 	if ttl == 0 {
 		ttl = DefaultNonceTTL
 	}
-	n, created, pruned, err := provider.prepareNonce(ctx, cSelf.ClusterID, ttl)
+	n, created, pruned, err := prepareNonce(ctx, provider, cSelf.ClusterID, ttl)
 	if err != nil {
 		return nil, errors.Join(err, pruned())
 	}
 	res, err := authenticate(ctx, consumer, provider, o, cSelf, pSelf, n.Value, created, unlock)
 	if perr := pruned(); perr != nil {
-		provider.report().Warn(perr.Error())
+		provider.Reporter().Warn(perr.Error())
 	}
 	return res, err
 }
@@ -92,13 +94,13 @@ func Authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 // authenticate is the handshake once the pair is locked and the nonce known. A new nonce (created) is
 // used at once, so the consumer's client key stays in memory: nobody else will ever import the answer.
 // A nonce that was there already belongs to a manual handshake in progress, whose key waits in a Secret.
-func authenticate(ctx context.Context, consumer, provider *Cluster, o AuthenticateOptions, cSelf, pSelf *Self, nonceValue string, created bool, unlock func()) (*Imported, error) {
+func authenticate(ctx context.Context, consumer, provider *member.Cluster, o AuthenticateOptions, cSelf, pSelf *member.Self, nonceValue string, created bool, unlock func()) (*Imported, error) {
 	// A renewal keeps the consumer's route to the provider (its proxy URL, signed into the Tenant) unless
 	// another was given. The provider's Tenant was read ahead with the pair's lock.
 	var proxyChange *Change
-	if u, err := provider.objectRead(v1alpha1.TenantGVR, TenantNamespace(cSelf.ClusterID), cSelf.ClusterID).peek(ctx, provider); err == nil {
+	if u, err := provider.ObjectRead(v1alpha1.TenantGVR, member.TenantNamespace(cSelf.ClusterID), cSelf.ClusterID).Peek(ctx, provider); err == nil {
 		var recorded v1alpha1.Tenant
-		if fromUnstructured(u, &recorded) == nil && recorded.Status.User != "" {
+		if member.FromUnstructured(u, &recorded) == nil && recorded.Status.User != "" {
 			if !o.Given[SettingProxyURL] {
 				o.ProxyURL = recorded.Spec.ProxyURL
 			} else if o.ProxyURL != recorded.Spec.ProxyURL {
@@ -106,7 +108,7 @@ func authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 			}
 		}
 	}
-	tenant, held, err := consumer.generateTenant(ctx, TenantOptions{
+	tenant, held, err := generateTenant(ctx, consumer, TenantOptions{
 		ProviderID: pSelf.ClusterID, Nonce: nonceValue, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm,
 	}, created)
 	if err != nil {
@@ -117,36 +119,36 @@ func authenticate(ctx context.Context, consumer, provider *Cluster, o Authentica
 	// it holds it, by when writes sent alongside its release have landed).
 	var imported func() error
 	var res *Imported
-	identity, err := provider.IssueIdentity(ctx, IssueOptions{
+	identity, err := IssueIdentity(ctx, provider, IssueOptions{
 		ConsumerID: cSelf.ClusterID, Tenant: tenant, APIServer: o.APIServer, CA: o.CA,
 		Expiration: o.Expiration, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox,
 		Credential: o.Credential, SignerTimeout: o.SignerTimeout, MaxExpiration: o.MaxExpiration, Given: o.Given,
 		bound: func(id *v1alpha1.Identity) {
-			imported = background(func() error {
+			imported = member.Background(func() error {
 				var err error
-				res, err = consumer.importIdentity(ctx, id, held, unlock)
+				res, err = importIdentity(ctx, consumer, id, held, unlock)
 				return err
 			})
 		},
 	})
 	if err == nil && proxyChange != nil {
-		consumer.report().Info(proxyChange.String())
+		consumer.Reporter().Info(proxyChange.String())
 	}
 	if imported != nil {
 		// Bound, so the consumer's side ran: its outcome counts whatever the provider's record did.
 		return res, errors.Join(err, imported())
 	}
-	if errors.Is(err, ErrNoCertificate) && created {
+	if errors.Is(err, credential.ErrNoCertificate) && created {
 		// Nothing was issued, and this run made the request (a new nonce, a key held in memory): take the
 		// nonce back, so that the clusters are as they were. A nonce it found (a manual flow in progress)
 		// stays, restored, with its waiting key.
-		return nil, errors.Join(err, provider.nonces().Delete(ctx, cSelf.ClusterID))
+		return nil, errors.Join(err, provider.Nonces().Delete(ctx, cSelf.ClusterID))
 	}
 	if err != nil {
 		return nil, err
 	}
 	// Returned without binding (a concurrent run for the same nonce issued it): store it now.
-	return consumer.importIdentity(ctx, identity, held, unlock)
+	return importIdentity(ctx, consumer, identity, held, unlock)
 }
 
 // wrapSide names the side an error comes from, also on an ID conflict, so a command can name its flag.
@@ -154,7 +156,7 @@ func wrapSide(side string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var ic *IDConflictError
+	var ic *member.IDConflictError
 	if errors.As(err, &ic) && ic.Side == "" {
 		ic.Side = side
 	}

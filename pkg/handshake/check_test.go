@@ -3,6 +3,8 @@ package handshake
 import (
 	"testing"
 	"time"
+
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // status --check proves rights, not authentication: a pairing identity is ok while the provider lets it
@@ -10,15 +12,15 @@ import (
 // is gone (a revoked certificate still authenticates), expired past its NotAfter.
 func TestCheckProvesRights(t *testing.T) {
 	consumer, provider := pairedFakes(t)
-	consumer.Dial = func([]byte) (*Cluster, error) { return provider.Cluster, nil }
+	consumer.Dial = func([]byte) (*member.Cluster, error) { return provider.Cluster, nil }
 	state := func() *CredentialCheck {
 		t.Helper()
-		r, err := consumer.Status(t.Context(), true)
+		r, err := Status(t.Context(), consumer.Cluster, true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range r.Credentials {
-			if s.Role == RoleConsumer && s.Kind == KindControlPlane {
+			if s.Role == member.RoleConsumer && s.Kind == KindControlPlane {
 				return s.Check
 			}
 		}
@@ -28,16 +30,16 @@ func TestCheckProvesRights(t *testing.T) {
 	if c := state(); c == nil || c.State != CheckOK || !c.OK {
 		t.Fatalf("paired: %+v", c)
 	}
-	if _, err := provider.Cordon(t.Context(), "consumer"); err != nil {
+	if _, err := Cordon(t.Context(), provider.Cluster, "consumer"); err != nil {
 		t.Fatal(err)
 	}
 	if c := state(); c.State != CheckCordoned || c.OK {
 		t.Errorf("cordoned: %+v", c)
 	}
-	if _, err := provider.Uncordon(t.Context(), "consumer"); err != nil {
+	if _, err := Uncordon(t.Context(), provider.Cluster, "consumer"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := provider.Revoke(t.Context(), "consumer"); err != nil {
+	if _, err := Revoke(t.Context(), provider.Cluster, "consumer"); err != nil {
 		t.Fatal(err)
 	}
 	if c := state(); c.State != CheckRevoked || c.OK {

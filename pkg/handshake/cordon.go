@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // LabelCordoned marks the namespaces of a cordoned consumer; the cordon admission policies are bound to
@@ -24,60 +25,60 @@ const LabelCordoned = "federate.dev/cordoned"
 // Cordon (provider) keeps a consumer from starting new workloads in every namespace it was granted, while
 // what runs keeps running: its namespaces get LabelCordoned, which the cordon admission policies select,
 // and the Tenant records it. It takes effect with the labels; safe to re-run.
-func (c *Cluster) Cordon(ctx context.Context, consumerID string) (Outcome, error) {
-	return c.setCordon(ctx, consumerID, true)
+func Cordon(ctx context.Context, c *member.Cluster, consumerID string) (Outcome, error) {
+	return setCordon(ctx, c, consumerID, true)
 }
 
 // Uncordon (provider) lifts Cordon.
-func (c *Cluster) Uncordon(ctx context.Context, consumerID string) (Outcome, error) {
-	return c.setCordon(ctx, consumerID, false)
+func Uncordon(ctx context.Context, c *member.Cluster, consumerID string) (Outcome, error) {
+	return setCordon(ctx, c, consumerID, false)
 }
 
 // Drain (provider) cordons a consumer, then deletes every workload and pod it runs, in every namespace it
 // was granted. Its identities keep their rights: it can see and clean up what is left, and starts nothing
 // until it is uncordoned. Cordon returns once admission refuses the tenant's new pods everywhere, so the
 // one sweep after it leaves nothing the tenant made.
-func (c *Cluster) Drain(ctx context.Context, consumerID string) error {
-	if _, err := c.Cordon(ctx, consumerID); err != nil {
+func Drain(ctx context.Context, c *member.Cluster, consumerID string) error {
+	if _, err := Cordon(ctx, c, consumerID); err != nil {
 		return err
 	}
-	names, _, err := c.consumerNamespaces(ctx, consumerID)
+	names, _, err := consumerNamespaces(ctx, c, consumerID)
 	if err != nil {
 		return err
 	}
-	return step(c.report(), "Deleting the workloads and pods of "+consumerID, "Workloads and pods of "+consumerID+" deleted", func() error {
+	return member.Step(c.Reporter(), "Deleting the workloads and pods of "+consumerID, "Workloads and pods of "+consumerID+" deleted", func() error {
 		jobs := make([]func() error, len(names))
 		for i, ns := range names {
-			jobs[i] = func() error { return c.deleteRunners(ctx, ns) }
+			jobs[i] = func() error { return deleteRunners(ctx, c, ns) }
 		}
-		if err := parallel(jobs...); err != nil {
+		if err := member.Parallel(jobs...); err != nil {
 			return err
 		}
-		c.audit(ctx, tenantObject(consumerID), EventDrained, "consumer "+consumerID+" drained: workloads and pods deleted in "+strings.Join(names, ", "), nil)
+		audit(ctx, c, tenantObject(consumerID), EventDrained, "consumer "+consumerID+" drained: workloads and pods deleted in "+strings.Join(names, ", "), nil)
 		return nil
 	})
 }
 
 // consumerNamespaces are the tenant namespace and every namespace granted to the consumer, once the
 // consumer is known to have a Tenant here (else a *NotFoundError), and whether all of them are cordoned.
-func (c *Cluster) consumerNamespaces(ctx context.Context, consumerID string) ([]string, bool, error) {
+func consumerNamespaces(ctx context.Context, c *member.Cluster, consumerID string) ([]string, bool, error) {
 	// The cordon policies must exist before a namespace is labelled for them.
-	if _, err := c.loadCurrent(ctx); err != nil {
+	if _, err := loadCurrent(ctx, c); err != nil {
 		return nil, false, err
 	}
-	ns := TenantNamespace(consumerID)
+	ns := member.TenantNamespace(consumerID)
 	var granted []corev1.Namespace
 	var own *corev1.Namespace
 	var tenantErr, nsErr error
-	if err := parallel(
-		func() error { _, tenantErr = c.readTenant(ctx, consumerID); return nil },
+	if err := member.Parallel(
+		func() error { _, tenantErr = readTenant(ctx, c, consumerID); return nil },
 		func() error { own, nsErr = c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); return nil },
-		func() error { var err error; granted, err = c.grantedNamespaces(ctx, consumerID); return err },
+		func() error { var err error; granted, err = grantedNamespaces(ctx, c, consumerID); return err },
 	); err != nil {
 		return nil, false, err
 	}
 	if apierrors.IsNotFound(tenantErr) {
-		known, err := c.consumerIDs(ctx)
+		known, err := consumerIDs(ctx, c)
 		if err != nil {
 			return nil, false, err
 		}
@@ -97,8 +98,8 @@ func (c *Cluster) consumerNamespaces(ctx context.Context, consumerID string) ([]
 	return names, cordoned, nil
 }
 
-func (c *Cluster) setCordon(ctx context.Context, consumerID string, on bool) (Outcome, error) {
-	names, cordoned, err := c.consumerNamespaces(ctx, consumerID)
+func setCordon(ctx context.Context, c *member.Cluster, consumerID string, on bool) (Outcome, error) {
+	names, cordoned, err := consumerNamespaces(ctx, c, consumerID)
 	if err != nil {
 		return Done, err
 	}
@@ -107,9 +108,9 @@ func (c *Cluster) setCordon(ctx context.Context, consumerID string, on bool) (Ou
 		// late), and nothing is written.
 		probes := make([]func() error, len(names))
 		for i, ns := range names {
-			probes[i] = func() error { return c.waitCordoned(ctx, ns, on) }
+			probes[i] = func() error { return waitCordoned(ctx, c, ns, on) }
 		}
-		return Already, parallel(probes...)
+		return Already, member.Parallel(probes...)
 	}
 	running, done := "Uncordoning "+consumerID, consumerID+" uncordoned: it may start workloads again"
 	label := `null` // a merge patch removes the label
@@ -117,12 +118,12 @@ func (c *Cluster) setCordon(ctx context.Context, consumerID string, on bool) (Ou
 		running, done = "Cordoning "+consumerID, consumerID+" cordoned in "+strconv.Itoa(len(names))+" namespace(s): it starts no new workloads, what runs keeps running"
 		label = `"true"`
 	}
-	return Done, step(c.report(), running, done, func() error {
+	return Done, member.Step(c.Reporter(), running, done, func() error {
 		patch := []byte(`{"metadata":{"labels":{"` + LabelCordoned + `":` + label + `}}}`)
 		jobs := make([]func() error, 0, len(names)+1)
 		for _, ns := range names {
 			jobs = append(jobs, func() error {
-				_, err := c.Kube.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+				_, err := c.Kube.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: member.FieldManager})
 				if apierrors.IsNotFound(err) {
 					return nil
 				}
@@ -130,11 +131,11 @@ func (c *Cluster) setCordon(ctx context.Context, consumerID string, on bool) (Ou
 			})
 		}
 		jobs = append(jobs, func() error {
-			_, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(TenantNamespace(consumerID)).Patch(ctx, consumerID, types.MergePatchType,
-				[]byte(`{"status":{"cordoned":`+strconv.FormatBool(on)+`}}`), metav1.PatchOptions{FieldManager: FieldManager}, "status")
+			_, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(member.TenantNamespace(consumerID)).Patch(ctx, consumerID, types.MergePatchType,
+				[]byte(`{"status":{"cordoned":`+strconv.FormatBool(on)+`}}`), metav1.PatchOptions{FieldManager: member.FieldManager}, "status")
 			return err
 		})
-		err := parallel(jobs...)
+		err := member.Parallel(jobs...)
 		if err != nil && on {
 			return errors.Join(err, errors.New("the consumer may be cordoned in some namespaces only: run the command again"))
 		}
@@ -145,16 +146,16 @@ func (c *Cluster) setCordon(ctx context.Context, consumerID string, on bool) (Ou
 		// still start something. Only then is the consumer cordoned (or, uncordoning, free again).
 		probes := make([]func() error, len(names))
 		for i, ns := range names {
-			probes[i] = func() error { return c.waitCordoned(ctx, ns, on) }
+			probes[i] = func() error { return waitCordoned(ctx, c, ns, on) }
 		}
-		if err := parallel(probes...); err != nil {
+		if err := member.Parallel(probes...); err != nil {
 			return err
 		}
 		reason := EventUncordoned
 		if on {
 			reason = EventCordoned
 		}
-		c.audit(ctx, tenantObject(consumerID), reason, "consumer "+consumerID+" "+strings.ToLower(reason)+" in "+strings.Join(names, ", "), nil)
+		audit(ctx, c, tenantObject(consumerID), reason, "consumer "+consumerID+" "+strings.ToLower(reason)+" in "+strings.Join(names, ", "), nil)
 		return nil
 	})
 }
@@ -163,7 +164,7 @@ func (c *Cluster) setCordon(ctx context.Context, consumerID string, on bool) (Ou
 // admission answers as the namespace's cordon label says: refused by the cordon policy when on, admitted
 // by it when off. A pod the rest of the sandbox refuses is never the answer: the probe passes every other
 // rule.
-func (c *Cluster) waitCordoned(ctx context.Context, ns string, on bool) error {
+func waitCordoned(ctx context.Context, c *member.Cluster, ns string, on bool) error {
 	if c.DryRun {
 		return nil // the cordon label was not written
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Cordon labels every namespace of the consumer and returns only once admission refuses the cordon probe
@@ -15,15 +17,15 @@ import (
 func TestCordonConfirmsAdmission(t *testing.T) {
 	consumer, provider := fakePair(t)
 	tenant, _ := manualFlow(t, consumer, provider)
-	if _, err := provider.IssueIdentity(t.Context(), issueOptions(tenant)); err != nil {
+	if _, err := IssueIdentity(t.Context(), provider.Cluster, issueOptions(tenant)); err != nil {
 		t.Fatal(err)
 	}
-	ns := TenantNamespace("consumer")
-	if out, err := provider.Cordon(t.Context(), "consumer"); err != nil || out != Done {
+	ns := member.TenantNamespace("consumer")
+	if out, err := Cordon(t.Context(), provider.Cluster, "consumer"); err != nil || out != Done {
 		t.Fatalf("Cordon: %v %v", out, err)
 	}
 	writes := len(provider.Clientset.Actions())
-	if out, err := provider.Cordon(t.Context(), "consumer"); err != nil || out != Already {
+	if out, err := Cordon(t.Context(), provider.Cluster, "consumer"); err != nil || out != Already {
 		t.Fatalf("Cordon again: %v %v, want Already", out, err)
 	}
 	for _, a := range provider.Clientset.Actions()[writes:] {
@@ -42,14 +44,14 @@ func TestCordonConfirmsAdmission(t *testing.T) {
 	if probes == 0 {
 		t.Error("cordon sent no probe")
 	}
-	if out, err := provider.Uncordon(t.Context(), "consumer"); err != nil || out != Done {
+	if out, err := Uncordon(t.Context(), provider.Cluster, "consumer"); err != nil || out != Done {
 		t.Fatalf("Uncordon: %v %v", out, err)
 	}
 	got, _ = provider.kube.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{})
 	if _, still := got.Labels[LabelCordoned]; still || provider.tenant(t).Status.Cordoned {
 		t.Errorf("after uncordon: labels %v, status cordoned %v", got.Labels, provider.tenant(t).Status.Cordoned)
 	}
-	if err := provider.Drain(t.Context(), "consumer"); err != nil {
+	if err := Drain(t.Context(), provider.Cluster, "consumer"); err != nil {
 		t.Fatalf("Drain: %v", err)
 	}
 	if !slices.Contains(provider.actions(), "delete-collection pods") {
@@ -57,7 +59,7 @@ func TestCordonConfirmsAdmission(t *testing.T) {
 	}
 	before := len(provider.kube.Actions())
 	var nf *NotFoundError
-	if _, err := provider.Cordon(t.Context(), "consumr"); !errors.As(err, &nf) || !strings.Contains(err.Error(), `did you mean "consumer"?`) {
+	if _, err := Cordon(t.Context(), provider.Cluster, "consumr"); !errors.As(err, &nf) || !strings.Contains(err.Error(), `did you mean "consumer"?`) {
 		t.Errorf("cordon of an unknown consumer: %v", err)
 	}
 	for _, a := range provider.kube.Actions()[before:] {

@@ -1,21 +1,16 @@
 // Package handshake is the protocol: the provider's and the consumer's steps, each written once, as
-// methods over one cluster's clients. The manual commands call one step each; authenticate calls them
+// functions over one cluster's clients (a member.Cluster); credentials are issued and checked through
+// package credential. The manual commands call one step each; authenticate calls them
 // all in one process. Nothing here prints: progress goes through a Reporter. Errors name what is wrong in
 // domain terms (a field, a cluster, an object), never a command's flag.
 //
 // One job per file:
 //
-//	cluster.go    a Cluster (one side's clients) and its identity: ID and handshake key
 //	install.go    init: federate-system, CRDs, the tenant ClusterRole, the sandbox admission policies
-//	kube.go       client plumbing: watches, server-side apply, parallel requests
 //	nonces.go     the provider's nonces (create, get, prune expired)
 //	tenant.go     the consumer's request: client key, CSR, signed Tenant
 //	decode.go     strict decoding of tenant.yaml and identity.yaml
 //	verify.go     shape checks of a Tenant and an Identity
-//	message.go    the signed handshake message and issuance user names
-//	integrity.go  the nonce-keyed MACs that seal identity.yaml
-//	csr.go        client keys and CSRs: build, parse once, check exactly
-//	csrapi.go     the Kubernetes CSR API: create, approve exactly ours, wait, check the certificate
 //	issue.go      the provider's issuance: verify, request, consume, sandbox, approve, bind, record
 //	sandbox.go    the tenant sandbox: namespace, quota, limits, network policy, ServiceAccount
 //	admission.go  the sandbox's ValidatingAdmissionPolicies
@@ -31,18 +26,12 @@
 //	exportrecord.go  the record in federate-system of each export's objects, by UID: labels prove nothing
 //	revoke.go     take a tenant's rights away, in every namespace it was granted, and stop what it runs
 //	remove.go     unauthenticate: both sides' removal
-//	lock.go       one authenticate per pair at a time (a Lease)
 //	info.go       what this cluster provides and holds
-//	errors.go     errors callers test for and translate
-//	names.go      names and labels of what kubectl federate creates
-//	reporter.go   the progress seam
-//	token.go      the ServiceAccount token credential: TokenRequest, when a certificate cannot be issued
 //	impersonation.go  detect constrained impersonation on a provider, never assume it
 //	enforce.go    prove that the API server enforces a sandbox before anything is bound to it
 //	quota.go      one quota total per consumer, carved into its grants, recorded in the Tenant
 //	settings.go   what a pairing was given, kept across renewals and re-grants
 //	reconcile.go  restore or upgrade the sandbox policies, bindings and tenant role this version installs
-//	prefetch.go   the reads a run sends at once, before they are needed, to save round trips
 //	renew.go      renew: a new credential with the pairing's recorded settings
 //	revoked.go    the revocation record: nothing revoked regains rights
 //	cordon.go     cordon, uncordon and drain of a consumer on a provider

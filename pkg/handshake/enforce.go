@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // A sandbox is only as good as the moment it starts to hold. The API server enforces what was just
@@ -28,19 +30,19 @@ const policyTimeout = 15 * time.Second
 // what was applied. The watch starts with the apply, from the current state (resourceVersion ""), so a new
 // quota's first status is seen one round trip after the apply, not two; an apply that answers with an
 // enforced quota (a renewal) ends the wait at once.
-func (c *Cluster) applyEnforcedQuota(ctx context.Context, ns string, want *corev1.ResourceQuota) error {
+func applyEnforcedQuota(ctx context.Context, c *member.Cluster, ns string, want *corev1.ResourceQuota) error {
 	enforced := func(q *corev1.ResourceQuota) bool {
 		return apiequality.Semantic.DeepEqual(q.Spec.Hard, want.Spec.Hard) && apiequality.Semantic.DeepEqual(q.Spec.Hard, q.Status.Hard)
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	watched := background(func() error {
-		return c.waitFor(wctx, c.Kube.CoreV1().ResourceQuotas(ns), SandboxName, "", func(ev watch.Event) (bool, error) {
+	watched := member.Background(func() error {
+		return c.WaitFor(wctx, c.Kube.CoreV1().ResourceQuotas(ns), SandboxName, "", func(ev watch.Event) (bool, error) {
 			q, ok := ev.Object.(*corev1.ResourceQuota)
 			return ok && ev.Type != watch.Deleted && enforced(q), nil
 		})
 	})
-	applied, err := c.applyQuota(ctx, ns, want)
+	applied, err := applyQuota(ctx, c, ns, want)
 	if err != nil {
 		cancel()
 		_ = watched()
@@ -64,7 +66,7 @@ type probe struct {
 	create func(ctx context.Context, dry metav1.CreateOptions) error
 }
 
-func (c *Cluster) probes(ns, level string) []probe {
+func probes(c *member.Cluster, ns, level string) []probe {
 	restricted := func(p *corev1.Pod) *corev1.Pod {
 		yes, no := true, false
 		p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: &yes, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
@@ -116,17 +118,17 @@ func (c *Cluster) probes(ns, level string) []probe {
 // waitEnforced sends each probe as a dry run until the guard it names refuses it, all at once: on a
 // cluster whose policies were loaded long ago, one request per probe and one round trip in all. In a new
 // namespace the policies may need a moment to see its labels; each probe then repeats on its own.
-func (c *Cluster) waitEnforced(ctx context.Context, ns, level string) error {
+func waitEnforced(ctx context.Context, c *member.Cluster, ns, level string) error {
 	var fns []func() error
-	for _, p := range c.probes(ns, level) {
-		fns = append(fns, func() error { return c.waitRefused(ctx, ns, p) })
+	for _, p := range probes(c, ns, level) {
+		fns = append(fns, func() error { return waitRefused(ctx, c, ns, p) })
 	}
-	return parallel(fns...)
+	return member.Parallel(fns...)
 }
 
 // waitRefused repeats one probe, with a growing pause (admission has nothing to watch), until its guard
 // refuses it.
-func (c *Cluster) waitRefused(ctx context.Context, ns string, p probe) error {
+func waitRefused(ctx context.Context, c *member.Cluster, ns string, p probe) error {
 	if c.DryRun {
 		return nil // the sandbox was not written, so admission has nothing new to hold
 	}

@@ -21,8 +21,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Identity exchange (cluster-gateway's ClientIdentityExchanger, without a gateway): the consumer's rules,
@@ -40,9 +42,6 @@ import (
 const (
 	ExchangeRulesConfigMap = "federate-exchange-rules"
 	ExchangeRulesKey       = "rules.yaml"
-	// LabelExchange carries, on a provider's RBAC and CSR, the hash of the request they serve; on a
-	// consumer's Secrets, the hash of the grant (rule, target, scope) they hold a credential for.
-	LabelExchange = "federate.dev/exchange"
 	// annotationExchangeRequest names, on a consumer's Secret, the request its credential answers; on a
 	// provider's binding, annotationExchangeTarget names the target it lets its user act as.
 	annotationExchangeRequest = "federate.dev/exchange-request"
@@ -68,7 +67,7 @@ func ExchangeRequestName(rule, hash string) string { return rule + "-" + hash }
 
 // ExchangeUser is the user of the credential of a request (by its hash) of a consumer.
 func ExchangeUser(consumerID, hash string) string {
-	return UserPrefix + consumerID + ":exchange-" + hash
+	return member.UserPrefix + consumerID + ":exchange-" + hash
 }
 
 // ExchangeKubeconfigSecretName is the consumer's Secret holding the credential of a grant.
@@ -84,16 +83,16 @@ func exchangePendingKeySecretName(providerID, rule, grant string) string {
 // exchangeLabels are carried by the consumer's objects for an exchange credential; IdentityLabels among
 // them make RemoveIdentity take them with the pairing.
 func exchangeLabels(providerID, grant string) map[string]string {
-	l := IdentityLabels(providerID)
-	l[LabelExchange] = grant
+	l := member.IdentityLabels(providerID)
+	l[member.LabelExchange] = grant
 	return l
 }
 
 // exchangeProviderLabels are carried by the provider's objects for an exchange credential; TenantLabels
 // among them make RemoveTenant's CSR cleanup take them too.
 func exchangeProviderLabels(consumerID, hash string) map[string]string {
-	l := TenantLabels(consumerID)
-	l[LabelExchange] = hash
+	l := member.TenantLabels(consumerID)
+	l[member.LabelExchange] = hash
 	return l
 }
 
@@ -102,16 +101,16 @@ var ErrNoExchangeRules = errors.New("no identity-exchange rules are stored on th
 
 // ApplyExchangeRules (consumer) stores a rule file, after checking it again: a bad file changes nothing.
 // It returns whether anything changed.
-func (c *Cluster) ApplyExchangeRules(ctx context.Context, data []byte) (bool, error) {
+func ApplyExchangeRules(ctx context.Context, c *member.Cluster, data []byte) (bool, error) {
 	if _, err := exchange.Parse(data); err != nil {
 		return false, err
 	}
 	if _, err := c.Load(ctx); err != nil {
 		return false, err
 	}
-	cms := c.Kube.CoreV1().ConfigMaps(SystemNamespace)
+	cms := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace)
 	want := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: ExchangeRulesConfigMap, Namespace: SystemNamespace, Labels: map[string]string{LabelManagedBy: ManagedBy}},
+		ObjectMeta: metav1.ObjectMeta{Name: ExchangeRulesConfigMap, Namespace: member.SystemNamespace, Labels: map[string]string{member.LabelManagedBy: member.ManagedBy}},
 		Data:       map[string]string{ExchangeRulesKey: string(data)},
 	}
 	have, err := cms.Get(ctx, ExchangeRulesConfigMap, metav1.GetOptions{})
@@ -121,7 +120,7 @@ func (c *Cluster) ApplyExchangeRules(ctx context.Context, data []byte) (bool, er
 		return err == nil, err
 	case err != nil:
 		return false, err
-	case have.Data[ExchangeRulesKey] == string(data) && have.Labels[LabelManagedBy] == ManagedBy:
+	case have.Data[ExchangeRulesKey] == string(data) && have.Labels[member.LabelManagedBy] == member.ManagedBy:
 		return false, nil
 	}
 	have = have.DeepCopy()
@@ -129,16 +128,16 @@ func (c *Cluster) ApplyExchangeRules(ctx context.Context, data []byte) (bool, er
 	if have.Labels == nil {
 		have.Labels = map[string]string{}
 	}
-	have.Labels[LabelManagedBy] = ManagedBy
+	have.Labels[member.LabelManagedBy] = member.ManagedBy
 	_, err = cms.Update(ctx, have, metav1.UpdateOptions{})
 	return err == nil, err
 }
 
 // ExchangeRules (consumer) reads and checks the stored rule file; ErrNoExchangeRules if there is none.
-func (c *Cluster) ExchangeRules(ctx context.Context) (*exchange.Config, []byte, error) {
-	cm, err := c.Kube.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, ExchangeRulesConfigMap, metav1.GetOptions{})
+func ExchangeRules(ctx context.Context, c *member.Cluster) (*exchange.Config, []byte, error) {
+	cm, err := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, ExchangeRulesConfigMap, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, nil, fmt.Errorf("%w (no ConfigMap %s/%s)", ErrNoExchangeRules, SystemNamespace, ExchangeRulesConfigMap)
+		return nil, nil, fmt.Errorf("%w (no ConfigMap %s/%s)", ErrNoExchangeRules, member.SystemNamespace, ExchangeRulesConfigMap)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -146,7 +145,7 @@ func (c *Cluster) ExchangeRules(ctx context.Context) (*exchange.Config, []byte, 
 	data := []byte(cm.Data[ExchangeRulesKey])
 	cfg, err := exchange.Parse(data)
 	if err != nil {
-		return nil, nil, fmt.Errorf("ConfigMap %s/%s: %w", SystemNamespace, ExchangeRulesConfigMap, err)
+		return nil, nil, fmt.Errorf("ConfigMap %s/%s: %w", member.SystemNamespace, ExchangeRulesConfigMap, err)
 	}
 	return cfg, data, nil
 }
@@ -181,15 +180,15 @@ type ExchangePendingError struct {
 
 func (e *ExchangePendingError) Error() string {
 	return fmt.Sprintf("exchange credential for provider %q (rule %q, target user %q, %s) %v: ExchangeRequest %s waits in %s there",
-		e.ProviderID, e.Rule, e.Target.User, e.Scope.String(), ErrExchangePending, e.Request, TenantNamespace(e.ConsumerID))
+		e.ProviderID, e.Rule, e.Target.User, e.Scope.String(), ErrExchangePending, e.Request, member.TenantNamespace(e.ConsumerID))
 }
 
 func (e *ExchangePendingError) Unwrap() error { return ErrExchangePending }
 
 // StoredExchange (consumer) returns the stored credential of a grant while its certificate is valid for a
 // while yet.
-func (c *Cluster) StoredExchange(ctx context.Context, providerID, rule, grant string) (*ExchangeResult, bool) {
-	sec, err := c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, ExchangeKubeconfigSecretName(providerID, rule, grant), metav1.GetOptions{})
+func StoredExchange(ctx context.Context, c *member.Cluster, providerID, rule, grant string) (*ExchangeResult, bool) {
+	sec, err := c.Kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, ExchangeKubeconfigSecretName(providerID, rule, grant), metav1.GetOptions{})
 	if err != nil {
 		return nil, false
 	}
@@ -197,8 +196,8 @@ func (c *Cluster) StoredExchange(ctx context.Context, providerID, rule, grant st
 	if err != nil {
 		return nil, false
 	}
-	cert, err := parseCertificate("certificate", certPEM)
-	if err != nil || !c.now().Add(exchangeRenewBefore).Before(cert.NotAfter) {
+	cert, err := credential.ParseCertificate("certificate", certPEM)
+	if err != nil || !c.CurrentTime().Add(exchangeRenewBefore).Before(cert.NotAfter) {
 		return nil, false
 	}
 	return &ExchangeResult{Request: sec.Annotations[annotationExchangeRequest], Kubeconfig: sec.Data[KubeconfigKey], User: cert.Subject.CommonName,
@@ -214,7 +213,7 @@ func (c *Cluster) StoredExchange(ctx context.Context, providerID, rule, grant st
 // the kubeconfig is stored and the consumer's older requests of the same grant are withdrawn. Until then
 // an *ExchangePendingError is returned. A refused request fails; a revoked one is asked anew with a new
 // key. Re-running changes nothing.
-func (c *Cluster) RequestExchange(ctx context.Context, provider *Cluster, o ExchangeOptions) (*ExchangeResult, error) {
+func RequestExchange(ctx context.Context, c *member.Cluster, provider *member.Cluster, o ExchangeOptions) (*ExchangeResult, error) {
 	self, err := c.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -227,31 +226,31 @@ func (c *Cluster) RequestExchange(ctx context.Context, provider *Cluster, o Exch
 	}
 	o.Scope = o.Scope.Canonical()
 	grant := exchange.GrantHash(o.Rule, o.Target, o.Scope)
-	tns := TenantNamespace(self.ClusterID)
+	tns := member.TenantNamespace(self.ClusterID)
 	reqs := provider.Dynamic.Resource(v1alpha1.ExchangeRequestGVR).Namespace(tns)
-	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
-	if res, ok := c.StoredExchange(ctx, o.ProviderID, o.Rule, grant); ok {
+	secrets := c.Kube.CoreV1().Secrets(member.SystemNamespace)
+	if res, ok := StoredExchange(ctx, c, o.ProviderID, o.Rule, grant); ok {
 		// The provider's answer still stands (revoke marks it Revoked and removes the credential's rights):
 		// otherwise the stored kubeconfig would be handed out dead.
-		live, err := c.exchangeStands(ctx, reqs, res.Request, res.Kubeconfig)
+		live, err := exchangeStands(ctx, c, reqs, res.Request, res.Kubeconfig)
 		if err != nil {
 			return nil, fmt.Errorf("checking ExchangeRequest %s/%s on provider %q: %w", tns, res.Request, o.ProviderID, err)
 		}
 		if live {
 			return res, nil
 		}
-		c.report().Warn("The stored exchange credential " + res.Request + " is no longer issued by provider " + o.ProviderID + ": asking for a new one")
-		if err := ignoreNotFound(secrets.Delete(ctx, ExchangeKubeconfigSecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
+		c.Reporter().Warn("The stored exchange credential " + res.Request + " is no longer issued by provider " + o.ProviderID + ": asking for a new one")
+		if err := member.IgnoreNotFound(secrets.Delete(ctx, ExchangeKubeconfigSecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
 			return nil, err
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		res, err := c.requestExchangeOnce(ctx, provider, reqs, self.ClusterID, grant, o)
+		res, err := requestExchangeOnce(ctx, c, provider, reqs, self.ClusterID, grant, o)
 		if !errors.Is(err, errAskAnew) || attempt > 0 {
 			return res, err
 		}
 		// The request of the waiting key was revoked: that key is never answered again.
-		if err := ignoreNotFound(secrets.Delete(ctx, exchangePendingKeySecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
+		if err := member.IgnoreNotFound(secrets.Delete(ctx, exchangePendingKeySecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
 			return nil, err
 		}
 	}
@@ -260,9 +259,9 @@ func (c *Cluster) RequestExchange(ctx context.Context, provider *Cluster, o Exch
 // errAskAnew says that the waiting key's request was revoked.
 var errAskAnew = errors.New("the request of the waiting key was revoked")
 
-func (c *Cluster) requestExchangeOnce(ctx context.Context, provider *Cluster, reqs dynamicResource, consumerID, grant string, o ExchangeOptions) (*ExchangeResult, error) {
-	tns := TenantNamespace(consumerID)
-	keyPEM, signer, err := c.ensureExchangeKey(ctx, o.ProviderID, o.Rule, grant, o.KeyAlgorithm)
+func requestExchangeOnce(ctx context.Context, c *member.Cluster, provider *member.Cluster, reqs dynamicResource, consumerID, grant string, o ExchangeOptions) (*ExchangeResult, error) {
+	tns := member.TenantNamespace(consumerID)
+	keyPEM, signer, err := ensureExchangeKey(ctx, c, o.ProviderID, o.Rule, grant, o.KeyAlgorithm)
 	if err != nil {
 		return nil, err
 	}
@@ -276,86 +275,86 @@ func (c *Cluster) requestExchangeOnce(ctx context.Context, provider *Cluster, re
 	pending := &ExchangePendingError{ProviderID: o.ProviderID, ConsumerID: consumerID, Rule: o.Rule, Request: name, Target: o.Target, Scope: o.Scope}
 	u, err := reqs.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		csrPEM, err := NewCSR(user, signer)
+		csrPEM, err := credential.NewCSR(user, signer)
 		if err != nil {
 			return nil, err
 		}
 		obj := &v1alpha1.ExchangeRequest{
 			TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ExchangeRequestKind},
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tns,
-				Labels: map[string]string{LabelManagedBy: ManagedBy, LabelExchange: grant}},
+				Labels: map[string]string{member.LabelManagedBy: member.ManagedBy, member.LabelExchange: grant}},
 			Spec: v1alpha1.ExchangeRequestSpec{Rule: o.Rule, Target: toExchangeTarget(o.Target), Scope: toExchangeScope(o.Scope), CSR: csrPEM},
 		}
-		nu, err := toUnstructured(obj)
+		nu, err := member.ToUnstructured(obj)
 		if err != nil {
 			return nil, err
 		}
 		unstructured.RemoveNestedField(nu.Object, "status")
-		if _, err := c.createCounted(ctx, provider, v1alpha1.ExchangeRequestGVR, nu); err != nil && !apierrors.IsAlreadyExists(err) {
+		if _, err := createCounted(ctx, c, provider, v1alpha1.ExchangeRequestGVR, nu); err != nil && !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("leaving ExchangeRequest %s/%s on provider %q: %w", tns, name, o.ProviderID, err)
 		}
-		c.report().Info("ExchangeRequest " + name + c.said(" left", " would be left") + " in " + tns + " on provider " + o.ProviderID)
+		c.Reporter().Info("ExchangeRequest " + name + c.Said(" left", " would be left") + " in " + tns + " on provider " + o.ProviderID)
 		return nil, pending
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading ExchangeRequest %s/%s on provider %q: %w", tns, name, o.ProviderID, err)
 	}
 	var req v1alpha1.ExchangeRequest
-	if err := fromUnstructured(u, &req); err != nil {
+	if err := member.FromUnstructured(u, &req); err != nil {
 		return nil, err
 	}
 	switch req.Status.Phase {
 	case ExchangeRefused:
-		return nil, fmt.Errorf("exchange credential %s %w by provider %q: %s", name, ErrDenied, o.ProviderID, req.Status.Reason)
+		return nil, fmt.Errorf("exchange credential %s %w by provider %q: %s", name, member.ErrDenied, o.ProviderID, req.Status.Reason)
 	case ExchangeRevoked:
 		return nil, errAskAnew
 	case ExchangeIssued:
 	default:
 		return nil, pending
 	}
-	cert, err := parseCertificate("status.certificate", req.Status.Certificate)
+	cert, err := credential.ParseCertificate("status.certificate", req.Status.Certificate)
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case !samePublicKey(cert.PublicKey, signer.Public()):
+	case !credential.SamePublicKey(cert.PublicKey, signer.Public()):
 		return nil, errors.New("status.certificate: is not for the waiting key")
 	case cert.Subject.CommonName != user:
-		return nil, fmt.Errorf("status.certificate: is for user %q, the waiting key is for %q", truncate(cert.Subject.CommonName), user)
-	case !clientAuth(cert):
+		return nil, fmt.Errorf("status.certificate: is for user %q, the waiting key is for %q", member.Truncate(cert.Subject.CommonName), user)
+	case !credential.ClientAuth(cert):
 		return nil, errors.New("status.certificate: is not valid for client authentication")
-	case !c.now().Before(cert.NotAfter):
+	case !c.CurrentTime().Before(cert.NotAfter):
 		return nil, fmt.Errorf("status.certificate: expired at %s", cert.NotAfter.UTC().Format(time.RFC3339))
 	}
-	kc, err := c.exchangeKubeconfig(ctx, o, req.Status.Certificate, keyPEM)
+	kc, err := exchangeKubeconfig(ctx, c, o, req.Status.Certificate, keyPEM)
 	if err != nil {
 		return nil, err
 	}
-	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
+	secrets := c.Kube.CoreV1().Secrets(member.SystemNamespace)
 	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: ExchangeKubeconfigSecretName(o.ProviderID, o.Rule, grant), Namespace: SystemNamespace,
+		ObjectMeta: metav1.ObjectMeta{Name: ExchangeKubeconfigSecretName(o.ProviderID, o.Rule, grant), Namespace: member.SystemNamespace,
 			Labels: exchangeLabels(o.ProviderID, grant), Annotations: map[string]string{userAnnotation: user, annotationExchangeRequest: name, annotationExchangeMode: req.Status.Mode}},
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{KubeconfigKey: kc},
 	}
 	if _, err := secrets.Create(ctx, sec, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
 		if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
-			return nil, fmt.Errorf("storing Secret %s/%s: %w", SystemNamespace, sec.Name, err)
+			return nil, fmt.Errorf("storing Secret %s/%s: %w", member.SystemNamespace, sec.Name, err)
 		}
 	} else if err != nil {
-		return nil, fmt.Errorf("storing Secret %s/%s: %w", SystemNamespace, sec.Name, err)
+		return nil, fmt.Errorf("storing Secret %s/%s: %w", member.SystemNamespace, sec.Name, err)
 	}
-	c.report().Info("Exchange credential " + name + c.said(" stored", " would be stored") + " in Secret " + SystemNamespace + "/" + sec.Name)
-	c.audit(ctx, identityObject(o.ProviderID, IdentityName(o.ProviderID)), EventImported,
+	c.Reporter().Info("Exchange credential " + name + c.Said(" stored", " would be stored") + " in Secret " + member.SystemNamespace + "/" + sec.Name)
+	audit(ctx, c, identityObject(o.ProviderID, member.IdentityName(o.ProviderID)), EventImported,
 		"exchange credential "+name+" (rule "+o.Rule+", acting as "+o.Target.User+") on provider "+o.ProviderID+" stored in Secret "+sec.Name,
 		&Credential{User: user, NotAfter: cert.NotAfter})
-	if err := ignoreNotFound(secrets.Delete(ctx, exchangePendingKeySecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
+	if err := member.IgnoreNotFound(secrets.Delete(ctx, exchangePendingKeySecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
 		return nil, err
 	}
 	// The older requests of this grant (earlier keys) are withdrawn: the provider's next answer prunes
 	// their rights.
 	if err := withdrawOlder(ctx, reqs, grant, name); err != nil {
-		c.report().Warn(fmt.Sprintf("Withdrawing the older ExchangeRequests of %s in %s: %v", name, tns, err))
+		c.Reporter().Warn(fmt.Sprintf("Withdrawing the older ExchangeRequests of %s in %s: %v", name, tns, err))
 	}
 	return &ExchangeResult{Request: name, Kubeconfig: kc, User: user, NotAfter: cert.NotAfter}, nil
 }
@@ -370,14 +369,14 @@ type dynamicResource interface {
 
 // withdrawOlder deletes the consumer's requests of a grant other than keep.
 func withdrawOlder(ctx context.Context, reqs dynamicResource, grant, keep string) error {
-	l, err := reqs.List(ctx, metav1.ListOptions{LabelSelector: LabelExchange + "=" + grant})
+	l, err := reqs.List(ctx, metav1.ListOptions{LabelSelector: member.LabelExchange + "=" + grant})
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, it := range l.Items {
 		if it.GetName() != keep {
-			errs = append(errs, ignoreNotFound(reqs.Delete(ctx, it.GetName(), metav1.DeleteOptions{})))
+			errs = append(errs, member.IgnoreNotFound(reqs.Delete(ctx, it.GetName(), metav1.DeleteOptions{})))
 		}
 	}
 	return errors.Join(errs...)
@@ -385,8 +384,8 @@ func withdrawOlder(ctx context.Context, reqs dynamicResource, grant, keep string
 
 // exchangeKubeconfig builds the credential's kubeconfig: the pairing's way to the provider (server, CA,
 // proxy), the issued certificate and the key, acting as the target.
-func (c *Cluster) exchangeKubeconfig(ctx context.Context, o ExchangeOptions, certPEM, keyPEM []byte) ([]byte, error) {
-	pairing, err := c.GetKubeconfig(ctx, o.ProviderID)
+func exchangeKubeconfig(ctx context.Context, c *member.Cluster, o ExchangeOptions, certPEM, keyPEM []byte) ([]byte, error) {
+	pairing, err := GetKubeconfig(ctx, c, o.ProviderID)
 	if err != nil {
 		return nil, err
 	}
@@ -411,7 +410,7 @@ func (c *Cluster) exchangeKubeconfig(ctx context.Context, o ExchangeOptions, cer
 
 // exchangeStands tells whether the provider's answer to a request still holds the certificate of a
 // stored kubeconfig.
-func (c *Cluster) exchangeStands(ctx context.Context, reqs dynamicResource, name string, kc []byte) (bool, error) {
+func exchangeStands(ctx context.Context, c *member.Cluster, reqs dynamicResource, name string, kc []byte) (bool, error) {
 	if name == "" {
 		return false, nil
 	}
@@ -423,7 +422,7 @@ func (c *Cluster) exchangeStands(ctx context.Context, reqs dynamicResource, name
 		return false, err
 	}
 	var req v1alpha1.ExchangeRequest
-	if err := fromUnstructured(u, &req); err != nil {
+	if err := member.FromUnstructured(u, &req); err != nil {
 		return false, err
 	}
 	have, err := kubeconfig.ClientCertificate(kc)
@@ -440,8 +439,8 @@ func samePEMBlock(a, b []byte) bool {
 }
 
 // ensureExchangeKey returns the key waiting for a grant's certificate, creating it if none waits.
-func (c *Cluster) ensureExchangeKey(ctx context.Context, providerID, rule, grant, alg string) (keyPEM []byte, signer crypto.Signer, err error) {
-	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
+func ensureExchangeKey(ctx context.Context, c *member.Cluster, providerID, rule, grant, alg string) (keyPEM []byte, signer crypto.Signer, err error) {
+	secrets := c.Kube.CoreV1().Secrets(member.SystemNamespace)
 	name := exchangePendingKeySecretName(providerID, rule, grant)
 	existing, err := secrets.Get(ctx, name, metav1.GetOptions{})
 	if err == nil {
@@ -451,7 +450,7 @@ func (c *Cluster) ensureExchangeKey(ctx context.Context, providerID, rule, grant
 	} else if !apierrors.IsNotFound(err) {
 		return nil, nil, err
 	}
-	s, err := NewClientKey(alg)
+	s, err := credential.NewClientKey(alg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -461,7 +460,7 @@ func (c *Cluster) ensureExchangeKey(ctx context.Context, providerID, rule, grant
 	}
 	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: exchangeLabels(providerID, grant)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: member.SystemNamespace, Labels: exchangeLabels(providerID, grant)},
 		Type:       corev1.SecretTypeOpaque,
 		Data:       map[string][]byte{privateKeyKey: keyPEM},
 	}
@@ -472,7 +471,7 @@ func (c *Cluster) ensureExchangeKey(ctx context.Context, providerID, rule, grant
 		_, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("storing the exchange credential's key in Secret %s/%s: %w", SystemNamespace, name, err)
+		return nil, nil, fmt.Errorf("storing the exchange credential's key in Secret %s/%s: %w", member.SystemNamespace, name, err)
 	}
 	return keyPEM, s, nil
 }
@@ -487,7 +486,7 @@ func fromExchangeTarget(t v1alpha1.ExchangeTarget) exchange.Target {
 
 // exchangeSelector selects a consumer's exchange objects on the provider.
 func exchangeSelector(consumerID string) string {
-	return labels.SelectorFromSet(TenantLabels(consumerID)).String() + "," + LabelExchange
+	return labels.SelectorFromSet(member.TenantLabels(consumerID)).String() + "," + member.LabelExchange
 }
 
 // exchangeBinding is one binding of an exchange credential on the provider.
@@ -503,7 +502,7 @@ var (
 
 // exchangeBindings lists a consumer's exchange ClusterRoleBindings and RoleBindings (in every namespace)
 // whose request hash keep selects.
-func (c *Cluster) exchangeBindings(ctx context.Context, consumerID string, keep func(hash string) bool) ([]exchangeBinding, error) {
+func exchangeBindings(ctx context.Context, c *member.Cluster, consumerID string, keep func(hash string) bool) ([]exchangeBinding, error) {
 	sel := metav1.ListOptions{LabelSelector: exchangeSelector(consumerID)}
 	var out []exchangeBinding
 	for _, gvr := range []schema.GroupVersionResource{crbGVR, rbGVR} {
@@ -512,7 +511,7 @@ func (c *Cluster) exchangeBindings(ctx context.Context, consumerID string, keep 
 			return nil, fmt.Errorf("listing the exchange %s of consumer %q: %w", gvr.Resource, consumerID, err)
 		}
 		for _, it := range l.Items {
-			hash := it.GetLabels()[LabelExchange]
+			hash := it.GetLabels()[member.LabelExchange]
 			if !keep(hash) {
 				continue
 			}
@@ -535,7 +534,7 @@ func exchangeCut(bindings []exchangeBinding) []boundUser {
 	var cut []boundUser
 	for _, b := range bindings {
 		if b.user != "" && !slices.ContainsFunc(cut, func(u boundUser) bool { return u.User == b.user }) {
-			cut = append(cut, boundUser{User: b.user, Groups: []string{TenantGroup, "system:authenticated"}, Target: b.target})
+			cut = append(cut, boundUser{User: b.user, Groups: []string{member.TenantGroup, "system:authenticated"}, Target: b.target})
 		}
 	}
 	return cut
@@ -543,7 +542,7 @@ func exchangeCut(bindings []exchangeBinding) []boundUser {
 
 // deleteExchangeRBAC deletes bindings, all at once, then the ClusterRoles of the same requests. The
 // caller records their users as revoked first.
-func (c *Cluster) deleteExchangeRBAC(ctx context.Context, consumerID string, bindings []exchangeBinding) error {
+func deleteExchangeRBAC(ctx context.Context, c *member.Cluster, consumerID string, bindings []exchangeBinding) error {
 	hashes := map[string]bool{}
 	jobs := make([]func() error, len(bindings))
 	for i, b := range bindings {
@@ -553,18 +552,18 @@ func (c *Cluster) deleteExchangeRBAC(ctx context.Context, consumerID string, bin
 			gvr = rbGVR
 		}
 		jobs[i] = func() error {
-			return ignoreNotFound(c.Dynamic.Resource(gvr).Namespace(b.namespace).Delete(ctx, b.name, metav1.DeleteOptions{}))
+			return member.IgnoreNotFound(c.Dynamic.Resource(gvr).Namespace(b.namespace).Delete(ctx, b.name, metav1.DeleteOptions{}))
 		}
 	}
-	if err := parallel(jobs...); err != nil {
+	if err := member.Parallel(jobs...); err != nil {
 		return fmt.Errorf("removing the exchange bindings of consumer %q: %w", consumerID, err)
 	}
 	sel := slices.Sorted(maps.Keys(hashes))
 	if len(sel) == 0 {
 		return nil
 	}
-	roles := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(TenantLabels(consumerID)).String() + "," + LabelExchange + " in (" + strings.Join(sel, ",") + ")"}
-	if err := ignoreNotFound(c.Dynamic.Resource(crGVR).DeleteCollection(ctx, metav1.DeleteOptions{}, roles)); err != nil {
+	roles := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(member.TenantLabels(consumerID)).String() + "," + member.LabelExchange + " in (" + strings.Join(sel, ",") + ")"}
+	if err := member.IgnoreNotFound(c.Dynamic.Resource(crGVR).DeleteCollection(ctx, metav1.DeleteOptions{}, roles)); err != nil {
 		return fmt.Errorf("removing the exchange ClusterRoles of consumer %q: %w", consumerID, err)
 	}
 	return nil
@@ -574,22 +573,22 @@ func (c *Cluster) deleteExchangeRBAC(ctx context.Context, consumerID string, bin
 // (the caller recorded their users as revoked): from then on its exchange credentials may act as no one.
 // The requests it answered are marked Revoked, so that the consumer asks anew, with a new key, rather than
 // hand out a stored, dead kubeconfig, and no later allow answers them again.
-func (c *Cluster) removeExchanges(ctx context.Context, consumerID string, bindings []exchangeBinding) error {
-	if err := c.deleteExchangeRBAC(ctx, consumerID, bindings); err != nil {
+func removeExchanges(ctx context.Context, c *member.Cluster, consumerID string, bindings []exchangeBinding) error {
+	if err := deleteExchangeRBAC(ctx, c, consumerID, bindings); err != nil {
 		return err
 	}
 	// Roles left without a binding (a run interrupted between them) go too.
-	if err := ignoreNotFound(c.Dynamic.Resource(crGVR).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: exchangeSelector(consumerID)})); err != nil {
+	if err := member.IgnoreNotFound(c.Dynamic.Resource(crGVR).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: exchangeSelector(consumerID)})); err != nil {
 		return fmt.Errorf("removing the exchange ClusterRoles of consumer %q: %w", consumerID, err)
 	}
-	reqs, err := c.listExchangeRequests(ctx, consumerID)
+	reqs, err := listExchangeRequests(ctx, c, consumerID)
 	if err != nil {
-		return ignoreNotFound(err)
+		return member.IgnoreNotFound(err)
 	}
 	var errs []error
 	for _, r := range reqs {
 		if r.Status.Phase == ExchangeIssued {
-			errs = append(errs, ignoreNotFound(c.applyExchangeStatus(ctx, TenantNamespace(consumerID), r.Name,
+			errs = append(errs, member.IgnoreNotFound(applyExchangeStatus(ctx, c, member.TenantNamespace(consumerID), r.Name,
 				v1alpha1.ExchangeRequestStatus{Phase: ExchangeRevoked, Mode: r.Status.Mode, User: r.Status.User, Reason: "the consumer was revoked"})))
 		}
 	}
@@ -608,8 +607,8 @@ var ErrNoExchangeRule = errors.New("no identity-exchange rule matches")
 
 // ResolveExchange (consumer) finds the rule that decides for req among the stored rules and, for an
 // External rule, asks its service. Any failure refuses: a lower rule is never tried instead.
-func (c *Cluster) ResolveExchange(ctx context.Context, req exchange.Request, client exchange.Client) (*Resolution, error) {
-	cfg, _, err := c.ExchangeRules(ctx)
+func ResolveExchange(ctx context.Context, c *member.Cluster, req exchange.Request, client exchange.Client) (*Resolution, error) {
+	cfg, _, err := ExchangeRules(ctx, c)
 	if err != nil {
 		return nil, err
 	}

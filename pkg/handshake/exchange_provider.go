@@ -17,7 +17,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // A provider answers exactly what its administrator saw. A request's name is a hash of everything it asks
@@ -77,7 +79,7 @@ func infoOf(consumerID string, r *v1alpha1.ExchangeRequest) ExchangeInfo {
 	info := ExchangeInfo{ConsumerID: consumerID, Name: r.Name, Rule: r.Spec.Rule, User: r.Spec.Target.User, Groups: r.Spec.Target.Groups,
 		UID: r.Spec.Target.UID, Scope: s.Canonical(), ClusterWide: s.ClusterWide(), Reach: s.Reach(), Phase: exchangePhase(r),
 		Reason: r.Status.Reason, Mode: r.Status.Mode}
-	if csr, err := ParseCSR(r.Spec.CSR); err == nil {
+	if csr, err := credential.ParseCSR(r.Spec.CSR); err == nil {
 		if der, err := x509.MarshalPKIXPublicKey(csr.PublicKey); err == nil {
 			sum := sha256.Sum256(der)
 			info.KeySHA256 = hex.EncodeToString(sum[:])
@@ -92,8 +94,8 @@ func infoOf(consumerID string, r *v1alpha1.ExchangeRequest) ExchangeInfo {
 }
 
 // listExchangeRequests reads a consumer's requests, sorted by name.
-func (c *Cluster) listExchangeRequests(ctx context.Context, consumerID string) ([]v1alpha1.ExchangeRequest, error) {
-	l, err := c.Dynamic.Resource(v1alpha1.ExchangeRequestGVR).Namespace(TenantNamespace(consumerID)).List(ctx, metav1.ListOptions{})
+func listExchangeRequests(ctx context.Context, c *member.Cluster, consumerID string) ([]v1alpha1.ExchangeRequest, error) {
+	l, err := c.Dynamic.Resource(v1alpha1.ExchangeRequestGVR).Namespace(member.TenantNamespace(consumerID)).List(ctx, metav1.ListOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -103,7 +105,7 @@ func (c *Cluster) listExchangeRequests(ctx context.Context, consumerID string) (
 	out := make([]v1alpha1.ExchangeRequest, 0, len(l.Items))
 	for i := range l.Items {
 		var r v1alpha1.ExchangeRequest
-		if fromUnstructured(&l.Items[i], &r) == nil {
+		if member.FromUnstructured(&l.Items[i], &r) == nil {
 			out = append(out, r)
 		}
 	}
@@ -113,8 +115,8 @@ func (c *Cluster) listExchangeRequests(ctx context.Context, consumerID string) (
 
 // ExchangeRequests (provider) lists a consumer's exchange requests with what each would hand out: the
 // scope, its reach, and, for a pending one, what the target itself may do within the scope.
-func (c *Cluster) ExchangeRequests(ctx context.Context, consumerID string) ([]ExchangeInfo, error) {
-	reqs, err := c.listExchangeRequests(ctx, consumerID)
+func ExchangeRequests(ctx context.Context, c *member.Cluster, consumerID string) ([]ExchangeInfo, error) {
+	reqs, err := listExchangeRequests(ctx, c, consumerID)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +132,7 @@ func (c *Cluster) ExchangeRequests(ctx context.Context, consumerID string) ([]Ex
 			}
 			t := fromExchangeTarget(reqs[i].Spec.Target)
 			var err error
-			if out[i].TargetAccess, err = c.TargetAccess(ctx, t, out[i].Scope); err != nil {
+			if out[i].TargetAccess, err = TargetAccess(ctx, c, t, out[i].Scope); err != nil {
 				return err
 			}
 			key := exchange.GrantHash("", t, exchange.Scope{})
@@ -138,7 +140,7 @@ func (c *Cluster) ExchangeRequests(ctx context.Context, consumerID string) ([]Ex
 			r, ok := reach[key]
 			mu.Unlock()
 			if !ok {
-				if r, err = c.TargetReach(ctx, t); err != nil {
+				if r, err = TargetReach(ctx, c, t); err != nil {
 					return err
 				}
 				mu.Lock()
@@ -149,15 +151,15 @@ func (c *Cluster) ExchangeRequests(ctx context.Context, consumerID string) ([]Ex
 			return nil
 		}
 	}
-	return out, parallel(jobs...)
+	return out, member.Parallel(jobs...)
 }
 
 // ValidateExchangeRequest checks a consumer's ExchangeRequest before anything is created: its name is its
 // rule, target, scope and key's, the target is a plain identity (never in system: or kubectl-federate:),
 // the scope is well formed, and the CSR asks for exactly the credential's user, with nothing else in it.
 func ValidateExchangeRequest(r *v1alpha1.ExchangeRequest, consumerID string) error {
-	if r.Spec.Rule == "" || len(r.Spec.Rule) > exchange.MaxRuleNameLength || ValidateSliceName("spec.rule", r.Spec.Rule) != nil {
-		return fmt.Errorf("spec.rule %q: must be a DNS label of at most %d characters", truncate(r.Spec.Rule), exchange.MaxRuleNameLength)
+	if r.Spec.Rule == "" || len(r.Spec.Rule) > exchange.MaxRuleNameLength || member.ValidateSliceName("spec.rule", r.Spec.Rule) != nil {
+		return fmt.Errorf("spec.rule %q: must be a DNS label of at most %d characters", member.Truncate(r.Spec.Rule), exchange.MaxRuleNameLength)
 	}
 	t := fromExchangeTarget(r.Spec.Target)
 	if err := exchange.ValidateTarget("spec.target", t); err != nil {
@@ -170,7 +172,7 @@ func ValidateExchangeRequest(r *v1alpha1.ExchangeRequest, consumerID string) err
 	if len(s.Verbs) == 0 || len(s.Resources) == 0 {
 		return errors.New("spec.scope: must name its verbs and resources")
 	}
-	csr, err := ParseCSR(r.Spec.CSR)
+	csr, err := credential.ParseCSR(r.Spec.CSR)
 	if err != nil {
 		return err
 	}
@@ -180,12 +182,12 @@ func ValidateExchangeRequest(r *v1alpha1.ExchangeRequest, consumerID string) err
 	}
 	hash := exchange.RequestHash(r.Spec.Rule, t, s, der)
 	if want := ExchangeRequestName(r.Spec.Rule, hash); r.Name != want {
-		return fmt.Errorf("metadata.name %q: must be %q, the name of this rule, target, scope and key", truncate(r.Name), want)
+		return fmt.Errorf("metadata.name %q: must be %q, the name of this rule, target, scope and key", member.Truncate(r.Name), want)
 	}
 	if want := ExchangeUser(consumerID, hash); csr.Subject.CommonName != want {
-		return fmt.Errorf("spec.csr: subject CN %q is not the user of this request (%q)", truncate(csr.Subject.CommonName), want)
+		return fmt.Errorf("spec.csr: subject CN %q is not the user of this request (%q)", member.Truncate(csr.Subject.CommonName), want)
 	}
-	return CheckCSRSubject(csr, csr.Subject.CommonName)
+	return credential.CheckCSRSubject(csr, csr.Subject.CommonName)
 }
 
 // AllowExchangeOptions say which of a consumer's requests the provider answers, and what it accepts.
@@ -217,7 +219,7 @@ func (e *ExchangeNotFoundError) Error() string {
 	if len(e.Existing) > 0 {
 		have = "it has left " + strings.Join(e.Existing, ", ")
 	}
-	return fmt.Sprintf("ExchangeRequest %q of consumer %q not found in %s (%s)", strings.Join(e.Missing, `", "`), e.ConsumerID, TenantNamespace(e.ConsumerID), have)
+	return fmt.Sprintf("ExchangeRequest %q of consumer %q not found in %s (%s)", strings.Join(e.Missing, `", "`), e.ConsumerID, member.TenantNamespace(e.ConsumerID), have)
 }
 
 // ReachError says that a request's grant reaches beyond a namespaced share and was not accepted.
@@ -252,18 +254,18 @@ func (e *UnconstrainedError) Error() string {
 // the legacy impersonate verb on the target), then the answer in the request's status. A request that fails
 // its checks is answered Refused with nothing created. A request already issued keeps its certificate and
 // converges to the same grant; one revoked is never answered again. It returns what it answered.
-func (c *Cluster) AllowExchange(ctx context.Context, o AllowExchangeOptions) ([]ExchangeInfo, error) {
+func AllowExchange(ctx context.Context, c *member.Cluster, o AllowExchangeOptions) ([]ExchangeInfo, error) {
 	if len(o.Names) == 0 {
 		return nil, errors.New("no request named: give the names of the requests to answer, as listed")
 	}
 	if _, err := c.Load(ctx); err != nil {
 		return nil, err
 	}
-	tenant, err := c.activeTenant(ctx, o.ConsumerID)
+	tenant, err := activeTenant(ctx, c, o.ConsumerID)
 	if err != nil {
 		return nil, err
 	}
-	reqs, err := c.listExchangeRequests(ctx, o.ConsumerID)
+	reqs, err := listExchangeRequests(ctx, c, o.ConsumerID)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +285,7 @@ func (c *Cluster) AllowExchange(ctx context.Context, o AllowExchangeOptions) ([]
 		}
 		return nil, nf
 	}
-	support, err := c.ConstrainedImpersonation(ctx)
+	support, err := ConstrainedImpersonation(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -291,28 +293,28 @@ func (c *Cluster) AllowExchange(ctx context.Context, o AllowExchangeOptions) ([]
 	var errs []error
 	for _, r := range chosen {
 		ro := o
-		ro.Expiration = exchangeLifetime(c.report(), o.Expiration, r, reqs, tenant)
-		info, err := c.allowExchange(ctx, ro, support, r)
+		ro.Expiration = exchangeLifetime(c.Reporter(), o.Expiration, r, reqs, tenant)
+		info, err := allowExchange(ctx, c, ro, support, r)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("ExchangeRequest %s/%s: %w", TenantNamespace(o.ConsumerID), r.Name, err))
+			errs = append(errs, fmt.Errorf("ExchangeRequest %s/%s: %w", member.TenantNamespace(o.ConsumerID), r.Name, err))
 		}
 		if info != nil {
 			answered = append(answered, *info)
 		}
 	}
-	if err := c.pruneExchangeRBAC(ctx, o.ConsumerID, reqs); err != nil {
+	if err := pruneExchangeRBAC(ctx, c, o.ConsumerID, reqs); err != nil {
 		errs = append(errs, err)
 	}
 	return answered, errors.Join(errs...)
 }
 
-func (c *Cluster) allowExchange(ctx context.Context, o AllowExchangeOptions, support ImpersonationSupport, r *v1alpha1.ExchangeRequest) (*ExchangeInfo, error) {
-	rep := c.report()
-	tns := TenantNamespace(o.ConsumerID)
+func allowExchange(ctx context.Context, c *member.Cluster, o AllowExchangeOptions, support member.ImpersonationSupport, r *v1alpha1.ExchangeRequest) (*ExchangeInfo, error) {
+	rep := c.Reporter()
+	tns := member.TenantNamespace(o.ConsumerID)
 	info := infoOf(o.ConsumerID, r)
 	if err := ValidateExchangeRequest(r, o.ConsumerID); err != nil {
 		info.Phase, info.Reason = ExchangeRefused, err.Error()
-		if serr := c.applyExchangeStatus(ctx, tns, r.Name, v1alpha1.ExchangeRequestStatus{Phase: ExchangeRefused, Reason: err.Error()}); serr != nil {
+		if serr := applyExchangeStatus(ctx, c, tns, r.Name, v1alpha1.ExchangeRequestStatus{Phase: ExchangeRefused, Reason: err.Error()}); serr != nil {
 			return &info, errors.Join(err, serr)
 		}
 		return &info, err
@@ -327,10 +329,10 @@ func (c *Cluster) allowExchange(ctx context.Context, o AllowExchangeOptions, sup
 	s := exchangeScope(r.Spec.Scope).Canonical()
 	hash := strings.TrimPrefix(r.Name, r.Spec.Rule+"-")
 	user := ExchangeUser(o.ConsumerID, hash)
-	if err := c.checkNotRevoked(ctx, o.ConsumerID, user); err != nil {
+	if err := checkNotRevoked(ctx, c, o.ConsumerID, user); err != nil {
 		return &info, err
 	}
-	issued := r.Status.Phase == ExchangeIssued && r.Status.NotAfter != nil && c.now().Before(r.Status.NotAfter.Time)
+	issued := r.Status.Phase == ExchangeIssued && r.Status.NotAfter != nil && c.CurrentTime().Before(r.Status.NotAfter.Time)
 	mode := ModeConstrained
 	switch {
 	case issued && r.Status.Mode != "":
@@ -343,7 +345,7 @@ func (c *Cluster) allowExchange(ctx context.Context, o AllowExchangeOptions, sup
 	reach := s.Reach()
 	if mode == ModeUnconstrained {
 		var err error
-		if reach, err = c.TargetReach(ctx, t); err != nil {
+		if reach, err = TargetReach(ctx, c, t); err != nil {
 			return &info, err
 		}
 	}
@@ -358,16 +360,16 @@ func (c *Cluster) allowExchange(ctx context.Context, o AllowExchangeOptions, sup
 		rep.Warn(fmt.Sprintf("ExchangeRequest %s is answered without constrained impersonation (%s): its credential may do everything %s%s may do on this cluster, now and later",
 			r.Name, support.Reason, t.User, groupsNote(t.Groups)))
 	}
-	if err := c.checkScopeNamespaces(ctx, s); err != nil {
+	if err := checkScopeNamespaces(ctx, c, s); err != nil {
 		return &info, err
 	}
-	certPEM, notAfter, err := c.exchangeCertificate(ctx, o, r, user, issued)
+	certPEM, notAfter, err := exchangeCertificate(ctx, c, o, r, user, issued)
 	if err != nil {
 		return &info, err
 	}
 	name := exchangeRBACName(o.ConsumerID, r.Name)
-	if err := step(rep, "Letting "+user+" act as "+t.User, exchangeGrantNote(name, mode, t, s), func() error {
-		return c.applyExchangeRBAC(ctx, o.ConsumerID, hash, name, user, t, s, mode)
+	if err := member.Step(rep, "Letting "+user+" act as "+t.User, exchangeGrantNote(name, mode, t, s), func() error {
+		return applyExchangeRBAC(ctx, c, o.ConsumerID, hash, name, user, t, s, mode)
 	}); err != nil {
 		return &info, err
 	}
@@ -376,11 +378,11 @@ func (c *Cluster) allowExchange(ctx context.Context, o AllowExchangeOptions, sup
 	if issued && r.Status.Lifetime != nil {
 		lifetime = r.Status.Lifetime // the certificate kept was asked with that one
 	}
-	if err := c.applyExchangeStatus(ctx, tns, r.Name, v1alpha1.ExchangeRequestStatus{Phase: ExchangeIssued, Mode: mode, Reach: reach, User: user,
+	if err := applyExchangeStatus(ctx, c, tns, r.Name, v1alpha1.ExchangeRequestStatus{Phase: ExchangeIssued, Mode: mode, Reach: reach, User: user,
 		Certificate: certPEM, NotAfter: &na, Lifetime: lifetime}); err != nil {
 		return &info, fmt.Errorf("recording the answer: %w", err)
 	}
-	c.audit(ctx, tenantObject(o.ConsumerID), EventGranted, "exchange credential "+r.Name+" (rule "+r.Spec.Rule+", "+strings.ToLower(mode)+") may act as "+t.User+
+	audit(ctx, c, tenantObject(o.ConsumerID), EventGranted, "exchange credential "+r.Name+" (rule "+r.Spec.Rule+", "+strings.ToLower(mode)+") may act as "+t.User+
 		groupsNote(t.Groups)+" for "+s.String(), &Credential{User: user, NotAfter: notAfter})
 	info.Phase, info.Mode, info.Reach, info.Credential, info.NotAfter, info.TargetAccess = ExchangeIssued, mode, reach, user, &notAfter, nil
 	return &info, nil
@@ -390,7 +392,7 @@ func (c *Cluster) allowExchange(ctx context.Context, o AllowExchangeOptions, sup
 // issued request of the same grant (rule, target, scope) was asked with, else ExchangeExpiration; capped
 // at the pairing's recorded maximum. A given lifetime that differs from the recorded one is said, as a
 // warning when it is longer (issue 29: a renewal changes nothing unless asked, and says what it changes).
-func exchangeLifetime(r Reporter, given time.Duration, req *v1alpha1.ExchangeRequest, all []v1alpha1.ExchangeRequest, tenant *v1alpha1.Tenant) time.Duration {
+func exchangeLifetime(r member.Reporter, given time.Duration, req *v1alpha1.ExchangeRequest, all []v1alpha1.ExchangeRequest, tenant *v1alpha1.Tenant) time.Duration {
 	grant := exchange.GrantHash(req.Spec.Rule, fromExchangeTarget(req.Spec.Target), exchangeScope(req.Spec.Scope))
 	var recorded time.Duration
 	var latest time.Time
@@ -430,28 +432,28 @@ func exchangeGrantNote(name, mode string, t exchange.Target, s exchange.Scope) s
 
 // exchangeCertificate returns the request's certificate: the one already issued for its key, or a new one
 // through the CSR API.
-func (c *Cluster) exchangeCertificate(ctx context.Context, o AllowExchangeOptions, r *v1alpha1.ExchangeRequest, user string, issued bool) ([]byte, time.Time, error) {
+func exchangeCertificate(ctx context.Context, c *member.Cluster, o AllowExchangeOptions, r *v1alpha1.ExchangeRequest, user string, issued bool) ([]byte, time.Time, error) {
 	if issued && len(r.Status.Certificate) > 0 {
-		c.report().Info("ExchangeRequest " + r.Name + " was already issued: its certificate is kept, the rest converges")
+		c.Reporter().Info("ExchangeRequest " + r.Name + " was already issued: its certificate is kept, the rest converges")
 		return r.Status.Certificate, r.Status.NotAfter.Time, nil
 	}
-	csr, err := ParseCSR(r.Spec.CSR)
+	csr, err := credential.ParseCSR(r.Spec.CSR)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	req, err := c.createCSR(ctx, o.ConsumerID, exchangeProviderLabels(o.ConsumerID, strings.TrimPrefix(r.Name, r.Spec.Rule+"-")), r.Spec.CSR, o.Expiration)
+	req, err := credential.CreateCSR(ctx, c, o.ConsumerID, exchangeProviderLabels(o.ConsumerID, strings.TrimPrefix(r.Name, r.Spec.Rule+"-")), r.Spec.CSR, o.Expiration)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	defer c.deleteCSR(ctx, req)
+	defer credential.DeleteCSR(ctx, c, req)
 	var certPEM []byte
 	var notAfter time.Time
-	err = step(c.report(), "Issuing the exchange credential "+r.Name+" through the CSR API", "Exchange credential "+r.Name+" issued to "+user, func() error {
+	err = member.Step(c.Reporter(), "Issuing the exchange credential "+r.Name+" through the CSR API", "Exchange credential "+r.Name+" issued to "+user, func() error {
 		var err error
-		if certPEM, err = c.approveAndWait(ctx, req, 0); err != nil {
+		if certPEM, err = credential.ApproveAndWait(ctx, c, req, 0); err != nil {
 			return err
 		}
-		cert, err := checkIssued(certPEM, csr, c.now().Add(o.Expiration+issuedSlack))
+		cert, err := credential.CheckIssued(certPEM, csr, c.CurrentTime().Add(o.Expiration+credential.IssuedSlack))
 		if err == nil {
 			notAfter = cert.NotAfter
 		}
@@ -462,7 +464,7 @@ func (c *Cluster) exchangeCertificate(ctx context.Context, o AllowExchangeOption
 
 // checkScopeNamespaces refuses a scope naming a namespace this cluster does not have, before anything is
 // issued: its RoleBinding could not be made.
-func (c *Cluster) checkScopeNamespaces(ctx context.Context, s exchange.Scope) error {
+func checkScopeNamespaces(ctx context.Context, c *member.Cluster, s exchange.Scope) error {
 	jobs := make([]func() error, len(s.Namespaces))
 	for i, ns := range s.Namespaces {
 		jobs[i] = func() error {
@@ -473,7 +475,7 @@ func (c *Cluster) checkScopeNamespaces(ctx context.Context, s exchange.Scope) er
 			return err
 		}
 	}
-	return parallel(jobs...)
+	return member.Parallel(jobs...)
 }
 
 // exchangeRBACName names a credential's RBAC objects: a hash of the consumer and the request, so that no
@@ -488,7 +490,7 @@ func exchangeRBACName(consumerID, request string) string {
 // scope's impersonate-on rules), bound cluster-wide; for a namespaced scope a ClusterRole <name>-on with
 // the scope's impersonate-on rules, bound by a RoleBinding in each scope namespace. Unconstrained: a
 // ClusterRole with the legacy impersonate verb on the target, bound cluster-wide.
-func (c *Cluster) applyExchangeRBAC(ctx context.Context, consumerID, hash, name, user string, t exchange.Target, s exchange.Scope, mode string) error {
+func applyExchangeRBAC(ctx context.Context, c *member.Cluster, consumerID, hash, name, user string, t exchange.Target, s exchange.Scope, mode string) error {
 	labels := exchangeProviderLabels(consumerID, hash)
 	meta := func(n, ns string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: n, Namespace: ns, Labels: labels} }
 	// Bindings say whom they let their user act as, so that revoke can prove that over.
@@ -518,7 +520,7 @@ func (c *Cluster) applyExchangeRBAC(ctx context.Context, consumerID, hash, name,
 			for _, ns := range s.Namespaces {
 				rb := &rbacv1.RoleBinding{TypeMeta: tm("RoleBinding"), ObjectMeta: bmeta(name, ns), Subjects: subjects, RoleRef: roleRef(on)}
 				bindings = append(bindings, func() error {
-					return wrapApply("RoleBinding "+name, ns, c.applyTyped(ctx, rbGVR, ns, rb))
+					return wrapApply("RoleBinding "+name, ns, c.ApplyTyped(ctx, rbGVR, ns, rb))
 				})
 			}
 		}
@@ -526,7 +528,7 @@ func (c *Cluster) applyExchangeRBAC(ctx context.Context, consumerID, hash, name,
 	roles = append(roles, &rbacv1.ClusterRole{TypeMeta: tm("ClusterRole"), ObjectMeta: meta(name, ""), Rules: rules})
 	crb := &rbacv1.ClusterRoleBinding{TypeMeta: tm("ClusterRoleBinding"), ObjectMeta: bmeta(name, ""), Subjects: subjects, RoleRef: roleRef(name)}
 	bindings = append(bindings, func() error {
-		if err := c.applyTyped(ctx, crbGVR, "", crb); err != nil {
+		if err := c.ApplyTyped(ctx, crbGVR, "", crb); err != nil {
 			return fmt.Errorf("applying ClusterRoleBinding %s: %w", name, err)
 		}
 		return nil
@@ -534,22 +536,22 @@ func (c *Cluster) applyExchangeRBAC(ctx context.Context, consumerID, hash, name,
 	roleJobs := make([]func() error, len(roles))
 	for i, role := range roles {
 		roleJobs[i] = func() error {
-			if err := c.applyTyped(ctx, crGVR, "", role); err != nil {
+			if err := c.ApplyTyped(ctx, crGVR, "", role); err != nil {
 				return fmt.Errorf("applying ClusterRole %s: %w", role.Name, err)
 			}
 			return nil
 		}
 	}
-	if err := parallel(roleJobs...); err != nil {
+	if err := member.Parallel(roleJobs...); err != nil {
 		return err
 	}
-	return parallel(bindings...)
+	return member.Parallel(bindings...)
 }
 
 // pruneExchangeRBAC deletes the exchange RBAC of a consumer whose request is no longer issued (withdrawn
 // by the consumer, replaced by a new key, refused or revoked), and records its user as revoked: a
 // credential whose request is gone keeps no rights.
-func (c *Cluster) pruneExchangeRBAC(ctx context.Context, consumerID string, reqs []v1alpha1.ExchangeRequest) error {
+func pruneExchangeRBAC(ctx context.Context, c *member.Cluster, consumerID string, reqs []v1alpha1.ExchangeRequest) error {
 	live := map[string]bool{}
 	for _, r := range reqs {
 		if r.Status.Phase == ExchangeIssued {
@@ -557,7 +559,7 @@ func (c *Cluster) pruneExchangeRBAC(ctx context.Context, consumerID string, reqs
 		}
 	}
 	// The requests were listed before this run answered some: read again what is live now.
-	now, err := c.listExchangeRequests(ctx, consumerID)
+	now, err := listExchangeRequests(ctx, c, consumerID)
 	if err != nil {
 		return err
 	}
@@ -566,7 +568,7 @@ func (c *Cluster) pruneExchangeRBAC(ctx context.Context, consumerID string, reqs
 			live[strings.TrimPrefix(r.Name, r.Spec.Rule+"-")] = true
 		}
 	}
-	stale, err := c.exchangeBindings(ctx, consumerID, func(hash string) bool { return !live[hash] })
+	stale, err := exchangeBindings(ctx, c, consumerID, func(hash string) bool { return !live[hash] })
 	if err != nil {
 		return err
 	}
@@ -577,10 +579,10 @@ func (c *Cluster) pruneExchangeRBAC(ctx context.Context, consumerID string, reqs
 	for _, b := range exchangeCut(stale) {
 		users = append(users, RevokedUser{User: b.User})
 	}
-	if err := c.recordRevoked(ctx, consumerID, users); err != nil {
+	if err := recordRevoked(ctx, c, consumerID, users); err != nil {
 		return err
 	}
-	return c.deleteExchangeRBAC(ctx, consumerID, stale)
+	return deleteExchangeRBAC(ctx, c, consumerID, stale)
 }
 
 func groupsNote(groups []string) string {
@@ -591,13 +593,13 @@ func groupsNote(groups []string) string {
 }
 
 // applyExchangeStatus server-side applies an ExchangeRequest's status.
-func (c *Cluster) applyExchangeStatus(ctx context.Context, ns, name string, st v1alpha1.ExchangeRequestStatus) error {
+func applyExchangeStatus(ctx context.Context, c *member.Cluster, ns, name string, st v1alpha1.ExchangeRequestStatus) error {
 	obj := &v1alpha1.ExchangeRequest{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ExchangeRequestKind},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Status:     st,
 	}
-	return c.applyStatus(ctx, v1alpha1.ExchangeRequestGVR, obj)
+	return c.ApplyStatus(ctx, v1alpha1.ExchangeRequestGVR, obj)
 }
 
 // DenyExchange (provider) refuses a consumer's exchange request by name. A pending one is answered Refused
@@ -605,15 +607,15 @@ func (c *Cluster) applyExchangeStatus(ctx context.Context, ns, name string, st v
 // its bindings and roles are deleted, the API server is confirmed to refuse it (and its impersonation cache
 // waited out), and it is marked Revoked. A request refused or revoked before is Already; a name this
 // cluster has no record of is a *NotFoundError naming the consumer's requests.
-func (c *Cluster) DenyExchange(ctx context.Context, consumerID, name, reason string) (Outcome, error) {
-	tns := TenantNamespace(consumerID)
-	reqs, err := c.listExchangeRequests(ctx, consumerID)
+func DenyExchange(ctx context.Context, c *member.Cluster, consumerID, name, reason string) (Outcome, error) {
+	tns := member.TenantNamespace(consumerID)
+	reqs, err := listExchangeRequests(ctx, c, consumerID)
 	if err != nil {
 		return Done, err
 	}
 	i := slices.IndexFunc(reqs, func(r v1alpha1.ExchangeRequest) bool { return r.Name == name })
 	if i < 0 {
-		removed, _, err := c.removed(ctx, RemovedExchange, consumerID, name)
+		removed, _, err := removed(ctx, c, RemovedExchange, consumerID, name)
 		if err != nil || removed {
 			return Already, err
 		}
@@ -629,27 +631,27 @@ func (c *Cluster) DenyExchange(ctx context.Context, consumerID, name, reason str
 		return Already, nil
 	case ExchangeIssued:
 		hash := strings.TrimPrefix(r.Name, r.Spec.Rule+"-")
-		bindings, err := c.exchangeBindings(ctx, consumerID, func(h string) bool { return h == hash })
+		bindings, err := exchangeBindings(ctx, c, consumerID, func(h string) bool { return h == hash })
 		if err != nil {
 			return Done, err
 		}
 		cut := exchangeCut(bindings)
 		users := []RevokedUser{{User: ExchangeUser(consumerID, hash), NotAfter: timeOrZero(r.Status.NotAfter)}}
-		if err := c.recordRevoked(ctx, consumerID, users); err != nil {
+		if err := recordRevoked(ctx, c, consumerID, users); err != nil {
 			return Done, err
 		}
 		unbound := time.Now()
-		if err := c.deleteExchangeRBAC(ctx, consumerID, bindings); err != nil {
+		if err := deleteExchangeRBAC(ctx, c, consumerID, bindings); err != nil {
 			return Done, err
 		}
-		if err := c.confirmRefused(ctx, cut); err != nil {
+		if err := confirmRefused(ctx, c, cut); err != nil {
 			return Done, err
 		}
-		if err := c.applyExchangeStatus(ctx, tns, r.Name, v1alpha1.ExchangeRequestStatus{Phase: ExchangeRevoked, Mode: r.Status.Mode, User: r.Status.User,
+		if err := applyExchangeStatus(ctx, c, tns, r.Name, v1alpha1.ExchangeRequestStatus{Phase: ExchangeRevoked, Mode: r.Status.Mode, User: r.Status.User,
 			Reason: "revoked by the provider: " + reason}); err != nil {
 			return Done, err
 		}
-		c.audit(ctx, tenantObject(consumerID), EventRevoked, "exchange credential "+r.Name+" revoked: "+reason, &Credential{User: ExchangeUser(consumerID, hash)})
+		audit(ctx, c, tenantObject(consumerID), EventRevoked, "exchange credential "+r.Name+" revoked: "+reason, &Credential{User: ExchangeUser(consumerID, hash)})
 		if len(cut) > 0 && !c.DryRun {
 			if err := waitUntil(ctx, unbound.Add(impersonationCacheTTL)); err != nil {
 				return Done, err
@@ -657,10 +659,10 @@ func (c *Cluster) DenyExchange(ctx context.Context, consumerID, name, reason str
 		}
 		return Done, nil
 	}
-	if err := c.applyExchangeStatus(ctx, tns, r.Name, v1alpha1.ExchangeRequestStatus{Phase: ExchangeRefused, Reason: "refused by the provider: " + reason}); err != nil {
+	if err := applyExchangeStatus(ctx, c, tns, r.Name, v1alpha1.ExchangeRequestStatus{Phase: ExchangeRefused, Reason: "refused by the provider: " + reason}); err != nil {
 		return Done, err
 	}
-	c.audit(ctx, tenantObject(consumerID), EventDenied, "exchange request "+r.Name+" refused: "+reason, nil)
+	audit(ctx, c, tenantObject(consumerID), EventDenied, "exchange request "+r.Name+" refused: "+reason, nil)
 	return Done, nil
 }
 

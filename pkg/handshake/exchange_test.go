@@ -15,7 +15,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 const fakeRules = `apiVersion: federate.dev/v1alpha1
@@ -40,10 +42,10 @@ func (f *fakeCluster) exchangeRBAC(t *testing.T) []string {
 		list func() (*unstructured.UnstructuredList, error)
 	}{
 		{"clusterroles", func() (*unstructured.UnstructuredList, error) {
-			return f.dyn.Resource(clusterRolesRes).List(t.Context(), metav1.ListOptions{LabelSelector: LabelExchange})
+			return f.dyn.Resource(clusterRolesRes).List(t.Context(), metav1.ListOptions{LabelSelector: member.LabelExchange})
 		}},
 		{"clusterrolebindings", func() (*unstructured.UnstructuredList, error) {
-			return f.dyn.Resource(clusterRoleBindingsRes).List(t.Context(), metav1.ListOptions{LabelSelector: LabelExchange})
+			return f.dyn.Resource(clusterRoleBindingsRes).List(t.Context(), metav1.ListOptions{LabelSelector: member.LabelExchange})
 		}},
 	} {
 		l, err := gvr.list()
@@ -61,38 +63,38 @@ func (f *fakeCluster) exchangeRBAC(t *testing.T) []string {
 // provider, imported; asking again reuses the credential; revoke takes it away for good.
 func TestExchangeFlowOnFakes(t *testing.T) {
 	consumer, provider := pairedFakes(t)
-	if changed, err := consumer.ApplyExchangeRules(t.Context(), []byte(fakeRules)); err != nil || !changed {
+	if changed, err := ApplyExchangeRules(t.Context(), consumer.Cluster, []byte(fakeRules)); err != nil || !changed {
 		t.Fatalf("ApplyExchangeRules: %v %v", changed, err)
 	}
-	if changed, err := consumer.ApplyExchangeRules(t.Context(), []byte(fakeRules)); err != nil || changed {
+	if changed, err := ApplyExchangeRules(t.Context(), consumer.Cluster, []byte(fakeRules)); err != nil || changed {
 		t.Fatalf("ApplyExchangeRules again: %v %v", changed, err)
 	}
-	res, err := consumer.ResolveExchange(t.Context(), exchange.Request{User: "user-12345", Groups: []string{"sudoer"}, Cluster: "provider"}, exchange.Client{})
+	res, err := ResolveExchange(t.Context(), consumer.Cluster, exchange.Request{User: "user-12345", Groups: []string{"sudoer"}, Cluster: "provider"}, exchange.Client{})
 	if err != nil || res.Rule.Name != "mapping" || res.Target == nil || res.Target.User != "user-34567" {
 		t.Fatalf("ResolveExchange: %+v %v", res, err)
 	}
-	if res, err := consumer.ResolveExchange(t.Context(), exchange.Request{User: "bob", Groups: []string{"sudoer"}, Cluster: "provider"}, exchange.Client{}); err != nil || res.Target != nil {
+	if res, err := ResolveExchange(t.Context(), consumer.Cluster, exchange.Request{User: "bob", Groups: []string{"sudoer"}, Cluster: "provider"}, exchange.Client{}); err != nil || res.Target != nil {
 		t.Fatalf("privileged: %+v %v", res, err)
 	}
-	if _, err := consumer.ResolveExchange(t.Context(), exchange.Request{User: "nobody", Cluster: "provider"}, exchange.Client{}); !errors.Is(err, ErrNoExchangeRule) {
+	if _, err := ResolveExchange(t.Context(), consumer.Cluster, exchange.Request{User: "nobody", Cluster: "provider"}, exchange.Client{}); !errors.Is(err, ErrNoExchangeRule) {
 		t.Fatalf("nobody: %v", err)
 	}
-	via, err := consumer.ViaPairing(t.Context(), "provider")
+	via, err := ViaPairing(t.Context(), consumer.Cluster, "provider")
 	if err != nil {
 		t.Fatal(err)
 	}
 	scope := exchange.Scope{Verbs: []string{"get", "list"}, Resources: []string{"pods", "deployments.apps"}, Namespaces: []string{"team-a"}}
 	o := ExchangeOptions{ProviderID: "provider", Rule: "mapping", Target: *res.Target, Scope: scope}
-	_, err = consumer.RequestExchange(t.Context(), via, o)
+	_, err = RequestExchange(t.Context(), consumer.Cluster, via, o)
 	var pending *ExchangePendingError
 	if !errors.As(err, &pending) || !strings.HasPrefix(pending.Request, "mapping-") || len(pending.Request) != len("mapping-")+32 {
 		t.Fatalf("first RequestExchange: %v", err)
 	}
 	name := pending.Request
-	if _, err := consumer.RequestExchange(t.Context(), via, o); !errors.As(err, &pending) || pending.Request != name {
+	if _, err := RequestExchange(t.Context(), consumer.Cluster, via, o); !errors.As(err, &pending) || pending.Request != name {
 		t.Fatalf("second RequestExchange: %v (want the same request %s)", err, name)
 	}
-	list, err := provider.ExchangeRequests(t.Context(), "consumer")
+	list, err := ExchangeRequests(t.Context(), provider.Cluster, "consumer")
 	if err != nil || len(list) != 1 || list[0].Phase != ExchangePending || list[0].User != "user-34567" || list[0].Scope.String() != "get,list on deployments.apps,pods in team-a" ||
 		list[0].ClusterWide || len(list[0].Reach) > 0 || list[0].TargetAccess == nil || list[0].TargetAccess.Total != 4 {
 		t.Fatalf("ExchangeRequests: %+v %v", list, err)
@@ -105,7 +107,7 @@ func TestExchangeFlowOnFakes(t *testing.T) {
 	if _, err := provider.kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	answered, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}})
+	answered, err := AllowExchange(t.Context(), provider.Cluster, AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}})
 	if err != nil || len(answered) != 1 || answered[0].Phase != ExchangeIssued || answered[0].Mode != ModeConstrained {
 		t.Fatalf("AllowExchange: %+v %v", answered, err)
 	}
@@ -142,7 +144,7 @@ func TestExchangeFlowOnFakes(t *testing.T) {
 			t.Fatalf("RoleBinding in team-a: %v / %v", err, derr)
 		}
 		rb = &rbacv1.RoleBinding{}
-		if err := fromUnstructured(u, rb); err != nil {
+		if err := member.FromUnstructured(u, rb); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -150,14 +152,14 @@ func TestExchangeFlowOnFakes(t *testing.T) {
 		t.Errorf("RoleBinding %+v", rb)
 	}
 	csrs := provider.count("create", "certificatesigningrequests")
-	if _, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}}); err != nil {
+	if _, err := AllowExchange(t.Context(), provider.Cluster, AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := provider.count("create", "certificatesigningrequests"); n != csrs {
 		t.Errorf("allowing again issued again (%d CSRs, was %d)", n, csrs)
 	}
 	ticking(consumer)
-	got, err := consumer.RequestExchange(t.Context(), via, o)
+	got, err := RequestExchange(t.Context(), consumer.Cluster, via, o)
 	if err != nil {
 		t.Fatalf("RequestExchange after consent: %v", err)
 	}
@@ -176,40 +178,40 @@ func TestExchangeFlowOnFakes(t *testing.T) {
 	if got.User != ExchangeUser("consumer", hash) || got.Request != name {
 		t.Errorf("user %q request %q", got.User, got.Request)
 	}
-	again, err := consumer.RequestExchange(t.Context(), via, o)
+	again, err := RequestExchange(t.Context(), consumer.Cluster, via, o)
 	if err != nil || !again.Reused || string(again.Kubeconfig) != string(got.Kubeconfig) {
 		t.Errorf("RequestExchange again: %+v %v", again, err)
 	}
 	grant := exchange.GrantHash("mapping", *res.Target, scope)
-	if _, err := consumer.Kube.CoreV1().Secrets(SystemNamespace).Get(t.Context(), exchangePendingKeySecretName("provider", "mapping", grant), metav1.GetOptions{}); err == nil {
+	if _, err := consumer.Kube.CoreV1().Secrets(member.SystemNamespace).Get(t.Context(), exchangePendingKeySecretName("provider", "mapping", grant), metav1.GetOptions{}); err == nil {
 		t.Error("the pending key outlived the import")
 	}
-	if _, err := provider.Revoke(t.Context(), "consumer"); err != nil {
+	if _, err := Revoke(t.Context(), provider.Cluster, "consumer"); err != nil {
 		t.Fatal(err)
 	}
 	if left := provider.exchangeRBAC(t); len(left) > 0 {
 		t.Errorf("revoke left %v", left)
 	}
-	revoked, err := provider.RevokedUsers(t.Context(), "consumer")
+	revoked, err := RevokedUsers(t.Context(), provider.Cluster, "consumer")
 	if err != nil || !slices.Contains(revoked, ExchangeUser("consumer", hash)) {
 		t.Errorf("revoked users %v %v: want the exchange credential's user", revoked, err)
 	}
 	// A revoked request is never answered again, even by name.
-	if _, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}}); err == nil {
+	if _, err := AllowExchange(t.Context(), provider.Cluster, AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}}); err == nil {
 		t.Error("AllowExchange of a revoked consumer's request succeeded")
 	}
 	// The stored kubeconfig is dead now: it is not handed out, and a new key is asked for instead.
-	_, err = consumer.RequestExchange(t.Context(), via, o)
+	_, err = RequestExchange(t.Context(), consumer.Cluster, via, o)
 	if !errors.As(err, &pending) || pending.Request == name {
 		t.Errorf("RequestExchange after revoke: %v (want a new request, not %s)", err, name)
 	}
-	if _, ok := consumer.StoredExchange(t.Context(), "provider", "mapping", grant); ok {
+	if _, ok := StoredExchange(t.Context(), consumer.Cluster, "provider", "mapping", grant); ok {
 		t.Error("the dead kubeconfig is still stored")
 	}
-	if err := consumer.RemoveIdentity(t.Context(), "provider"); err != nil {
+	if err := RemoveIdentity(t.Context(), consumer.Cluster, "provider"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := consumer.Kube.CoreV1().Secrets(SystemNamespace).Get(t.Context(), exchangePendingKeySecretName("provider", "mapping", grant), metav1.GetOptions{}); err == nil {
+	if _, err := consumer.Kube.CoreV1().Secrets(member.SystemNamespace).Get(t.Context(), exchangePendingKeySecretName("provider", "mapping", grant), metav1.GetOptions{}); err == nil {
 		t.Error("RemoveIdentity left the exchange key")
 	}
 }
@@ -221,7 +223,7 @@ func getClusterRole(t *testing.T, f *fakeCluster, name string) rbacv1.ClusterRol
 		t.Fatalf("ClusterRole %s: %v", name, err)
 	}
 	var role rbacv1.ClusterRole
-	if err := fromUnstructured(u, &role); err != nil {
+	if err := member.FromUnstructured(u, &role); err != nil {
 		t.Fatal(err)
 	}
 	return role
@@ -230,7 +232,7 @@ func getClusterRole(t *testing.T, f *fakeCluster, name string) rbacv1.ClusterRol
 // exchangeRequestFor builds a consumer's request as the tenant could write it.
 func exchangeRequestFor(t *testing.T, name, rule, cn string, target v1alpha1.ExchangeTarget, scope exchange.Scope) (*unstructured.Unstructured, string) {
 	t.Helper()
-	key, err := NewClientKey("")
+	key, err := credential.NewClientKey("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,12 +247,12 @@ func exchangeRequestFor(t *testing.T, name, rule, cn string, target v1alpha1.Exc
 	if cn == "" {
 		cn = ExchangeUser("consumer", hash)
 	}
-	csr, err := NewCSR(cn, key)
+	csr, err := credential.NewCSR(cn, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := toUnstructured(&v1alpha1.ExchangeRequest{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ExchangeRequestKind},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: TenantNamespace("consumer")},
+	u, err := member.ToUnstructured(&v1alpha1.ExchangeRequest{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ExchangeRequestKind},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: member.TenantNamespace("consumer")},
 		Spec:       v1alpha1.ExchangeRequestSpec{Rule: rule, Target: target, Scope: toExchangeScope(scope), CSR: csr}})
 	if err != nil {
 		t.Fatal(err)
@@ -276,11 +278,11 @@ func TestAllowExchangeRefuses(t *testing.T) {
 		{rule: "renamed", name: "renamed-00000000000000000000000000000000", target: v1alpha1.ExchangeTarget{User: "eve"}, want: `metadata.name "renamed-00000000000000000000000000000000": must be`},
 	} {
 		u, name := exchangeRequestFor(t, c.name, c.rule, c.cn, c.target, pods)
-		if _, err := provider.dyn.Resource(v1alpha1.ExchangeRequestGVR).Namespace(TenantNamespace("consumer")).Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
+		if _, err := provider.dyn.Resource(v1alpha1.ExchangeRequestGVR).Namespace(member.TenantNamespace("consumer")).Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		csrs := provider.count("create", "certificatesigningrequests")
-		answered, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}})
+		answered, err := AllowExchange(t.Context(), provider.Cluster, AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", c.rule, err, c.want)
 		}
@@ -295,7 +297,7 @@ func TestAllowExchangeRefuses(t *testing.T) {
 		}
 	}
 	var nf *ExchangeNotFoundError
-	if _, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Names: []string{"absent-0"}}); !errors.As(err, &nf) ||
+	if _, err := AllowExchange(t.Context(), provider.Cluster, AllowExchangeOptions{ConsumerID: "consumer", Names: []string{"absent-0"}}); !errors.As(err, &nf) ||
 		!slices.Contains(nf.Missing, "absent-0") || len(nf.Existing) != 5 {
 		t.Errorf("absent name: %v", err)
 	}
@@ -303,7 +305,7 @@ func TestAllowExchangeRefuses(t *testing.T) {
 	// A scope that reaches Secrets is refused unless accepted for that request, and nothing is created.
 	secrets := exchange.Scope{Verbs: []string{"get"}, Resources: []string{"secrets"}, Namespaces: []string{"default"}}
 	u, name := exchangeRequestFor(t, "", "reader", "", v1alpha1.ExchangeTarget{User: "alice"}, secrets)
-	if _, err := provider.dyn.Resource(v1alpha1.ExchangeRequestGVR).Namespace(TenantNamespace("consumer")).Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
+	if _, err := provider.dyn.Resource(v1alpha1.ExchangeRequestGVR).Namespace(member.TenantNamespace("consumer")).Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := provider.kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
@@ -311,22 +313,22 @@ func TestAllowExchangeRefuses(t *testing.T) {
 	}
 	csrs := provider.count("create", "certificatesigningrequests")
 	var reach *ReachError
-	if _, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}}); !errors.As(err, &reach) || !slices.Contains(reach.Reach, exchange.ReachSecrets) {
+	if _, err := AllowExchange(t.Context(), provider.Cluster, AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}}); !errors.As(err, &reach) || !slices.Contains(reach.Reach, exchange.ReachSecrets) {
 		t.Errorf("a Secrets scope without the override: %v", err)
 	}
 	if provider.count("create", "certificatesigningrequests") != csrs || len(provider.exchangeRBAC(t)) > 0 {
 		t.Error("a refused reach created something")
 	}
 	// Without constrained impersonation nothing is issued unless the fallback is accepted.
-	provider.Impersonation = &ImpersonationSupport{Reason: "a fake without it"}
+	provider.Impersonation = &member.ImpersonationSupport{Reason: "a fake without it"}
 	var unconstrained *UnconstrainedError
-	if _, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}, AllowReach: []string{name}}); !errors.As(err, &unconstrained) {
+	if _, err := AllowExchange(t.Context(), provider.Cluster, AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}, AllowReach: []string{name}}); !errors.As(err, &unconstrained) {
 		t.Errorf("no constrained impersonation, no fallback: %v", err)
 	}
 	if provider.count("create", "certificatesigningrequests") != csrs || len(provider.exchangeRBAC(t)) > 0 {
 		t.Error("a refused unconstrained grant created something")
 	}
-	answered, err := provider.AllowExchange(t.Context(), AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}, AllowUnconstrained: true})
+	answered, err := AllowExchange(t.Context(), provider.Cluster, AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}, AllowUnconstrained: true})
 	if err != nil || len(answered) != 1 || answered[0].Mode != ModeUnconstrained {
 		t.Fatalf("the accepted fallback: %+v %v", answered, err)
 	}
@@ -337,18 +339,18 @@ func TestAllowExchangeRefuses(t *testing.T) {
 }
 func TestApplyBadExchangeRulesChangesNothing(t *testing.T) {
 	consumer, _ := fakePair(t)
-	if _, err := consumer.ApplyExchangeRules(t.Context(), []byte(fakeRules)); err != nil {
+	if _, err := ApplyExchangeRules(t.Context(), consumer.Cluster, []byte(fakeRules)); err != nil {
 		t.Fatal(err)
 	}
 	before := len(consumer.kube.Actions())
-	if _, err := consumer.ApplyExchangeRules(t.Context(), []byte(strings.Replace(fakeRules, "priority: 10,", "priority: 10, target: {user: x},", 1))); err == nil ||
+	if _, err := ApplyExchangeRules(t.Context(), consumer.Cluster, []byte(strings.Replace(fakeRules, "priority: 10,", "priority: 10, target: {user: x},", 1))); err == nil ||
 		!strings.Contains(err.Error(), "rules[0].target") {
 		t.Fatalf("bad file: %v", err)
 	}
 	if after := len(consumer.kube.Actions()); after != before {
 		t.Errorf("a bad file sent %d requests", after-before)
 	}
-	_, data, err := consumer.ExchangeRules(t.Context())
+	_, data, err := ExchangeRules(t.Context(), consumer.Cluster)
 	if err != nil || string(data) != fakeRules {
 		t.Errorf("stored rules %q %v", data, err)
 	}

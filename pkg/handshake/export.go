@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // ExportOptions name one export: the credential (a pairing's, or one of its resource slices'), the format,
@@ -71,11 +72,11 @@ type ExportState struct {
 
 func exportLabels(providerID, slice string) map[string]string {
 	if slice == "" {
-		l := IdentityLabels(providerID)
+		l := member.IdentityLabels(providerID)
 		l[export.LabelOf] = export.OfPairing
 		return l
 	}
-	l := SliceLabels(providerID, slice)
+	l := member.SliceLabels(providerID, slice)
 	l[export.LabelOf] = export.OfResourceSlice
 	return l
 }
@@ -89,13 +90,13 @@ func (o ExportOptions) name() string {
 
 // BuildExport reads the credential and builds the export's objects, and writes nothing: the objects a
 // dry run or a printed export shows are exactly those Export writes.
-func (c *Cluster) BuildExport(ctx context.Context, o ExportOptions) (*export.Objects, error) {
+func BuildExport(ctx context.Context, c *member.Cluster, o ExportOptions) (*export.Objects, error) {
 	var kc []byte
 	var err error
 	if o.Slice == "" {
-		kc, err = c.GetKubeconfig(ctx, o.ProviderID)
+		kc, err = GetKubeconfig(ctx, c, o.ProviderID)
 	} else {
-		kc, err = c.GetSliceKubeconfig(ctx, o.ProviderID, o.Slice)
+		kc, err = GetSliceKubeconfig(ctx, c, o.ProviderID, o.Slice)
 	}
 	if err != nil {
 		return nil, err
@@ -108,15 +109,15 @@ func (c *Cluster) BuildExport(ctx context.Context, o ExportOptions) (*export.Obj
 // never takes over an object it did not make: a Secret or Target of that name that is not this export's
 // (no export labels, or another credential's or format's) is refused before anything is written. Running
 // it again changes nothing, or brings the objects up to date.
-func (c *Cluster) Export(ctx context.Context, o ExportOptions) ([]ExportedObject, error) {
-	objs, err := c.BuildExport(ctx, o)
+func Export(ctx context.Context, c *member.Cluster, o ExportOptions) ([]ExportedObject, error) {
+	objs, err := BuildExport(ctx, c, o)
 	if err != nil {
 		return nil, err
 	}
-	if o.Namespace == SystemNamespace {
+	if o.Namespace == member.SystemNamespace {
 		// Whoever may write federate-system (a consumer operator) could write both an export and its
 		// record there: the record would prove nothing.
-		return nil, fmt.Errorf("namespace %s holds this tool's own objects and the export records: an export goes to the tool's namespace; nothing was written", SystemNamespace)
+		return nil, fmt.Errorf("namespace %s holds this tool's own objects and the export records: an export goes to the tool's namespace; nothing was written", member.SystemNamespace)
 	}
 	if _, err := c.Kube.CoreV1().Namespaces().Get(ctx, o.Namespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 		return nil, &NamespaceNotFoundError{Namespace: o.Namespace}
@@ -124,19 +125,19 @@ func (c *Cluster) Export(ctx context.Context, o ExportOptions) ([]ExportedObject
 		return nil, err
 	}
 	if objs.Target != nil {
-		if err := c.targetServed(); err != nil {
+		if err := targetServed(c); err != nil {
 			return nil, err
 		}
 	}
-	cur, err := c.currentExport(ctx, o, objs)
+	cur, err := readCurrentExport(ctx, c, o, objs)
 	if err != nil {
 		return nil, err
 	}
-	rec, created, err := c.claimExport(ctx, o, cur, objs)
+	rec, created, err := claimExport(ctx, c, o, cur, objs)
 	if err != nil {
 		return nil, err
 	}
-	return c.writeExport(ctx, o, objs, cur, rec, created)
+	return writeExport(ctx, c, o, objs, cur, rec, created)
 }
 
 // currentExport is what an export finds under its names: the Secret, the Target and the record, each
@@ -147,7 +148,7 @@ type currentExport struct {
 	rec    *exportRecord
 }
 
-func (c *Cluster) currentExport(ctx context.Context, o ExportOptions, objs *export.Objects) (*currentExport, error) {
+func readCurrentExport(ctx context.Context, c *member.Cluster, o ExportOptions, objs *export.Objects) (*currentExport, error) {
 	var cur currentExport
 	var err error
 	cur.secret, err = c.Kube.CoreV1().Secrets(o.Namespace).Get(ctx, objs.Secret.Name, metav1.GetOptions{})
@@ -156,7 +157,7 @@ func (c *Cluster) currentExport(ctx context.Context, o ExportOptions, objs *expo
 	} else if err != nil {
 		return nil, err
 	}
-	if cur.rec, err = c.getExportRecord(ctx, o.Namespace, objs.Secret.Name); err != nil {
+	if cur.rec, err = getExportRecord(ctx, c, o.Namespace, objs.Secret.Name); err != nil {
 		return nil, err
 	}
 	if cur.secret != nil {
@@ -190,7 +191,7 @@ func (c *Cluster) currentExport(ctx context.Context, o ExportOptions, objs *expo
 // Secret that is gone; its Target, if one is recorded and still there, is that export's and is refused.
 // This credential's own Target under another name (an Admiralty export turned into another format) goes
 // first: a record never forgets a Target it names. created tells whether the record is new.
-func (c *Cluster) claimExport(ctx context.Context, o ExportOptions, cur *currentExport, objs *export.Objects) (rec *exportRecord, rewrote bool, err error) {
+func claimExport(ctx context.Context, c *member.Cluster, o ExportOptions, cur *currentExport, objs *export.Objects) (rec *exportRecord, rewrote bool, err error) {
 	rec = cur.rec
 	targetName := ""
 	if objs.Target != nil {
@@ -204,7 +205,7 @@ func (c *Cluster) claimExport(ctx context.Context, o ExportOptions, cur *current
 			return nil, false, fmt.Errorf("%s %s/%s of the export of %s still reads the Secret %s: refusing to put another credential there; delete that Target first, or choose another name",
 				export.TargetKind, rec.namespace, rec.targetName, describeCredential(rec.providerID, rec.slice), rec.name)
 		case err == nil:
-			if err := c.deleteExportTarget(ctx, *rec); err != nil {
+			if err := deleteExportTarget(ctx, c, *rec); err != nil {
 				return nil, false, err
 			}
 		case !apierrors.IsNotFound(err):
@@ -215,13 +216,13 @@ func (c *Cluster) claimExport(ctx context.Context, o ExportOptions, cur *current
 	// claim where every reader of its namespace (of Targets, for a Target) could copy it: it may be a
 	// lookalike. It is never written nor pinned; exactly that object is deleted, and made again.
 	if same && cur.secret != nil && rec.secretUID == "" {
-		if err := c.deleteSecret(ctx, o.Namespace, cur.secret.Name, cur.secret.UID); err != nil {
+		if err := deleteSecret(ctx, c, o.Namespace, cur.secret.Name, cur.secret.UID); err != nil {
 			return nil, false, err
 		}
 		cur.secret = nil
 	}
 	if same && cur.target != nil && rec.targetUID == "" {
-		if err := c.deleteTarget(ctx, o.Namespace, cur.target.GetName(), cur.target.GetUID()); err != nil {
+		if err := deleteTarget(ctx, c, o.Namespace, cur.target.GetName(), cur.target.GetUID()); err != nil {
 			return nil, false, err
 		}
 		cur.target = nil
@@ -237,7 +238,7 @@ func (c *Cluster) claimExport(ctx context.Context, o ExportOptions, cur *current
 	if same && cur.target != nil && rec.targetName == targetName {
 		spec.targetUID = cur.target.GetUID()
 	}
-	stored, err := c.recordExport(ctx, rec, spec)
+	stored, err := recordExport(ctx, c, rec, spec)
 	if err != nil {
 		return nil, false, err
 	}
@@ -258,19 +259,19 @@ func (c *Cluster) claimExport(ctx context.Context, o ExportOptions, cur *current
 
 // writeExport writes the Secret and the Target, then completes the record with their UIDs; on a
 // failure it undoes what this run created.
-func (c *Cluster) writeExport(ctx context.Context, o ExportOptions, objs *export.Objects, cur *currentExport, rec *exportRecord, rewrote bool) ([]ExportedObject, error) {
-	undo := undoExport{existing: cur.secret, existingTarget: cur.target, record: rec, deleteRecord: rewrote,
+func writeExport(ctx context.Context, c *member.Cluster, o ExportOptions, objs *export.Objects, cur *currentExport, rec *exportRecord, rewrote bool) ([]ExportedObject, error) {
+	rollback := undoExport{existing: cur.secret, existingTarget: cur.target, record: rec, deleteRecord: rewrote,
 		spec: recordSpec{providerID: o.ProviderID, slice: o.Slice, namespace: o.Namespace, name: objs.Secret.Name}}
-	written, action, err := c.writeExportSecret(ctx, cur.secret, objs.Secret)
+	written, action, err := writeExportSecret(ctx, c, cur.secret, objs.Secret)
 	if err != nil {
 		if cur.secret == nil {
-			undo.written, undo.unsure = createdAnyway(ctx, rec, err, func(ctx context.Context) (*corev1.Secret, error) {
+			rollback.written, rollback.unsure = createdAnyway(ctx, rec, err, func(ctx context.Context) (*corev1.Secret, error) {
 				return c.Kube.CoreV1().Secrets(o.Namespace).Get(ctx, objs.Secret.Name, metav1.GetOptions{})
 			})
 		}
-		return nil, c.undo(ctx, undo, err)
+		return nil, undo(ctx, c, rollback, err)
 	}
-	undo.written = written
+	rollback.written = written
 	out := []ExportedObject{{Kind: "Secret", Namespace: o.Namespace, Name: objs.Secret.Name, Action: action}}
 	spec := recordSpec{providerID: o.ProviderID, slice: o.Slice, namespace: o.Namespace, name: objs.Secret.Name, secretUID: written.UID}
 	if objs.Target != nil {
@@ -279,31 +280,31 @@ func (c *Cluster) writeExport(ctx context.Context, o ExportOptions, objs *export
 		var t *unstructured.Unstructured
 		switch {
 		case cur.target == nil:
-			t, err = targets.Create(ctx, objs.Target, metav1.CreateOptions{FieldManager: FieldManager})
-			undo.target = t
+			t, err = targets.Create(ctx, objs.Target, metav1.CreateOptions{FieldManager: member.FieldManager})
+			rollback.target = t
 		case equalSpec(cur.target, objs.Target):
 			t, action = cur.target, "unchanged"
 		default:
 			objs.Target.SetResourceVersion(cur.target.GetResourceVersion())
-			t, err = targets.Update(ctx, objs.Target, metav1.UpdateOptions{FieldManager: FieldManager})
+			t, err = targets.Update(ctx, objs.Target, metav1.UpdateOptions{FieldManager: member.FieldManager})
 			action = "updated"
 		}
 		if err != nil {
 			if cur.target == nil {
-				undo.target, undo.unsure = createdAnyway(ctx, rec, err, func(ctx context.Context) (*unstructured.Unstructured, error) {
+				rollback.target, rollback.unsure = createdAnyway(ctx, rec, err, func(ctx context.Context) (*unstructured.Unstructured, error) {
 					return targets.Get(ctx, objs.Target.GetName(), metav1.GetOptions{})
 				})
-				if undo.unsure {
-					undo.unsureTarget = objs.Target.GetName()
+				if rollback.unsure {
+					rollback.unsureTarget = objs.Target.GetName()
 				}
 			}
-			return out, c.undo(ctx, undo, err)
+			return out, undo(ctx, c, rollback, err)
 		}
 		spec.targetName, spec.targetUID = objs.Target.GetName(), t.GetUID()
 		out = append(out, ExportedObject{Kind: export.TargetKind, Namespace: o.Namespace, Name: spec.targetName, Action: action})
 	}
-	if _, err := c.recordExport(ctx, rec, spec); err != nil {
-		return out, c.undo(ctx, undo, err)
+	if _, err := recordExport(ctx, c, rec, spec); err != nil {
+		return out, undo(ctx, c, rollback, err)
 	}
 	return out, nil
 }
@@ -319,7 +320,7 @@ func createdAnyway[T metav1.Object](ctx context.Context, rec *exportRecord, caus
 	if errors.As(cause, &s) && s.Status().Code > 0 && s.Status().Code < 500 {
 		return none, false // refused (AlreadyExists, Forbidden, Invalid, a webhook): nothing was stored
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), member.CleanupTimeout)
 	defer cancel()
 	obj, err := get(ctx)
 	if err != nil || !rec.owns(obj, "") {
@@ -345,8 +346,8 @@ type undoExport struct {
 // undo deletes what a failed export created (see undoExport), each object by its UID, and then the
 // record if it is this run's. What cannot be deleted stays recorded, so that unauthenticate still finds
 // it: the record is completed with its UID instead.
-func (c *Cluster) undo(ctx context.Context, u undoExport, cause error) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout) // the export failed, perhaps on ctx
+func undo(ctx context.Context, c *member.Cluster, u undoExport, cause error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), member.CleanupTimeout) // the export failed, perhaps on ctx
 	defer cancel()
 	errs := []error{cause}
 	left := u.spec
@@ -358,14 +359,14 @@ func (c *Cluster) undo(ctx context.Context, u undoExport, cause error) error {
 	}
 	if u.existing == nil && u.written != nil {
 		uid := u.written.UID
-		if err := c.deleteSecret(ctx, u.written.Namespace, u.written.Name, uid); err != nil {
+		if err := deleteSecret(ctx, c, u.written.Namespace, u.written.Name, uid); err != nil {
 			errs = append(errs, err)
 			left.secretUID = uid
 		}
 	}
 	if u.target != nil {
 		uid := u.target.GetUID()
-		if err := c.deleteTarget(ctx, u.target.GetNamespace(), u.target.GetName(), uid); err != nil {
+		if err := deleteTarget(ctx, c, u.target.GetNamespace(), u.target.GetName(), uid); err != nil {
 			errs = append(errs, err)
 			left.targetName, left.targetUID = u.target.GetName(), uid
 		}
@@ -379,17 +380,17 @@ func (c *Cluster) undo(ctx context.Context, u undoExport, cause error) error {
 		// What may still be stored carries the record's claim: the record stays, pending under that very
 		// claim, so that the re-run and deleteExports find (and delete) it; a claim only lets a run delete.
 		left.keepClaim = true
-		if _, err := c.recordExport(ctx, u.record, left); err != nil {
+		if _, err := recordExport(ctx, c, u.record, left); err != nil {
 			errs = append(errs, err)
 		}
 	case left.secretUID != "" || left.targetUID != "":
-		if _, err := c.recordExport(ctx, u.record, left); err != nil {
+		if _, err := recordExport(ctx, c, u.record, left); err != nil {
 			errs = append(errs, err)
 		}
 	case u.deleteRecord || (u.existing == nil && u.written != nil) || u.target != nil:
 		// The record names nothing left, and this run published its claim on an object it has just
 		// deleted: kept pending, it would own whatever a reader of that namespace makes with that claim.
-		errs = append(errs, c.deleteSecret(ctx, SystemNamespace, u.record.sec.Name, u.record.sec.UID))
+		errs = append(errs, deleteSecret(ctx, c, member.SystemNamespace, u.record.sec.Name, u.record.sec.UID))
 	}
 	return errors.Join(errs...)
 }
@@ -402,10 +403,10 @@ func equalSpec(a, b *unstructured.Unstructured) bool {
 
 // writeExportSecret creates sec, or replaces the existing export's data and our labels, keeping what
 // others added to it (an Argo CD user's labels for ApplicationSets, say).
-func (c *Cluster) writeExportSecret(ctx context.Context, existing, sec *corev1.Secret) (*corev1.Secret, string, error) {
+func writeExportSecret(ctx context.Context, c *member.Cluster, existing, sec *corev1.Secret) (*corev1.Secret, string, error) {
 	secrets := c.Kube.CoreV1().Secrets(sec.Namespace)
 	if existing == nil {
-		w, err := secrets.Create(ctx, sec, metav1.CreateOptions{FieldManager: FieldManager})
+		w, err := secrets.Create(ctx, sec, metav1.CreateOptions{FieldManager: member.FieldManager})
 		return w, "created", err
 	}
 	next := existing.DeepCopy()
@@ -421,7 +422,7 @@ func (c *Cluster) writeExportSecret(ctx context.Context, existing, sec *corev1.S
 	if maps.EqualFunc(existing.Data, next.Data, bytes.Equal) && maps.Equal(existing.Labels, next.Labels) && maps.Equal(existing.Annotations, next.Annotations) {
 		return existing, "unchanged", nil
 	}
-	w, err := secrets.Update(ctx, next, metav1.UpdateOptions{FieldManager: FieldManager})
+	w, err := secrets.Update(ctx, next, metav1.UpdateOptions{FieldManager: member.FieldManager})
 	return w, "updated", err
 }
 
@@ -433,7 +434,7 @@ func sameExport(kind, ns, name string, obj metav1.Object, want map[string]string
 	if rec == nil || !rec.owns(obj, uid) {
 		return fmt.Errorf("%s %s/%s exists and was not written by an export: refusing to replace it; choose another name or namespace", kind, ns, name)
 	}
-	for _, k := range []string{LabelRemoteClusterID, LabelRole, LabelSlice, export.LabelOf, export.LabelFormat} {
+	for _, k := range []string{member.LabelRemoteClusterID, member.LabelRole, member.LabelSlice, export.LabelOf, export.LabelFormat} {
 		if have[k] != want[k] {
 			return fmt.Errorf("%s %s/%s is the export of %s in format %s: refusing to replace it with another; choose another name, or delete that export first",
 				kind, ns, name, exportedWhat(have), have[export.LabelFormat])
@@ -443,15 +444,15 @@ func sameExport(kind, ns, name string, obj metav1.Object, want map[string]string
 }
 
 func exportedWhat(l map[string]string) string {
-	if s := l[LabelSlice]; s != "" {
-		return fmt.Sprintf("resource slice %q of provider %q", s, l[LabelRemoteClusterID])
+	if s := l[member.LabelSlice]; s != "" {
+		return fmt.Sprintf("resource slice %q of provider %q", s, l[member.LabelRemoteClusterID])
 	}
-	return fmt.Sprintf("the pairing with provider %q", l[LabelRemoteClusterID])
+	return fmt.Sprintf("the pairing with provider %q", l[member.LabelRemoteClusterID])
 }
 
 // targetServed tells, through discovery, whether this cluster serves Admiralty's Target: an export never
 // installs another tool's CRD.
-func (c *Cluster) targetServed() error {
+func targetServed(c *member.Cluster) error {
 	gv := export.TargetGVR.GroupVersion().String()
 	list, err := c.Kube.Discovery().ServerResourcesForGroupVersion(gv)
 	if apierrors.IsNotFound(err) {
@@ -472,8 +473,8 @@ func (c *Cluster) targetServed() error {
 // the pairing's) with the new kubeconfig, so that the tools reading them follow a renewal. Each export
 // keeps its name, format and whatever others added to it. A Secret that only looks like an export (its
 // labels, which anyone who may write Secrets there can set) is never written: see exportrecord.go.
-func (c *Cluster) refreshExports(ctx context.Context, providerID, slice string, kc []byte) error {
-	exps, err := c.recordedExports(ctx, providerID, slice, true)
+func refreshExports(ctx context.Context, c *member.Cluster, providerID, slice string, kc []byte) error {
+	exps, err := recordedExports(ctx, c, providerID, slice, true)
 	var errs []error
 	if err != nil {
 		errs = append(errs, fmt.Errorf("reading the exports of %s: %w", describeCredential(providerID, slice), err))
@@ -481,7 +482,7 @@ func (c *Cluster) refreshExports(ctx context.Context, providerID, slice string, 
 	for _, e := range exps {
 		objs, err := export.Rebuild(e.secret, kc)
 		if err == nil {
-			_, _, err = c.writeExportSecret(ctx, e.secret, objs.Secret)
+			_, _, err = writeExportSecret(ctx, c, e.secret, objs.Secret)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("export Secret %s/%s: %w", e.secret.Namespace, e.secret.Name, err))
@@ -492,9 +493,9 @@ func (c *Cluster) refreshExports(ctx context.Context, providerID, slice string, 
 
 // rewriteExports is refreshExports as a step of an import: a failure is reported, not returned, since the
 // credential itself is stored and works; exporting again repairs it.
-func (c *Cluster) rewriteExports(ctx context.Context, providerID, slice string, kc []byte) {
-	if err := c.refreshExports(ctx, providerID, slice, kc); err != nil {
-		c.report().Warn("The new credential is stored, but not every export of it was rewritten (export it again): " + err.Error())
+func rewriteExports(ctx context.Context, c *member.Cluster, providerID, slice string, kc []byte) {
+	if err := refreshExports(ctx, c, providerID, slice, kc); err != nil {
+		c.Reporter().Warn("The new credential is stored, but not every export of it was rewritten (export it again): " + err.Error())
 	}
 }
 
@@ -509,58 +510,58 @@ func describeCredential(providerID, slice string) string {
 // one slice's), their Admiralty Targets, and the records: each exactly the object recorded (a stranger
 // under a recorded name is left alone). The Target goes by its recorded name, with or without its Secret.
 // An export the user may not read is reported and left, with its record.
-func (c *Cluster) deleteExports(ctx context.Context, providerID, slice string) error {
-	records, err := c.exportRecords(ctx, providerID, slice, false)
+func deleteExports(ctx context.Context, c *member.Cluster, providerID, slice string) error {
+	records, err := exportRecords(ctx, c, providerID, slice, false)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, r := range records {
-		sec, err := c.recordedSecret(ctx, r)
+		sec, err := recordedSecret(ctx, c, r)
 		if err == nil && r.targetName != "" {
-			err = c.deleteExportTarget(ctx, r)
+			err = deleteExportTarget(ctx, c, r)
 		}
 		if err == nil && sec != nil {
-			err = c.deleteSecret(ctx, sec.Namespace, sec.Name, sec.UID)
+			err = deleteSecret(ctx, c, sec.Namespace, sec.Name, sec.UID)
 		}
 		if leftAlone(err) {
-			c.report().Warn(err.Error())
+			c.Reporter().Warn(err.Error())
 			continue
 		}
 		if err != nil {
 			errs = append(errs, err) // the record stays, so that a re-run finds the export
 			continue
 		}
-		errs = append(errs, c.deleteSecret(ctx, SystemNamespace, r.sec.Name, r.sec.UID))
+		errs = append(errs, deleteSecret(ctx, c, member.SystemNamespace, r.sec.Name, r.sec.UID))
 	}
 	return errors.Join(errs...)
 }
 
 // deleteExportTarget deletes an Admiralty export's Target: the recorded object, never another one of
 // that name.
-func (c *Cluster) deleteExportTarget(ctx context.Context, r exportRecord) error {
+func deleteExportTarget(ctx context.Context, c *member.Cluster, r exportRecord) error {
 	t, err := c.Dynamic.Resource(export.TargetGVR).Namespace(r.namespace).Get(ctx, r.targetName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
 		return fmt.Errorf("%s %s/%s: %w", export.TargetKind, r.namespace, r.targetName, errHidden)
 	case err != nil:
-		return ignoreNotFound(err) // gone, or Admiralty uninstalled with its CRD
+		return member.IgnoreNotFound(err) // gone, or Admiralty uninstalled with its CRD
 	case !r.ownsTarget(t):
 		return nil // not ours: left alone
 	}
-	return c.deleteTarget(ctx, r.namespace, r.targetName, t.GetUID())
+	return deleteTarget(ctx, c, r.namespace, r.targetName, t.GetUID())
 }
 
 // Exports lists every recorded export this cluster holds, for status.
-func (c *Cluster) Exports(ctx context.Context) ([]ExportState, error) {
-	exps, err := c.recordedExports(ctx, "", "", false)
+func Exports(ctx context.Context, c *member.Cluster) ([]ExportState, error) {
+	exps, err := recordedExports(ctx, c, "", "", false)
 	if err != nil {
 		return nil, err
 	}
 	out := []ExportState{}
 	for _, e := range exps {
 		s := e.secret
-		out = append(out, ExportState{RemoteClusterID: s.Labels[LabelRemoteClusterID], ResourceSlice: s.Labels[LabelSlice], Format: s.Labels[export.LabelFormat],
+		out = append(out, ExportState{RemoteClusterID: s.Labels[member.LabelRemoteClusterID], ResourceSlice: s.Labels[member.LabelSlice], Format: s.Labels[export.LabelFormat],
 			Namespace: s.Namespace, Name: s.Annotations[export.AnnotationName], Secret: s.Name})
 	}
 	slices.SortFunc(out, func(a, b ExportState) int {

@@ -13,6 +13,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 func authenticated(t *testing.T) (consumer, provider *fakeCluster) {
@@ -30,7 +31,7 @@ func authenticated(t *testing.T) (consumer, provider *fakeCluster) {
 func lookalike(ns, name string, at time.Time) *corev1.Secret {
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, CreationTimestamp: metav1.NewTime(at),
 		Annotations: map[string]string{export.AnnotationName: name},
-		Labels: map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleConsumer, LabelRemoteClusterID: "provider",
+		Labels: map[string]string{member.LabelManagedBy: member.ManagedBy, member.LabelRole: member.RoleConsumer, member.LabelRemoteClusterID: "provider",
 			export.LabelFormat: export.FormatArgoCD, export.LabelOf: export.OfPairing}},
 		Data: map[string][]byte{"mine": []byte("attacker")}}
 }
@@ -49,15 +50,15 @@ func TestAFailedExportLeavesNoRecordToAdoptALookalike(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	_, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	_, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
 	t.Logf("the admin's export: %v", err)
 	failing = false
 	if err == nil {
 		t.Fatal("an export whose Secret could not be created succeeded")
 	}
 	rec := exportRecordName("argocd", "provider")
-	if _, err := consumer.kube.CoreV1().Secrets(SystemNamespace).Get(ctx, rec, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("record %s/%s is still there after the failed export: %v", SystemNamespace, rec, err)
+	if _, err := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, rec, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("record %s/%s is still there after the failed export: %v", member.SystemNamespace, rec, err)
 	}
 	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	// Days later, a user of argocd (may create Secrets there, may not read federate-system).
@@ -75,7 +76,7 @@ func TestAFailedExportLeavesNoRecordToAdoptALookalike(t *testing.T) {
 	if len(s.Data["config"]) > 0 {
 		t.Errorf("renew wrote the provider's credential (%d bytes of config, key data included) into argocd/provider, a Secret the admin never wrote", len(s.Data["config"]))
 	}
-	st, _ := consumer.Exports(ctx)
+	st, _ := Exports(ctx, consumer.Cluster)
 	t.Logf("status lists: %+v", st)
 }
 
@@ -90,7 +91,7 @@ func TestARacedLookalikeIsNotFilledByTheRetry(t *testing.T) {
 	raced := false
 	consumer.kube.PrependReactor("create", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		s := a.(clienttesting.CreateAction).GetObject().(*corev1.Secret)
-		if a.GetNamespace() == SystemNamespace && strings.HasPrefix(s.Name, "export-") {
+		if a.GetNamespace() == member.SystemNamespace && strings.HasPrefix(s.Name, "export-") {
 			s.CreationTimestamp = metav1.NewTime(t0.Add(300 * time.Millisecond)) // the API server stores seconds
 			s.CreationTimestamp = metav1.NewTime(s.CreationTimestamp.Truncate(time.Second))
 		}
@@ -103,9 +104,9 @@ func TestARacedLookalikeIsNotFilledByTheRetry(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	_, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	_, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
 	t.Logf("first export: %v", err)
-	out, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	out, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
 	t.Logf("the retry: %+v, %v", out, err)
 	s, gerr := consumer.kube.CoreV1().Secrets("argocd").Get(ctx, "provider", metav1.GetOptions{})
 	if gerr != nil {
@@ -126,16 +127,16 @@ func TestAnExportWithoutTargetDeletesTheOldTarget(t *testing.T) {
 	consumer, provider := authenticated(t)
 	makeNamespaces(t, consumer, "tools")
 	serveTargets(consumer)
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := consumer.kube.CoreV1().Secrets("tools").Delete(ctx, "provider-kubeconfig", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatKubeconfig, ProviderID: "provider", Namespace: "tools"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatKubeconfig, ProviderID: "provider", Namespace: "tools"}); err != nil {
 		t.Fatal(err)
 	}
-	r, _ := consumer.kube.CoreV1().Secrets(SystemNamespace).Get(ctx, exportRecordName("tools", "provider-kubeconfig"), metav1.GetOptions{})
+	r, _ := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, exportRecordName("tools", "provider-kubeconfig"), metav1.GetOptions{})
 	t.Logf("record annotations after the kubeconfig export: %v", r.Annotations)
 	if _, err := Unauthenticate(ctx, consumer.Cluster, provider.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
 		t.Fatal(err)
@@ -158,14 +159,14 @@ func TestAnotherProvidersTargetBlocksTheName(t *testing.T) {
 	}
 	makeNamespaces(t, consumer, "tools")
 	serveTargets(consumer)
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "other", Namespace: "tools"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "other", Namespace: "tools"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := consumer.kube.CoreV1().Secrets("tools").Delete(ctx, "other-kubeconfig", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// Refused while other's Target is there: it would read provider's credential.
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatKubeconfig, ProviderID: "provider", Name: "other", Key: "config", Namespace: "tools"}); err == nil ||
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatKubeconfig, ProviderID: "provider", Name: "other", Key: "config", Namespace: "tools"}); err == nil ||
 		!strings.Contains(err.Error(), `Target tools/other of the export of the pairing with provider "other" still reads the Secret other-kubeconfig`) {
 		t.Errorf("an export under the name of another provider's Admiralty export: %v", err)
 	}
@@ -178,6 +179,6 @@ func TestAnotherProvidersTargetBlocksTheName(t *testing.T) {
 	if _, err := consumer.dyn.Resource(export.TargetGVR).Namespace("tools").Get(ctx, "other", metav1.GetOptions{}); err == nil {
 		s, _ := consumer.kube.CoreV1().Secrets("tools").Get(ctx, "other-kubeconfig", metav1.GetOptions{})
 		t.Errorf("other's Admiralty Target tools/other survives unauthenticating other, and its Secret other-kubeconfig now holds %q's kubeconfig under key config (%d bytes)",
-			s.Labels[LabelRemoteClusterID], len(s.Data["config"]))
+			s.Labels[member.LabelRemoteClusterID], len(s.Data["config"]))
 	}
 }

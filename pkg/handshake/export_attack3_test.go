@@ -13,6 +13,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Each test below is an attack a review found against an earlier version of the export records: its
@@ -34,7 +35,7 @@ func TestAClaimNeverOwnsTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	makeNamespaces(t, consumer, "argocd")
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "other", Name: "prod", Namespace: "argocd"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "other", Name: "prod", Namespace: "argocd"}); err != nil {
 		t.Fatal(err)
 	}
 	// An argocd user reads other's export (as Argo CD's users may) and notes its claim; later that Secret is
@@ -56,10 +57,10 @@ func TestAClaimNeverOwnsTwice(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	_, err = consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Name: "prod", Namespace: "argocd"})
+	_, err = Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Name: "prod", Namespace: "argocd"})
 	failing = false
 	t.Logf("the admin's export of provider as prod: %v", err)
-	rec, _ := consumer.kube.CoreV1().Secrets(SystemNamespace).Get(ctx, exportRecordName("argocd", "prod"), metav1.GetOptions{})
+	rec, _ := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, exportRecordName("argocd", "prod"), metav1.GetOptions{})
 	if rec != nil {
 		t.Logf("record left behind: %v", rec.Annotations)
 	}
@@ -81,12 +82,12 @@ func TestAClaimNeverOwnsTwice(t *testing.T) {
 	if len(s.Data["config"]) > 0 {
 		t.Errorf("renew wrote provider's credential (%d bytes of config, key included) into argocd/prod, the argocd user's own Secret (UID %s)", len(s.Data["config"]), s.UID)
 	}
-	st, _ := consumer.Exports(ctx)
+	st, _ := Exports(ctx, consumer.Cluster)
 	t.Logf("status lists: %+v", st)
 	// And the admin's retry adopts it for good (its UID recorded).
-	out, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Name: "prod", Namespace: "argocd"})
+	out, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Name: "prod", Namespace: "argocd"})
 	t.Logf("the admin's retry: %+v, %v", out, err)
-	rec, _ = consumer.kube.CoreV1().Secrets(SystemNamespace).Get(ctx, exportRecordName("argocd", "prod"), metav1.GetOptions{})
+	rec, _ = consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, exportRecordName("argocd", "prod"), metav1.GetOptions{})
 	if rec != nil && rec.Annotations[annExportSecretUID] == "attacker-made" {
 		t.Errorf("the retry recorded the argocd user's Secret (UID attacker-made) as the export of provider")
 	}
@@ -101,12 +102,12 @@ func TestAHiddenExportIsRemovedByTheRerun(t *testing.T) {
 	ctx := t.Context()
 	consumer, provider := authenticated(t)
 	makeNamespaces(t, consumer, "argocd")
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err != nil {
 		t.Fatal(err)
 	}
 	operator := true
 	consumer.kube.PrependReactor("*", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		if operator && a.GetNamespace() != SystemNamespace && a.GetNamespace() != "" {
+		if operator && a.GetNamespace() != member.SystemNamespace && a.GetNamespace() != "" {
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "", nil)
 		}
 		return false, nil, nil
@@ -117,7 +118,7 @@ func TestAHiddenExportIsRemovedByTheRerun(t *testing.T) {
 	outcome, err = Unauthenticate(ctx, consumer.Cluster, provider.Cluster, UnauthenticateOptions{})
 	t.Logf("the admin's re-run: outcome %v, %v", outcome, err)
 	if s, err := consumer.kube.CoreV1().Secrets("argocd").Get(ctx, "provider", metav1.GetOptions{}); err == nil {
-		st, _ := consumer.Exports(ctx)
+		st, _ := Exports(ctx, consumer.Cluster)
 		t.Errorf("argocd/provider (%d bytes of config, key included) survives unauthenticate and its re-run; status lists %+v", len(s.Data["config"]), st)
 	}
 }
@@ -132,13 +133,13 @@ func TestAnEditedRecordDeletesNoOtherTarget(t *testing.T) {
 	consumer, _ := authenticated(t)
 	makeNamespaces(t, consumer, "tools")
 	serveTargets(consumer)
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatKubeconfig, ProviderID: "provider", Name: "a", Namespace: "tools"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatKubeconfig, ProviderID: "provider", Name: "a", Namespace: "tools"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Name: "b", Namespace: "tools"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Name: "b", Namespace: "tools"}); err != nil {
 		t.Fatal(err)
 	}
-	secrets := consumer.kube.CoreV1().Secrets(SystemNamespace)
+	secrets := consumer.kube.CoreV1().Secrets(member.SystemNamespace)
 	rb, err := secrets.Get(ctx, exportRecordName("tools", "b-kubeconfig"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +152,7 @@ func TestAnEditedRecordDeletesNoOtherTarget(t *testing.T) {
 	if _, err := secrets.Update(ctx, ra, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	out, err := consumer.Export(ctx, ExportOptions{Format: export.FormatKubeconfig, ProviderID: "provider", Name: "a", Namespace: "tools"})
+	out, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatKubeconfig, ProviderID: "provider", Name: "a", Namespace: "tools"})
 	t.Logf("the admin's re-run of export a: %+v, %v", out, err)
 	if _, err := consumer.dyn.Resource(export.TargetGVR).Namespace("tools").Get(ctx, "b", metav1.GetOptions{}); apierrors.IsNotFound(err) {
 		t.Errorf("re-running the kubeconfig export a deleted the Admiralty Target tools/b of export b")
@@ -170,7 +171,7 @@ func TestAnUndoThatCannotDeleteKeepsTheRecord(t *testing.T) {
 	makeNamespaces(t, consumer, "argocd")
 	failing := true
 	consumer.kube.PrependReactor("update", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		if failing && a.GetNamespace() == SystemNamespace {
+		if failing && a.GetNamespace() == member.SystemNamespace {
 			return true, nil, apierrors.NewServerTimeout(schema.GroupResource{Resource: "secrets"}, "update", 1)
 		}
 		return false, nil, nil
@@ -181,10 +182,10 @@ func TestAnUndoThatCannotDeleteKeepsTheRecord(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	_, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	_, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
 	failing = false
 	t.Logf("the export: %v", err)
-	_, err = consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	_, err = Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
 	t.Logf("its re-run: %v", err)
 	if _, err := Unauthenticate(ctx, consumer.Cluster, provider.Cluster, UnauthenticateOptions{}); err != nil {
 		t.Fatal(err)

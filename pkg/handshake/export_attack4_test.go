@@ -12,6 +12,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Each test below is an attack a review found against an earlier version of the export records: its
@@ -25,44 +26,44 @@ import (
 func TestAHiddenSliceExportIsFoundByTheRerun(t *testing.T) {
 	ctx := t.Context()
 	consumer, provider := pairedFakes(t)
-	via, err := consumer.ViaPairing(ctx, "provider")
+	via, err := ViaPairing(ctx, consumer.Cluster, "provider")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := consumer.SubmitSlice(ctx, via, requestSlice(t, consumer, "batch", "", map[string]string{"cpu": "1", "memory": "1Gi"})); err != nil {
+	if err := SubmitSlice(ctx, consumer.Cluster, via, requestSlice(t, consumer, "batch", "", map[string]string{"cpu": "1", "memory": "1Gi"})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := provider.AcceptSlice(ctx, AcceptSliceOptions{ConsumerID: "consumer", Name: "batch", Expiration: time.Hour}); err != nil {
+	if _, err := AcceptSlice(ctx, provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "batch", Expiration: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := consumer.ImportSlice(ctx, ImportSliceOptions{ProviderID: "provider", Name: "batch", Provider: via}); err != nil {
+	if _, err := ImportSlice(ctx, consumer.Cluster, ImportSliceOptions{ProviderID: "provider", Name: "batch", Provider: via}); err != nil {
 		t.Fatal(err)
 	}
 	makeNamespaces(t, consumer, "argocd")
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Slice: "batch", Namespace: "argocd"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Slice: "batch", Namespace: "argocd"}); err != nil {
 		t.Fatal(err)
 	}
 	operator := true
 	consumer.kube.PrependReactor("*", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		if operator && a.GetNamespace() != SystemNamespace && a.GetNamespace() != "" {
+		if operator && a.GetNamespace() != member.SystemNamespace && a.GetNamespace() != "" {
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "", nil)
 		}
 		return false, nil, nil
 	})
-	err = consumer.DeleteSliceLocal(ctx, "provider", "batch", nil)
+	err = DeleteSliceLocal(ctx, consumer.Cluster, "provider", "batch", nil)
 	t.Logf("the operator's delete resourceslice: %v", err)
 	operator = false
 	// The admin re-runs it: the CLI (deletecmd findSide / both) asks HasSliceRecord whether there is
 	// anything to delete; false ends in SliceGone ("already deleted").
-	held, err := consumer.HasSliceRecord(ctx, "provider", "batch")
+	held, err := HasSliceRecord(ctx, consumer.Cluster, "provider", "batch")
 	if err != nil {
 		t.Fatal(err)
 	}
-	outcome, gerr := consumer.SliceGone(ctx, "provider", "batch")
+	outcome, gerr := SliceGone(ctx, consumer.Cluster, "provider", "batch")
 	t.Logf("HasSliceRecord=%v; SliceGone=%v %v", held, outcome, gerr)
 	if !held {
 		if s, err := consumer.kube.CoreV1().Secrets("argocd").Get(ctx, "provider-batch", metav1.GetOptions{}); err == nil {
-			st, _ := consumer.Exports(ctx)
+			st, _ := Exports(ctx, consumer.Cluster)
 			t.Errorf("the admin's re-run of delete resourceslice finds nothing to delete (\"already deleted\"), yet argocd/%s (%d bytes of config, key included) survives; status lists %+v",
 				s.Name, len(s.Data["config"]), st)
 		}
@@ -80,11 +81,11 @@ func TestAPendingRerunThatFailsKeepsItsSecret(t *testing.T) {
 	ctx := t.Context()
 	consumer, provider := authenticated(t)
 	makeNamespaces(t, consumer, "argocd")
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err != nil {
 		t.Fatal(err)
 	}
 	// The state a run cut off between the Secret's create and the record's completion leaves.
-	recs := consumer.kube.CoreV1().Secrets(SystemNamespace)
+	recs := consumer.kube.CoreV1().Secrets(member.SystemNamespace)
 	r, err := recs.Get(ctx, exportRecordName("argocd", "provider"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -102,9 +103,9 @@ func TestAPendingRerunThatFailsKeepsItsSecret(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	_, err = consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	_, err = Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
 	t.Logf("the re-run (Secret update fails once): %v", err)
-	_, err = consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	_, err = Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
 	t.Logf("the next re-run: %v", err)
 	if err != nil {
 		t.Errorf("the admin's own export is refused as a stranger after one failed re-run: %v", err)
@@ -127,7 +128,7 @@ func TestAnUndoKeepsTheExistingSecretsUID(t *testing.T) {
 	consumer, provider := authenticated(t)
 	makeNamespaces(t, consumer, "tools")
 	serveTargets(consumer)
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := consumer.dyn.Resource(export.TargetGVR).Namespace("tools").Delete(ctx, "provider", metav1.DeleteOptions{}); err != nil {
@@ -135,7 +136,7 @@ func TestAnUndoKeepsTheExistingSecretsUID(t *testing.T) {
 	}
 	failUpdate, failDelete := true, true
 	consumer.kube.PrependReactor("update", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		if failUpdate && a.GetNamespace() == SystemNamespace {
+		if failUpdate && a.GetNamespace() == member.SystemNamespace {
 			failUpdate = false
 			return true, nil, apierrors.NewServerTimeout(schema.GroupResource{Resource: "secrets"}, "update", 1)
 		}
@@ -147,10 +148,10 @@ func TestAnUndoKeepsTheExistingSecretsUID(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	_, err := consumer.Export(ctx, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"})
+	_, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"})
 	failDelete = false
 	t.Logf("the re-run: %v", err)
-	r, _ := consumer.kube.CoreV1().Secrets(SystemNamespace).Get(ctx, exportRecordName("tools", "provider-kubeconfig"), metav1.GetOptions{})
+	r, _ := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, exportRecordName("tools", "provider-kubeconfig"), metav1.GetOptions{})
 	sec, _ := consumer.kube.CoreV1().Secrets("tools").Get(ctx, "provider-kubeconfig", metav1.GetOptions{})
 	t.Logf("record after the undo: %v; Secret UID %s", r.Annotations, sec.UID)
 	if _, err := Unauthenticate(ctx, consumer.Cluster, provider.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
@@ -171,10 +172,10 @@ func TestAPendingRerunPublishesNoLiveClaim(t *testing.T) {
 	ctx := t.Context()
 	consumer, provider := authenticated(t)
 	makeNamespaces(t, consumer, "argocd")
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err != nil {
 		t.Fatal(err)
 	}
-	recs := consumer.kube.CoreV1().Secrets(SystemNamespace)
+	recs := consumer.kube.CoreV1().Secrets(member.SystemNamespace)
 	r, err := recs.Get(ctx, exportRecordName("argocd", "provider"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +186,7 @@ func TestAPendingRerunPublishesNoLiveClaim(t *testing.T) {
 	}
 	n, during := 0, true
 	consumer.kube.PrependReactor("update", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		if during && a.GetNamespace() == SystemNamespace {
+		if during && a.GetNamespace() == member.SystemNamespace {
 			n++
 			if n == 2 { // the record's completion
 				return true, nil, apierrors.NewServerTimeout(schema.GroupResource{Resource: "secrets"}, "update", 1)
@@ -193,7 +194,7 @@ func TestAPendingRerunPublishesNoLiveClaim(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	_, err = consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	_, err = Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
 	during = false
 	t.Logf("the re-run (record completion fails): %v", err)
 	pub, _ := consumer.kube.CoreV1().Secrets("argocd").Get(ctx, "provider", metav1.GetOptions{})
@@ -223,14 +224,14 @@ func TestARelabelledExportKeepsItsRecord(t *testing.T) {
 	ctx := t.Context()
 	consumer, provider := authenticated(t)
 	makeNamespaces(t, consumer, "argocd")
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err != nil {
 		t.Fatal(err)
 	}
 	sec, err := consumer.kube.CoreV1().Secrets("argocd").Get(ctx, "provider", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec.Labels[LabelRemoteClusterID] = "elsewhere"
+	sec.Labels[member.LabelRemoteClusterID] = "elsewhere"
 	if _, err := consumer.kube.CoreV1().Secrets("argocd").Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestARelabelledExportKeepsItsRecord(t *testing.T) {
 	if _, err := consumer.kube.CoreV1().Secrets("argocd").Get(ctx, "provider", metav1.GetOptions{}); err != nil {
 		t.Errorf("unauthenticate deleted a relabelled export: %v", err)
 	}
-	if _, err := consumer.kube.CoreV1().Secrets(SystemNamespace).Get(ctx, exportRecordName("argocd", "provider"), metav1.GetOptions{}); err != nil {
+	if _, err := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, exportRecordName("argocd", "provider"), metav1.GetOptions{}); err != nil {
 		t.Errorf("unauthenticate forgot the record of a relabelled export (the credential in it is then nobody's): %v", err)
 	}
 }

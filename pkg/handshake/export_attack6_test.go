@@ -11,6 +11,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Attack: a re-run whose recorded Secret is gone (deleted by hand, or by an argocd user) writes the
@@ -24,7 +25,7 @@ func TestAFailedRerunLeavesNoPublishedClaimLive(t *testing.T) {
 	ctx := t.Context()
 	consumer, provider := authenticated(t)
 	makeNamespaces(t, consumer, "argocd")
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err != nil {
 		t.Fatal(err)
 	}
 	// The export Secret goes (an argocd user, or the admin tidying up).
@@ -42,7 +43,7 @@ func TestAFailedRerunLeavesNoPublishedClaimLive(t *testing.T) {
 	})
 	n, during := 0, true
 	consumer.kube.PrependReactor("update", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		if during && a.GetNamespace() == SystemNamespace {
+		if during && a.GetNamespace() == member.SystemNamespace {
 			n++
 			if n == 2 { // the record's completion
 				return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "secrets"}, "export", nil)
@@ -50,10 +51,10 @@ func TestAFailedRerunLeavesNoPublishedClaimLive(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	_, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	_, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
 	during = false
 	t.Logf("the re-run (record completion fails once): %v", err)
-	r, _ := consumer.kube.CoreV1().Secrets(SystemNamespace).Get(ctx, exportRecordName("argocd", "provider"), metav1.GetOptions{})
+	r, _ := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, exportRecordName("argocd", "provider"), metav1.GetOptions{})
 	t.Logf("claim seen on argocd/provider: %q; record after the undo: %v", seen, r.Annotations)
 	if _, err := consumer.kube.CoreV1().Secrets("argocd").Get(ctx, "provider", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("the undo left the Secret: %v", err)
@@ -64,7 +65,7 @@ func TestAFailedRerunLeavesNoPublishedClaimLive(t *testing.T) {
 	if _, err := consumer.kube.CoreV1().Secrets("argocd").Create(ctx, l, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := consumer.Exports(ctx)
+	st, _ := Exports(ctx, consumer.Cluster)
 	t.Logf("status lists: %+v", st)
 	if _, err := Renew(ctx, consumer.Cluster, provider.Cluster, RenewOptions{}); err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func TestAForbiddenTargetLeavesNoPublishedClaimLive(t *testing.T) {
 	consumer, provider := authenticated(t)
 	makeNamespaces(t, consumer, "tools")
 	serveTargets(consumer)
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := consumer.kube.CoreV1().Secrets("tools").Delete(ctx, "provider-kubeconfig", metav1.DeleteOptions{}); err != nil {
@@ -104,7 +105,7 @@ func TestAForbiddenTargetLeavesNoPublishedClaimLive(t *testing.T) {
 	consumer.dyn.PrependReactor("create", "targets", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: export.TargetGVR.Group, Resource: "targets"}, "provider", nil)
 	})
-	_, err := consumer.Export(ctx, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"})
+	_, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"})
 	t.Logf("the re-run (Target create forbidden): %v", err)
 	l := lookalike("tools", "provider-kubeconfig", time.Now())
 	l.Labels[export.LabelFormat] = export.FormatAdmiralty

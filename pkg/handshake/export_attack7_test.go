@@ -10,6 +10,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // dropAfter cuts the connection to the consumer's API server (every later request fails, as when the
@@ -75,10 +76,10 @@ func TestADroppedConnectionLeavesNoPublishedClaimLive(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	_, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	_, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
 	restore()
 	t.Logf("the export (connection drops after the Secret's create): %v", err)
-	r, _ := consumer.kube.CoreV1().Secrets(SystemNamespace).Get(ctx, exportRecordName("argocd", "provider"), metav1.GetOptions{})
+	r, _ := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, exportRecordName("argocd", "provider"), metav1.GetOptions{})
 	t.Logf("claim seen on argocd/provider: %q; record left: %v", seen, r.Annotations)
 	// The half-written Secret goes (the admin tidying up, or an argocd user who may delete Secrets).
 	if err := consumer.kube.CoreV1().Secrets("argocd").Delete(ctx, "provider", metav1.DeleteOptions{}); err != nil {
@@ -90,7 +91,7 @@ func TestADroppedConnectionLeavesNoPublishedClaimLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, _ := consumer.Exports(ctx)
+	st, _ := Exports(ctx, consumer.Cluster)
 	t.Logf("status lists: %+v", st)
 	if _, err := Renew(ctx, consumer.Cluster, provider.Cluster, RenewOptions{}); err != nil {
 		t.Fatal(err)
@@ -99,8 +100,8 @@ func TestADroppedConnectionLeavesNoPublishedClaimLive(t *testing.T) {
 	if s.UID == planted.UID && len(s.Data["config"]) > 0 {
 		t.Errorf("renew wrote the provider's credential (%d bytes of config) into the argocd user's lookalike %s", len(s.Data["config"]), s.UID)
 	}
-	_, err = consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
-	r, _ = consumer.kube.CoreV1().Secrets(SystemNamespace).Get(ctx, exportRecordName("argocd", "provider"), metav1.GetOptions{})
+	_, err = Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	r, _ = consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, exportRecordName("argocd", "provider"), metav1.GetOptions{})
 	if err == nil && r.Annotations[annExportSecretUID] == string(planted.UID) {
 		t.Errorf("the admin's re-run adopted the lookalike: its record now pins %s", planted.UID)
 	}
@@ -116,7 +117,7 @@ func TestADroppedConnectionAfterTheTargetLeavesNoLiveClaim(t *testing.T) {
 	makeNamespaces(t, consumer, "tools")
 	serveTargets(consumer)
 	restore := dropAfter(consumer, "targets", "tools")
-	_, err := consumer.Export(ctx, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"})
+	_, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"})
 	restore()
 	t.Logf("the export (connection drops after the Target's create): %v", err)
 	tg, err := consumer.dyn.Resource(export.TargetGVR).Namespace("tools").Get(ctx, "provider", metav1.GetOptions{})
@@ -135,7 +136,7 @@ func TestADroppedConnectionAfterTheTargetLeavesNoLiveClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = consumer.Export(ctx, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"})
+	_, err = Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"})
 	t.Logf("the admin's re-run: %v", err)
 	s, _ := consumer.kube.CoreV1().Secrets("tools").Get(ctx, "provider-kubeconfig", metav1.GetOptions{})
 	if s.UID == planted.UID && len(s.Data["config"]) > 0 {

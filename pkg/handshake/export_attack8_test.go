@@ -12,6 +12,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // storedLate makes the next create of resource in ns fail as the API server's own timeout filter does (a
@@ -44,16 +45,16 @@ func TestASecretStoredAfterA504LeavesNoUnrecordedCredential(t *testing.T) {
 	consumer, provider := authenticated(t)
 	makeNamespaces(t, consumer, "argocd")
 	finish := storedLate(consumer.kube.Tracker(), consumer.kube.PrependReactor, "secrets", "argocd")
-	_, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	_, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
 	t.Logf("the export (Secret create: 504): %v", err)
 	if err := finish(); err != nil {
 		t.Fatal(err)
 	}
-	_, rec := consumer.kube.CoreV1().Secrets(SystemNamespace).Get(ctx, exportRecordName("argocd", "provider"), metav1.GetOptions{})
+	_, rec := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, exportRecordName("argocd", "provider"), metav1.GetOptions{})
 	t.Logf("record after the undo: %v", rec)
-	_, rerr := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	_, rerr := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
 	t.Logf("the re-run: %v", rerr)
-	st, _ := consumer.Exports(ctx)
+	st, _ := Exports(ctx, consumer.Cluster)
 	t.Logf("status lists %d exports", len(st))
 	if _, err := Unauthenticate(ctx, consumer.Cluster, provider.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
 		t.Fatal(err)
@@ -72,12 +73,12 @@ func TestATargetStoredAfterA504LeavesNoUnrecordedTarget(t *testing.T) {
 	makeNamespaces(t, consumer, "tools")
 	serveTargets(consumer)
 	finish := storedLate(consumer.dyn.Tracker(), consumer.dyn.PrependReactor, "targets", "tools")
-	_, err := consumer.Export(ctx, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"})
+	_, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"})
 	t.Logf("the export (Target create: 504): %v", err)
 	if err := finish(); err != nil {
 		t.Fatal(err)
 	}
-	_, rerr := consumer.Export(ctx, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"})
+	_, rerr := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"})
 	t.Logf("the re-run: %v", rerr)
 	if _, err := Unauthenticate(ctx, consumer.Cluster, provider.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
 		t.Fatal(err)
@@ -97,21 +98,21 @@ func TestARerunTargetStoredAfterA504IsNotForgotten(t *testing.T) {
 	makeNamespaces(t, consumer, "tools")
 	serveTargets(consumer)
 	o := ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"}
-	if _, err := consumer.Export(ctx, o); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, o); err != nil {
 		t.Fatal(err)
 	}
 	if err := consumer.dyn.Resource(export.TargetGVR).Namespace("tools").Delete(ctx, "provider", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	finish := storedLate(consumer.dyn.Tracker(), consumer.dyn.PrependReactor, "targets", "tools")
-	_, err := consumer.Export(ctx, o)
+	_, err := Export(ctx, consumer.Cluster, o)
 	t.Logf("the re-run (Target create: 504): %v", err)
 	if err := finish(); err != nil {
 		t.Fatal(err)
 	}
-	r, _ := consumer.kube.CoreV1().Secrets(SystemNamespace).Get(ctx, exportRecordName("tools", "provider-kubeconfig"), metav1.GetOptions{})
+	r, _ := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, exportRecordName("tools", "provider-kubeconfig"), metav1.GetOptions{})
 	t.Logf("record after the undo: %v", r.Annotations)
-	_, rerr := consumer.Export(ctx, o)
+	_, rerr := Export(ctx, consumer.Cluster, o)
 	t.Logf("the next re-run: %v", rerr)
 	if _, err := Unauthenticate(ctx, consumer.Cluster, provider.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 func makeNamespaces(t *testing.T, c *fakeCluster, names ...string) {
@@ -43,18 +44,18 @@ func TestAForgedRecordRedirectsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	makeNamespaces(t, consumer, "argocd")
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err != nil {
 		t.Fatal(err)
 	}
 	// The operator: reads the genuine record (federate-system, readable) and writes a second one, for "other".
-	genuine, err := consumer.kube.CoreV1().Secrets(SystemNamespace).Get(ctx, exportRecordName("argocd", "provider"), metav1.GetOptions{})
+	genuine, err := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, exportRecordName("argocd", "provider"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	forged := &corev1.Secret{Type: genuine.Type, ObjectMeta: metav1.ObjectMeta{Name: "export-forged", Namespace: SystemNamespace,
+	forged := &corev1.Secret{Type: genuine.Type, ObjectMeta: metav1.ObjectMeta{Name: "export-forged", Namespace: member.SystemNamespace,
 		Labels: maps.Clone(genuine.Labels), Annotations: maps.Clone(genuine.Annotations)}}
 	forged.Labels[labelExportRecordOf] = "other"
-	if _, err := consumer.kube.CoreV1().Secrets(SystemNamespace).Create(ctx, forged, metav1.CreateOptions{}); err != nil {
+	if _, err := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Create(ctx, forged, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The admin renews "other".
@@ -84,20 +85,20 @@ func TestAnExportTheUserCannotSeeIsSkipped(t *testing.T) {
 	ctx := t.Context()
 	consumer, _ := authenticated(t)
 	makeNamespaces(t, consumer, "argocd")
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err != nil {
 		t.Fatal(err)
 	}
 	// From now on the caller is the consumer operator: no Secret outside federate-system.
 	consumer.kube.PrependReactor("*", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		if a.GetNamespace() != SystemNamespace {
+		if a.GetNamespace() != member.SystemNamespace {
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "", nil)
 		}
 		return false, nil, nil
 	})
-	if _, err := consumer.Status(ctx, false); err != nil {
+	if _, err := Status(ctx, consumer.Cluster, false); err != nil {
 		t.Errorf("status as the consumer operator fails because of an export it cannot read: %v", err)
 	}
-	if err := consumer.RemoveIdentity(ctx, "provider"); err != nil {
+	if err := RemoveIdentity(ctx, consumer.Cluster, "provider"); err != nil {
 		t.Errorf("the consumer half of unauthenticate as the consumer operator fails: %v", err)
 	}
 }
@@ -117,7 +118,7 @@ func TestTheRecordedTargetGoesWithoutItsSecret(t *testing.T) {
 	consumer, provider := authenticated(t)
 	makeNamespaces(t, consumer, "tools")
 	serveTargets(consumer)
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"}); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "tools"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := consumer.kube.CoreV1().Secrets("tools").Delete(ctx, "provider-kubeconfig", metav1.DeleteOptions{}); err != nil {
@@ -126,7 +127,7 @@ func TestTheRecordedTargetGoesWithoutItsSecret(t *testing.T) {
 	if _, err := Unauthenticate(ctx, consumer.Cluster, provider.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
 		t.Fatal(err)
 	}
-	l, _ := consumer.kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: labelExportRecordOf})
+	l, _ := consumer.kube.CoreV1().Secrets(member.SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: labelExportRecordOf})
 	tg, err := consumer.dyn.Resource(export.TargetGVR).Namespace("tools").Get(ctx, "provider", metav1.GetOptions{})
 	if err == nil {
 		spec, _ := tg.Object["spec"].(map[string]any)
@@ -145,7 +146,7 @@ func TestNoCredentialIsWrittenUnrecorded(t *testing.T) {
 	failing := true
 	consumer.kube.PrependReactor("create", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		s := a.(clienttesting.CreateAction).GetObject().(*corev1.Secret)
-		if failing && a.GetNamespace() == SystemNamespace && strings.HasPrefix(s.Name, "export-") {
+		if failing && a.GetNamespace() == member.SystemNamespace && strings.HasPrefix(s.Name, "export-") {
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, s.Name, nil)
 		}
 		return false, nil, nil
@@ -156,7 +157,7 @@ func TestNoCredentialIsWrittenUnrecorded(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	_, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
+	_, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"})
 	t.Logf("export: %v", err)
 	failing = false
 	if _, err := Unauthenticate(context.WithoutCancel(ctx), consumer.Cluster, provider.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // An export is written only into a namespace that exists, never over an object it did not make nor over
@@ -39,7 +40,7 @@ func TestExportLifecycleOnFakes(t *testing.T) {
 		return out
 	}
 	var nf *NamespaceNotFoundError
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); !errors.As(err, &nf) {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); !errors.As(err, &nf) {
 		t.Fatalf("an export into a namespace that does not exist: %v", err)
 	}
 	for _, ns := range []string{"argocd", "tools"} {
@@ -47,13 +48,13 @@ func TestExportLifecycleOnFakes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "provider", Namespace: "argocd", Labels: map[string]string{LabelManagedBy: ManagedBy}},
+	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "provider", Namespace: "argocd", Labels: map[string]string{member.LabelManagedBy: member.ManagedBy}},
 		Data: map[string][]byte{"x": []byte("someone's")}}
 	if _, err := consumer.kube.CoreV1().Secrets("argocd").Create(ctx, foreign, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	before := secrets("argocd")
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err == nil ||
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}); err == nil ||
 		!strings.Contains(err.Error(), "Secret argocd/provider exists and was not written by an export: refusing to replace it") {
 		t.Errorf("an export over a Secret it did not make: %v", err)
 	}
@@ -62,31 +63,31 @@ func TestExportLifecycleOnFakes(t *testing.T) {
 	}
 
 	argo := ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd", Name: "gpu"}
-	if w, err := consumer.Export(ctx, argo); err != nil || len(w) != 1 || w[0].Action != "created" || w[0].Name != "gpu" {
+	if w, err := Export(ctx, consumer.Cluster, argo); err != nil || len(w) != 1 || w[0].Action != "created" || w[0].Name != "gpu" {
 		t.Fatalf("argocd export: %+v %v", w, err)
 	}
-	if w, err := consumer.Export(ctx, argo); err != nil || w[0].Action != "unchanged" {
+	if w, err := Export(ctx, consumer.Cluster, argo); err != nil || w[0].Action != "unchanged" {
 		t.Errorf("argocd export again: %+v %v", w, err)
 	}
 	flux := ExportOptions{Format: export.FormatKubeconfig, ProviderID: "provider", Namespace: "tools", Key: "value"}
-	if w, err := consumer.Export(ctx, flux); err != nil || w[0].Name != "provider-kubeconfig" {
+	if w, err := Export(ctx, consumer.Cluster, flux); err != nil || w[0].Name != "provider-kubeconfig" {
 		t.Fatalf("kubeconfig export: %+v %v", w, err)
 	}
 	// Another format under the name of an export is another export: refused.
 	before = secrets("argocd")
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatClusterGateway, ProviderID: "provider", Namespace: "argocd", Name: "gpu"}); err == nil ||
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatClusterGateway, ProviderID: "provider", Namespace: "argocd", Name: "gpu"}); err == nil ||
 		!strings.Contains(err.Error(), `is the export of the pairing with provider "provider" in format argocd`) {
 		t.Errorf("an export over another format's: %v", err)
 	}
 	// No Target API here: admiralty writes nothing, not even its Secret.
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "argocd"}); !errors.Is(err, ErrTargetNotServed) {
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatAdmiralty, ProviderID: "provider", Namespace: "argocd"}); !errors.Is(err, ErrTargetNotServed) {
 		t.Errorf("admiralty without Admiralty: %v", err)
 	}
 	if after := secrets("argocd"); !maps.Equal(before, after) {
 		t.Errorf("refused exports changed the namespace: %v -> %v", before, after)
 	}
 	// The objects printed are those written.
-	objs, err := consumer.BuildExport(ctx, flux)
+	objs, err := BuildExport(ctx, consumer.Cluster, flux)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestExportLifecycleOnFakes(t *testing.T) {
 	if err != nil || !bytes.Equal(written.Data["value"], objs.Secret.Data["value"]) {
 		t.Errorf("written %v, built %v: %v", written, objs.Secret, err)
 	}
-	report, err := consumer.Status(ctx, false)
+	report, err := Status(ctx, consumer.Cluster, false)
 	if err != nil || len(report.Exports) != 2 || report.Exports[0].Format != export.FormatArgoCD || report.Exports[1].Secret != "provider-kubeconfig" {
 		t.Errorf("status's exports: %+v %v", report, err)
 	}
@@ -103,7 +104,7 @@ func TestExportLifecycleOnFakes(t *testing.T) {
 	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, auth); err != nil {
 		t.Fatal(err)
 	}
-	renewed, err := consumer.GetKubeconfig(ctx, "provider")
+	renewed, err := GetKubeconfig(ctx, consumer.Cluster, "provider")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestExportLookalikesGetNothing(t *testing.T) {
 		}
 	}
 	argo := ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: "argocd"}
-	if _, err := consumer.Export(ctx, argo); err != nil {
+	if _, err := Export(ctx, consumer.Cluster, argo); err != nil {
 		t.Fatal(err)
 	}
 	real, err := consumer.kube.CoreV1().Secrets("argocd").Get(ctx, "provider", metav1.GetOptions{})
@@ -186,7 +187,7 @@ func TestExportLookalikesGetNothing(t *testing.T) {
 			}
 		}
 	}
-	report, err := consumer.Status(ctx, false)
+	report, err := Status(ctx, consumer.Cluster, false)
 	if err != nil || len(report.Exports) != 0 {
 		t.Errorf("status lists lookalikes as exports: %+v %v", report.Exports, err)
 	}
@@ -194,7 +195,7 @@ func TestExportLookalikesGetNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	unchanged("after a renewal")
-	if _, err := consumer.Export(ctx, argo); err == nil || !strings.Contains(err.Error(), "exists and was not written by an export") {
+	if _, err := Export(ctx, consumer.Cluster, argo); err == nil || !strings.Contains(err.Error(), "exists and was not written by an export") {
 		t.Errorf("an export adopted a lookalike under its name: %v", err)
 	}
 	unchanged("after a refused export")
@@ -202,7 +203,7 @@ func TestExportLookalikesGetNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	unchanged("after unauthenticate")
-	if l, err := consumer.kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: labelExportRecordOf}); err != nil || len(l.Items) != 0 {
+	if l, err := consumer.kube.CoreV1().Secrets(member.SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: labelExportRecordOf}); err != nil || len(l.Items) != 0 {
 		t.Errorf("export records left after unauthenticate: %d %v", len(l.Items), err)
 	}
 }
@@ -212,15 +213,15 @@ func TestExportLookalikesGetNothing(t *testing.T) {
 func TestNoExportIntoFederateSystem(t *testing.T) {
 	ctx := t.Context()
 	consumer, _ := authenticated(t)
-	before, err := consumer.kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{})
+	before, err := consumer.kube.CoreV1().Secrets(member.SystemNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := consumer.Export(ctx, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: SystemNamespace}); err == nil ||
+	if _, err := Export(ctx, consumer.Cluster, ExportOptions{Format: export.FormatArgoCD, ProviderID: "provider", Namespace: member.SystemNamespace}); err == nil ||
 		!strings.Contains(err.Error(), "namespace federate-system holds this tool's own objects") {
 		t.Errorf("an export into federate-system: %v", err)
 	}
-	if after, _ := consumer.kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{}); len(after.Items) != len(before.Items) {
+	if after, _ := consumer.kube.CoreV1().Secrets(member.SystemNamespace).List(ctx, metav1.ListOptions{}); len(after.Items) != len(before.Items) {
 		t.Errorf("a refused export wrote %d Secret(s) in federate-system", len(after.Items)-len(before.Items))
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // An export's Secret lives in a namespace other people write in (argocd, flux-system, a team's own), so
@@ -83,7 +84,7 @@ func recordOf(s *corev1.Secret) (exportRecord, bool) {
 		namespace: s.Annotations[annExportNamespace], name: s.Annotations[annExportSecret], targetName: s.Annotations[annExportTarget],
 		secretUID: types.UID(s.Annotations[annExportSecretUID]), targetUID: types.UID(s.Annotations[annExportTargetUID]),
 		claim: s.Annotations[annExportClaim]}
-	ok := s.Type == exportRecordType && s.Labels[LabelManagedBy] == ManagedBy && r.providerID != "" &&
+	ok := s.Type == exportRecordType && s.Labels[member.LabelManagedBy] == member.ManagedBy && r.providerID != "" &&
 		r.namespace != "" && r.name != "" && s.Name == exportRecordName(r.namespace, r.name)
 	return r, ok
 }
@@ -93,8 +94,8 @@ func recordOf(s *corev1.Secret) (exportRecord, bool) {
 // record's credential.
 func (r exportRecord) owns(obj metav1.Object, uid types.UID) bool {
 	l := obj.GetLabels()
-	if l[LabelManagedBy] != ManagedBy || l[export.LabelFormat] == "" || l[LabelRole] != RoleConsumer ||
-		l[LabelRemoteClusterID] != r.providerID || l[LabelSlice] != r.slice {
+	if l[member.LabelManagedBy] != member.ManagedBy || l[export.LabelFormat] == "" || l[member.LabelRole] != member.RoleConsumer ||
+		l[member.LabelRemoteClusterID] != r.providerID || l[member.LabelSlice] != r.slice {
 		return false
 	}
 	if uid != "" {
@@ -122,8 +123,8 @@ func (r exportRecord) ownsTarget(t *unstructured.Unstructured) bool {
 }
 
 // getExportRecord reads the record of the export Secret ns/name; nil when there is none.
-func (c *Cluster) getExportRecord(ctx context.Context, ns, name string) (*exportRecord, error) {
-	s, err := c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, exportRecordName(ns, name), metav1.GetOptions{})
+func getExportRecord(ctx context.Context, c *member.Cluster, ns, name string) (*exportRecord, error) {
+	s, err := c.Kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, exportRecordName(ns, name), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -139,8 +140,8 @@ func (c *Cluster) getExportRecord(ctx context.Context, ns, name string) (*export
 
 // recordExport writes the record of an export (pending: no UIDs yet), or brings it up to date, and
 // returns it as stored. A record keeps its claim; a new one gets a fresh one.
-func (c *Cluster) recordExport(ctx context.Context, have *exportRecord, spec recordSpec) (*exportRecord, error) {
-	l := map[string]string{LabelManagedBy: ManagedBy, labelExportRecordOf: spec.providerID}
+func recordExport(ctx context.Context, c *member.Cluster, have *exportRecord, spec recordSpec) (*exportRecord, error) {
+	l := map[string]string{member.LabelManagedBy: member.ManagedBy, labelExportRecordOf: spec.providerID}
 	if spec.slice != "" {
 		l[labelExportRecordSlice] = spec.slice
 	}
@@ -164,21 +165,21 @@ func (c *Cluster) recordExport(ctx context.Context, have *exportRecord, spec rec
 		}
 	}
 	want := &corev1.Secret{Type: exportRecordType,
-		ObjectMeta: metav1.ObjectMeta{Name: exportRecordName(spec.namespace, spec.name), Namespace: SystemNamespace, Labels: l, Annotations: a}}
-	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
+		ObjectMeta: metav1.ObjectMeta{Name: exportRecordName(spec.namespace, spec.name), Namespace: member.SystemNamespace, Labels: l, Annotations: a}}
+	secrets := c.Kube.CoreV1().Secrets(member.SystemNamespace)
 	var stored *corev1.Secret
 	var err error
 	switch {
 	case have == nil:
-		stored, err = secrets.Create(ctx, want, metav1.CreateOptions{FieldManager: FieldManager})
+		stored, err = secrets.Create(ctx, want, metav1.CreateOptions{FieldManager: member.FieldManager})
 	case maps.Equal(have.sec.Labels, l) && maps.Equal(have.sec.Annotations, a):
 		return have, nil
 	default:
 		want.ResourceVersion = have.sec.ResourceVersion
-		stored, err = secrets.Update(ctx, want, metav1.UpdateOptions{FieldManager: FieldManager})
+		stored, err = secrets.Update(ctx, want, metav1.UpdateOptions{FieldManager: member.FieldManager})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("recording the export in %s: %w", SystemNamespace, err)
+		return nil, fmt.Errorf("recording the export in %s: %w", member.SystemNamespace, err)
 	}
 	r, _ := recordOf(stored)
 	return &r, nil
@@ -192,17 +193,17 @@ type recordedExport struct {
 
 // exportRecords lists the records of a provider's credentials (every provider's when providerID is ""):
 // the pairing's alone (slice "" and pairingOnly), one slice's, or all of them.
-func (c *Cluster) exportRecords(ctx context.Context, providerID, slice string, pairingOnly bool) ([]exportRecord, error) {
-	sel := labels.Set{LabelManagedBy: ManagedBy}
+func exportRecords(ctx context.Context, c *member.Cluster, providerID, slice string, pairingOnly bool) ([]exportRecord, error) {
+	sel := labels.Set{member.LabelManagedBy: member.ManagedBy}
 	if providerID != "" {
 		sel[labelExportRecordOf] = providerID
 	}
-	l, err := c.Kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String() + "," + labelExportRecordOf})
+	l, err := c.Kube.CoreV1().Secrets(member.SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String() + "," + labelExportRecordOf})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing the export records in %s: %w", SystemNamespace, err)
+		return nil, fmt.Errorf("listing the export records in %s: %w", member.SystemNamespace, err)
 	}
 	var out []exportRecord
 	for i := range l.Items {
@@ -231,8 +232,8 @@ func leftAlone(err error) bool { return errors.Is(err, errHidden) || errors.Is(e
 // Secret is gone, or was replaced by another object of the same name, yields nothing; one the user may
 // not read is reported and skipped. One list when there is no export, and a read per export when there
 // are (they are few).
-func (c *Cluster) recordedExports(ctx context.Context, providerID, slice string, pairingOnly bool) ([]recordedExport, error) {
-	records, err := c.exportRecords(ctx, providerID, slice, pairingOnly)
+func recordedExports(ctx context.Context, c *member.Cluster, providerID, slice string, pairingOnly bool) ([]recordedExport, error) {
+	records, err := exportRecords(ctx, c, providerID, slice, pairingOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -242,13 +243,13 @@ func (c *Cluster) recordedExports(ctx context.Context, providerID, slice string,
 		if r.secretUID == "" {
 			// Pending (a run cut off between its writes): its claim has been readable on what it wrote, so
 			// nothing is written into, or listed as, an object it owns by claim; export again to finish it.
-			c.report().Warn(fmt.Sprintf("export Secret %s/%s was left unfinished by an export cut off; run that export again", r.namespace, r.name))
+			c.Reporter().Warn(fmt.Sprintf("export Secret %s/%s was left unfinished by an export cut off; run that export again", r.namespace, r.name))
 			continue
 		}
-		sec, err := c.recordedSecret(ctx, r)
+		sec, err := recordedSecret(ctx, c, r)
 		switch {
 		case leftAlone(err):
-			c.report().Warn(err.Error())
+			c.Reporter().Warn(err.Error())
 		case err != nil:
 			errs = append(errs, err)
 		case sec != nil:
@@ -260,7 +261,7 @@ func (c *Cluster) recordedExports(ctx context.Context, providerID, slice string,
 
 // recordedSecret reads the Secret a record names; nil when it is gone or is another object than the one
 // recorded.
-func (c *Cluster) recordedSecret(ctx context.Context, r exportRecord) (*corev1.Secret, error) {
+func recordedSecret(ctx context.Context, c *member.Cluster, r exportRecord) (*corev1.Secret, error) {
 	sec, err := c.Kube.CoreV1().Secrets(r.namespace).Get(ctx, r.name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -281,10 +282,10 @@ func (c *Cluster) recordedSecret(ctx context.Context, r exportRecord) (*corev1.S
 
 // deleteSecret and deleteTarget delete exactly the object of that UID (never another one made under its
 // name since), and take "already gone" as done.
-func (c *Cluster) deleteSecret(ctx context.Context, ns, name string, uid types.UID) error {
-	return ignoreNotFound(c.Kube.CoreV1().Secrets(ns).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
+func deleteSecret(ctx context.Context, c *member.Cluster, ns, name string, uid types.UID) error {
+	return member.IgnoreNotFound(c.Kube.CoreV1().Secrets(ns).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
 }
 
-func (c *Cluster) deleteTarget(ctx context.Context, ns, name string, uid types.UID) error {
-	return ignoreNotFound(c.Dynamic.Resource(export.TargetGVR).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
+func deleteTarget(ctx context.Context, c *member.Cluster, ns, name string, uid types.UID) error {
+	return member.IgnoreNotFound(c.Dynamic.Resource(export.TargetGVR).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/internal/fakeapi"
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // The fast tier runs the whole protocol on fake clusters (internal/fakeapi): client-go fake clientsets
@@ -26,7 +27,7 @@ import (
 
 // fakeCluster is one side: the domain's view of it, and the fake server with its knobs.
 type fakeCluster struct {
-	*Cluster
+	*member.Cluster
 	*fakeapi.Server
 	kube *fake.Clientset
 	dyn  *dynamicfake.FakeDynamicClient
@@ -40,8 +41,8 @@ func newFakeCluster(t *testing.T, objects ...runtime.Object) *fakeCluster {
 	f := &fakeCluster{Server: srv, kube: srv.Clientset, dyn: srv.DynamicClient}
 	// A fake cannot be probed: it answers as a cluster with constrained impersonation, unless a test says
 	// otherwise.
-	f.Cluster = &Cluster{Kube: srv.Clientset, Dynamic: srv.DynamicClient, Report: Discard, Now: func() time.Time { return fakeNow },
-		Impersonation: &ImpersonationSupport{Constrained: true, Reason: "a fake"}}
+	f.Cluster = &member.Cluster{Kube: srv.Clientset, Dynamic: srv.DynamicClient, Report: member.Discard, Now: func() time.Time { return fakeNow },
+		Impersonation: &member.ImpersonationSupport{Constrained: true, Reason: "a fake"}}
 	return f
 }
 
@@ -49,10 +50,10 @@ func newFakeCluster(t *testing.T, objects ...runtime.Object) *fakeCluster {
 func fakePair(t *testing.T) (consumer, provider *fakeCluster) {
 	t.Helper()
 	consumer, provider = newFakeCluster(t), newFakeCluster(t)
-	if _, err := consumer.Init(t.Context(), "consumer"); err != nil {
+	if _, err := Init(t.Context(), consumer.Cluster, "consumer"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := provider.Init(t.Context(), "provider"); err != nil {
+	if _, err := Init(t.Context(), provider.Cluster, "provider"); err != nil {
 		t.Fatal(err)
 	}
 	return consumer, provider
@@ -79,12 +80,12 @@ func (f *fakeCluster) count(verb, resource string) int { return f.Count(verb, re
 
 func (f *fakeCluster) tenant(t *testing.T) *v1alpha1.Tenant {
 	t.Helper()
-	u, err := f.dyn.Resource(v1alpha1.TenantGVR).Namespace(TenantNamespace("consumer")).Get(t.Context(), "consumer", metav1.GetOptions{})
+	u, err := f.dyn.Resource(v1alpha1.TenantGVR).Namespace(member.TenantNamespace("consumer")).Get(t.Context(), "consumer", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("Tenant: %v", err)
 	}
 	var tn v1alpha1.Tenant
-	if err := fromUnstructured(u, &tn); err != nil {
+	if err := member.FromUnstructured(u, &tn); err != nil {
 		t.Fatal(err)
 	}
 	return &tn

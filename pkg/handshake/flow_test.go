@@ -20,18 +20,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
 // manualFlow runs the four manual steps; it returns the Tenant and the nonce value.
 func manualFlow(t *testing.T, consumer, provider *fakeCluster) (*v1alpha1.Tenant, string) {
 	t.Helper()
-	n, created, err := provider.CreateNonce(t.Context(), NonceOptions{ConsumerID: "consumer", TTL: time.Hour})
+	n, created, err := CreateNonce(t.Context(), provider.Cluster, NonceOptions{ConsumerID: "consumer", TTL: time.Hour})
 	if err != nil || !created {
 		t.Fatalf("CreateNonce: %v %v", created, err)
 	}
-	tenant, err := consumer.GenerateTenant(t.Context(), TenantOptions{ProviderID: "provider", Nonce: n.Value})
+	tenant, err := GenerateTenant(t.Context(), consumer.Cluster, TenantOptions{ProviderID: "provider", Nonce: n.Value})
 	if err != nil {
 		t.Fatalf("GenerateTenant: %v", err)
 	}
@@ -43,13 +45,13 @@ func manualFlow(t *testing.T, consumer, provider *fakeCluster) (*v1alpha1.Tenant
 func TestManualFlowOnFakes(t *testing.T) {
 	consumer, provider := fakePair(t)
 	tenant, n := manualFlow(t, consumer, provider)
-	if err := VerifySignature(tenant.Spec.PublicKey, Message("provider", "consumer", n, mustParseCSR(t, tenant.Spec.CSR).Raw, ""), tenant.Spec.Signature); err != nil {
+	if err := credential.VerifySignature(tenant.Spec.PublicKey, credential.Message("provider", "consumer", n, mustParseCSR(t, tenant.Spec.CSR).Raw, ""), tenant.Spec.Signature); err != nil {
 		t.Fatalf("the Tenant's signature: %v", err)
 	}
-	if _, err := consumer.kube.CoreV1().Secrets(SystemNamespace).Get(t.Context(), PendingKeySecretName("provider"), metav1.GetOptions{}); err != nil {
+	if _, err := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(t.Context(), member.PendingKeySecretName("provider"), metav1.GetOptions{}); err != nil {
 		t.Fatalf("pending key not in federate-system: %v", err)
 	}
-	id, err := provider.IssueIdentity(t.Context(), issueOptions(tenant))
+	id, err := IssueIdentity(t.Context(), provider.Cluster, issueOptions(tenant))
 	if err != nil {
 		t.Fatalf("IssueIdentity: %v", err)
 	}
@@ -59,35 +61,35 @@ func TestManualFlowOnFakes(t *testing.T) {
 	if n := provider.count("delete", "certificatesigningrequests"); n != 1 {
 		t.Errorf("the run's CSR deleted %d times, want 1", n)
 	}
-	if err := VerifyIdentity(IntegrityKey(n), &id.Spec); err != nil {
+	if err := credential.VerifyIdentity(credential.IntegrityKey(n), &id.Spec); err != nil {
 		t.Fatalf("the identity's MACs: %v", err)
 	}
 	st := provider.tenant(t).Status
-	if st.Phase != PhaseActive || st.User != ExpectedUser("consumer", n) || st.Sandbox == nil || st.Sandbox.PodSecurity != PodSecurityRestricted {
+	if st.Phase != PhaseActive || st.User != credential.ExpectedUser("consumer", n) || st.Sandbox == nil || st.Sandbox.PodSecurity != PodSecurityRestricted {
 		t.Errorf("Tenant status %+v", st)
 	}
-	rb, err := provider.kube.RbacV1().RoleBindings(TenantNamespace("consumer")).Get(t.Context(), RoleBindingName, metav1.GetOptions{})
-	if err != nil || len(rb.Subjects) != 1 || rb.Subjects[0].Name != st.User || rb.RoleRef.Name != DefaultClusterRole {
+	rb, err := provider.kube.RbacV1().RoleBindings(member.TenantNamespace("consumer")).Get(t.Context(), member.RoleBindingName, metav1.GetOptions{})
+	if err != nil || len(rb.Subjects) != 1 || rb.Subjects[0].Name != st.User || rb.RoleRef.Name != member.DefaultClusterRole {
 		t.Errorf("RoleBinding %+v (%v)", rb, err)
 	}
 	// The record of the used nonce keeps the integrity key, so a re-run returns the same identity. It only
 	// reads: with the binding gone (as revoke's first step leaves it, before it marks the Tenant Revoked)
 	// the re-run of the public request does not bind the user again.
-	if err := provider.kube.RbacV1().RoleBindings(TenantNamespace("consumer")).Delete(t.Context(), RoleBindingName, metav1.DeleteOptions{}); err != nil {
+	if err := provider.kube.RbacV1().RoleBindings(member.TenantNamespace("consumer")).Delete(t.Context(), member.RoleBindingName, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	again, err := provider.IssueIdentity(t.Context(), issueOptions(tenant))
+	again, err := IssueIdentity(t.Context(), provider.Cluster, issueOptions(tenant))
 	if err != nil || !slices.Equal(again.Spec.Certificate, id.Spec.Certificate) || len(provider.Approved()) != 1 {
 		t.Fatalf("re-run: %v, approvals %v", err, provider.Approved())
 	}
-	if _, err := provider.kube.RbacV1().RoleBindings(TenantNamespace("consumer")).Get(t.Context(), RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := provider.kube.RbacV1().RoleBindings(member.TenantNamespace("consumer")).Get(t.Context(), member.RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("a re-run of an issued request bound its user again: %v", err)
 	}
-	res, err := consumer.ImportIdentity(t.Context(), id)
+	res, err := ImportIdentity(t.Context(), consumer.Cluster, id)
 	if err != nil || res.AlreadyImported {
 		t.Fatalf("ImportIdentity: %+v %v", res, err)
 	}
-	data, err := consumer.GetKubeconfig(t.Context(), "provider")
+	data, err := GetKubeconfig(t.Context(), consumer.Cluster, "provider")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,24 +97,24 @@ func TestManualFlowOnFakes(t *testing.T) {
 	if err != nil || !slices.Equal(cert, id.Spec.Certificate) || !strings.Contains(string(data), "https://provider.example:6443") {
 		t.Errorf("kubeconfig: %v\n%s", err, data)
 	}
-	if _, err := consumer.kube.CoreV1().Secrets(SystemNamespace).Get(t.Context(), PendingKeySecretName("provider"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(t.Context(), member.PendingKeySecretName("provider"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("pending key after import: %v", err)
 	}
-	if res, err := consumer.ImportIdentity(t.Context(), id); err != nil || !res.AlreadyImported {
+	if res, err := ImportIdentity(t.Context(), consumer.Cluster, id); err != nil || !res.AlreadyImported {
 		t.Errorf("second import: %+v %v", res, err)
 	}
-	info, err := provider.Pairings(t.Context())
+	info, err := Pairings(t.Context(), provider.Cluster)
 	if err != nil || len(info.Tenants) != 1 || info.Tenants[0].Sandbox == nil {
 		t.Errorf("provider info %+v %v", info, err)
 	}
-	if info, err := consumer.Pairings(t.Context()); err != nil || len(info.Identities) != 1 || info.Identities[0].ProviderID != "provider" {
+	if info, err := Pairings(t.Context(), consumer.Cluster); err != nil || len(info.Identities) != 1 || info.Identities[0].ProviderID != "provider" {
 		t.Errorf("consumer info %+v %v", info, err)
 	}
 }
 
 func mustParseCSR(t *testing.T, p []byte) *x509.CertificateRequest {
 	t.Helper()
-	c, err := ParseCSR(p)
+	c, err := credential.ParseCSR(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,16 +128,16 @@ func TestSandboxObjects(t *testing.T) {
 	o := issueOptions(tenant)
 	o.Sandbox = SandboxOptions{PodSecurity: PodSecurityBaseline, PriorityClasses: []string{"batch"}, Quota: mustResources(map[string]string{"pods": "3"}),
 		StorageClasses: []string{"fast"}, Tolerations: []string{"example.com/gpu"}, RuntimeClasses: []string{"gvisor"}, Schedulers: []string{"batch-scheduler"}}
-	if _, err := provider.IssueIdentity(t.Context(), o); err != nil {
+	if _, err := IssueIdentity(t.Context(), provider.Cluster, o); err != nil {
 		t.Fatal(err)
 	}
-	ns := TenantNamespace("consumer")
+	ns := member.TenantNamespace("consumer")
 	live, err := provider.kube.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for k, v := range map[string]string{LabelSandbox: "true", psaPrefix + "enforce": "baseline", psaPrefix + "warn": "baseline",
-		psaPrefix + "audit": "baseline", LabelRole: RoleProvider, LabelRemoteClusterID: "consumer"} {
+		psaPrefix + "audit": "baseline", member.LabelRole: member.RoleProvider, member.LabelRemoteClusterID: "consumer"} {
 		if live.Labels[k] != v {
 			t.Errorf("namespace label %s = %q, want %q", k, live.Labels[k], v)
 		}
@@ -190,11 +192,11 @@ func TestUnenforcedSandboxIssuesNothing(t *testing.T) {
 	provider.AdmitAll = true
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
-	_, err := provider.IssueIdentity(ctx, issueOptions(tenant))
+	_, err := IssueIdentity(ctx, provider.Cluster, issueOptions(tenant))
 	if err == nil {
 		t.Fatal("issued with an unenforced sandbox")
 	}
-	if _, err := provider.kube.RbacV1().RoleBindings(TenantNamespace("consumer")).Get(t.Context(), RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := provider.kube.RbacV1().RoleBindings(member.TenantNamespace("consumer")).Get(t.Context(), member.RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("RoleBinding created: %v", err)
 	}
 }
@@ -219,7 +221,7 @@ func TestForgedTenantsIssueNothing(t *testing.T) {
 			tenant, _ := manualFlow(t, consumer, provider)
 			forged := tenant.DeepCopyTenant()
 			c.mutate(forged)
-			_, err := provider.IssueIdentity(t.Context(), issueOptions(forged))
+			_, err := IssueIdentity(t.Context(), provider.Cluster, issueOptions(forged))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want %q", err, c.want)
 			}
@@ -229,11 +231,11 @@ func TestForgedTenantsIssueNothing(t *testing.T) {
 			if n := provider.count("create", "rolebindings"); n != 0 {
 				t.Errorf("RoleBindings created: %d", n)
 			}
-			if _, _, err := provider.GetNonce(t.Context(), "consumer"); err != nil {
+			if _, _, err := GetNonce(t.Context(), provider.Cluster, "consumer"); err != nil {
 				t.Errorf("the nonce was consumed: %v", err)
 			}
 			// The genuine request still issues.
-			if _, err := provider.IssueIdentity(t.Context(), issueOptions(tenant)); err != nil {
+			if _, err := IssueIdentity(t.Context(), provider.Cluster, issueOptions(tenant)); err != nil {
 				t.Errorf("genuine request after the forgery: %v", err)
 			}
 		})
@@ -262,10 +264,10 @@ func TestDishonestSignerIsRefused(t *testing.T) {
 			consumer, provider := fakePair(t)
 			tenant, _ := manualFlow(t, consumer, provider)
 			provider.Signer = signer
-			if _, err := provider.IssueIdentity(t.Context(), issueOptions(tenant)); err == nil || !strings.Contains(err.Error(), "issued certificate") {
+			if _, err := IssueIdentity(t.Context(), provider.Cluster, issueOptions(tenant)); err == nil || !strings.Contains(err.Error(), "issued certificate") {
 				t.Fatalf("err = %v", err)
 			}
-			if _, err := provider.kube.RbacV1().RoleBindings(TenantNamespace("consumer")).Get(t.Context(), RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			if _, err := provider.kube.RbacV1().RoleBindings(member.TenantNamespace("consumer")).Get(t.Context(), member.RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("RoleBinding created for a refused certificate: %v", err)
 			}
 		})
@@ -276,7 +278,7 @@ func TestDishonestSignerIsRefused(t *testing.T) {
 func TestAlteredIdentityIsRefused(t *testing.T) {
 	consumer, provider := fakePair(t)
 	tenant, _ := manualFlow(t, consumer, provider)
-	id, err := provider.IssueIdentity(t.Context(), issueOptions(tenant))
+	id, err := IssueIdentity(t.Context(), provider.Cluster, issueOptions(tenant))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +299,7 @@ func TestAlteredIdentityIsRefused(t *testing.T) {
 			altered.Spec.Integrity["ca"] = []byte("0123456789abcdef0123456789abcdef")
 		}
 		before := len(consumer.kube.Actions())
-		_, err := consumer.ImportIdentity(t.Context(), &altered)
+		_, err := ImportIdentity(t.Context(), consumer.Cluster, &altered)
 		if err == nil || !strings.Contains(err.Error(), "spec."+field) {
 			t.Errorf("altered %s: err = %v", field, err)
 		}
@@ -325,18 +327,18 @@ func TestAuthenticateRenewUnauthenticate(t *testing.T) {
 	if first.User == second.User {
 		t.Errorf("a renewal kept the user %q", first.User)
 	}
-	rb, err := provider.kube.RbacV1().RoleBindings(TenantNamespace("consumer")).Get(t.Context(), RoleBindingName, metav1.GetOptions{})
+	rb, err := provider.kube.RbacV1().RoleBindings(member.TenantNamespace("consumer")).Get(t.Context(), member.RoleBindingName, metav1.GetOptions{})
 	if err != nil || len(rb.Subjects) != 1 || rb.Subjects[0].Name != second.User {
 		t.Errorf("binding after renewal %+v %v", rb, err)
 	}
-	if _, err := provider.kube.CoordinationV1().Leases(SystemNamespace).Get(t.Context(), "authenticate-consumer", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := provider.kube.CoordinationV1().Leases(member.SystemNamespace).Get(t.Context(), "authenticate-consumer", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("lease left: %v", err)
 	}
 	// Same cluster on both sides is refused.
 	if _, err := Authenticate(t.Context(), consumer.Cluster, consumer.Cluster, o); err == nil {
 		t.Error("one cluster authenticated to itself")
 	}
-	var ic *IDConflictError
+	var ic *member.IDConflictError
 	if _, err := Authenticate(t.Context(), consumer.Cluster, provider.Cluster, AuthenticateOptions{ConsumerID: "other"}); !errors.As(err, &ic) || ic.Side != "consumer" {
 		t.Errorf("another consumer ID: %v", err)
 	}
@@ -354,10 +356,10 @@ func TestAuthenticateRenewUnauthenticate(t *testing.T) {
 	if len(deletes) == 0 || deletes[0] != "delete rolebindings" {
 		t.Errorf("the RoleBinding was not the first thing deleted: %v", deletes)
 	}
-	if _, err := consumer.GetKubeconfig(t.Context(), "provider"); err == nil {
+	if _, err := GetKubeconfig(t.Context(), consumer.Cluster, "provider"); err == nil {
 		t.Error("kubeconfig left on the consumer")
 	}
-	if _, err := provider.dyn.Resource(v1alpha1.TenantGVR).Namespace(TenantNamespace("consumer")).Get(t.Context(), "consumer", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := provider.dyn.Resource(v1alpha1.TenantGVR).Namespace(member.TenantNamespace("consumer")).Get(t.Context(), "consumer", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("Tenant left: %v", err)
 	}
 	if _, err := Unauthenticate(t.Context(), consumer.Cluster, provider.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
@@ -370,21 +372,21 @@ func TestAuthenticateRenewUnauthenticate(t *testing.T) {
 func TestRevokeKeepsTheRecord(t *testing.T) {
 	consumer, provider := fakePair(t)
 	tenant, _ := manualFlow(t, consumer, provider)
-	if _, err := provider.IssueIdentity(t.Context(), issueOptions(tenant)); err != nil {
+	if _, err := IssueIdentity(t.Context(), provider.Cluster, issueOptions(tenant)); err != nil {
 		t.Fatal(err)
 	}
-	ns := TenantNamespace("consumer")
+	ns := member.TenantNamespace("consumer")
 	if _, err := provider.kube.CoreV1().Pods(ns).Create(t.Context(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "work", Namespace: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := provider.Revoke(t.Context(), "consumer"); err != nil {
+	if _, err := Revoke(t.Context(), provider.Cluster, "consumer"); err != nil {
 		t.Fatalf("Revoke: %v", err)
 	}
 	st := provider.tenant(t).Status
 	if st.Phase != PhaseRevoked || len(st.PinnedPublicKey) == 0 || st.NotAfter == nil || st.Sandbox == nil {
 		t.Errorf("status after revoke %+v", st)
 	}
-	if _, err := provider.kube.RbacV1().RoleBindings(ns).Get(t.Context(), RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := provider.kube.RbacV1().RoleBindings(ns).Get(t.Context(), member.RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("RoleBinding after revoke: %v", err)
 	}
 	// Swept twice: once while the refusal is confirmed, once after it is.
@@ -392,7 +394,7 @@ func TestRevokeKeepsTheRecord(t *testing.T) {
 		t.Errorf("pods not swept twice around an access review: %v", provider.actions())
 	}
 
-	if _, err := provider.Revoke(t.Context(), "consumer"); err != nil {
+	if _, err := Revoke(t.Context(), provider.Cluster, "consumer"); err != nil {
 		t.Errorf("revoke again: %v", err)
 	}
 }
@@ -400,13 +402,13 @@ func TestRevokeKeepsTheRecord(t *testing.T) {
 // A namespace of the sandbox's name that kubectl federate did not create is refused, never adopted.
 func TestForeignNamespaceIsRefused(t *testing.T) {
 	consumer, provider := fakePair(t)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: TenantNamespace("consumer"), Labels: map[string]string{"team": "payments"}}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: member.TenantNamespace("consumer"), Labels: map[string]string{"team": "payments"}}}
 	if _, err := provider.kube.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	tenant, _ := manualFlow(t, consumer, provider)
-	_, err := provider.IssueIdentity(t.Context(), issueOptions(tenant))
-	if !errors.Is(err, ErrNotOurs) || !strings.Contains(err.Error(), "namespace "+ns.Name) {
+	_, err := IssueIdentity(t.Context(), provider.Cluster, issueOptions(tenant))
+	if !errors.Is(err, member.ErrNotOurs) || !strings.Contains(err.Error(), "namespace "+ns.Name) {
 		t.Fatalf("err = %v", err)
 	}
 	live, _ := provider.kube.CoreV1().Namespaces().Get(t.Context(), ns.Name, metav1.GetOptions{})
@@ -421,17 +423,17 @@ func TestForeignNamespaceIsRefused(t *testing.T) {
 // Nonces: expired ones are pruned by the nonce commands, a used one cannot be fetched, an own ID is refused.
 func TestNonceLifecycleOnFakes(t *testing.T) {
 	_, provider := fakePair(t)
-	if _, _, err := provider.CreateNonce(t.Context(), NonceOptions{ConsumerID: "provider", TTL: time.Hour}); !errors.Is(err, ErrOwnID) {
+	if _, _, err := CreateNonce(t.Context(), provider.Cluster, NonceOptions{ConsumerID: "provider", TTL: time.Hour}); !errors.Is(err, member.ErrOwnID) {
 		t.Errorf("a nonce for this cluster itself: %v", err)
 	}
-	if _, _, err := provider.CreateNonce(t.Context(), NonceOptions{ConsumerID: "old", TTL: time.Minute}); err != nil {
+	if _, _, err := CreateNonce(t.Context(), provider.Cluster, NonceOptions{ConsumerID: "old", TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	provider.Now = func() time.Time { return fakeNow.Add(time.Hour) }
-	if _, _, err := provider.GetNonce(t.Context(), "old"); !errors.Is(err, nonce.ErrExpired) {
+	if _, _, err := GetNonce(t.Context(), provider.Cluster, "old"); !errors.Is(err, nonce.ErrExpired) {
 		t.Errorf("expired nonce: %v", err)
 	}
-	if _, err := provider.kube.CoreV1().Secrets(SystemNamespace).Get(t.Context(), nonce.SecretName("old"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := provider.kube.CoreV1().Secrets(member.SystemNamespace).Get(t.Context(), nonce.SecretName("old"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("expired nonce not removed: %v", err)
 	}
 }
@@ -439,17 +441,17 @@ func TestNonceLifecycleOnFakes(t *testing.T) {
 // init refuses another ID on an initialized cluster, and a re-run changes nothing.
 func TestInitOnFakes(t *testing.T) {
 	c := newFakeCluster(t)
-	self, err := c.Init(t.Context(), "")
+	self, err := Init(t.Context(), c.Cluster, "")
 	if err != nil || self.ClusterID != "cluster-01234567" {
 		t.Fatalf("default ID: %+v %v", self, err)
 	}
-	fresh := &Cluster{Kube: c.kube, Dynamic: c.dyn, Now: c.Now}
-	var ic *IDConflictError
-	if _, err := fresh.Init(t.Context(), "other"); !errors.As(err, &ic) || ic.Have != "cluster-01234567" {
+	fresh := &member.Cluster{Kube: c.kube, Dynamic: c.dyn, Now: c.Now}
+	var ic *member.IDConflictError
+	if _, err := Init(t.Context(), fresh, "other"); !errors.As(err, &ic) || ic.Have != "cluster-01234567" {
 		t.Errorf("another ID: %v", err)
 	}
 	c.kube.ClearActions()
-	if _, err := fresh.Init(t.Context(), ""); err != nil {
+	if _, err := Init(t.Context(), fresh, ""); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range c.actions() {
@@ -464,7 +466,7 @@ func TestSlowSignerIsWatched(t *testing.T) {
 	consumer, provider := fakePair(t)
 	tenant, _ := manualFlow(t, consumer, provider)
 	provider.DeferSigning = true
-	id, err := provider.IssueIdentity(t.Context(), issueOptions(tenant))
+	id, err := IssueIdentity(t.Context(), provider.Cluster, issueOptions(tenant))
 	if err != nil {
 		t.Fatalf("IssueIdentity with a slow signer: %v", err)
 	}
@@ -477,14 +479,14 @@ func TestSlowSignerIsWatched(t *testing.T) {
 func TestUnauthenticateDeletesTheSandbox(t *testing.T) {
 	consumer, provider := newFakeCluster(t), newFakeCluster(t)
 	o := AuthenticateOptions{ConsumerID: "consumer", ProviderID: "provider", APIServer: "https://provider.example:6443", Expiration: time.Hour,
-		KeyAlgorithm: KeyEd25519}
+		KeyAlgorithm: credential.KeyEd25519}
 	if _, err := Authenticate(t.Context(), consumer.Cluster, provider.Cluster, o); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Unauthenticate(t.Context(), consumer.Cluster, provider.Cluster, UnauthenticateOptions{}); err != nil {
 		t.Fatalf("Unauthenticate: %v", err)
 	}
-	if _, err := provider.kube.CoreV1().Namespaces().Get(t.Context(), TenantNamespace("consumer"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := provider.kube.CoreV1().Namespaces().Get(t.Context(), member.TenantNamespace("consumer"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("sandbox namespace left: %v", err)
 	}
 	// With --force and the other side's ID, one side is cleaned even if the other is not initialized.
@@ -500,13 +502,13 @@ func TestDeadLeaseHolderIsTakenOver(t *testing.T) {
 	holder := host + "/999999999/abcdef"
 	seconds := int32(3600)
 	now := metav1.NewMicroTime(fakeNow)
-	if _, err := provider.kube.CoordinationV1().Leases(SystemNamespace).Create(t.Context(), &coordv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: "authenticate-consumer", Namespace: SystemNamespace},
+	if _, err := provider.kube.CoordinationV1().Leases(member.SystemNamespace).Create(t.Context(), &coordv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: "authenticate-consumer", Namespace: member.SystemNamespace},
 		Spec:       coordv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, AcquireTime: &now, RenewTime: &now},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Authenticate(t.Context(), consumer.Cluster, provider.Cluster, AuthenticateOptions{APIServer: "https://p:6443", KeyAlgorithm: KeyRSA3072}); err != nil {
+	if _, err := Authenticate(t.Context(), consumer.Cluster, provider.Cluster, AuthenticateOptions{APIServer: "https://p:6443", KeyAlgorithm: credential.KeyRSA3072}); err != nil {
 		t.Fatalf("Authenticate past a dead holder's lease: %v", err)
 	}
 }
@@ -539,7 +541,7 @@ func TestSandboxOptions(t *testing.T) {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
-	if err := ValidateKeyAlgorithm("dsa"); err == nil {
+	if err := credential.ValidateKeyAlgorithm("dsa"); err == nil {
 		t.Error("key algorithm dsa accepted")
 	}
 }
@@ -548,21 +550,21 @@ func TestSandboxOptions(t *testing.T) {
 func TestRevokedRequestIsNotReturned(t *testing.T) {
 	consumer, provider := fakePair(t)
 	tenant, _ := manualFlow(t, consumer, provider)
-	if _, err := provider.IssueIdentity(t.Context(), issueOptions(tenant)); err != nil {
+	if _, err := IssueIdentity(t.Context(), provider.Cluster, issueOptions(tenant)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := provider.Revoke(t.Context(), "consumer"); err != nil {
+	if _, err := Revoke(t.Context(), provider.Cluster, "consumer"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := provider.IssueIdentity(t.Context(), issueOptions(tenant)); !errors.Is(err, ErrRevoked) {
+	if _, err := IssueIdentity(t.Context(), provider.Cluster, issueOptions(tenant)); !errors.Is(err, member.ErrRevoked) {
 		t.Fatalf("re-issue of a revoked request: %v", err)
 	}
-	if _, err := provider.kube.RbacV1().RoleBindings(TenantNamespace("consumer")).Get(t.Context(), RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := provider.kube.RbacV1().RoleBindings(member.TenantNamespace("consumer")).Get(t.Context(), member.RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a binding came back: %v", err)
 	}
 	// A new nonce and Tenant issue anew, into the same sandbox.
 	fresh, _ := manualFlow(t, consumer, provider)
-	if _, err := provider.IssueIdentity(t.Context(), issueOptions(fresh)); err != nil {
+	if _, err := IssueIdentity(t.Context(), provider.Cluster, issueOptions(fresh)); err != nil {
 		t.Fatalf("a new request after revoke: %v", err)
 	}
 	if st := provider.tenant(t).Status; st.Phase != PhaseActive {
@@ -595,33 +597,33 @@ func TestManualFlowNamesNeverInitializedClusters(t *testing.T) {
 	provider, consumer := newFakeCluster(t), newFakeCluster(t)
 
 	// The provider names itself, or nothing happens.
-	if _, _, err := provider.CreateNonce(t.Context(), NonceOptions{ConsumerID: "edge-1", TTL: time.Hour}); !errors.Is(err, ErrNoClusterID) {
+	if _, _, err := CreateNonce(t.Context(), provider.Cluster, NonceOptions{ConsumerID: "edge-1", TTL: time.Hour}); !errors.Is(err, member.ErrNoClusterID) {
 		t.Fatalf("a nonce on a never-initialized provider without its ID: %v, want ErrNoClusterID", err)
 	}
 	if w := provider.writes(); len(w) > 0 {
 		t.Fatalf("the refused nonce wrote %v", w)
 	}
-	if _, _, err := provider.CreateNonce(t.Context(), NonceOptions{ClusterID: "gpu-farm", ConsumerID: "edge-1", TTL: time.Hour}); err != nil {
+	if _, _, err := CreateNonce(t.Context(), provider.Cluster, NonceOptions{ClusterID: "gpu-farm", ConsumerID: "edge-1", TTL: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	n, ticket, err := provider.GetNonce(t.Context(), "edge-1")
+	n, ticket, err := GetNonce(t.Context(), provider.Cluster, "edge-1")
 	if err != nil || ticket != (nonce.Ticket{ProviderID: "gpu-farm", ConsumerID: "edge-1", Nonce: n.Value}) {
 		t.Fatalf("GetNonce: %+v %v", ticket, err)
 	}
-	var conflict *IDConflictError
-	if _, _, err := provider.CreateNonce(t.Context(), NonceOptions{ClusterID: "other", ConsumerID: "edge-1", TTL: time.Hour}); !errors.As(err, &conflict) || conflict.Have != "gpu-farm" {
+	var conflict *member.IDConflictError
+	if _, _, err := CreateNonce(t.Context(), provider.Cluster, NonceOptions{ClusterID: "other", ConsumerID: "edge-1", TTL: time.Hour}); !errors.As(err, &conflict) || conflict.Have != "gpu-farm" {
 		t.Errorf("a nonce naming the provider by another ID: %v", err)
 	}
 
 	// A consumer initialized as another cluster is refused, naming both IDs, with nothing written.
 	other := newFakeCluster(t)
-	if _, err := other.Init(t.Context(), "edge-2"); err != nil {
+	if _, err := Init(t.Context(), other.Cluster, "edge-2"); err != nil {
 		t.Fatal(err)
 	}
 	other.kube.ClearActions()
 	other.dyn.ClearActions()
-	fresh := &Cluster{Kube: other.kube, Dynamic: other.dyn, Now: other.Now}
-	_, err = fresh.GenerateTenant(t.Context(), TenantOptions{ProviderID: ticket.ProviderID, ConsumerID: ticket.ConsumerID, Nonce: ticket.Nonce})
+	fresh := &member.Cluster{Kube: other.kube, Dynamic: other.dyn, Now: other.Now}
+	_, err = GenerateTenant(t.Context(), fresh, TenantOptions{ProviderID: ticket.ProviderID, ConsumerID: ticket.ConsumerID, Nonce: ticket.Nonce})
 	if !errors.As(err, &conflict) || conflict.Side != "consumer" || conflict.Want != "edge-1" || conflict.Have != "edge-2" ||
 		!strings.Contains(err.Error(), `"edge-1"`) || !strings.Contains(err.Error(), `"edge-2"`) {
 		t.Errorf("a nonce for edge-1 on the consumer edge-2: %v", err)
@@ -631,7 +633,7 @@ func TestManualFlowNamesNeverInitializedClusters(t *testing.T) {
 	}
 
 	// A bare nonce does not name the consumer: a never-initialized one is refused, not given a derived ID.
-	if _, err := consumer.GenerateTenant(t.Context(), TenantOptions{ProviderID: "gpu-farm", Nonce: ticket.Nonce}); !errors.Is(err, ErrNoClusterID) {
+	if _, err := GenerateTenant(t.Context(), consumer.Cluster, TenantOptions{ProviderID: "gpu-farm", Nonce: ticket.Nonce}); !errors.Is(err, member.ErrNoClusterID) {
 		t.Errorf("a bare nonce on a never-initialized consumer: %v, want ErrNoClusterID", err)
 	}
 	if w := consumer.writes(); len(w) > 0 {
@@ -641,7 +643,7 @@ func TestManualFlowNamesNeverInitializedClusters(t *testing.T) {
 	// The ticket's consumer ID initializes the consumer, which says so; the provider then issues.
 	said := &infos{}
 	consumer.Report = said
-	tenant, err := consumer.GenerateTenant(t.Context(), TenantOptions{ProviderID: ticket.ProviderID, ConsumerID: ticket.ConsumerID, Nonce: ticket.Nonce})
+	tenant, err := GenerateTenant(t.Context(), consumer.Cluster, TenantOptions{ProviderID: ticket.ProviderID, ConsumerID: ticket.ConsumerID, Nonce: ticket.Nonce})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -653,7 +655,7 @@ func TestManualFlowNamesNeverInitializedClusters(t *testing.T) {
 	}
 	o := issueOptions(tenant)
 	o.ConsumerID = "edge-1"
-	if _, err := provider.IssueIdentity(t.Context(), o); err != nil {
+	if _, err := IssueIdentity(t.Context(), provider.Cluster, o); err != nil {
 		t.Fatalf("IssueIdentity: %v", err)
 	}
 }
@@ -670,7 +672,7 @@ func TestRefusedRenewalKeepsTheCurrentBinding(t *testing.T) {
 	}
 	subjects := func() []string {
 		t.Helper()
-		rb, err := provider.kube.RbacV1().RoleBindings(TenantNamespace("consumer")).Get(t.Context(), RoleBindingName, metav1.GetOptions{})
+		rb, err := provider.kube.RbacV1().RoleBindings(member.TenantNamespace("consumer")).Get(t.Context(), member.RoleBindingName, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

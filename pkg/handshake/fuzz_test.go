@@ -12,20 +12,22 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // The fuzz targets run their seeds as ordinary tests; `make fuzz` explores further for a bounded time.
 
 func seedTenant(t testing.TB) []byte {
 	n := testNonce(t)
-	user := ExpectedUser("c1", n)
+	user := credential.ExpectedUser("c1", n)
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
-	csr := csrPEM(t, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{TenantGroup}}})
-	der, _ := DecodePEM("csr", csr, "CERTIFICATE REQUEST")
+	csr := csrPEM(t, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{member.TenantGroup}}})
+	der, _ := member.DecodePEM("csr", csr, "CERTIFICATE REQUEST")
 	doc, err := yaml.Marshal(&v1alpha1.Tenant{
 		TypeMeta: metaOf(v1alpha1.TenantKind),
 		Spec: v1alpha1.TenantSpec{ClusterID: "c1", ProviderClusterID: "p1", PublicKey: priv.Public().(ed25519.PublicKey),
-			CSR: csr, Signature: Sign(priv, Message("p1", "c1", n, der, ""))},
+			CSR: csr, Signature: credential.Sign(priv, credential.Message("p1", "c1", n, der, ""))},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -48,8 +50,8 @@ func FuzzDecodeTenant(f *testing.F) {
 		}
 		// Whatever decodes must go through validation and the CSR check without panicking.
 		if ValidateTenant(tn, "c1", "p1") == nil {
-			_, _ = CheckCSR(tn.Spec.CSR, "x")
-			_ = VerifySignature(tn.Spec.PublicKey, []byte("m"), tn.Spec.Signature)
+			_, _ = credential.CheckCSR(tn.Spec.CSR, "x")
+			_ = credential.VerifySignature(tn.Spec.PublicKey, []byte("m"), tn.Spec.Signature)
 		}
 	})
 }
@@ -69,17 +71,17 @@ func FuzzDecodeIdentity(f *testing.F) {
 }
 
 func FuzzCheckCSR(f *testing.F) {
-	user := ExpectedUser("c1", testNonce(f))
-	f.Add(csrPEM(f, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{TenantGroup}}}))
+	user := credential.ExpectedUser("c1", testNonce(f))
+	f.Add(csrPEM(f, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{member.TenantGroup}}}))
 	f.Add(csrPEM(f, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{"system:masters"}}}))
 	f.Add([]byte("-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		csr, err := CheckCSR(data, user)
+		csr, err := credential.CheckCSR(data, user)
 		if err != nil {
 			return
 		}
 		// Anything accepted must be exactly the expected subject.
-		if csr.Subject.CommonName != user || len(csr.Subject.Organization) != 1 || csr.Subject.Organization[0] != TenantGroup ||
+		if csr.Subject.CommonName != user || len(csr.Subject.Organization) != 1 || csr.Subject.Organization[0] != member.TenantGroup ||
 			len(csr.DNSNames)+len(csr.IPAddresses)+len(csr.URIs)+len(csr.EmailAddresses)+len(csr.Extensions) > 0 {
 			t.Fatalf("accepted a CSR with subject %v", csr.Subject)
 		}
@@ -88,11 +90,11 @@ func FuzzCheckCSR(f *testing.F) {
 
 func FuzzVerifySignature(f *testing.F) {
 	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
-	msg := Message("p", "c", testNonce(f), []byte("csr"), "")
-	f.Add([]byte(pub), Sign(priv, msg))
+	msg := credential.Message("p", "c", testNonce(f), []byte("csr"), "")
+	f.Add([]byte(pub), credential.Sign(priv, msg))
 	f.Add([]byte(pub), []byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, key, sig []byte) {
-		if VerifySignature(key, msg, sig) == nil && (len(key) != ed25519.PublicKeySize || !ed25519.Verify(key, msg, sig)) {
+		if credential.VerifySignature(key, msg, sig) == nil && (len(key) != ed25519.PublicKeySize || !ed25519.Verify(key, msg, sig)) {
 			t.Fatal("accepted a signature ed25519 rejects")
 		}
 	})

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
@@ -42,42 +44,42 @@ func TestSignatureBindsEveryField(t *testing.T) {
 	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
 	n := testNonce(t)
 	csr := []byte("csr-der")
-	sig := Sign(priv, Message("prov", "cons", n, csr, ""))
-	if err := VerifySignature(pub, Message("prov", "cons", n, csr, ""), sig); err != nil {
+	sig := credential.Sign(priv, credential.Message("prov", "cons", n, csr, ""))
+	if err := credential.VerifySignature(pub, credential.Message("prov", "cons", n, csr, ""), sig); err != nil {
 		t.Fatalf("genuine signature refused: %v", err)
 	}
 	others := map[string][]byte{
-		"provider": Message("other", "cons", n, csr, ""),
-		"consumer": Message("prov", "other", n, csr, ""),
-		"nonce":    Message("prov", "cons", testNonce(t), csr, ""),
-		"csr":      Message("prov", "cons", n, []byte("csr-der2"), ""),
-		"proxy":    Message("prov", "cons", n, csr, "http://attacker:3128"),
+		"provider": credential.Message("other", "cons", n, csr, ""),
+		"consumer": credential.Message("prov", "other", n, csr, ""),
+		"nonce":    credential.Message("prov", "cons", testNonce(t), csr, ""),
+		"csr":      credential.Message("prov", "cons", n, []byte("csr-der2"), ""),
+		"proxy":    credential.Message("prov", "cons", n, csr, "http://attacker:3128"),
 	}
 	for field, msg := range others {
-		if err := VerifySignature(pub, msg, sig); err == nil {
+		if err := credential.VerifySignature(pub, msg, sig); err == nil {
 			t.Errorf("a signature for one %s verified for another", field)
 		}
 	}
-	if err := VerifySignature(pub[:31], Message("prov", "cons", n, csr, ""), sig); err == nil || !strings.Contains(err.Error(), "spec.publicKey") {
+	if err := credential.VerifySignature(pub[:31], credential.Message("prov", "cons", n, csr, ""), sig); err == nil || !strings.Contains(err.Error(), "spec.publicKey") {
 		t.Errorf("short key: %v", err)
 	}
 }
 
 func TestExpectedUserIsPerNonce(t *testing.T) {
-	a, b := ExpectedUser("c1", testNonce(t)), ExpectedUser("c1", testNonce(t))
+	a, b := credential.ExpectedUser("c1", testNonce(t)), credential.ExpectedUser("c1", testNonce(t))
 	if a == b {
 		t.Fatal("two nonces gave the same user")
 	}
-	if !strings.HasPrefix(a, UserPrefix+"c1:") {
+	if !strings.HasPrefix(a, member.UserPrefix+"c1:") {
 		t.Fatalf("user %q", a)
 	}
 }
 
 func TestCheckCSR(t *testing.T) {
 	n := testNonce(t)
-	user := ExpectedUser("c1", n)
-	good := &x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{TenantGroup}}}
-	if _, err := CheckCSR(csrPEM(t, good), user); err != nil {
+	user := credential.ExpectedUser("c1", n)
+	good := &x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{member.TenantGroup}}}
+	if _, err := credential.CheckCSR(csrPEM(t, good), user); err != nil {
 		t.Fatalf("genuine CSR refused: %v", err)
 	}
 	for name, tc := range map[string]struct {
@@ -85,34 +87,34 @@ func TestCheckCSR(t *testing.T) {
 		want string
 	}{
 		"masters":    {&x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{"system:masters"}}}, "subject O"},
-		"two groups": {&x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{TenantGroup, "x"}}}, "subject O"},
+		"two groups": {&x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{member.TenantGroup, "x"}}}, "subject O"},
 		"no group":   {&x509.CertificateRequest{Subject: pkix.Name{CommonName: user}}, "subject O"},
-		"wrong CN":   {&x509.CertificateRequest{Subject: pkix.Name{CommonName: "admin", Organization: []string{TenantGroup}}}, "subject CN"},
-		"country":    {&x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{TenantGroup}, Country: []string{"IT"}}}, "only CN and O"},
-		"email SAN":  {&x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{TenantGroup}}, EmailAddresses: []string{"a@b"}}, "alternative names"},
+		"wrong CN":   {&x509.CertificateRequest{Subject: pkix.Name{CommonName: "admin", Organization: []string{member.TenantGroup}}}, "subject CN"},
+		"country":    {&x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{member.TenantGroup}, Country: []string{"IT"}}}, "only CN and O"},
+		"email SAN":  {&x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{member.TenantGroup}}, EmailAddresses: []string{"a@b"}}, "alternative names"},
 	} {
-		if _, err := CheckCSR(csrPEM(t, tc.tmpl), user); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := credential.CheckCSR(csrPEM(t, tc.tmpl), user); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
 		}
 	}
 	bad := csrPEM(t, good)
 	bad[len(bad)/2] ^= 0x04
-	if _, err := CheckCSR(bad, user); err == nil {
+	if _, err := credential.CheckCSR(bad, user); err == nil {
 		t.Error("corrupted CSR accepted")
 	}
-	if _, err := CheckCSR(append(csrPEM(t, good), csrPEM(t, good)...), user); err == nil || !strings.Contains(err.Error(), "after") {
+	if _, err := credential.CheckCSR(append(csrPEM(t, good), csrPEM(t, good)...), user); err == nil || !strings.Contains(err.Error(), "after") {
 		t.Errorf("two PEM blocks: %v", err)
 	}
 }
 
 func TestValidateClusterID(t *testing.T) {
-	for _, ok := range []string{"a", "edge-1", strings.Repeat("a", MaxClusterIDLength)} {
-		if err := ValidateClusterID("--x", ok); err != nil {
+	for _, ok := range []string{"a", "edge-1", strings.Repeat("a", member.MaxClusterIDLength)} {
+		if err := member.ValidateClusterID("--x", ok); err != nil {
 			t.Errorf("%q refused: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "../x", "Upper", "-a", "a-", "a.b", strings.Repeat("a", MaxClusterIDLength+1), "ａ", "kube_system"} {
-		err := ValidateClusterID("--remote-cluster-id", bad)
+	for _, bad := range []string{"", "../x", "Upper", "-a", "a-", "a.b", strings.Repeat("a", member.MaxClusterIDLength+1), "ａ", "kube_system"} {
+		err := member.ValidateClusterID("--remote-cluster-id", bad)
 		if err == nil || !strings.Contains(err.Error(), "--remote-cluster-id") {
 			t.Errorf("%q: err = %v", bad, err)
 		}

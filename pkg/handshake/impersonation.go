@@ -18,7 +18,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Constrained impersonation (KEP-5284; alpha in 1.35, beta and on by default since 1.36) lets RBAC say
@@ -36,13 +38,6 @@ const (
 	ModeUnconstrained = "Unconstrained"
 )
 
-// ImpersonationSupport is what the probe found.
-type ImpersonationSupport struct {
-	Constrained bool
-	// Reason says how it was found: the server's version and the probe's answer.
-	Reason string
-}
-
 // ErrProbe is returned when support could not be determined (the probe could not run).
 var ErrProbe = errors.New("could not find out whether this cluster honours constrained impersonation")
 
@@ -56,70 +51,70 @@ const probeName = "federate-impersonation-probe-"
 // cluster record ConfigMap, which that user may read; once the authorizer agrees, it asks for a token and
 // reads the ConfigMap as that user. Read: the cluster enforces the new verbs. Forbidden: it does not (only
 // the legacy impersonate verb counts there). Everything the probe made is deleted before it returns.
-func (c *Cluster) ConstrainedImpersonation(ctx context.Context) (ImpersonationSupport, error) {
+func ConstrainedImpersonation(ctx context.Context, c *member.Cluster) (member.ImpersonationSupport, error) {
 	if c.Impersonation != nil {
 		return *c.Impersonation, nil
 	}
 	if c.Config == nil {
-		return ImpersonationSupport{}, fmt.Errorf("%w: no connection details to send the probe with", ErrProbe)
+		return member.ImpersonationSupport{}, fmt.Errorf("%w: no connection details to send the probe with", ErrProbe)
 	}
 	if c.DryRun {
 		// The probe acts as a ServiceAccount it creates, with a token it requests: none exists in a dry run.
-		return ImpersonationSupport{}, &DryRunStop{At: "the constrained-impersonation probe",
+		return member.ImpersonationSupport{}, &member.DryRunStop{At: "the constrained-impersonation probe",
 			Why: "the probe needs a ServiceAccount token, which a dry run does not obtain, and what is granted depends on its answer"}
 	}
 	version := "unknown"
 	if v, err := c.Kube.Discovery().ServerVersion(); err == nil {
 		version = v.GitVersion
 	}
-	got, err := c.probeImpersonation(ctx, version)
+	got, err := probeImpersonation(ctx, c, version)
 	if err != nil {
-		return ImpersonationSupport{}, err
+		return member.ImpersonationSupport{}, err
 	}
 	c.Impersonation = &got
 	return got, nil
 }
 
-func (c *Cluster) probeImpersonation(ctx context.Context, version string) (ImpersonationSupport, error) {
+func probeImpersonation(ctx context.Context, c *member.Cluster, version string) (member.ImpersonationSupport, error) {
 	suffix := make([]byte, 4)
 	if _, err := rand.Read(suffix); err != nil {
-		return ImpersonationSupport{}, err
+		return member.ImpersonationSupport{}, err
 	}
 	name := probeName + hex.EncodeToString(suffix)
-	user := UserPrefix + name
-	labels := map[string]string{LabelManagedBy: ManagedBy}
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: labels}}
-	saUser := serviceAccountUser(SystemNamespace, name)
+	user := member.UserPrefix + name
+	labels := map[string]string{member.LabelManagedBy: member.ManagedBy}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: member.SystemNamespace, Labels: labels}}
+	saUser := credential.ServiceAccountUser(member.SystemNamespace, name)
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"users"}, Verbs: []string{"impersonate:user-info"}, ResourceNames: []string{user}},
-		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"impersonate-on:user-info:get", "get"}, ResourceNames: []string{ClusterConfigMap}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"impersonate-on:user-info:get", "get"}, ResourceNames: []string{member.ClusterConfigMap}},
 	}}
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: SystemNamespace, Name: name}, subjectFor(user)},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: member.SystemNamespace, Name: name}, credential.SubjectFor(user)},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}}
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*cleanupTimeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*member.CleanupTimeout)
 		defer cancel()
-		_ = parallel(
+		_ = member.Parallel(
 			func() error {
-				return ignoreNotFound(c.Kube.CoreV1().ServiceAccounts(SystemNamespace).Delete(cctx, name, metav1.DeleteOptions{}))
+				return member.IgnoreNotFound(c.Kube.CoreV1().ServiceAccounts(member.SystemNamespace).Delete(cctx, name, metav1.DeleteOptions{}))
 			},
 			func() error {
-				return ignoreNotFound(c.Kube.RbacV1().ClusterRoleBindings().Delete(cctx, name, metav1.DeleteOptions{}))
+				return member.IgnoreNotFound(c.Kube.RbacV1().ClusterRoleBindings().Delete(cctx, name, metav1.DeleteOptions{}))
 			},
 			func() error {
-				return ignoreNotFound(c.Kube.RbacV1().ClusterRoles().Delete(cctx, name, metav1.DeleteOptions{}))
+				return member.IgnoreNotFound(c.Kube.RbacV1().ClusterRoles().Delete(cctx, name, metav1.DeleteOptions{}))
 			},
 		)
 	}()
 	var token string
-	err := parallel(
+	err := member.Parallel(
 		func() error {
-			if _, err := c.Kube.CoreV1().ServiceAccounts(SystemNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+			if _, err := c.Kube.CoreV1().ServiceAccounts(member.SystemNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
 				return err
 			}
 			seconds := int64(600) // the least the API server issues
-			tr, err := c.Kube.CoreV1().ServiceAccounts(SystemNamespace).CreateToken(ctx, name,
+			tr, err := c.Kube.CoreV1().ServiceAccounts(member.SystemNamespace).CreateToken(ctx, name,
 				&authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: &seconds}}, metav1.CreateOptions{})
 			if err == nil {
 				token = tr.Status.Token
@@ -136,58 +131,58 @@ func (c *Cluster) probeImpersonation(ctx context.Context, version string) (Imper
 		},
 	)
 	if err != nil {
-		return ImpersonationSupport{}, fmt.Errorf("%w: setting up the probe: %w", ErrProbe, err)
+		return member.ImpersonationSupport{}, fmt.Errorf("%w: setting up the probe: %w", ErrProbe, err)
 	}
 	// The authorizer sees new RBAC through a cache: the probe means something only once it allows all
 	// three checks the constrained path makes.
-	if err := parallel(
+	if err := member.Parallel(
 		func() error {
-			return c.waitAllowed(ctx, saUser, nil, authzv1.ResourceAttributes{Verb: "impersonate:user-info", Group: "authentication.k8s.io", Resource: "users", Name: user})
+			return waitAllowed(ctx, c, saUser, nil, authzv1.ResourceAttributes{Verb: "impersonate:user-info", Group: "authentication.k8s.io", Resource: "users", Name: user})
 		},
 		func() error {
-			return c.waitAllowed(ctx, saUser, nil, authzv1.ResourceAttributes{Namespace: SystemNamespace, Verb: "impersonate-on:user-info:get", Resource: "configmaps", Name: ClusterConfigMap})
+			return waitAllowed(ctx, c, saUser, nil, authzv1.ResourceAttributes{Namespace: member.SystemNamespace, Verb: "impersonate-on:user-info:get", Resource: "configmaps", Name: member.ClusterConfigMap})
 		},
 		func() error {
-			return c.waitAllowed(ctx, user, nil, authzv1.ResourceAttributes{Namespace: SystemNamespace, Verb: "get", Resource: "configmaps", Name: ClusterConfigMap})
+			return waitAllowed(ctx, c, user, nil, authzv1.ResourceAttributes{Namespace: member.SystemNamespace, Verb: "get", Resource: "configmaps", Name: member.ClusterConfigMap})
 		},
 	); err != nil {
-		return ImpersonationSupport{}, fmt.Errorf("%w: %w", ErrProbe, err)
+		return member.ImpersonationSupport{}, fmt.Errorf("%w: %w", ErrProbe, err)
 	}
 	cfg := rest.AnonymousClientConfig(c.Config)
 	cfg.BearerToken = token
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	as, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return ImpersonationSupport{}, fmt.Errorf("%w: %w", ErrProbe, err)
+		return member.ImpersonationSupport{}, fmt.Errorf("%w: %w", ErrProbe, err)
 	}
 	deadline := time.Now().Add(policyTimeout)
 	for {
-		_, err = as.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, ClusterConfigMap, metav1.GetOptions{})
+		_, err = as.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, member.ClusterConfigMap, metav1.GetOptions{})
 		switch {
 		case err == nil:
-			return ImpersonationSupport{Constrained: true, Reason: fmt.Sprintf("the API server (%s) honours constrained impersonation: a probe holding only impersonate:user-info and impersonate-on:user-info:get read as the user it impersonated", version)}, nil
+			return member.ImpersonationSupport{Constrained: true, Reason: fmt.Sprintf("the API server (%s) honours constrained impersonation: a probe holding only impersonate:user-info and impersonate-on:user-info:get read as the user it impersonated", version)}, nil
 		case apierrors.IsForbidden(err):
-			return ImpersonationSupport{Reason: fmt.Sprintf("the API server (%s) does not honour constrained impersonation (an older minor, or the ConstrainedImpersonation feature gate off): a probe holding impersonate:user-info and impersonate-on:user-info:get was refused", version)}, nil
+			return member.ImpersonationSupport{Reason: fmt.Sprintf("the API server (%s) does not honour constrained impersonation (an older minor, or the ConstrainedImpersonation feature gate off): a probe holding impersonate:user-info and impersonate-on:user-info:get was refused", version)}, nil
 		case apierrors.IsUnauthorized(err) && time.Now().Before(deadline):
 			// A token of a ServiceAccount made a moment ago: the authenticator may not see it yet.
 			select {
 			case <-ctx.Done():
-				return ImpersonationSupport{}, ctx.Err()
+				return member.ImpersonationSupport{}, ctx.Err()
 			case <-time.After(100 * time.Millisecond):
 			}
 		default:
-			return ImpersonationSupport{}, fmt.Errorf("%w: the probe's read: %w", ErrProbe, err)
+			return member.ImpersonationSupport{}, fmt.Errorf("%w: the probe's read: %w", ErrProbe, err)
 		}
 	}
 }
 
 // waitAllowed repeats a SubjectAccessReview until it is allowed (RBAC just written reaches the authorizer
 // through a cache), bounded by policyTimeout.
-func (c *Cluster) waitAllowed(ctx context.Context, user string, groups []string, a authzv1.ResourceAttributes) error {
+func waitAllowed(ctx context.Context, c *member.Cluster, user string, groups []string, a authzv1.ResourceAttributes) error {
 	deadline := time.Now().Add(policyTimeout)
 	pause := 50 * time.Millisecond
 	for {
-		allowed, err := c.accessReview(ctx, user, groups, a)
+		allowed, err := accessReview(ctx, c, user, groups, a)
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // The probe decides from the API server's answer to one impersonated read, made with the probe's own token:
@@ -41,7 +42,7 @@ func TestConstrainedImpersonationProbe(t *testing.T) {
 			who := r.Header.Get("Impersonate-User")
 			reads = append(reads, r.Method+" "+r.URL.Path+" as "+who)
 			w.Header().Set("Content-Type", "application/json")
-			if r.Header.Get("Authorization") != "Bearer "+token || !strings.HasPrefix(who, UserPrefix+probeName) {
+			if r.Header.Get("Authorization") != "Bearer "+token || !strings.HasPrefix(who, member.UserPrefix+probeName) {
 				w.WriteHeader(http.StatusUnauthorized)
 				_ = json.NewEncoder(w).Encode(metav1.Status{Status: metav1.StatusFailure, Code: 401, Reason: metav1.StatusReasonUnauthorized})
 				return
@@ -53,11 +54,11 @@ func TestConstrainedImpersonationProbe(t *testing.T) {
 				return
 			}
 			_ = json.NewEncoder(w).Encode(corev1.ConfigMap{TypeMeta: metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"},
-				ObjectMeta: metav1.ObjectMeta{Name: ClusterConfigMap, Namespace: SystemNamespace}})
+				ObjectMeta: metav1.ObjectMeta{Name: member.ClusterConfigMap, Namespace: member.SystemNamespace}})
 		}))
 		f.Config = &rest.Config{Host: srv.URL}
 
-		got, err := f.ConstrainedImpersonation(t.Context())
+		got, err := ConstrainedImpersonation(t.Context(), f.Cluster)
 		srv.Close()
 		if err != nil {
 			t.Fatalf("honours=%v: %v", honours, err)
@@ -65,14 +66,14 @@ func TestConstrainedImpersonationProbe(t *testing.T) {
 		if got.Constrained != honours || got.Reason == "" {
 			t.Errorf("honours=%v: the probe found %+v", honours, got)
 		}
-		want := "GET /api/v1/namespaces/" + SystemNamespace + "/configmaps/" + ClusterConfigMap + " as " + UserPrefix + probeName
+		want := "GET /api/v1/namespaces/" + member.SystemNamespace + "/configmaps/" + member.ClusterConfigMap + " as " + member.UserPrefix + probeName
 		if len(reads) != 1 || !strings.HasPrefix(reads[0], want) {
 			t.Errorf("honours=%v: the probe read %v, want one %q...", honours, reads, want)
 		}
 		// What it made, it removed.
 		roles, _ := f.kube.RbacV1().ClusterRoles().List(t.Context(), metav1.ListOptions{})
 		bindings, _ := f.kube.RbacV1().ClusterRoleBindings().List(t.Context(), metav1.ListOptions{})
-		sas, _ := f.kube.CoreV1().ServiceAccounts(SystemNamespace).List(t.Context(), metav1.ListOptions{})
+		sas, _ := f.kube.CoreV1().ServiceAccounts(member.SystemNamespace).List(t.Context(), metav1.ListOptions{})
 		for _, n := range append(append(names(roles.Items), names(bindings.Items)...), names(sas.Items)...) {
 			if strings.HasPrefix(n, probeName) {
 				t.Errorf("honours=%v: the probe left %s", honours, n)
@@ -83,7 +84,7 @@ func TestConstrainedImpersonationProbe(t *testing.T) {
 		}
 		// Asked again, the process's answer is reused: nothing is created a second time.
 		before := len(f.Actions())
-		if again, err := f.ConstrainedImpersonation(t.Context()); err != nil || again != got || len(f.Actions()) != before {
+		if again, err := ConstrainedImpersonation(t.Context(), f.Cluster); err != nil || again != got || len(f.Actions()) != before {
 			t.Errorf("honours=%v: a second probe: %+v %v, %d new requests", honours, again, err, len(f.Actions())-before)
 		}
 	}

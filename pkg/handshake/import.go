@@ -13,7 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 const (
@@ -37,8 +39,8 @@ type Imported struct {
 // against the integrity MACs keyed from the nonce of the request, then stores the kubeconfig Secret and the
 // Identity in federate-system, and drops the pending key. Importing the same Identity again changes
 // nothing.
-func (c *Cluster) ImportIdentity(ctx context.Context, id *v1alpha1.Identity) (*Imported, error) {
-	return c.importIdentity(ctx, id, nil, nil)
+func ImportIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity) (*Imported, error) {
+	return importIdentity(ctx, c, id, nil, nil)
 }
 
 // heldKey is a client key a one-shot run keeps in memory instead of a pending-key Secret: nobody but this
@@ -53,27 +55,27 @@ type heldKey struct {
 // importIdentity is ImportIdentity for a request whose key this process holds (held), or whose key waits
 // in the pending-key Secret (held nil). stored, if set, runs once the kubeconfig and the Identity are
 // stored, alongside the Event.
-func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, held *heldKey, stored func()) (*Imported, error) {
-	defer c.forgetReads()
-	if id != nil && ValidateClusterID("provider", id.Spec.ClusterID) == nil {
-		c.prefetchImport(ctx, id.Spec.ClusterID)
+func importIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity, held *heldKey, stored func()) (*Imported, error) {
+	defer c.ForgetReads()
+	if id != nil && member.ValidateClusterID("provider", id.Spec.ClusterID) == nil {
+		prefetchImport(ctx, c, id.Spec.ClusterID)
 	}
 	self, err := c.Load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cred, err := ValidateIdentity(id, self.ClusterID, c.now())
+	cred, err := ValidateIdentity(id, self.ClusterID, c.CurrentTime())
 	if err != nil {
 		return nil, err
 	}
 	providerID := id.Spec.ClusterID
-	res := &Imported{Namespace: SystemNamespace, KubeconfigSecret: KubeconfigSecretName(providerID), User: cred.User, NotAfter: cred.NotAfter}
-	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
-	r := c.report()
+	res := &Imported{Namespace: member.SystemNamespace, KubeconfigSecret: member.KubeconfigSecretName(providerID), User: cred.User, NotAfter: cred.NotAfter}
+	secrets := c.Kube.CoreV1().Secrets(member.SystemNamespace)
+	r := c.Reporter()
 
 	var kubeconfigYAML, macKey []byte
 	var pendingRead *corev1.Secret // the pending-key Secret this run read, if any
-	if err := step(r, "Matching the credential with this cluster's request", "Credential answers this cluster's request; every field is as the provider issued it", func() error {
+	if err := member.Step(r, "Matching the credential with this cluster's request", "Credential answers this cluster's request; every field is as the provider issued it", func() error {
 		pending := &corev1.Secret{}
 		if held != nil {
 			pending = &corev1.Secret{
@@ -81,17 +83,17 @@ func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, hel
 				Data:       map[string][]byte{privateKeyKey: held.keyPEM, integrityKey: held.macKey},
 			}
 		} else {
-			pending, err = c.secretRead(SystemNamespace, PendingKeySecretName(providerID)).take(ctx, c)
+			pending, err = c.SecretRead(member.SystemNamespace, member.PendingKeySecretName(providerID)).Take(ctx, c)
 			pendingRead = pending
 		}
 		if apierrors.IsNotFound(err) {
-			same, err := c.sameKubeconfigCredential(ctx, providerID, id)
+			same, err := sameKubeconfigCredential(ctx, c, providerID, id)
 			if err != nil || same {
 				res.AlreadyImported = same
 				return err
 			}
 			return fmt.Errorf("no client key is waiting for a certificate from %q (Secret %s/%s): this identity answers a request this cluster did not make, or one already replaced; run generate tenant again",
-				providerID, SystemNamespace, PendingKeySecretName(providerID))
+				providerID, member.SystemNamespace, member.PendingKeySecretName(providerID))
 		}
 		if err != nil {
 			return err
@@ -104,7 +106,7 @@ func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, hel
 				return fmt.Errorf("spec.certificate: is for user %q, the pending request is for %q", cred.User, want)
 			}
 		}
-		if err := VerifyIdentity(macKey, &id.Spec); err != nil {
+		if err := credential.VerifyIdentity(macKey, &id.Spec); err != nil {
 			return err
 		}
 		params := kubeconfig.Params{Name: providerID, Server: id.Spec.APIServer, CA: id.Spec.CA, ProxyURL: id.Spec.ProxyURL, Namespace: id.Spec.Namespace}
@@ -113,9 +115,9 @@ func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, hel
 		} else {
 			key, err := parseSigner(pending.Data[privateKeyKey])
 			if err != nil {
-				return fmt.Errorf("secret %s/%s: %w", SystemNamespace, pending.Name, err)
+				return fmt.Errorf("secret %s/%s: %w", member.SystemNamespace, pending.Name, err)
 			}
-			if !samePublicKey(key.Public(), cred.Cert.PublicKey) {
+			if !credential.SamePublicKey(key.Public(), cred.Cert.PublicKey) {
 				return errors.New("spec.certificate: does not certify this cluster's pending client key")
 			}
 			params.CertPEM, params.KeyPEM = id.Spec.Certificate, pending.Data[privateKeyKey]
@@ -128,12 +130,12 @@ func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, hel
 	if res.AlreadyImported {
 		return res, nil
 	}
-	c.startOperator(ctx) // for the Event, once the identity is known to be this cluster's
+	startOperator(ctx, c) // for the Event, once the identity is known to be this cluster's
 	// The request's waiting key goes once the kubeconfig that replaces it is stored; a held key's run may
 	// find an older request's, which goes with the writes. Each exactly the Secret that was read.
 	var stale *corev1.Secret
 	if held != nil {
-		stale, _, _ = c.secretRead(SystemNamespace, PendingKeySecretName(providerID)).taken(ctx, c)
+		stale, _, _ = c.SecretRead(member.SystemNamespace, member.PendingKeySecretName(providerID)).Taken(ctx, c)
 	}
 	drop := func(sec *corev1.Secret) error {
 		if sec == nil || sec.Name == "" {
@@ -143,20 +145,20 @@ func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, hel
 		if sec.UID != "" {
 			opts.Preconditions = &metav1.Preconditions{UID: &sec.UID}
 		}
-		return ignoreNotFound(secrets.Delete(ctx, sec.Name, opts))
+		return member.IgnoreNotFound(secrets.Delete(ctx, sec.Name, opts))
 	}
 	// The kubeconfig, the Identity and the Event (as the provider records its issuance: alongside) do not
 	// depend on each other: all at once, and a one-shot run's lock on the pair goes with them (stored).
-	if err := parallel(func() error {
-		return step(r, "Storing the kubeconfig", "Kubeconfig stored in Secret "+SystemNamespace+"/"+res.KubeconfigSecret, func() error {
-			return c.storeKubeconfig(ctx, providerID, kubeconfigYAML, macKey)
+	if err := member.Parallel(func() error {
+		return member.Step(r, "Storing the kubeconfig", "Kubeconfig stored in Secret "+member.SystemNamespace+"/"+res.KubeconfigSecret, func() error {
+			return storeKubeconfig(ctx, c, providerID, kubeconfigYAML, macKey)
 		})
 	}, func() error {
-		return step(r, "Recording the Identity", "Identity "+SystemNamespace+"/"+IdentityName(providerID)+" recorded", func() error {
-			return c.applyIdentity(ctx, id, res)
+		return member.Step(r, "Recording the Identity", "Identity "+member.SystemNamespace+"/"+member.IdentityName(providerID)+" recorded", func() error {
+			return applyIdentity(ctx, c, id, res)
 		})
 	}, func() error { return drop(stale) }, func() error {
-		c.audit(ctx, identityObject(providerID, IdentityName(providerID)), EventImported,
+		audit(ctx, c, identityObject(providerID, member.IdentityName(providerID)), EventImported,
 			"identity ("+orCertificate(id.Spec.Credential)+") on provider "+providerID+" imported", cred)
 		return nil
 	}, func() error {
@@ -167,7 +169,7 @@ func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, hel
 	}, func() error {
 		// Every export of the pairing's credential follows it (a renewal, a re-run of authenticate): its
 		// list goes with the writes, so a pairing without exports waits for nothing more.
-		c.rewriteExports(ctx, providerID, "", kubeconfigYAML)
+		rewriteExports(ctx, c, providerID, "", kubeconfigYAML)
 		return nil
 	}); err != nil {
 		return nil, err
@@ -181,26 +183,26 @@ func (c *Cluster) importIdentity(ctx context.Context, id *v1alpha1.Identity, hel
 
 // sameKubeconfigCredential tells whether the identity is the one already imported: the stored kubeconfig
 // holds its certificate (or token), and its fields verify with the integrity key stored beside it.
-func (c *Cluster) sameKubeconfigCredential(ctx context.Context, providerID string, id *v1alpha1.Identity) (bool, error) {
-	sec, err := c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, KubeconfigSecretName(providerID), metav1.GetOptions{})
+func sameKubeconfigCredential(ctx context.Context, c *member.Cluster, providerID string, id *v1alpha1.Identity) (bool, error) {
+	sec, err := c.Kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, member.KubeconfigSecretName(providerID), metav1.GetOptions{})
 	if err != nil {
 		return false, nil //nolint:nilerr // no kubeconfig: not imported, and the caller explains what is missing
 	}
 	if !kubeconfig.HoldsCredential(sec.Data[KubeconfigKey], id.Spec.Certificate, id.Spec.Token) {
 		return false, nil
 	}
-	return true, VerifyIdentity(sec.Data[integrityKey], &id.Spec)
+	return true, credential.VerifyIdentity(sec.Data[integrityKey], &id.Spec)
 }
 
-func (c *Cluster) storeKubeconfig(ctx context.Context, providerID string, data, macKey []byte) error {
-	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
+func storeKubeconfig(ctx context.Context, c *member.Cluster, providerID string, data, macKey []byte) error {
+	secrets := c.Kube.CoreV1().Secrets(member.SystemNamespace)
 	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: KubeconfigSecretName(providerID), Namespace: SystemNamespace, Labels: IdentityLabels(providerID)},
+		ObjectMeta: metav1.ObjectMeta{Name: member.KubeconfigSecretName(providerID), Namespace: member.SystemNamespace, Labels: member.IdentityLabels(providerID)},
 		Type:       corev1.SecretTypeOpaque,
 		Data:       map[string][]byte{KubeconfigKey: data, integrityKey: macKey},
 	}
 	// Replaced if an early read found it (a renewal), else created; either guess, if wrong, falls back.
-	existing, sent, err := c.secretRead(SystemNamespace, sec.Name).taken(ctx, c)
+	existing, sent, err := c.SecretRead(member.SystemNamespace, sec.Name).Taken(ctx, c)
 	if sent && err == nil && existing != nil {
 		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
 		if !apierrors.IsNotFound(err) {
@@ -214,34 +216,34 @@ func (c *Cluster) storeKubeconfig(ctx context.Context, providerID string, data, 
 	return err
 }
 
-func (c *Cluster) applyIdentity(ctx context.Context, id *v1alpha1.Identity, res *Imported) error {
+func applyIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity, res *Imported) error {
 	providerID := id.Spec.ClusterID
-	return c.applyIdentityNamed(ctx, IdentityName(providerID), IdentityLabels(providerID), id, res)
+	return applyIdentityNamed(ctx, c, member.IdentityName(providerID), member.IdentityLabels(providerID), id, res)
 }
 
 // applyIdentityNamed records an Identity (spec, then status) under name in federate-system.
-func (c *Cluster) applyIdentityNamed(ctx context.Context, name string, labels map[string]string, id *v1alpha1.Identity, res *Imported) error {
+func applyIdentityNamed(ctx context.Context, c *member.Cluster, name string, labels map[string]string, id *v1alpha1.Identity, res *Imported) error {
 	obj := &v1alpha1.Identity{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.IdentityKind},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: member.SystemNamespace, Labels: labels},
 		Spec:       id.Spec,
 	}
 	// The token is the credential: it lives in the kubeconfig Secret only, never in an object that a
 	// reader of Identities could see.
 	obj.Spec.Token = ""
-	identities := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(SystemNamespace)
-	u, err := toUnstructured(obj)
+	identities := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace)
+	u, err := member.ToUnstructured(obj)
 	if err != nil {
 		return err
 	}
 	unstructured.RemoveNestedField(u.Object, "status")
 	applySpec := func() error {
-		_, err := identities.Apply(ctx, obj.Name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+		_, err := identities.Apply(ctx, obj.Name, u, metav1.ApplyOptions{FieldManager: member.FieldManager, Force: true})
 		return err
 	}
 	// The status can only be applied to an Identity that exists: with the spec when an early read found
 	// it (a renewal), else after it.
-	existing, sent, gerr := c.objectRead(v1alpha1.IdentityGVR, SystemNamespace, name).taken(ctx, c)
+	existing, sent, gerr := c.ObjectRead(v1alpha1.IdentityGVR, member.SystemNamespace, name).Taken(ctx, c)
 	concurrent := sent && gerr == nil && existing != nil
 	if !concurrent {
 		if err := applySpec(); err != nil {
@@ -251,14 +253,14 @@ func (c *Cluster) applyIdentityNamed(ctx context.Context, name string, labels ma
 	notAfter := metav1.NewTime(res.NotAfter)
 	status := &v1alpha1.Identity{
 		TypeMeta:   obj.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{Name: obj.Name, Namespace: SystemNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: obj.Name, Namespace: member.SystemNamespace},
 		Status:     v1alpha1.IdentityStatus{User: res.User, NotAfter: &notAfter, KubeconfigSecret: res.KubeconfigSecret},
 	}
-	applyStatus := func() error { return c.applyStatus(ctx, v1alpha1.IdentityGVR, status) }
+	applyStatus := func() error { return c.ApplyStatus(ctx, v1alpha1.IdentityGVR, status) }
 	if !concurrent {
 		return applyStatus()
 	}
-	if err := parallel(applySpec, applyStatus); !apierrors.IsNotFound(err) {
+	if err := member.Parallel(applySpec, applyStatus); !apierrors.IsNotFound(err) {
 		return err
 	}
 	// Deleted since it was read: the spec makes it again, then the status.
@@ -269,17 +271,17 @@ func (c *Cluster) applyIdentityNamed(ctx context.Context, name string, labels ma
 }
 
 // GetKubeconfig (consumer) returns the kubeconfig stored for a provider.
-func (c *Cluster) GetKubeconfig(ctx context.Context, providerID string) ([]byte, error) {
-	return c.storedKubeconfig(ctx, KubeconfigSecretName(providerID), fmt.Sprintf("provider %q", providerID), "import its identity first")
+func GetKubeconfig(ctx context.Context, c *member.Cluster, providerID string) ([]byte, error) {
+	return storedKubeconfig(ctx, c, member.KubeconfigSecretName(providerID), fmt.Sprintf("provider %q", providerID), "import its identity first")
 }
 
 // GetSliceKubeconfig (consumer) returns the kubeconfig stored for a provider's resource slice.
-func (c *Cluster) GetSliceKubeconfig(ctx context.Context, providerID, slice string) ([]byte, error) {
-	return c.storedKubeconfig(ctx, SliceKubeconfigSecretName(providerID, slice), fmt.Sprintf("resource slice %q of provider %q", slice, providerID), "import the slice first")
+func GetSliceKubeconfig(ctx context.Context, c *member.Cluster, providerID, slice string) ([]byte, error) {
+	return storedKubeconfig(ctx, c, member.SliceKubeconfigSecretName(providerID, slice), fmt.Sprintf("resource slice %q of provider %q", slice, providerID), "import the slice first")
 }
 
-func (c *Cluster) storedKubeconfig(ctx context.Context, name, what, hint string) ([]byte, error) {
-	ns := SystemNamespace
+func storedKubeconfig(ctx context.Context, c *member.Cluster, name, what, hint string) ([]byte, error) {
+	ns := member.SystemNamespace
 	sec, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("no kubeconfig for %s (Secret %s/%s not found): %s", what, ns, name, hint)
@@ -292,4 +294,14 @@ func (c *Cluster) storedKubeconfig(ctx context.Context, name, what, hint string)
 		return nil, fmt.Errorf("secret %s/%s has no %q key", ns, sec.Name, KubeconfigKey)
 	}
 	return data, nil
+}
+
+// prefetchImport sends at once the reads a consumer's import of the provider's identity will need.
+func prefetchImport(ctx context.Context, c *member.Cluster, providerID string) {
+	if !c.FirstBatch("import/" + providerID) {
+		return
+	}
+	c.SecretRead(member.SystemNamespace, member.KubeconfigSecretName(providerID)).Start(ctx, c)
+	c.SecretRead(member.SystemNamespace, member.PendingKeySecretName(providerID)).Start(ctx, c)
+	c.ObjectRead(v1alpha1.IdentityGVR, member.SystemNamespace, member.IdentityName(providerID)).Start(ctx, c)
 }

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // ClusterInfo describes this cluster's federation state, for `kubectl federate info`.
@@ -47,13 +49,13 @@ type IdentityInfo struct {
 
 // Pairings reads this cluster's ID, key fingerprint, tenants and identities (named apart from
 // Reporter.Info, which prints).
-func (c *Cluster) Pairings(ctx context.Context) (*ClusterInfo, error) {
+func Pairings(ctx context.Context, c *member.Cluster) (*ClusterInfo, error) {
 	self, err := c.Load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := &ClusterInfo{ClusterID: self.ClusterID, Fingerprint: Fingerprint(self.PublicKey), Tenants: []TenantInfo{}, Identities: []IdentityInfo{}}
-	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy}).String()}
+	out := &ClusterInfo{ClusterID: self.ClusterID, Fingerprint: credential.Fingerprint(self.PublicKey), Tenants: []TenantInfo{}, Identities: []IdentityInfo{}}
+	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{member.LabelManagedBy: member.ManagedBy}).String()}
 	tl, err := c.Dynamic.Resource(v1alpha1.TenantGVR).List(ctx, sel)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
@@ -61,7 +63,7 @@ func (c *Cluster) Pairings(ctx context.Context) (*ClusterInfo, error) {
 	if err == nil {
 		for i := range tl.Items {
 			var t v1alpha1.Tenant
-			if err := fromUnstructured(&tl.Items[i], &t); err != nil {
+			if err := member.FromUnstructured(&tl.Items[i], &t); err != nil {
 				return nil, err
 			}
 			out.Tenants = append(out.Tenants, TenantInfo{ConsumerID: t.Spec.ClusterID, Namespace: t.Namespace,
@@ -76,7 +78,7 @@ func (c *Cluster) Pairings(ctx context.Context) (*ClusterInfo, error) {
 	if err == nil {
 		for i := range il.Items {
 			var id v1alpha1.Identity
-			if err := fromUnstructured(&il.Items[i], &id); err != nil {
+			if err := member.FromUnstructured(&il.Items[i], &id); err != nil {
 				return nil, err
 			}
 			typ := id.Spec.Type

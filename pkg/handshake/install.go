@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Init makes this cluster ready for kubectl federate, once: the federate-system namespace with the
@@ -24,15 +25,15 @@ import (
 // derive a default from the kube-system namespace UID); a different explicit ID on an initialized cluster
 // is an error. Safe to re-run: on an initialized cluster it restores any sandbox policy, binding or the
 // tenant role that was deleted or changed, and changes nothing else.
-func (c *Cluster) Init(ctx context.Context, wantID string) (*Self, error) {
-	return c.initialize(ctx, wantID, true)
+func Init(ctx context.Context, c *member.Cluster, wantID string) (*member.Self, error) {
+	return initialize(ctx, c, wantID, true)
 }
 
 // initialize is Init; without verify, an initialized cluster's objects are taken as they are (the
 // consumer's side of a handshake, and what issues nothing, need not read the cluster-wide objects, which
 // a consumer operator may not).
-func (c *Cluster) initialize(ctx context.Context, wantID string, verify bool) (*Self, error) {
-	self, _, err := c.initializeWith(ctx, wantID, verify, false)
+func initialize(ctx context.Context, c *member.Cluster, wantID string, verify bool) (*member.Self, error) {
+	self, _, err := initializeWith(ctx, c, wantID, verify, false)
 	return self, err
 }
 
@@ -41,48 +42,52 @@ func (c *Cluster) initialize(ctx context.Context, wantID string, verify bool) (*
 // initialized with wantID, and created says so; one initialized under another ID is refused
 // (IDConflictError) before anything is written. Without wantID, a never-initialized cluster is refused
 // (ErrNoClusterID) instead of being given a derived ID, which the other side would not know it by.
-func (c *Cluster) initializeAs(ctx context.Context, wantID string, verify bool) (self *Self, created bool, err error) {
-	return c.initializeWith(ctx, wantID, verify, true)
+func initializeAs(ctx context.Context, c *member.Cluster, wantID string, verify bool) (self *member.Self, created bool, err error) {
+	return initializeWith(ctx, c, wantID, verify, true)
 }
 
 // initializeWith is initialize; with named, an ID is never derived (see initializeAs). created tells
 // whether this call initialized the cluster.
-func (c *Cluster) initializeWith(ctx context.Context, wantID string, verify, named bool) (*Self, bool, error) {
-	if c.self != nil && wantID != "" && wantID != c.self.ClusterID {
-		return nil, false, &IDConflictError{Want: wantID, Have: c.self.ClusterID}
+func initializeWith(ctx context.Context, c *member.Cluster, wantID string, verify, named bool) (*member.Self, bool, error) {
+	if c.Self != nil && wantID != "" && wantID != c.Self.ClusterID {
+		return nil, false, &member.IDConflictError{Want: wantID, Have: c.Self.ClusterID}
 	}
-	if c.self != nil {
+	if c.Self != nil {
 		if verify {
-			if err := c.ensureCurrent(ctx); err != nil {
+			if err := ensureCurrent(ctx, c); err != nil {
 				return nil, false, err
 			}
 		}
-		return c.self, false, nil
+		return c.Self, false, nil
 	}
-	r := c.report()
-	rec := c.readRecord(ctx, verify)
-	c.installed, c.installedErr = rec.installed, rec.installedErr
-	cm := rec.cm
+	r := c.Reporter()
+	var readInstalled func(context.Context) (*member.InstalledObjects, error)
+	if verify {
+		readInstalled = readInstalledFunc(c)
+	}
+	rec := c.ReadRecord(ctx, readInstalled)
+	c.Installed, c.InstalledErr = rec.Installed, rec.InstalledErr
+	cm := rec.Cm
 	switch {
-	case apierrors.IsNotFound(rec.cmErr):
+	case apierrors.IsNotFound(rec.CmErr):
 		cm = nil
-	case rec.cmErr != nil:
-		return nil, false, rec.cmErr
+	case rec.CmErr != nil:
+		return nil, false, rec.CmErr
 	}
 	if cm == nil && named && wantID == "" {
-		return nil, false, ErrNoClusterID
+		return nil, false, member.ErrNoClusterID
 	}
 	if cm != nil {
-		if have := cm.Data[clusterIDKey]; wantID != "" && have != wantID {
-			return nil, false, &IDConflictError{Want: wantID, Have: have}
+		if have := cm.Data[member.ClusterIDKey]; wantID != "" && have != wantID {
+			return nil, false, &member.IDConflictError{Want: wantID, Have: have}
 		}
-		if cm.Annotations[installGenAnnot] == installGeneration {
-			self, err := c.loadKey(cm, rec.key, rec.keyErr)
+		if cm.Annotations[member.InstallGenAnnot] == member.InstallGeneration {
+			self, err := c.LoadKey(cm, rec.Key, rec.KeyErr)
 			if err != nil {
 				return nil, false, err
 			}
 			if verify {
-				if err := c.ensureCurrent(ctx); err != nil {
+				if err := ensureCurrent(ctx, c); err != nil {
 					return nil, false, err
 				}
 			}
@@ -90,16 +95,16 @@ func (c *Cluster) initializeWith(ctx context.Context, wantID string, verify, nam
 			return self, false, nil
 		}
 	}
-	var self *Self
-	err := step(r, "Initializing the cluster", "Cluster initialized", func() error {
+	var self *member.Self
+	err := member.Step(r, "Initializing the cluster", "Cluster initialized", func() error {
 		// Read with the record (verify), or not at all: then everything is applied, as on a new cluster,
 		// rather than read first, which would cost a round trip.
-		have, err := c.installed, c.installedErr
-		c.installed, c.installedErr = nil, nil
+		have, err := c.Installed, c.InstalledErr
+		c.Installed, c.InstalledErr = nil, nil
 		if err != nil {
 			return err
 		}
-		self, err = c.install(ctx, cm, wantID, have)
+		self, err = install(ctx, c, cm, wantID, have)
 		return err
 	})
 	return self, err == nil && cm == nil, err
@@ -108,15 +113,15 @@ func (c *Cluster) initializeWith(ctx context.Context, wantID string, verify, nam
 // install creates or upgrades everything Init makes; have is what the cluster holds of the policies,
 // bindings and tenant role (readInstalled), of which only what differs is written (nil: not read, all
 // are applied).
-func (c *Cluster) install(ctx context.Context, cm *corev1.ConfigMap, wantID string, have *installedObjects) (*Self, error) {
-	labels := map[string]string{LabelManagedBy: ManagedBy}
-	if err := c.ensureNamespace(ctx, SystemNamespace, labels); err != nil {
+func install(ctx context.Context, c *member.Cluster, cm *corev1.ConfigMap, wantID string, have *member.InstalledObjects) (*member.Self, error) {
+	labels := map[string]string{member.LabelManagedBy: member.ManagedBy}
+	if err := c.EnsureNamespace(ctx, member.SystemNamespace, labels); err != nil {
 		return nil, err
 	}
 	// The cluster-scoped pieces do not depend on each other: all at once, each its own request.
-	if err := parallel(
-		func() error { return c.installCRDs(ctx) },
-		func() error { return c.reconcileInstalled(ctx, have, false) },
+	if err := member.Parallel(
+		func() error { return installCRDs(ctx, c) },
+		func() error { return reconcileInstalled(ctx, c, have, false) },
 	); err != nil {
 		return nil, err
 	}
@@ -133,63 +138,63 @@ func (c *Cluster) install(ctx context.Context, cm *corev1.ConfigMap, wantID stri
 	if err != nil {
 		return nil, err
 	}
-	_, keyErr := c.Kube.CoreV1().Secrets(SystemNamespace).Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: HandshakeKeySecret, Namespace: SystemNamespace, Labels: labels},
+	_, keyErr := c.Kube.CoreV1().Secrets(member.SystemNamespace).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: member.HandshakeKeySecret, Namespace: member.SystemNamespace, Labels: labels},
 		Type:       corev1.SecretTypeOpaque,
 		Data: map[string][]byte{
-			privateKeyDataKey: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: privDER}),
-			publicKeyDataKey:  pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}),
+			member.PrivateKeyDataKey: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: privDER}),
+			member.PublicKeyDataKey:  pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}),
 		},
 	}, metav1.CreateOptions{})
 	if keyErr != nil && !apierrors.IsAlreadyExists(keyErr) {
-		return nil, fmt.Errorf("creating Secret %s/%s: %w", SystemNamespace, HandshakeKeySecret, keyErr)
+		return nil, fmt.Errorf("creating Secret %s/%s: %w", member.SystemNamespace, member.HandshakeKeySecret, keyErr)
 	}
 	// The cluster ID record, last: its install-generation annotation says everything above is in place.
-	cms := c.Kube.CoreV1().ConfigMaps(SystemNamespace)
+	cms := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace)
 	if cm == nil {
 		id := wantID
 		if id == "" {
-			if id, err = c.defaultClusterID(ctx); err != nil {
+			if id, err = defaultClusterID(ctx, c); err != nil {
 				return nil, err
 			}
 		}
 		cm, err = cms.Create(ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: ClusterConfigMap, Namespace: SystemNamespace, Labels: labels,
-				Annotations: map[string]string{installGenAnnot: installGeneration}},
-			Data: map[string]string{clusterIDKey: id},
+			ObjectMeta: metav1.ObjectMeta{Name: member.ClusterConfigMap, Namespace: member.SystemNamespace, Labels: labels,
+				Annotations: map[string]string{member.InstallGenAnnot: member.InstallGeneration}},
+			Data: map[string]string{member.ClusterIDKey: id},
 		}, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) { // a concurrent init won
-			if cm, err = cms.Get(ctx, ClusterConfigMap, metav1.GetOptions{}); err == nil && wantID != "" && cm.Data[clusterIDKey] != wantID {
-				return nil, &IDConflictError{Want: wantID, Have: cm.Data[clusterIDKey]}
+			if cm, err = cms.Get(ctx, member.ClusterConfigMap, metav1.GetOptions{}); err == nil && wantID != "" && cm.Data[member.ClusterIDKey] != wantID {
+				return nil, &member.IDConflictError{Want: wantID, Have: cm.Data[member.ClusterIDKey]}
 			}
 		}
 	} else {
 		if cm.Annotations == nil {
 			cm.Annotations = map[string]string{}
 		}
-		cm.Annotations[installGenAnnot] = installGeneration
+		cm.Annotations[member.InstallGenAnnot] = member.InstallGeneration
 		cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("recording the cluster ID: %w", err)
 	}
 	if keyErr == nil { // the key this run created: no need to read it back
-		if err := ValidateClusterID("ConfigMap "+SystemNamespace+"/"+ClusterConfigMap+" data."+clusterIDKey, cm.Data[clusterIDKey]); err != nil {
+		if err := member.ValidateClusterID("ConfigMap "+member.SystemNamespace+"/"+member.ClusterConfigMap+" data."+member.ClusterIDKey, cm.Data[member.ClusterIDKey]); err != nil {
 			return nil, err
 		}
-		c.self = &Self{ClusterID: cm.Data[clusterIDKey], PublicKey: pub, privateKey: priv}
-		c.verified = true
-		return c.self, nil
+		c.Self = &member.Self{ClusterID: cm.Data[member.ClusterIDKey], PublicKey: pub, PrivateKey: priv}
+		c.Verified = true
+		return c.Self, nil
 	}
-	sec, err := c.Kube.CoreV1().Secrets(SystemNamespace).Get(ctx, HandshakeKeySecret, metav1.GetOptions{})
-	self, err := c.loadKey(cm, sec, err)
-	c.verified = err == nil
+	sec, err := c.Kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, member.HandshakeKeySecret, metav1.GetOptions{})
+	self, err := c.LoadKey(cm, sec, err)
+	c.Verified = err == nil
 	return self, err
 }
 
 // defaultClusterID derives a stable ID from the kube-system namespace's UID: "cluster-" and its first 8
 // hex digits.
-func (c *Cluster) defaultClusterID(ctx context.Context) (string, error) {
+func defaultClusterID(ctx context.Context, c *member.Cluster) (string, error) {
 	ns, err := c.Kube.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{})
 	if err != nil {
 		return "", fmt.Errorf("deriving a default cluster ID from the kube-system namespace: %w", err)
@@ -198,7 +203,7 @@ func (c *Cluster) defaultClusterID(ctx context.Context) (string, error) {
 }
 
 // installCRDs applies the CRDs, all at once, and waits, with a watch, until the API server serves them.
-func (c *Cluster) installCRDs(ctx context.Context) error {
+func installCRDs(ctx context.Context, c *member.Cluster) error {
 	crds, err := v1alpha1.CRDs()
 	if err != nil {
 		return err
@@ -206,14 +211,14 @@ func (c *Cluster) installCRDs(ctx context.Context) error {
 	jobs := make([]func() error, len(crds))
 	for i, crd := range crds {
 		jobs[i] = func() error {
-			out, err := c.Dynamic.Resource(crdGVR).Apply(ctx, crd.GetName(), crd, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+			out, err := c.Dynamic.Resource(crdGVR).Apply(ctx, crd.GetName(), crd, metav1.ApplyOptions{FieldManager: member.FieldManager, Force: true})
 			if err != nil {
 				return fmt.Errorf("applying CRD %s: %w", crd.GetName(), err)
 			}
 			if established(out) {
 				return nil
 			}
-			if err := c.waitFor(ctx, c.Dynamic.Resource(crdGVR), crd.GetName(), out.GetResourceVersion(), func(ev watch.Event) (bool, error) {
+			if err := c.WaitFor(ctx, c.Dynamic.Resource(crdGVR), crd.GetName(), out.GetResourceVersion(), func(ev watch.Event) (bool, error) {
 				u, ok := ev.Object.(*unstructured.Unstructured)
 				return ok && established(u), nil
 			}); err != nil {
@@ -222,7 +227,7 @@ func (c *Cluster) installCRDs(ctx context.Context) error {
 			return nil
 		}
 	}
-	return parallel(jobs...)
+	return member.Parallel(jobs...)
 }
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}

@@ -5,16 +5,17 @@ import (
 	"testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 )
 
 // Every sealed field is checked on its own: changing any one is refused naming exactly that field, and
 // another nonce's key verifies nothing.
 func TestIdentityIntegrityNamesTheAlteredField(t *testing.T) {
-	key := IntegrityKey(testNonce(t))
+	key := credential.IntegrityKey(testNonce(t))
 	base := v1alpha1.IdentitySpec{ClusterID: "p", ConsumerClusterID: "c", Namespace: "federate-tenant-c",
 		APIServer: "https://p:6443", CA: []byte("ca"), ProxyURL: "", Certificate: []byte("cert")}
-	SealIdentity(key, &base)
-	if err := VerifyIdentity(key, &base); err != nil {
+	credential.SealIdentity(key, &base)
+	if err := credential.VerifyIdentity(key, &base); err != nil {
 		t.Fatalf("genuine identity: %v", err)
 	}
 	alter := map[string]func(s *v1alpha1.IdentitySpec){
@@ -29,7 +30,7 @@ func TestIdentityIntegrityNamesTheAlteredField(t *testing.T) {
 	for field, f := range alter {
 		s := base
 		f(&s)
-		if err := VerifyIdentity(key, &s); err == nil || !strings.HasPrefix(err.Error(), "spec."+field+":") {
+		if err := credential.VerifyIdentity(key, &s); err == nil || !strings.HasPrefix(err.Error(), "spec."+field+":") {
 			t.Errorf("altered %s: err = %v", field, err)
 		}
 	}
@@ -40,7 +41,7 @@ func TestIdentityIntegrityNamesTheAlteredField(t *testing.T) {
 			s.Integrity[k] = v
 		}
 	}
-	if err := VerifyIdentity(key, &s); err == nil || !strings.Contains(err.Error(), "spec.integrity.apiServer: is missing") {
+	if err := credential.VerifyIdentity(key, &s); err == nil || !strings.Contains(err.Error(), "spec.integrity.apiServer: is missing") {
 		t.Errorf("missing MAC: err = %v", err)
 	}
 	// MACs swapped between fields do not verify: the field name is part of each message.
@@ -50,10 +51,10 @@ func TestIdentityIntegrityNamesTheAlteredField(t *testing.T) {
 		s.Integrity[k] = v
 	}
 	s.Integrity["apiServer"], s.Integrity["proxyURL"] = base.Integrity["proxyURL"], base.Integrity["apiServer"]
-	if err := VerifyIdentity(key, &s); err == nil {
+	if err := credential.VerifyIdentity(key, &s); err == nil {
 		t.Error("swapped MACs verified")
 	}
-	if err := VerifyIdentity(IntegrityKey(testNonce(t)), &base); err == nil {
+	if err := credential.VerifyIdentity(credential.IntegrityKey(testNonce(t)), &base); err == nil {
 		t.Error("another nonce's key verified the identity")
 	}
 }

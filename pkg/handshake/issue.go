@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
@@ -66,15 +68,15 @@ const (
 // consumer's sandbox, approves exactly the CSR it created, checks the certificate the signer returns,
 // binds the tenant role to the new user and returns the Identity for the consumer, its fields sealed with
 // MACs keyed from the nonce. Re-running it for a Tenant already issued returns the same Identity.
-func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.Identity, error) {
+func IssueIdentity(ctx context.Context, c *member.Cluster, o IssueOptions) (*v1alpha1.Identity, error) {
 	// Everything this issuance reads, sent now, alongside the cluster's own record; forgotten at the end,
 	// so a later run in this process reads afresh.
-	defer c.forgetReads()
-	if ValidateClusterID("consumer", o.ConsumerID) == nil {
-		c.prefetchIssue(ctx, o.ConsumerID)
-		c.startOperator(ctx)
+	defer c.ForgetReads()
+	if member.ValidateClusterID("consumer", o.ConsumerID) == nil {
+		prefetchIssue(ctx, c, o.ConsumerID)
+		startOperator(ctx, c)
 	}
-	self, err := c.loadCurrent(ctx)
+	self, err := loadCurrent(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +84,7 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		return nil, errors.New("no Tenant: the consumer's request must be given")
 	}
 	if o.ClusterRole == "" {
-		o.ClusterRole = DefaultClusterRole
+		o.ClusterRole = member.DefaultClusterRole
 	}
 	if o.Expiration == 0 {
 		o.Expiration = DefaultExpiration
@@ -97,19 +99,19 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		return nil, err
 	}
 	// The CSR is decoded once; everything below works on this value.
-	csr, err := ParseCSR(tenant.Spec.CSR)
+	csr, err := credential.ParseCSR(tenant.Spec.CSR)
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(csr.Raw)
 	csrHash := hex.EncodeToString(sum[:])
-	r := c.report()
-	ns := TenantNamespace(o.ConsumerID)
+	r := c.Reporter()
+	ns := member.TenantNamespace(o.ConsumerID)
 
 	// Everything up to the CSR only reads.
 	renewal, tenantFound := false, false
 	var recordedUser, recordedRole string // a renewal's current user and its role
-	u, err := c.objectRead(v1alpha1.TenantGVR, ns, o.ConsumerID).take(ctx, c)
+	u, err := c.ObjectRead(v1alpha1.TenantGVR, ns, o.ConsumerID).Take(ctx, c)
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
@@ -117,7 +119,7 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	default:
 		tenantFound = true
 		var recorded v1alpha1.Tenant
-		if err := fromUnstructured(u, &recorded); err != nil {
+		if err := member.FromUnstructured(u, &recorded); err != nil {
 			return nil, fmt.Errorf("tenant %s/%s: %w", ns, o.ConsumerID, err)
 		}
 		st := recorded.Status
@@ -137,11 +139,11 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		if len(st.PinnedPublicKey) > 0 && !bytes.Equal(st.PinnedPublicKey, tenant.Spec.PublicKey) {
 			return nil, fmt.Errorf("spec.publicKey: consumer %q is pinned to handshake key %s, this request uses %s; "+
 				"unauthenticate the consumer first if its key really changed",
-				o.ConsumerID, Fingerprint(st.PinnedPublicKey), Fingerprint(tenant.Spec.PublicKey))
+				o.ConsumerID, credential.Fingerprint(st.PinnedPublicKey), credential.Fingerprint(tenant.Spec.PublicKey))
 		}
-		if c.alreadyIssued(st, tenant, csr, csrHash) {
+		if alreadyIssued(c, st, tenant, csr, csrHash) {
 			if st.Phase == PhaseRevoked {
-				return nil, fmt.Errorf("consumer %q %w: its identity for this request was revoked; a new identity needs a new nonce and a new Tenant", o.ConsumerID, ErrRevoked)
+				return nil, fmt.Errorf("consumer %q %w: its identity for this request was revoked; a new identity needs a new nonce and a new Tenant", o.ConsumerID, member.ErrRevoked)
 			}
 			if st.Credential == v1alpha1.CredentialToken {
 				// A token is a bearer credential and tenant.yaml is public: a copy of the request must never
@@ -152,34 +154,34 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 			// have another proxy URL sealed into it. The certificate itself is useless without the key.
 			if recorded.Spec.ProxyURL != tenant.Spec.ProxyURL {
 				return nil, fmt.Errorf("spec.proxyURL %q: this request's certificate was already issued with proxy URL %q; have the consumer generate a new Tenant from a new nonce to change it",
-					truncate(tenant.Spec.ProxyURL), recorded.Spec.ProxyURL)
+					member.Truncate(tenant.Spec.ProxyURL), recorded.Spec.ProxyURL)
 			}
-			rec, err := c.nonces().Record(ctx, o.ConsumerID)
+			rec, err := c.Nonces().Record(ctx, o.ConsumerID)
 			if err != nil || string(rec[recordUser]) != st.User || len(rec[recordIntegrityKey]) == 0 {
 				return nil, fmt.Errorf("an identity was already issued for this request, but its integrity key is gone (a new nonce replaced it): have the consumer generate a new Tenant from a new nonce")
 			}
 			r.Info("An identity was already issued for this request; returning it again")
-			return c.identityFor(self.ClusterID, o, tenant, st.Certificate, "", rec[recordIntegrityKey]), nil
+			return identityFor(c, self.ClusterID, o, tenant, st.Certificate, "", rec[recordIntegrityKey]), nil
 		}
 	}
 	o = capLifetime(o, r)
 	var n *nonce.Nonce
-	if err := step(r, "Verifying the tenant request", "Tenant request verified (nonce, signature, CSR)", func() error {
-		if n = c.nonceCache[o.ConsumerID]; n == nil || !c.now().Before(n.ExpiresAt) {
+	if err := member.Step(r, "Verifying the tenant request", "Tenant request verified (nonce, signature, CSR)", func() error {
+		if n = c.NonceCache[o.ConsumerID]; n == nil || !c.CurrentTime().Before(n.ExpiresAt) {
 			// Not created by this process (the manual flow): read it. A remembered one that was used or
 			// replaced meanwhile fails at consumption, whose precondition names the exact version.
-			if n, err = c.nonces().Get(ctx, o.ConsumerID); err != nil {
+			if n, err = c.Nonces().Get(ctx, o.ConsumerID); err != nil {
 				return err
 			}
 		}
-		msg := Message(self.ClusterID, o.ConsumerID, n.Value, csr.Raw, tenant.Spec.ProxyURL)
-		if err := VerifySignature(tenant.Spec.PublicKey, msg, tenant.Spec.Signature); err != nil {
+		msg := credential.Message(self.ClusterID, o.ConsumerID, n.Value, csr.Raw, tenant.Spec.ProxyURL)
+		if err := credential.VerifySignature(tenant.Spec.PublicKey, msg, tenant.Spec.Signature); err != nil {
 			return err
 		}
-		if err := CheckCSRSubject(csr, ExpectedUser(o.ConsumerID, n.Value)); err != nil {
+		if err := credential.CheckCSRSubject(csr, credential.ExpectedUser(o.ConsumerID, n.Value)); err != nil {
 			return err
 		}
-		if samePublicKey(csr.PublicKey, self.PublicKey) || samePublicKey(csr.PublicKey, ed25519.PublicKey(tenant.Spec.PublicKey)) {
+		if credential.SamePublicKey(csr.PublicKey, self.PublicKey) || credential.SamePublicKey(csr.PublicKey, ed25519.PublicKey(tenant.Spec.PublicKey)) {
 			return errors.New("spec.csr: the client key must not be the handshake key")
 		}
 		return nil
@@ -187,18 +189,18 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		return nil, err
 	}
 	user := csr.Subject.CommonName
-	integrityKey := IntegrityKey(n.Value)
+	integrityKey := credential.IntegrityKey(n.Value)
 	mode := o.Credential
 	if mode == "" {
-		mode = CredentialCertificate
+		mode = credential.CredentialCertificate
 	}
 
 	// The request is genuine. A tenant namespace that is not ours, or a total smaller than what the
 	// consumer's grants hold, is refused before anything is written.
-	if err := c.checkOwnNamespace(ctx, ns, tenantOwner(o.ConsumerID)); err != nil {
+	if err := checkOwnNamespace(ctx, c, ns, tenantOwner(o.ConsumerID)); err != nil {
 		return nil, err
 	}
-	ledger, err := c.ledgerRead(o.ConsumerID).peek(ctx, c)
+	ledger, err := ledgerRead(c, o.ConsumerID).Peek(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -214,29 +216,29 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	// nothing is approved or bound before). A sandbox that is already there (a renewal) then converges
 	// while the certificate is issued; a new one waits for the certificate, so that a signer that issues
 	// nothing leaves nothing behind.
-	ownNS, _ := c.namespaceRead(ns).peek(ctx, c)
+	ownNS, _ := c.NamespaceRead(ns).Peek(ctx, c)
 	sandboxEarly := tenantFound && ownNS != nil && ownNS.DeletionTimestamp == nil
 	record := map[string][]byte{recordIntegrityKey: integrityKey, recordUser: []byte(user)}
 	var req *certv1.CertificateSigningRequest
 	var consumeErr, csrErr error
 	sandboxDone := func() error { return nil }
-	_ = parallel(func() error {
-		if mode != CredentialToken {
-			csrErr = step(r, "Requesting the client certificate", "CertificateSigningRequest created", func() error {
-				req, err = c.createCSR(ctx, o.ConsumerID, TenantLabels(o.ConsumerID), tenant.Spec.CSR, o.Expiration)
+	_ = member.Parallel(func() error {
+		if mode != credential.CredentialToken {
+			csrErr = member.Step(r, "Requesting the client certificate", "CertificateSigningRequest created", func() error {
+				req, err = credential.CreateCSR(ctx, c, o.ConsumerID, member.TenantLabels(o.ConsumerID), tenant.Spec.CSR, o.Expiration)
 				return err
 			})
 		}
 		return nil
 	}, func() error {
-		consumeErr = step(r, "Consuming the nonce", "Nonce consumed", func() error {
-			return c.nonces().Consume(ctx, n, record)
+		consumeErr = member.Step(r, "Consuming the nonce", "Nonce consumed", func() error {
+			return c.Nonces().Consume(ctx, n, record)
 		})
 		return nil
 	})
 	defer func() {
 		if req != nil {
-			c.deleteCSR(ctx, req)
+			credential.DeleteCSR(ctx, c, req)
 		}
 	}()
 	// A nonce only this process knew (a one-shot run's, stored by its consumption) was used by nobody
@@ -245,7 +247,7 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		err := errors.Join(csrErr, consumeErr)
 		if consumeErr == nil {
 			// The nonce is ours and nothing was issued: put it back for a re-run.
-			err = errors.Join(err, c.nonces().Restore(ctx, n))
+			err = errors.Join(err, c.Nonces().Restore(ctx, n))
 		}
 		return nil, err
 	}
@@ -253,20 +255,20 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		// A concurrent run for the same nonce won. It issues for the same user and client key, so
 		// wait for its certificate instead of failing.
 		var cert []byte
-		if err := step(r, "Waiting for the concurrent run that used the nonce", "Concurrent run's certificate received", func() error {
-			if cert, err = c.waitIssued(ctx, ns, o.ConsumerID, user); err != nil {
+		if err := member.Step(r, "Waiting for the concurrent run that used the nonce", "Concurrent run's certificate received", func() error {
+			if cert, err = waitIssued(ctx, c, ns, o.ConsumerID, user); err != nil {
 				return err
 			}
 			// Only a certificate for this very request's key answers it; anything else means the nonce was
 			// used for another request (the same user, another key): refuse as used.
-			if issued, perr := parseCertificate("status.certificate", cert); perr != nil || !samePublicKey(issued.PublicKey, csr.PublicKey) {
+			if issued, perr := credential.ParseCertificate("status.certificate", cert); perr != nil || !credential.SamePublicKey(issued.PublicKey, csr.PublicKey) {
 				return fmt.Errorf("%w for consumer %q by another request (another client key)", nonce.ErrUsed, o.ConsumerID)
 			}
 			return nil
 		}); err != nil {
 			return nil, err
 		}
-		return c.identityFor(self.ClusterID, o, tenant, cert, "", integrityKey), nil
+		return identityFor(c, self.ClusterID, o, tenant, cert, "", integrityKey), nil
 	}
 	// The nonce is ours: a sandbox that is already there converges while the certificate is issued. A
 	// renewal's new user is known from its CSR before the certificate exists, so it is bound beside the
@@ -276,14 +278,14 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	// that the current user never holds a role it was not given; a token's user exists only once issued.
 	prebind := sandboxEarly && req != nil && recordedUser != "" && recordedUser != user && recordedRole == o.ClusterRole
 	if sandboxEarly {
-		sandboxDone = background(func() error {
-			return parallel(func() error { return c.buildSandbox(ctx, ns, o, nil) }, func() error {
+		sandboxDone = member.Background(func() error {
+			return member.Parallel(func() error { return buildSandbox(ctx, c, ns, o, nil) }, func() error {
 				if !prebind {
 					return nil
 				}
-				return parallel(
-					func() error { return c.bindRole(ctx, ns, user, o.ClusterRole, o.ConsumerID, recordedUser) },
-					func() error { return c.rebindExtra(ctx, o.ConsumerID, user, o.ClusterRole, recordedUser) },
+				return member.Parallel(
+					func() error { return bindRole(ctx, c, ns, user, o.ClusterRole, o.ConsumerID, recordedUser) },
+					func() error { return rebindExtra(ctx, c, o.ConsumerID, user, o.ClusterRole, recordedUser) },
 				)
 			})
 		})
@@ -294,18 +296,18 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		if !prebind {
 			return nil
 		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), member.CleanupTimeout)
 		defer cancel()
-		return parallel(
-			func() error { return c.bindRole(cctx, ns, recordedUser, o.ClusterRole, o.ConsumerID) },
-			func() error { return c.rebindExtra(cctx, o.ConsumerID, recordedUser, o.ClusterRole) },
+		return member.Parallel(
+			func() error { return bindRole(cctx, c, ns, recordedUser, o.ClusterRole, o.ConsumerID) },
+			func() error { return rebindExtra(cctx, c, o.ConsumerID, recordedUser, o.ClusterRole) },
 		)
 	}
 
 	// Stale CSRs are cleared meanwhile.
 	staleDone := func() error { return nil }
 	if req != nil {
-		staleDone = background(func() error { return c.removeStaleCSRs(ctx, o.ConsumerID, req) })
+		staleDone = member.Background(func() error { return credential.RemoveStaleCSRs(ctx, c, o.ConsumerID, req) })
 	}
 	// The certificate comes before a new sandbox, so that a signer that issues nothing leaves nothing
 	// behind: the nonce is put back and no namespace was made. It is authorized for nothing until the
@@ -313,35 +315,35 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	var certPEM []byte
 	var notAfter time.Time
 	if req != nil {
-		err := step(r, "Issuing the client certificate through the CSR API", "Client certificate issued", func() error {
-			if certPEM, err = c.approveAndWait(ctx, req, o.SignerTimeout); err != nil {
-				if errors.Is(err, ErrNoCertificate) && mode == CredentialAuto {
-					return &fallbackError{err: err, msg: "The signer issued no client certificate in time (no controller seems to sign " +
+		err := member.Step(r, "Issuing the client certificate through the CSR API", "Client certificate issued", func() error {
+			if certPEM, err = credential.ApproveAndWait(ctx, c, req, o.SignerTimeout); err != nil {
+				if errors.Is(err, credential.ErrNoCertificate) && mode == credential.CredentialAuto {
+					return &member.FallbackError{Err: err, Msg: "The signer issued no client certificate in time (no controller seems to sign " +
 						certv1.KubeAPIServerClientSignerName + " here): falling back to a ServiceAccount token"}
 				}
 				return err
 			}
-			cert, err := checkIssued(certPEM, csr, c.now().Add(o.Expiration+issuedSlack))
+			cert, err := credential.CheckIssued(certPEM, csr, c.CurrentTime().Add(o.Expiration+credential.IssuedSlack))
 			if err != nil {
 				return err
 			}
 			// The signer backdates NotBefore by a few minutes; the lifetime is what it may have cut.
 			notAfter = cert.NotAfter
-			if w := shortenedWarning("certificate", "The signer", cert.NotAfter.Sub(cert.NotBefore), o.Expiration, cert.NotAfter); w != "" {
+			if w := credential.ShortenedWarning("certificate", "The signer", cert.NotAfter.Sub(cert.NotBefore), o.Expiration, cert.NotAfter); w != "" {
 				r.Warn(w)
 			}
 			return nil
 		})
 		switch {
 		case err == nil:
-		case errors.Is(err, ErrNoCertificate) && mode == CredentialAuto:
+		case errors.Is(err, credential.ErrNoCertificate) && mode == credential.CredentialAuto:
 			// Gone before anything else happens, so that a late signer has nothing left to sign.
-			c.deleteCSR(ctx, req)
-			mode, certPEM = CredentialToken, nil
-		case errors.Is(err, ErrNoCertificate):
-			c.deleteCSR(ctx, req)
+			credential.DeleteCSR(ctx, c, req)
+			mode, certPEM = credential.CredentialToken, nil
+		case errors.Is(err, credential.ErrNoCertificate):
+			credential.DeleteCSR(ctx, c, req)
 			err = errors.Join(err, staleDone(), sandboxDone(), unbind())
-			if rerr := c.nonces().Restore(ctx, n); rerr != nil {
+			if rerr := c.Nonces().Restore(ctx, n); rerr != nil {
 				return nil, errors.Join(err, fmt.Errorf("the nonce stays used, so the consumer needs a new one: %w", rerr))
 			}
 			return nil, err
@@ -353,44 +355,44 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 	// re-run of the same request that finds it recorded (and returns it again, reading only) never misses a
 	// binding. Lists read early may miss an extra namespace granted or a ServiceAccount made since: read
 	// afresh after the bindings, alongside the record.
-	listedEarly := c.namespacesOfRead(o.ConsumerID, KindExtra).sent(c) || c.serviceAccountsRead(ns).sent(c)
+	listedEarly := c.NamespacesOfRead(o.ConsumerID, member.KindExtra).Sent(c) || c.ServiceAccountsRead(ns).Sent(c)
 	keepUser := func() string { // a token's user is its ServiceAccount, which stays
-		if mode == CredentialToken {
+		if mode == credential.CredentialToken {
 			return user
 		}
 		return ""
 	}
 	bindAll := func() error {
 		keep := keepUser()
-		return step(r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns+" and the consumer's extra namespaces", func() error {
+		return member.Step(r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns+" and the consumer's extra namespaces", func() error {
 			// The tenant namespace and every extra namespace: the new user everywhere, no older one anywhere.
 			// Bound to nothing from now on, the tokens of earlier issuances die with their ServiceAccounts.
-			return parallel(
-				func() error { return c.bindRole(ctx, ns, user, o.ClusterRole, o.ConsumerID) },
-				func() error { return c.rebindExtra(ctx, o.ConsumerID, user, o.ClusterRole) },
-				func() error { return c.deleteCredentialAccounts(ctx, ns, keep) },
+			return member.Parallel(
+				func() error { return bindRole(ctx, c, ns, user, o.ClusterRole, o.ConsumerID) },
+				func() error { return rebindExtra(ctx, c, o.ConsumerID, user, o.ClusterRole) },
+				func() error { return credential.DeleteCredentialAccounts(ctx, c, ns, keep) },
 			)
 		})
 	}
 	// A new sandbox's user is bound only once the sandbox holds: a sandbox that is not enforced never
 	// gets a binding, not even for a moment (one round trip kept on purpose).
 	if !sandboxEarly {
-		sandboxDone = background(func() error { return c.buildSandbox(ctx, ns, o, tenant) })
+		sandboxDone = member.Background(func() error { return buildSandbox(ctx, c, ns, o, tenant) })
 	}
 	if err := errors.Join(sandboxDone(), staleDone()); err != nil {
 		return nil, errors.Join(err, unbind())
 	}
 	var token string
-	credential := v1alpha1.CredentialCertificate
-	if mode == CredentialToken {
-		credential = v1alpha1.CredentialToken
-		if err := step(r, "Issuing a ServiceAccount token", "Token of a new "+CredentialServiceAccount+"-* ServiceAccount in "+ns+" issued", func() error {
-			tok, err := c.issueToken(ctx, ns, TenantLabels(o.ConsumerID), o.Expiration)
+	credKind := v1alpha1.CredentialCertificate
+	if mode == credential.CredentialToken {
+		credKind = v1alpha1.CredentialToken
+		if err := member.Step(r, "Issuing a ServiceAccount token", "Token of a new "+credential.CredentialServiceAccount+"-* ServiceAccount in "+ns+" issued", func() error {
+			tok, err := credential.IssueToken(ctx, c, ns, member.TenantLabels(o.ConsumerID), o.Expiration)
 			if err != nil {
 				return err
 			}
 			token, user, notAfter = tok.Token, tok.User, tok.NotAfter
-			if w := shortenedWarning("token", "The API server", time.Until(tok.NotAfter).Round(time.Minute), o.Expiration, tok.NotAfter); w != "" {
+			if w := credential.ShortenedWarning("token", "The API server", time.Until(tok.NotAfter).Round(time.Minute), o.Expiration, tok.NotAfter); w != "" {
 				r.Warn(w)
 			}
 			return nil
@@ -410,32 +412,32 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 			return nil, err
 		}
 	}
-	id := c.identityFor(self.ClusterID, o, tenant, certPEM, token, integrityKey)
+	id := identityFor(c, self.ClusterID, o, tenant, certPEM, token, integrityKey)
 	if o.bound != nil {
 		o.bound(id) // the consumer may store it while the provider records it
 	}
 	// Then, all at once: the Tenant's record, the Event, the CSR's deletion (it is done with), and the
 	// second look at the lists.
-	if err := parallel(func() error {
-		return step(r, "Recording the issuance in the Tenant", "Tenant updated", func() error {
-			return parallel(func() error {
+	if err := member.Parallel(func() error {
+		return member.Step(r, "Recording the issuance in the Tenant", "Tenant updated", func() error {
+			return member.Parallel(func() error {
 				if sandboxEarly { // not recorded with the sandbox (the Tenant exists): only now is the request known to issue
-					return c.applyTenantSpec(ctx, ns, o.ConsumerID, tenant)
+					return applyTenantSpec(ctx, c, ns, o.ConsumerID, tenant)
 				}
 				return nil
 			}, func() error {
-				return c.applyTenantStatus(ctx, o.ConsumerID, v1alpha1.TenantStatus{Phase: PhaseActive, PinnedPublicKey: tenant.Spec.PublicKey, User: user,
-					CSRHash: csrHash, Certificate: certPEM, NotAfter: &na, Credential: credential, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status(),
+				return applyTenantStatus(ctx, c, o.ConsumerID, v1alpha1.TenantStatus{Phase: PhaseActive, PinnedPublicKey: tenant.Spec.PublicKey, User: user,
+					CSRHash: csrHash, Certificate: certPEM, NotAfter: &na, Credential: credKind, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status(),
 					APIServer: o.APIServer, CA: o.CA, Lifetime: durationPtr(o.Expiration), MaxLifetime: durationPtr(o.MaxExpiration)})
 			})
 		})
 	}, func() error {
-		c.audit(ctx, tenantObject(o.ConsumerID), reason, "identity ("+credential+") issued to consumer "+o.ConsumerID+" in "+ns,
+		audit(ctx, c, tenantObject(o.ConsumerID), reason, "identity ("+credKind+") issued to consumer "+o.ConsumerID+" in "+ns,
 			&Credential{User: user, NotAfter: notAfter})
 		return nil
 	}, func() error {
 		if req != nil {
-			c.deleteCSR(ctx, req)
+			credential.DeleteCSR(ctx, c, req)
 			req = nil
 		}
 		return nil
@@ -443,15 +445,15 @@ func (c *Cluster) IssueIdentity(ctx context.Context, o IssueOptions) (*v1alpha1.
 		if prebind {
 			// Here after the pre-binding, both lists are read afresh: the early one of the extra namespaces
 			// was the pre-binding's, and the early ServiceAccounts are dropped unread.
-			_, _, _ = c.serviceAccountsRead(ns).taken(ctx, c)
+			_, _, _ = c.ServiceAccountsRead(ns).Taken(ctx, c)
 			return bindAll()
 		}
 		if !listedEarly {
 			return nil
 		}
-		return parallel(
-			func() error { return c.rebindExtra(ctx, o.ConsumerID, user, o.ClusterRole) },
-			func() error { return c.deleteCredentialAccounts(ctx, ns, keepUser()) },
+		return member.Parallel(
+			func() error { return rebindExtra(ctx, c, o.ConsumerID, user, o.ClusterRole) },
+			func() error { return credential.DeleteCredentialAccounts(ctx, c, ns, keepUser()) },
 		)
 	}); err != nil {
 		return nil, err
@@ -467,27 +469,27 @@ const (
 )
 
 // applyTenantStatus server-side applies the Tenant's status.
-func (c *Cluster) applyTenantStatus(ctx context.Context, consumerID string, st v1alpha1.TenantStatus) error {
+func applyTenantStatus(ctx context.Context, c *member.Cluster, consumerID string, st v1alpha1.TenantStatus) error {
 	status := &v1alpha1.Tenant{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
-		ObjectMeta: metav1.ObjectMeta{Name: consumerID, Namespace: TenantNamespace(consumerID)},
+		ObjectMeta: metav1.ObjectMeta{Name: consumerID, Namespace: member.TenantNamespace(consumerID)},
 		Status:     st,
 	}
-	return c.applyStatus(ctx, v1alpha1.TenantGVR, status)
+	return c.ApplyStatus(ctx, v1alpha1.TenantGVR, status)
 }
 
-func (c *Cluster) identityFor(providerID string, o IssueOptions, tenant *v1alpha1.Tenant, certPEM []byte, token string, integrityKey []byte) *v1alpha1.Identity {
+func identityFor(c *member.Cluster, providerID string, o IssueOptions, tenant *v1alpha1.Tenant, certPEM []byte, token string, integrityKey []byte) *v1alpha1.Identity {
 	id := &v1alpha1.Identity{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.IdentityKind},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      IdentityName(providerID),
-			Namespace: SystemNamespace,
-			Labels:    IdentityLabels(providerID),
+			Name:      member.IdentityName(providerID),
+			Namespace: member.SystemNamespace,
+			Labels:    member.IdentityLabels(providerID),
 		},
 		Spec: v1alpha1.IdentitySpec{
 			ClusterID:         providerID,
 			ConsumerClusterID: o.ConsumerID,
-			Namespace:         TenantNamespace(o.ConsumerID),
+			Namespace:         member.TenantNamespace(o.ConsumerID),
 			APIServer:         o.APIServer,
 			CA:                o.CA,
 			Certificate:       certPEM,
@@ -497,23 +499,23 @@ func (c *Cluster) identityFor(providerID string, o IssueOptions, tenant *v1alpha
 	if token != "" {
 		id.Spec.Credential, id.Spec.Token = v1alpha1.CredentialToken, token
 	}
-	SealIdentity(integrityKey, &id.Spec)
+	credential.SealIdentity(integrityKey, &id.Spec)
 	return id
 }
 
 // waitIssued watches the Tenant until its status records a certificate for user.
-func (c *Cluster) waitIssued(ctx context.Context, ns, name, user string) ([]byte, error) {
+func waitIssued(ctx context.Context, c *member.Cluster, ns, name, user string) ([]byte, error) {
 	if c.DryRun {
-		return nil, &DryRunStop{At: "the certificate of the concurrent run that used the nonce", Why: "a dry run does not wait for another run's certificate"}
+		return nil, &member.DryRunStop{At: "the certificate of the concurrent run that used the nonce", Why: "a dry run does not wait for another run's certificate"}
 	}
 	var cert []byte
-	err := c.waitFor(ctx, c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns), name, "", func(ev watch.Event) (bool, error) {
+	err := c.WaitFor(ctx, c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns), name, "", func(ev watch.Event) (bool, error) {
 		u, ok := ev.Object.(*unstructured.Unstructured)
 		if !ok || ev.Type == watch.Deleted {
 			return false, nil
 		}
 		var t v1alpha1.Tenant
-		if err := fromUnstructured(u, &t); err != nil {
+		if err := member.FromUnstructured(u, &t); err != nil {
 			return false, err
 		}
 		if t.Status.User == user && len(t.Status.Certificate) > 0 {
@@ -529,8 +531,8 @@ func (c *Cluster) waitIssued(ctx context.Context, ns, name, user string) ([]byte
 // CSR, or a CSR of the same user for the same client key from the same (pinned) handshake key, as a
 // consumer that re-ran generate tenant with the same nonce sends. The certificate is public and useless
 // without the consumer's private key, so returning it again grants nothing new.
-func (c *Cluster) alreadyIssued(st v1alpha1.TenantStatus, tenant *v1alpha1.Tenant, csr *x509.CertificateRequest, csrHash string) bool {
-	if st.NotAfter == nil || !c.now().Before(st.NotAfter.Time) {
+func alreadyIssued(c *member.Cluster, st v1alpha1.TenantStatus, tenant *v1alpha1.Tenant, csr *x509.CertificateRequest, csrHash string) bool {
+	if st.NotAfter == nil || !c.CurrentTime().Before(st.NotAfter.Time) {
 		return false
 	}
 	if st.Credential == v1alpha1.CredentialToken {
@@ -546,34 +548,34 @@ func (c *Cluster) alreadyIssued(st v1alpha1.TenantStatus, tenant *v1alpha1.Tenan
 	if !bytes.Equal(st.PinnedPublicKey, tenant.Spec.PublicKey) {
 		return false
 	}
-	cert, err := parseCertificate("status.certificate", st.Certificate)
+	cert, err := credential.ParseCertificate("status.certificate", st.Certificate)
 	if err != nil {
 		return false
 	}
-	return CheckCSRSubject(csr, st.User) == nil && cert.Subject.CommonName == st.User && samePublicKey(cert.PublicKey, csr.PublicKey)
+	return credential.CheckCSRSubject(csr, st.User) == nil && cert.Subject.CommonName == st.User && credential.SamePublicKey(cert.PublicKey, csr.PublicKey)
 }
 
 // buildSandbox converges the consumer's tenant namespace and, when tenant is given, records its request in
 // the Tenant. The sandbox's quota is the consumer's total (o.Sandbox.Quota, recorded in the ledger while
 // the namespace is made) less what its grants hold.
-func (c *Cluster) buildSandbox(ctx context.Context, ns string, o IssueOptions, tenant *v1alpha1.Tenant) error {
-	return step(c.report(), "Building the sandbox "+ns, "Sandbox "+ns+" ready (Pod Security "+o.Sandbox.PodSecurity+", quota, limits, network policy)", func() error {
+func buildSandbox(ctx context.Context, c *member.Cluster, ns string, o IssueOptions, tenant *v1alpha1.Tenant) error {
+	return member.Step(c.Reporter(), "Building the sandbox "+ns, "Sandbox "+ns+" ready (Pod Security "+o.Sandbox.PodSecurity+", quota, limits, network policy)", func() error {
 		var also []func() error
 		if tenant != nil {
-			also = append(also, func() error { return c.applyTenantSpec(ctx, ns, o.ConsumerID, tenant) })
+			also = append(also, func() error { return applyTenantSpec(ctx, c, ns, o.ConsumerID, tenant) })
 		}
 		sb := o.Sandbox
 		var ledger *grantLedger
-		recorded := background(func() error {
+		recorded := member.Background(func() error {
 			var err error
-			ledger, err = c.recordTotal(ctx, o.ConsumerID, sb.Quota)
+			ledger, err = recordTotal(ctx, c, o.ConsumerID, sb.Quota)
 			return err
 		})
 		sb.share = func() (*grantLedger, error) {
 			err := recorded()
 			return ledger, err
 		}
-		err := c.ensureSandbox(ctx, ns, tenantOwner(o.ConsumerID), sb, also...)
+		err := ensureSandbox(ctx, c, ns, tenantOwner(o.ConsumerID), sb, also...)
 		if rerr := recorded(); err == nil {
 			err = rerr // not read by the sandbox (its namespace failed first)
 		}
@@ -582,11 +584,28 @@ func (c *Cluster) buildSandbox(ctx context.Context, ns string, o IssueOptions, t
 }
 
 // applyTenantSpec records the consumer's request in its Tenant.
-func (c *Cluster) applyTenantSpec(ctx context.Context, ns, consumerID string, tenant *v1alpha1.Tenant) error {
+func applyTenantSpec(ctx context.Context, c *member.Cluster, ns, consumerID string, tenant *v1alpha1.Tenant) error {
 	t := &v1alpha1.Tenant{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
-		ObjectMeta: metav1.ObjectMeta{Name: consumerID, Namespace: ns, Labels: TenantLabels(consumerID)},
+		ObjectMeta: metav1.ObjectMeta{Name: consumerID, Namespace: ns, Labels: member.TenantLabels(consumerID)},
 		Spec:       tenant.Spec,
 	}
-	return c.applyTyped(ctx, v1alpha1.TenantGVR, ns, t)
+	return c.ApplyTyped(ctx, v1alpha1.TenantGVR, ns, t)
+}
+
+// prefetchIssue sends at once every read a provider's issuance for the consumer will need.
+func prefetchIssue(ctx context.Context, c *member.Cluster, consumerID string) {
+	if !c.FirstBatch("issue/" + consumerID) {
+		return
+	}
+	ns := member.TenantNamespace(consumerID)
+	c.ObjectRead(v1alpha1.TenantGVR, ns, consumerID).Start(ctx, c)
+	c.SecretRead(member.SystemNamespace, nonce.SecretName(consumerID)).Start(ctx, c)
+	c.NamespaceRead(ns).Start(ctx, c)
+	c.ServiceAccountsRead(ns).Start(ctx, c)
+	credential.TenantCSRsRead(c, consumerID).Start(ctx, c)
+	c.NamespacesOfRead(consumerID, member.KindExtra).Start(ctx, c)
+	// The tenant namespace's quota is the total less the grants: the ledger and the quota as it is.
+	ledgerRead(c, consumerID).Start(ctx, c)
+	quotaRead(c, ns).Start(ctx, c)
 }

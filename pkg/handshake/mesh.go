@@ -11,13 +11,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // MeshMember is one cluster of a mesh. New returns a fresh view of it for one pair: a Cluster caches what
 // it learns and is not shared between goroutines, while its clients are.
 type MeshMember struct {
 	Name      string // how the user named it: a kubeconfig file or a context
-	New       func(Reporter) *Cluster
+	New       func(member.Reporter) *member.Cluster
 	APIServer string // what the other members' kubeconfigs for it point at
 	CA        []byte
 	ID        string // its cluster ID, once initialized
@@ -67,7 +68,7 @@ func initMembers(ctx context.Context, members []*MeshMember) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			self, err := m.New(Discard).Init(ctx, "")
+			self, err := Init(ctx, m.New(member.Discard), "")
 			if err != nil {
 				errs[i] = fmt.Errorf("%s: %w", m.Name, err)
 				return
@@ -98,8 +99,8 @@ func Mesh(ctx context.Context, members []*MeshMember, o MeshOptions) ([]PairResu
 		return nil, err
 	}
 	return eachPair(ctx, members, o, func(ctx context.Context, c, p *MeshMember) (string, error) {
-		consumer, provider := c.New(Discard), p.New(Discard)
-		if kept, err := consumer.holdsValid(ctx, p.ID, o.RenewBefore); err != nil || kept {
+		consumer, provider := c.New(member.Discard), p.New(member.Discard)
+		if kept, err := holdsValid(ctx, consumer, p.ID, o.RenewBefore); err != nil || kept {
 			return PairKept, err
 		}
 		opts := o.Issue
@@ -115,7 +116,7 @@ func Unmesh(ctx context.Context, members []*MeshMember, o MeshOptions) ([]PairRe
 		return nil, err
 	}
 	return eachPair(ctx, members, o, func(ctx context.Context, c, p *MeshMember) (string, error) {
-		outcome, err := Unauthenticate(ctx, c.New(Discard), p.New(Discard), UnauthenticateOptions{})
+		outcome, err := Unauthenticate(ctx, c.New(member.Discard), p.New(member.Discard), UnauthenticateOptions{})
 		switch {
 		case errors.Is(err, ErrNotFound):
 			return PairNotFound, nil
@@ -152,7 +153,7 @@ func eachPair(ctx context.Context, members []*MeshMember, o MeshOptions, do func
 			start := time.Now()
 			res, err := do(ctx, pr.c, pr.p)
 			r := PairResult{Consumer: pr.c.ID, Provider: pr.p.ID, Result: res, Wall: time.Since(start), Err: err}
-			var stop *DryRunStop
+			var stop *member.DryRunStop
 			switch {
 			case errors.As(err, &stop):
 				r.Result = PairDryRunStopped
@@ -179,8 +180,8 @@ func eachPair(ctx context.Context, members []*MeshMember, o MeshOptions, do func
 
 // holdsValid tells whether this (consumer) cluster holds the pairing identity for providerID, its
 // kubeconfig stored, valid for longer than within.
-func (c *Cluster) holdsValid(ctx context.Context, providerID string, within time.Duration) (bool, error) {
-	u, err := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(SystemNamespace).Get(ctx, IdentityName(providerID), metav1.GetOptions{})
+func holdsValid(ctx context.Context, c *member.Cluster, providerID string, within time.Duration) (bool, error) {
+	u, err := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace).Get(ctx, member.IdentityName(providerID), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
@@ -188,10 +189,10 @@ func (c *Cluster) holdsValid(ctx context.Context, providerID string, within time
 		return false, err
 	}
 	var id v1alpha1.Identity
-	if err := fromUnstructured(u, &id); err != nil {
+	if err := member.FromUnstructured(u, &id); err != nil {
 		return false, nil //nolint:nilerr // an unreadable record is renewed, not trusted
 	}
-	if id.Status.NotAfter == nil || id.Status.KubeconfigSecret == "" || !c.now().Add(within).Before(id.Status.NotAfter.Time) {
+	if id.Status.NotAfter == nil || id.Status.KubeconfigSecret == "" || !c.CurrentTime().Add(within).Before(id.Status.NotAfter.Time) {
 		return false, nil
 	}
 	return true, nil

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // A provider may give a consumer more namespaces than its tenant namespace (SLATE's cluster namespaces):
@@ -40,7 +41,7 @@ func ValidateExtraNamespace(what, name string) error {
 		return fmt.Errorf("%s: must not be empty", what)
 	}
 	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
-		return fmt.Errorf("%s %q: must be a DNS label of at most 63 characters (lowercase letters, digits and '-')", what, truncate(name))
+		return fmt.Errorf("%s %q: must be a DNS label of at most 63 characters (lowercase letters, digits and '-')", what, member.Truncate(name))
 	}
 	if name == "default" {
 		return fmt.Errorf("%s %q: is the cluster's default namespace", what, name)
@@ -55,28 +56,28 @@ func ValidateExtraNamespace(what, name string) error {
 
 // ownerOf reads a provider namespace's owner from its labels.
 func ownerOf(l map[string]string) nsOwner {
-	kind := l[LabelNamespaceKind]
+	kind := l[member.LabelNamespaceKind]
 	if kind == "" {
-		kind = KindTenant
+		kind = member.KindTenant
 	}
-	return nsOwner{consumerID: l[LabelRemoteClusterID], kind: kind, slice: l[LabelSlice]}
+	return nsOwner{consumerID: l[member.LabelRemoteClusterID], kind: kind, slice: l[member.LabelSlice]}
 }
 
 // grantedNamespaces lists a consumer's namespaces other than its tenant namespace: its slices' and its
 // extra ones.
-func (c *Cluster) grantedNamespaces(ctx context.Context, consumerID string) ([]corev1.Namespace, error) {
-	return c.namespacesOf(ctx, consumerID, KindSlice, KindExtra)
+func grantedNamespaces(ctx context.Context, c *member.Cluster, consumerID string) ([]corev1.Namespace, error) {
+	return namespacesOf(ctx, c, consumerID, member.KindSlice, member.KindExtra)
 }
 
 // namespacesOf lists a consumer's namespaces of the given kinds.
-func (c *Cluster) namespacesOf(ctx context.Context, consumerID string, kinds ...string) ([]corev1.Namespace, error) {
-	return c.namespacesOfRead(consumerID, kinds...).take(ctx, c)
+func namespacesOf(ctx context.Context, c *member.Cluster, consumerID string, kinds ...string) ([]corev1.Namespace, error) {
+	return c.NamespacesOfRead(consumerID, kinds...).Take(ctx, c)
 }
 
 // rebindExtra binds the pairing's new user in every extra namespace of the consumer (renewal), with also
 // beside it (see bindRole).
-func (c *Cluster) rebindExtra(ctx context.Context, consumerID, user, clusterRole string, also ...string) error {
-	extra, err := c.namespacesOf(ctx, consumerID, KindExtra)
+func rebindExtra(ctx context.Context, c *member.Cluster, consumerID, user, clusterRole string, also ...string) error {
+	extra, err := namespacesOf(ctx, c, consumerID, member.KindExtra)
 	if err != nil {
 		return err
 	}
@@ -86,10 +87,10 @@ func (c *Cluster) rebindExtra(ctx context.Context, consumerID, user, clusterRole
 			if ns.DeletionTimestamp != nil {
 				return nil
 			}
-			return c.bindRole(ctx, ns.Name, user, clusterRole, consumerID, also...)
+			return bindRole(ctx, c, ns.Name, user, clusterRole, consumerID, also...)
 		}
 	}
-	return parallel(jobs...)
+	return member.Parallel(jobs...)
 }
 
 // GrantNamespaceOptions are the provider's choices for an extra namespace.
@@ -108,11 +109,11 @@ type GrantNamespaceOptions struct {
 // (refused, with nothing made, when it needs more than remains), given up by the tenant namespace, then
 // set on the new namespace. A name already used by anything else is refused, and a pending request for it
 // is answered Refused; an extra namespace already granted converges.
-func (c *Cluster) GrantNamespace(ctx context.Context, o GrantNamespaceOptions) error {
+func GrantNamespace(ctx context.Context, c *member.Cluster, o GrantNamespaceOptions) error {
 	if err := ValidateExtraNamespace("namespace", o.Name); err != nil {
 		return err
 	}
-	tenant, err := c.activeTenant(ctx, o.ConsumerID)
+	tenant, err := activeTenant(ctx, c, o.ConsumerID)
 	if err != nil {
 		return err
 	}
@@ -129,101 +130,101 @@ func (c *Cluster) GrantNamespace(ctx context.Context, o GrantNamespaceOptions) e
 	if err != nil {
 		return err
 	}
-	r := c.report()
-	owner := nsOwner{consumerID: o.ConsumerID, kind: KindExtra}
+	r := c.Reporter()
+	owner := nsOwner{consumerID: o.ConsumerID, kind: member.KindExtra}
 	refuseTaken := func(err error) error {
-		if errors.Is(err, ErrNameTaken) {
-			_ = c.answerNamespaceRequest(ctx, o.ConsumerID, o.Name, NamespaceRefused, "the namespace name is already taken on the provider")
+		if errors.Is(err, member.ErrNameTaken) {
+			_ = answerNamespaceRequest(ctx, c, o.ConsumerID, o.Name, NamespaceRefused, "the namespace name is already taken on the provider")
 		}
 		return err
 	}
 	// A name that is not ours is refused before any share is held.
-	if err := c.checkOwnNamespace(ctx, o.Name, owner); err != nil {
+	if err := checkOwnNamespace(ctx, c, o.Name, owner); err != nil {
 		return refuseTaken(err)
 	}
-	held, err := c.reserveGrant(ctx, o.ConsumerID, namespaceGrantKey(o.Name), fmt.Sprintf("namespace %q", o.Name), merged(DefaultGrantQuota(), o.Quota), total)
+	held, err := reserveGrant(ctx, c, o.ConsumerID, namespaceGrantKey(o.Name), fmt.Sprintf("namespace %q", o.Name), merged(DefaultGrantQuota(), o.Quota), total)
 	if err != nil {
 		return err
 	}
 	sb.Quota = held.want
-	if err := step(r, "Building the sandbox "+o.Name, "Sandbox "+o.Name+" ready for "+o.ConsumerID+" (Pod Security "+sb.PodSecurity+", quota, limits, network policy)", func() error {
-		if err := c.shrinkTenant(ctx, held); err != nil {
+	if err := member.Step(r, "Building the sandbox "+o.Name, "Sandbox "+o.Name+" ready for "+o.ConsumerID+" (Pod Security "+sb.PodSecurity+", quota, limits, network policy)", func() error {
+		if err := shrinkTenant(ctx, c, held); err != nil {
 			return err
 		}
-		return c.ensureSandbox(ctx, o.Name, owner, sb)
+		return ensureSandbox(ctx, c, o.Name, owner, sb)
 	}); err != nil {
-		c.cancelGrant(ctx, held, o.Name, owner)
+		cancelGrant(ctx, c, held, o.Name, owner)
 		return refuseTaken(err)
 	}
-	if err := c.settleGrant(ctx, held); err != nil {
+	if err := settleGrant(ctx, c, held); err != nil {
 		return err
 	}
-	if err := step(r, "Binding ClusterRole "+tenant.Status.ClusterRole, "ClusterRole "+tenant.Status.ClusterRole+" bound in "+o.Name+" to the pairing's identity", func() error {
-		return c.bindRole(ctx, o.Name, tenant.Status.User, tenant.Status.ClusterRole, o.ConsumerID)
+	if err := member.Step(r, "Binding ClusterRole "+tenant.Status.ClusterRole, "ClusterRole "+tenant.Status.ClusterRole+" bound in "+o.Name+" to the pairing's identity", func() error {
+		return bindRole(ctx, c, o.Name, tenant.Status.User, tenant.Status.ClusterRole, o.ConsumerID)
 	}); err != nil {
 		return err
 	}
-	if err := c.answerNamespaceRequest(ctx, o.ConsumerID, o.Name, NamespaceGranted, ""); err != nil {
+	if err := answerNamespaceRequest(ctx, c, o.ConsumerID, o.Name, NamespaceGranted, ""); err != nil {
 		return err
 	}
-	c.audit(ctx, tenantObject(o.ConsumerID), EventGranted, "namespace "+o.Name+" granted to consumer "+o.ConsumerID, nil)
+	audit(ctx, c, tenantObject(o.ConsumerID), EventGranted, "namespace "+o.Name+" granted to consumer "+o.ConsumerID, nil)
 	return nil
 }
 
 // answerNamespaceRequest records the provider's answer on the consumer's request, if it left one.
-func (c *Cluster) answerNamespaceRequest(ctx context.Context, consumerID, name, phase, reason string) error {
-	tns := TenantNamespace(consumerID)
+func answerNamespaceRequest(ctx context.Context, c *member.Cluster, consumerID, name, phase, reason string) error {
+	tns := member.TenantNamespace(consumerID)
 	obj := &v1alpha1.NamespaceRequest{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.NamespaceRequestKind},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tns},
 		Status:     v1alpha1.NamespaceRequestStatus{Phase: phase, Reason: reason},
 	}
-	u, err := toUnstructured(obj)
+	u, err := member.ToUnstructured(obj)
 	if err != nil {
 		return err
 	}
 	unstructured.RemoveNestedField(u.Object, "spec")
 	reqs := c.Dynamic.Resource(v1alpha1.NamespaceRequestGVR).Namespace(tns)
 	if _, err := reqs.Get(ctx, name, metav1.GetOptions{}); err != nil {
-		return ignoreNotFound(err) // no request: granted on the provider's own initiative
+		return member.IgnoreNotFound(err) // no request: granted on the provider's own initiative
 	}
-	_, err = reqs.ApplyStatus(ctx, name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
-	return ignoreNotFound(err)
+	_, err = reqs.ApplyStatus(ctx, name, u, metav1.ApplyOptions{FieldManager: member.FieldManager, Force: true})
+	return member.IgnoreNotFound(err)
 }
 
 // RevokeNamespace (provider) takes an extra namespace away: its RoleBinding first, then what runs there,
 // then the namespace (waited until gone) and the consumer's request for it. Only a namespace granted to
 // this consumer as an extra namespace is touched.
-func (c *Cluster) RevokeNamespace(ctx context.Context, consumerID, name string) (Outcome, error) {
+func RevokeNamespace(ctx context.Context, c *member.Cluster, consumerID, name string) (Outcome, error) {
 	if err := ValidateExtraNamespace("namespace", name); err != nil {
 		return Done, err
 	}
-	owner := nsOwner{consumerID: consumerID, kind: KindExtra}
-	if outcome, err := c.extraNamespaceGone(ctx, consumerID, name, owner); err != nil || outcome == Already {
+	owner := nsOwner{consumerID: consumerID, kind: member.KindExtra}
+	if outcome, err := extraNamespaceGone(ctx, c, consumerID, name, owner); err != nil || outcome == Already {
 		return outcome, err
 	}
-	return Done, step(c.report(), "Revoking namespace "+name+" of "+consumerID, "Namespace "+name+" of "+consumerID+" revoked and removed", func() error {
-		if err := c.revokeNamespace(ctx, name, owner); err != nil {
+	return Done, member.Step(c.Reporter(), "Revoking namespace "+name+" of "+consumerID, "Namespace "+name+" of "+consumerID+" revoked and removed", func() error {
+		if err := revokeNamespace(ctx, c, name, owner); err != nil {
 			return err
 		}
 		// Its share of the consumer's total goes back to the tenant namespace once it (and its quota) is gone.
-		deleted := c.deleteNamespace(ctx, name, consumerID)
+		deleted := deleteNamespace(ctx, c, name, consumerID)
 		if deleted == nil {
-			deleted = c.releaseGrant(ctx, consumerID, namespaceGrantKey(name))
+			deleted = releaseGrant(ctx, c, consumerID, namespaceGrantKey(name))
 		}
 		if err := errors.Join(deleted,
-			ignoreNotFound(c.Dynamic.Resource(v1alpha1.NamespaceRequestGVR).Namespace(TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{}))); err != nil {
+			member.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.NamespaceRequestGVR).Namespace(member.TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{}))); err != nil {
 			return err
 		}
-		c.audit(ctx, tenantObject(consumerID), EventRevoked, "namespace "+name+" of consumer "+consumerID+" revoked and removed", nil)
-		return c.recordRemoved(ctx, RemovedNamespace, consumerID, name)
+		audit(ctx, c, tenantObject(consumerID), EventRevoked, "namespace "+name+" of consumer "+consumerID+" revoked and removed", nil)
+		return recordRemoved(ctx, c, RemovedNamespace, consumerID, name)
 	})
 }
 
 // extraNamespaceGone answers, before anything is changed, a revocation of an extra namespace this cluster
 // has no live grant of: Already if it was revoked before, else a *NotFoundError naming the consumer's extra
 // namespaces. Done means the namespace is there to revoke.
-func (c *Cluster) extraNamespaceGone(ctx context.Context, consumerID, name string, owner nsOwner) (Outcome, error) {
+func extraNamespaceGone(ctx context.Context, c *member.Cluster, consumerID, name string, owner nsOwner) (Outcome, error) {
 	ns, err := c.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 	if err == nil && owner.owns(ns.Labels) {
 		return Done, nil
@@ -231,11 +232,11 @@ func (c *Cluster) extraNamespaceGone(ctx context.Context, consumerID, name strin
 	if err != nil && !apierrors.IsNotFound(err) {
 		return Done, err
 	}
-	removed, _, err := c.removed(ctx, RemovedNamespace, consumerID, name)
+	removed, _, err := removed(ctx, c, RemovedNamespace, consumerID, name)
 	if err != nil || removed {
 		return Already, err
 	}
-	extra, err := c.namespacesOf(ctx, consumerID, KindExtra)
+	extra, err := namespacesOf(ctx, c, consumerID, member.KindExtra)
 	if err != nil {
 		return Done, err
 	}
@@ -248,7 +249,7 @@ func (c *Cluster) extraNamespaceGone(ctx context.Context, consumerID, name strin
 
 // RequestNamespace (consumer) leaves a request for one more namespace in this cluster's tenant namespace
 // on the provider, through provider (the pairing's identity). Asking again changes nothing.
-func (c *Cluster) RequestNamespace(ctx context.Context, provider *Cluster, name, reason string) error {
+func RequestNamespace(ctx context.Context, c *member.Cluster, provider *member.Cluster, name, reason string) error {
 	if err := ValidateExtraNamespace("namespace", name); err != nil {
 		return err
 	}
@@ -256,19 +257,19 @@ func (c *Cluster) RequestNamespace(ctx context.Context, provider *Cluster, name,
 	if err != nil {
 		return err
 	}
-	tns := TenantNamespace(self.ClusterID)
-	return step(c.report(), "Requesting namespace "+name, "NamespaceRequest "+name+" left in "+tns+" on the provider", func() error {
+	tns := member.TenantNamespace(self.ClusterID)
+	return member.Step(c.Reporter(), "Requesting namespace "+name, "NamespaceRequest "+name+" left in "+tns+" on the provider", func() error {
 		obj := &v1alpha1.NamespaceRequest{
 			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.NamespaceRequestKind},
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tns},
 			Spec:       v1alpha1.NamespaceRequestSpec{Reason: reason},
 		}
-		u, err := toUnstructured(obj)
+		u, err := member.ToUnstructured(obj)
 		if err != nil {
 			return err
 		}
 		unstructured.RemoveNestedField(u.Object, "status")
-		_, err = c.createCounted(ctx, provider, v1alpha1.NamespaceRequestGVR, u)
+		_, err = createCounted(ctx, c, provider, v1alpha1.NamespaceRequestGVR, u)
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}
@@ -289,16 +290,16 @@ type NamespaceInfo struct {
 
 // ExtraNamespaces lists a consumer's requests and extra namespaces. On the provider, c sees both; through
 // the pairing (a consumer asking), only its requests in its tenant namespace.
-func (c *Cluster) ExtraNamespaces(ctx context.Context, consumerID string, asTenant bool) ([]NamespaceInfo, error) {
+func ExtraNamespaces(ctx context.Context, c *member.Cluster, consumerID string, asTenant bool) ([]NamespaceInfo, error) {
 	byName := map[string]*NamespaceInfo{}
-	l, err := c.Dynamic.Resource(v1alpha1.NamespaceRequestGVR).Namespace(TenantNamespace(consumerID)).List(ctx, metav1.ListOptions{})
+	l, err := c.Dynamic.Resource(v1alpha1.NamespaceRequestGVR).Namespace(member.TenantNamespace(consumerID)).List(ctx, metav1.ListOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
 	if err == nil {
 		for i := range l.Items {
 			var req v1alpha1.NamespaceRequest
-			if fromUnstructured(&l.Items[i], &req) != nil {
+			if member.FromUnstructured(&l.Items[i], &req) != nil {
 				continue
 			}
 			phase, reason := req.Status.Phase, req.Status.Reason
@@ -313,7 +314,7 @@ func (c *Cluster) ExtraNamespaces(ctx context.Context, consumerID string, asTena
 		}
 	}
 	if !asTenant {
-		extra, err := c.namespacesOf(ctx, consumerID, KindExtra)
+		extra, err := namespacesOf(ctx, c, consumerID, member.KindExtra)
 		if err != nil {
 			return nil, err
 		}

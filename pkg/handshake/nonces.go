@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
@@ -23,23 +24,23 @@ type NonceOptions struct {
 // CreateNonce (provider) returns an unexpired nonce for the consumer, creating one valid for the TTL if
 // there is none, after removing every expired nonce. It touches nothing outside federate-system: the consumer's sandbox is created when its identity is
 // issued.
-func (c *Cluster) CreateNonce(ctx context.Context, o NonceOptions) (*nonce.Nonce, bool, error) {
-	self, _, err := c.initializeAs(ctx, o.ClusterID, false) // the issuance checks the sandbox's objects
+func CreateNonce(ctx context.Context, c *member.Cluster, o NonceOptions) (*nonce.Nonce, bool, error) {
+	self, _, err := initializeAs(ctx, c, o.ClusterID, false) // the issuance checks the sandbox's objects
 	if err != nil {
 		return nil, false, err
 	}
 	if o.ConsumerID == self.ClusterID {
-		return nil, false, fmt.Errorf("consumer cluster ID %q: %w", o.ConsumerID, ErrOwnID)
+		return nil, false, fmt.Errorf("consumer cluster ID %q: %w", o.ConsumerID, member.ErrOwnID)
 	}
-	r := c.report()
-	if _, err := c.pruneNonces(ctx); err != nil {
+	r := c.Reporter()
+	if _, err := pruneNonces(ctx, c); err != nil {
 		return nil, false, err
 	}
 	var n *nonce.Nonce
 	var created bool
-	err = step(r, "Ensuring nonce", "Nonce ensured", func() error {
-		n, created, err = c.nonces().Ensure(ctx, o.ConsumerID, o.TTL)
-		c.rememberNonce(n)
+	err = member.Step(r, "Ensuring nonce", "Nonce ensured", func() error {
+		n, created, err = c.Nonces().Ensure(ctx, o.ConsumerID, o.TTL)
+		rememberNonce(c, n)
 		return err
 	})
 	if err != nil {
@@ -54,27 +55,27 @@ func (c *Cluster) CreateNonce(ctx context.Context, o NonceOptions) (*nonce.Nonce
 // prepareNonce (provider, one shot) returns the consumer's unexpired unused nonce (created false: a manual
 // flow is in progress), or a new one that its consumption will store (created true: see nonce.Prepare).
 // Expired nonces of other consumers are removed meanwhile; wait for that with the returned function.
-func (c *Cluster) prepareNonce(ctx context.Context, consumerID string, ttl time.Duration) (n *nonce.Nonce, created bool, pruned func() error, err error) {
-	pruned = background(func() error { _, err := c.pruneNonces(ctx, consumerID); return err })
-	n, created, err = c.nonces().Prepare(ctx, consumerID, ttl)
+func prepareNonce(ctx context.Context, c *member.Cluster, consumerID string, ttl time.Duration) (n *nonce.Nonce, created bool, pruned func() error, err error) {
+	pruned = member.Background(func() error { _, err := pruneNonces(ctx, c, consumerID); return err })
+	n, created, err = c.Nonces().Prepare(ctx, consumerID, ttl)
 	if err != nil {
 		return nil, false, pruned, err
 	}
-	c.rememberNonce(n)
+	rememberNonce(c, n)
 	if !created {
-		c.report().Info(fmt.Sprintf("An unused nonce for %q already exists (a manual handshake in progress); it expires at %s", consumerID, n.ExpiresAt.Format(time.RFC3339)))
+		c.Reporter().Info(fmt.Sprintf("An unused nonce for %q already exists (a manual handshake in progress); it expires at %s", consumerID, n.ExpiresAt.Format(time.RFC3339)))
 	}
 	return n, created, pruned, nil
 }
 
 // pruneNonces removes expired nonces, except those of the consumers in keep, and says which.
-func (c *Cluster) pruneNonces(ctx context.Context, keep ...string) ([]string, error) {
-	removed, err := c.nonces().PruneExpired(ctx, keep...)
+func pruneNonces(ctx context.Context, c *member.Cluster, keep ...string) ([]string, error) {
+	removed, err := c.Nonces().PruneExpired(ctx, keep...)
 	if err != nil {
 		return nil, fmt.Errorf("removing expired nonces: %w", err)
 	}
 	if len(removed) > 0 {
-		c.report().Info(c.said("Removed", "Would remove") + " expired nonces of " + strings.Join(removed, ", "))
+		c.Reporter().Info(c.Said("Removed", "Would remove") + " expired nonces of " + strings.Join(removed, ", "))
 	}
 	return removed, nil
 }
@@ -82,16 +83,16 @@ func (c *Cluster) pruneNonces(ctx context.Context, keep ...string) ([]string, er
 // GetNonce (provider) returns the consumer's unexpired, unused nonce, after removing every expired one,
 // and the ticket that carries it with this cluster's ID and the consumer's, for the consumer's
 // administrator.
-func (c *Cluster) GetNonce(ctx context.Context, consumerID string) (*nonce.Nonce, nonce.Ticket, error) {
-	var self *Self
+func GetNonce(ctx context.Context, c *member.Cluster, consumerID string) (*nonce.Nonce, nonce.Ticket, error) {
+	var self *member.Self
 	var removed []string
-	err := parallel(func() error {
+	err := member.Parallel(func() error {
 		var err error
 		self, err = c.Load(ctx)
 		return err
 	}, func() error {
 		var err error
-		removed, err = c.pruneNonces(ctx)
+		removed, err = pruneNonces(ctx, c)
 		return err
 	})
 	if err != nil {
@@ -100,43 +101,43 @@ func (c *Cluster) GetNonce(ctx context.Context, consumerID string) (*nonce.Nonce
 	if slices.Contains(removed, consumerID) {
 		return nil, nonce.Ticket{}, fmt.Errorf("%w for consumer %q (and removed): create a new one", nonce.ErrExpired, consumerID)
 	}
-	n, err := c.nonces().Get(ctx, consumerID)
+	n, err := c.Nonces().Get(ctx, consumerID)
 	if err != nil {
 		return nil, nonce.Ticket{}, err
 	}
 	return n, nonce.Ticket{ProviderID: self.ClusterID, ConsumerID: consumerID, Nonce: n.Value}, nil
 }
 
-func (c *Cluster) rememberNonce(n *nonce.Nonce) {
+func rememberNonce(c *member.Cluster, n *nonce.Nonce) {
 	if n == nil {
 		return
 	}
-	if c.nonceCache == nil {
-		c.nonceCache = map[string]*nonce.Nonce{}
+	if c.NonceCache == nil {
+		c.NonceCache = map[string]*nonce.Nonce{}
 	}
-	c.nonceCache[n.ConsumerID] = n
+	c.NonceCache[n.ConsumerID] = n
 }
 
 // DeleteNonce (provider) removes the consumer's unused nonce: a pairing begun and abandoned. A nonce used
 // already is Already (its record goes with unauthenticate); none at all is a *NotFoundError naming the
 // consumers with an unused nonce.
-func (c *Cluster) DeleteNonce(ctx context.Context, consumerID string) (Outcome, error) {
-	unused, err := c.nonces().ListUnused(ctx)
+func DeleteNonce(ctx context.Context, c *member.Cluster, consumerID string) (Outcome, error) {
+	unused, err := c.Nonces().ListUnused(ctx)
 	if err != nil {
 		return Done, err
 	}
 	var known []string
 	for _, u := range unused {
 		if u.ConsumerID == consumerID {
-			if err := c.nonces().Delete(ctx, consumerID); err != nil {
+			if err := c.Nonces().Delete(ctx, consumerID); err != nil {
 				return Done, err
 			}
-			c.report().Info("Nonce for consumer " + consumerID + c.said(" deleted", " would be deleted"))
+			c.Reporter().Info("Nonce for consumer " + consumerID + c.Said(" deleted", " would be deleted"))
 			return Done, nil
 		}
 		known = append(known, u.ConsumerID)
 	}
-	if _, err := c.nonces().Record(ctx, consumerID); err == nil {
+	if _, err := c.Nonces().Record(ctx, consumerID); err == nil {
 		return Already, nil
 	}
 	return Done, notFound("unused nonce for consumer", consumerID, "on this cluster", known)

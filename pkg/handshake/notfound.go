@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // What a removal prints is what happened. A name this cluster has no record of (a typo in an incident) is
@@ -140,9 +141,9 @@ func decodeTombstone(v string) (tombstone, bool) {
 // recordRemoved remembers removals in federate-system, dropping the oldest beyond the retention and the
 // cap; concurrent writers are serialized by the record's resourceVersion. It is called only after
 // something was removed, so a failure here loses a convenience (a later "already"), never a right.
-func (c *Cluster) recordRemoved(ctx context.Context, kind, remote string, names ...string) error {
-	cms := c.Kube.CoreV1().ConfigMaps(SystemNamespace)
-	now := c.now()
+func recordRemoved(ctx context.Context, c *member.Cluster, kind, remote string, names ...string) error {
+	cms := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace)
+	now := c.CurrentTime()
 	for {
 		cm, err := cms.Get(ctx, tombstonesConfigMap, metav1.GetOptions{})
 		create := apierrors.IsNotFound(err)
@@ -150,8 +151,8 @@ func (c *Cluster) recordRemoved(ctx context.Context, kind, remote string, names 
 			return err
 		}
 		if create {
-			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: tombstonesConfigMap, Namespace: SystemNamespace,
-				Labels: map[string]string{LabelManagedBy: ManagedBy}}}
+			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: tombstonesConfigMap, Namespace: member.SystemNamespace,
+				Labels: map[string]string{member.LabelManagedBy: member.ManagedBy}}}
 		}
 		var kept []tombstone
 		for _, v := range cm.Data {
@@ -191,8 +192,8 @@ func (c *Cluster) recordRemoved(ctx context.Context, kind, remote string, names 
 
 // removed tells whether a removal of that name is remembered, and lists the names of that kind removed for
 // that remote cluster (for a NotFoundError's known names).
-func (c *Cluster) removed(ctx context.Context, kind, remote, name string) (bool, []string, error) {
-	cm, err := c.Kube.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, tombstonesConfigMap, metav1.GetOptions{})
+func removed(ctx context.Context, c *member.Cluster, kind, remote, name string) (bool, []string, error) {
+	cm, err := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, tombstonesConfigMap, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil, nil
 	}
@@ -210,8 +211,8 @@ func (c *Cluster) removed(ctx context.Context, kind, remote, name string) (bool,
 }
 
 // SliceNames lists the resource slices this cluster shares with remoteID, on either side, for completion.
-func (c *Cluster) SliceNames(ctx context.Context, remoteID string) ([]string, error) {
-	_, err := c.SliceGone(ctx, remoteID, "\x00")
+func SliceNames(ctx context.Context, c *member.Cluster, remoteID string) ([]string, error) {
+	_, err := SliceGone(ctx, c, remoteID, "\x00")
 	var nf *NotFoundError
 	if errors.As(err, &nf) {
 		return nf.Known, nil
@@ -220,8 +221,8 @@ func (c *Cluster) SliceNames(ctx context.Context, remoteID string) ([]string, er
 }
 
 // ExchangeRequestNames lists a consumer's exchange requests on this provider, for completion.
-func (c *Cluster) ExchangeRequestNames(ctx context.Context, consumerID string) ([]string, error) {
-	reqs, err := c.listExchangeRequests(ctx, consumerID)
+func ExchangeRequestNames(ctx context.Context, c *member.Cluster, consumerID string) ([]string, error) {
+	reqs, err := listExchangeRequests(ctx, c, consumerID)
 	out := make([]string, 0, len(reqs))
 	for _, r := range reqs {
 		out = append(out, r.Name)
@@ -230,10 +231,10 @@ func (c *Cluster) ExchangeRequestNames(ctx context.Context, consumerID string) (
 }
 
 // SliceClassNames lists the provider's resource slice classes, for completion.
-func (c *Cluster) SliceClassNames(ctx context.Context) ([]string, error) {
+func SliceClassNames(ctx context.Context, c *member.Cluster) ([]string, error) {
 	l, err := c.Dynamic.Resource(v1alpha1.ResourceSliceClassGVR).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, ignoreNotFound(err)
+		return nil, member.IgnoreNotFound(err)
 	}
 	out := make([]string, 0, len(l.Items))
 	for _, it := range l.Items {

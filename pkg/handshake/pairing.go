@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // A consumer reaches its provider, with no help from the provider's administrator, only through the
@@ -25,11 +27,8 @@ import (
 // NamespaceRequests) travel that way, so the provider's RBAC and quota bound them like anything else the
 // tenant does.
 
-// DialFunc builds the clients of a kubeconfig. Tests replace it; nil means real clients.
-type DialFunc func(kubeconfig []byte) (*Cluster, error)
-
 // dialKubeconfig is the real DialFunc.
-func dialKubeconfig(data []byte) (*Cluster, error) {
+func dialKubeconfig(data []byte) (*member.Cluster, error) {
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
 	if err != nil {
 		return nil, err
@@ -44,10 +43,10 @@ func dialKubeconfig(data []byte) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cluster{Kube: kube, Dynamic: dyn}, nil
+	return &member.Cluster{Kube: kube, Dynamic: dyn}, nil
 }
 
-func (c *Cluster) dial(data []byte) (*Cluster, error) {
+func dial(c *member.Cluster, data []byte) (*member.Cluster, error) {
 	if c.Dial != nil {
 		return c.Dial(data)
 	}
@@ -56,12 +55,12 @@ func (c *Cluster) dial(data []byte) (*Cluster, error) {
 
 // ViaPairing (consumer) returns the provider as this cluster's pairing identity sees it: a Cluster whose
 // clients authenticate with the stored kubeconfig, reporting where this cluster reports.
-func (c *Cluster) ViaPairing(ctx context.Context, providerID string) (*Cluster, error) {
-	data, err := c.GetKubeconfig(ctx, providerID)
+func ViaPairing(ctx context.Context, c *member.Cluster, providerID string) (*member.Cluster, error) {
+	data, err := GetKubeconfig(ctx, c, providerID)
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.dial(data)
+	p, err := dial(c, data)
 	if err != nil {
 		return nil, fmt.Errorf("the kubeconfig stored for provider %q: %w", providerID, err)
 	}
@@ -77,7 +76,7 @@ func (c *Cluster) ViaPairing(ctx context.Context, providerID string) (*Cluster, 
 // controller recalculate it: so this creates and deletes a ConfigMap there (what the tenant may do anyway),
 // watches the quota a few seconds for the count, repeats until the controller has discovered the kinds,
 // and creates once more.
-func (c *Cluster) createCounted(ctx context.Context, provider *Cluster, gvr schema.GroupVersionResource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func createCounted(ctx context.Context, c *member.Cluster, provider *member.Cluster, gvr schema.GroupVersionResource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	ns := u.GetNamespace()
 	client := provider.Dynamic.Resource(gvr).Namespace(ns)
 	out, err := client.Create(ctx, u, metav1.CreateOptions{})
@@ -86,11 +85,11 @@ func (c *Cluster) createCounted(ctx context.Context, provider *Cluster, gvr sche
 	}
 	if provider.DryRun {
 		// Waiting cannot help: the quota controller counts what is stored, and a dry run stores nothing.
-		c.report().Warn(fmt.Sprintf("%s %s/%s not checked by the server: the provider's quota controller has not counted %s yet", u.GetKind(), ns, u.GetName(), gvr.Resource))
+		c.Reporter().Warn(fmt.Sprintf("%s %s/%s not checked by the server: the provider's quota controller has not counted %s yet", u.GetKind(), ns, u.GetName(), gvr.Resource))
 		return u, nil
 	}
 	key := corev1.ResourceName("count/" + gvr.Resource + "." + gvr.Group)
-	c.report().Info("Waiting for the provider's quota controller to count " + gvr.Resource + " (on a provider initialized moments ago, up to 30 seconds)")
+	c.Reporter().Info("Waiting for the provider's quota controller to count " + gvr.Resource + " (on a provider initialized moments ago, up to 30 seconds)")
 	quotas := provider.Kube.CoreV1().ResourceQuotas(ns)
 	counted := func(ev watch.Event) (bool, error) {
 		q, ok := ev.Object.(*corev1.ResourceQuota)
@@ -105,7 +104,7 @@ func (c *Cluster) createCounted(ctx context.Context, provider *Cluster, gvr sche
 			return nil, errors.Join(err, nerr)
 		}
 		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		werr := c.waitFor(wctx, quotas, SandboxName, "", counted)
+		werr := c.WaitFor(wctx, quotas, SandboxName, "", counted)
 		cancel()
 		if werr != nil && (ctx.Err() != nil || !errors.Is(werr, context.DeadlineExceeded)) {
 			return nil, errors.Join(err, werr)
@@ -124,12 +123,12 @@ func (c *Cluster) createCounted(ctx context.Context, provider *Cluster, gvr sche
 
 // nudgeQuota makes the quota controller recalculate a namespace's quotas: it deletes a ConfigMap created
 // for the purpose, and a deletion of a tracked kind makes the controller recount.
-func nudgeQuota(ctx context.Context, provider *Cluster, ns string) error {
+func nudgeQuota(ctx context.Context, provider *member.Cluster, ns string) error {
 	cms := provider.Kube.CoreV1().ConfigMaps(ns)
 	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "federate-recount-",
-		Labels: map[string]string{LabelManagedBy: ManagedBy}}}, metav1.CreateOptions{})
+		Labels: map[string]string{member.LabelManagedBy: member.ManagedBy}}}, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("asking the quota controller to recount %s: %w", ns, err)
 	}
-	return ignoreNotFound(cms.Delete(ctx, cm.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cm.UID}}))
+	return member.IgnoreNotFound(cms.Delete(ctx, cm.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cm.UID}}))
 }

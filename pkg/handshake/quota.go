@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // A consumer's namespaces on a provider share one total: the quota chosen at pairing, recorded in the
@@ -290,8 +291,8 @@ func (l *grantLedger) configMap(consumerID string) *corev1.ConfigMap {
 	for key, q := range l.grants {
 		data[key] = FormatResourceList(formatResources(q))
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: GrantsLedgerName(consumerID), Namespace: SystemNamespace,
-		Labels: TenantLabels(consumerID)}, Data: data}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: GrantsLedgerName(consumerID), Namespace: member.SystemNamespace,
+		Labels: member.TenantLabels(consumerID)}, Data: data}
 	if l.cm != nil {
 		cm.ResourceVersion = l.cm.ResourceVersion
 	}
@@ -299,36 +300,36 @@ func (l *grantLedger) configMap(consumerID string) *corev1.ConfigMap {
 }
 
 // ledgerRead reads a consumer's ledger; prefetchIssue sends it early.
-func (c *Cluster) ledgerRead(consumerID string) read[*grantLedger] {
-	return read[*grantLedger]{"Ledger/" + consumerID, func(ctx context.Context) (*grantLedger, error) {
-		return c.readLedger(ctx, consumerID)
-	}}
+func ledgerRead(c *member.Cluster, consumerID string) member.Read[*grantLedger] {
+	return member.NewRead[*grantLedger]("Ledger/"+consumerID, func(ctx context.Context) (*grantLedger, error) {
+		return readLedger(ctx, c, consumerID)
+	})
 }
 
 // quotaRead reads a sandbox namespace's ResourceQuota.
-func (c *Cluster) quotaRead(ns string) read[*corev1.ResourceQuota] {
-	return read[*corev1.ResourceQuota]{"ResourceQuota/" + ns, func(ctx context.Context) (*corev1.ResourceQuota, error) {
+func quotaRead(c *member.Cluster, ns string) member.Read[*corev1.ResourceQuota] {
+	return member.NewRead[*corev1.ResourceQuota]("ResourceQuota/"+ns, func(ctx context.Context) (*corev1.ResourceQuota, error) {
 		u, err := c.Dynamic.Resource(resourceQuotaGVR).Namespace(ns).Get(ctx, SandboxName, metav1.GetOptions{})
 		if err != nil {
 			return nil, err
 		}
 		q := &corev1.ResourceQuota{}
-		return q, fromUnstructured(u, q)
-	}}
+		return q, member.FromUnstructured(u, q)
+	})
 }
 
 // readLedger reads a consumer's ledger. Where there is none (a pairing from before the ledger, or one
 // whose namespaces unauthenticate kept), it is made up from the quotas of the consumer's slice and extra
 // namespaces, with no total yet; the list is sent with the read, so a first pairing waits for no more.
-func (c *Cluster) readLedger(ctx context.Context, consumerID string) (*grantLedger, error) {
+func readLedger(ctx context.Context, c *member.Cluster, consumerID string) (*grantLedger, error) {
 	var cm *corev1.ConfigMap
 	var nss []corev1.Namespace
 	var cmErr, nsErr error
-	_ = parallel(func() error {
-		cm, cmErr = c.Kube.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, GrantsLedgerName(consumerID), metav1.GetOptions{})
+	_ = member.Parallel(func() error {
+		cm, cmErr = c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, GrantsLedgerName(consumerID), metav1.GetOptions{})
 		return nil
 	}, func() error {
-		nss, nsErr = c.namespacesOfRead(consumerID, KindSlice, KindExtra).get(ctx)
+		nss, nsErr = c.NamespacesOfRead(consumerID, member.KindSlice, member.KindExtra).Get(ctx)
 		return nil
 	})
 	if cmErr == nil {
@@ -345,7 +346,7 @@ func (c *Cluster) readLedger(ctx context.Context, consumerID string) (*grantLedg
 	jobs := make([]func() error, len(nss))
 	for i, ns := range nss {
 		jobs[i] = func() error {
-			q, err := c.quotaRead(ns.Name).get(ctx)
+			q, err := quotaRead(c, ns.Name).Get(ctx)
 			if apierrors.IsNotFound(err) {
 				return nil // no quota (a namespace half made): nothing held
 			}
@@ -353,7 +354,7 @@ func (c *Cluster) readLedger(ctx context.Context, consumerID string) (*grantLedg
 			return err
 		}
 	}
-	if err := parallel(jobs...); err != nil {
+	if err := member.Parallel(jobs...); err != nil {
 		return nil, fmt.Errorf("reading the quotas of consumer %q's grants: %w", consumerID, err)
 	}
 	for i, ns := range nss {
@@ -361,7 +362,7 @@ func (c *Cluster) readLedger(ctx context.Context, consumerID string) (*grantLedg
 			continue
 		}
 		key := namespaceGrantKey(ns.Name)
-		if o := ownerOf(ns.Labels); o.kind == KindSlice {
+		if o := ownerOf(ns.Labels); o.kind == member.KindSlice {
 			key = sliceGrantKey(o.slice)
 		}
 		l.grants[key] = quotas[i].Spec.Hard
@@ -388,9 +389,9 @@ const maxLedgerWrites = 100
 // may change it, and says whether to write it; when another writer came first, the ledger is read again
 // and change decides anew. A ledger made for the first time starts above the generation the tenant
 // quota carries (unauthenticate may have removed a ledger and kept that quota).
-func (c *Cluster) updateLedger(ctx context.Context, consumerID string, l *grantLedger, tenantQuota *corev1.ResourceQuota,
+func updateLedger(ctx context.Context, c *member.Cluster, consumerID string, l *grantLedger, tenantQuota *corev1.ResourceQuota,
 	change func(*grantLedger) (bool, error)) (*grantLedger, error) {
-	cms := c.Kube.CoreV1().ConfigMaps(SystemNamespace)
+	cms := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace)
 	for range maxLedgerWrites {
 		next := l.clone()
 		write, err := change(next)
@@ -415,7 +416,7 @@ func (c *Cluster) updateLedger(ctx context.Context, consumerID string, l *grantL
 		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("recording the grants of consumer %q: %w", consumerID, err)
 		}
-		if l, err = c.readLedger(ctx, consumerID); err != nil {
+		if l, err = readLedger(ctx, c, consumerID); err != nil {
 			return nil, err
 		}
 	}
@@ -428,8 +429,8 @@ func (c *Cluster) updateLedger(ctx context.Context, consumerID string, l *grantL
 // wait, it returns only once the quota controller enforces it (admission reads the quota's status, not its
 // spec): a quota lowered for a new grant must hold before the grant's own namespace gets its quota. The
 // watch for that starts with the write, so the controller's answer is seen one round trip after it.
-func (c *Cluster) applyTenantQuota(ctx context.Context, consumerID string, l *grantLedger, cur *corev1.ResourceQuota, read, wait bool) error {
-	ns := TenantNamespace(consumerID)
+func applyTenantQuota(ctx context.Context, c *member.Cluster, consumerID string, l *grantLedger, cur *corev1.ResourceQuota, read, wait bool) error {
+	ns := member.TenantNamespace(consumerID)
 	want := tenantShare(l.total, l.granted(""))
 	done := func(q *corev1.ResourceQuota) bool {
 		g := quotaGeneration(q)
@@ -443,8 +444,8 @@ func (c *Cluster) applyTenantQuota(ctx context.Context, consumerID string, l *gr
 	if wait {
 		wctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		watched = background(func() error {
-			return c.waitFor(wctx, c.Kube.CoreV1().ResourceQuotas(ns), SandboxName, "", func(ev watch.Event) (bool, error) {
+		watched = member.Background(func() error {
+			return c.WaitFor(wctx, c.Kube.CoreV1().ResourceQuotas(ns), SandboxName, "", func(ev watch.Event) (bool, error) {
 				q, ok := ev.Object.(*corev1.ResourceQuota)
 				return ok && ev.Type != watch.Deleted && enforced(q), nil
 			})
@@ -454,7 +455,7 @@ func (c *Cluster) applyTenantQuota(ctx context.Context, consumerID string, l *gr
 			_ = watched()
 		}()
 	}
-	cur, err := c.writeTenantQuota(ctx, consumerID, want, l.generation, cur, read, done)
+	cur, err := writeTenantQuota(ctx, c, consumerID, want, l.generation, cur, read, done)
 	if err != nil || cur == nil || !wait || enforced(cur) {
 		return err
 	}
@@ -470,12 +471,12 @@ func (c *Cluster) applyTenantQuota(ctx context.Context, consumerID string, l *gr
 // concurrent writer makes it read again. A quota that is missing is applied without one; only an issuance
 // creates the tenant namespace's quota, before any grant can exist. It returns the quota as it now is; nil
 // when there is no tenant namespace (being removed).
-func (c *Cluster) writeTenantQuota(ctx context.Context, consumerID string, want corev1.ResourceList, gen int64, cur *corev1.ResourceQuota,
+func writeTenantQuota(ctx context.Context, c *member.Cluster, consumerID string, want corev1.ResourceList, gen int64, cur *corev1.ResourceQuota,
 	read bool, done func(*corev1.ResourceQuota) bool) (*corev1.ResourceQuota, error) {
-	ns := TenantNamespace(consumerID)
+	ns := member.TenantNamespace(consumerID)
 	for attempt := range maxLedgerWrites {
 		if !read || attempt > 0 {
-			q, err := c.quotaRead(ns).get(ctx)
+			q, err := quotaRead(c, ns).Get(ctx)
 			if err != nil && !apierrors.IsNotFound(err) {
 				return nil, fmt.Errorf("reading ResourceQuota %s/%s: %w", ns, SandboxName, err)
 			}
@@ -489,7 +490,7 @@ func (c *Cluster) writeTenantQuota(ctx context.Context, consumerID string, want 
 		if cur != nil {
 			next.ResourceVersion = cur.ResourceVersion
 		}
-		applied, err := c.applyQuota(ctx, ns, next)
+		applied, err := applyQuota(ctx, c, ns, next)
 		switch {
 		case apierrors.IsNotFound(err) && cur == nil:
 			return nil, nil // no tenant namespace: nothing to give back to
@@ -505,33 +506,33 @@ func (c *Cluster) writeTenantQuota(ctx context.Context, consumerID string, want 
 
 // applySandboxQuota writes a sandbox's quota: a grant's is its own, server-side applied; the tenant
 // namespace's is its share of the total (applyTenantQuota).
-func (c *Cluster) applySandboxQuota(ctx context.Context, ns string, owner nsOwner, o SandboxOptions) error {
-	if o.share == nil || owner.kind != KindTenant {
-		return c.applyEnforcedQuota(ctx, ns, sandboxQuota(ns, owner.consumerID, o))
+func applySandboxQuota(ctx context.Context, c *member.Cluster, ns string, owner nsOwner, o SandboxOptions) error {
+	if o.share == nil || owner.kind != member.KindTenant {
+		return applyEnforcedQuota(ctx, c, ns, sandboxQuota(ns, owner.consumerID, o))
 	}
 	l, err := o.share()
 	if err != nil {
 		return err
 	}
-	cur, err := c.quotaRead(ns).take(ctx, c)
+	cur, err := quotaRead(c, ns).Take(ctx, c)
 	if apierrors.IsNotFound(err) {
 		cur, err = nil, nil
 	}
 	if err != nil {
 		return fmt.Errorf("reading ResourceQuota %s/%s: %w", ns, SandboxName, err)
 	}
-	return c.applyTenantQuota(ctx, owner.consumerID, l, cur, true, true)
+	return applyTenantQuota(ctx, c, owner.consumerID, l, cur, true, true)
 }
 
 // recordTotal makes the ledger hold total, an issuance's choice, as the consumer's total; a total smaller
 // than what is granted is refused. A ledger that holds it already is not written.
-func (c *Cluster) recordTotal(ctx context.Context, consumerID string, total corev1.ResourceList) (*grantLedger, error) {
-	l, err := c.ledgerRead(consumerID).take(ctx, c)
+func recordTotal(ctx context.Context, c *member.Cluster, consumerID string, total corev1.ResourceList) (*grantLedger, error) {
+	l, err := ledgerRead(c, consumerID).Take(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	quota, _ := c.quotaRead(TenantNamespace(consumerID)).peek(ctx, c) // only for a new ledger's generation
-	return c.updateLedger(ctx, consumerID, l, quota, func(l *grantLedger) (bool, error) {
+	quota, _ := quotaRead(c, member.TenantNamespace(consumerID)).Peek(ctx, c) // only for a new ledger's generation
+	return updateLedger(ctx, c, consumerID, l, quota, func(l *grantLedger) (bool, error) {
 		if l.cm != nil && l.total != nil && sameQuota(l.total, total) {
 			return false, nil
 		}
@@ -557,8 +558,8 @@ type reservation struct {
 
 // shrinkTenant lowers the tenant namespace's quota by what the reservation holds, and waits until the
 // quota controller enforces it.
-func (c *Cluster) shrinkTenant(ctx context.Context, r *reservation) error {
-	return c.applyTenantQuota(ctx, r.consumerID, r.ledger, r.tenantQuota, true, true)
+func shrinkTenant(ctx context.Context, c *member.Cluster, r *reservation) error {
+	return applyTenantQuota(ctx, c, r.consumerID, r.ledger, r.tenantQuota, true, true)
 }
 
 // reserveGrant holds want for the grant key in the consumer's ledger before anything of the grant exists.
@@ -567,16 +568,16 @@ func (c *Cluster) shrinkTenant(ctx context.Context, r *reservation) error {
 // tenant namespace uses. A grant converging to a smaller quota keeps its larger one held until its
 // namespace has the new one (settleGrant). fallbackTotal is the total where the ledger records none yet.
 // what names the grant in errors.
-func (c *Cluster) reserveGrant(ctx context.Context, consumerID, key, what string, want, fallbackTotal corev1.ResourceList) (*reservation, error) {
+func reserveGrant(ctx context.Context, c *member.Cluster, consumerID, key, what string, want, fallbackTotal corev1.ResourceList) (*reservation, error) {
 	var l *grantLedger
 	var quota *corev1.ResourceQuota
-	if err := parallel(func() error {
+	if err := member.Parallel(func() error {
 		var err error
-		l, err = c.readLedger(ctx, consumerID)
+		l, err = readLedger(ctx, c, consumerID)
 		return err
 	}, func() error {
 		var err error
-		if quota, err = c.quotaRead(TenantNamespace(consumerID)).get(ctx); apierrors.IsNotFound(err) {
+		if quota, err = quotaRead(c, member.TenantNamespace(consumerID)).Get(ctx); apierrors.IsNotFound(err) {
 			quota, err = nil, nil
 		}
 		return err
@@ -588,7 +589,7 @@ func (c *Cluster) reserveGrant(ctx context.Context, consumerID, key, what string
 		used = quota.Status.Used
 	}
 	r := &reservation{consumerID: consumerID, key: key}
-	l, err := c.updateLedger(ctx, consumerID, l, quota, func(l *grantLedger) (bool, error) {
+	l, err := updateLedger(ctx, c, consumerID, l, quota, func(l *grantLedger) (bool, error) {
 		write := l.cm == nil
 		if l.total == nil {
 			l.total, write = fallbackTotal.DeepCopy(), true
@@ -621,11 +622,11 @@ func (c *Cluster) reserveGrant(ctx context.Context, consumerID, key, what string
 
 // settleGrant, once the grant's namespace has its quota, lowers what the ledger holds for it to that quota
 // and gives the difference back to the tenant namespace.
-func (c *Cluster) settleGrant(ctx context.Context, r *reservation) error {
+func settleGrant(ctx context.Context, c *member.Cluster, r *reservation) error {
 	if sameQuota(r.held, r.want) {
 		return nil
 	}
-	l, err := c.updateLedger(ctx, r.consumerID, r.ledger, nil, func(l *grantLedger) (bool, error) {
+	l, err := updateLedger(ctx, c, r.consumerID, r.ledger, nil, func(l *grantLedger) (bool, error) {
 		if _, ok := l.grants[r.key]; !ok {
 			return false, nil // given back meanwhile (the grant was removed)
 		}
@@ -635,19 +636,19 @@ func (c *Cluster) settleGrant(ctx context.Context, r *reservation) error {
 	if err != nil {
 		return err
 	}
-	return c.applyTenantQuota(ctx, r.consumerID, l, nil, false, false)
+	return applyTenantQuota(ctx, c, r.consumerID, l, nil, false, false)
 }
 
 // releaseGrant gives a grant's share back to the tenant namespace, once the grant's namespace is gone.
-func (c *Cluster) releaseGrant(ctx context.Context, consumerID, key string) error {
-	l, err := c.readLedger(ctx, consumerID)
+func releaseGrant(ctx context.Context, c *member.Cluster, consumerID, key string) error {
+	l, err := readLedger(ctx, c, consumerID)
 	if err != nil {
 		return err
 	}
 	if l.cm == nil {
 		return nil // no ledger: nothing was held (a pairing from before it, or one being removed)
 	}
-	l, err = c.updateLedger(ctx, consumerID, l, nil, func(l *grantLedger) (bool, error) {
+	l, err = updateLedger(ctx, c, consumerID, l, nil, func(l *grantLedger) (bool, error) {
 		_, ok := l.grants[key]
 		delete(l.grants, key)
 		return ok, nil
@@ -655,13 +656,13 @@ func (c *Cluster) releaseGrant(ctx context.Context, consumerID, key string) erro
 	if err != nil || l.total == nil {
 		return err
 	}
-	return c.applyTenantQuota(ctx, consumerID, l, nil, false, false)
+	return applyTenantQuota(ctx, c, consumerID, l, nil, false, false)
 }
 
 // cancelGrant gives a reservation back after its grant failed, unless its namespace exists (then what it
 // holds may be in force: a re-run converges it, a deletion gives it back). It is best effort, with a
 // deadline of its own, since the failure may have been the run's own deadline.
-func (c *Cluster) cancelGrant(ctx context.Context, r *reservation, ns string, owner nsOwner) {
+func cancelGrant(ctx context.Context, c *member.Cluster, r *reservation, ns string, owner nsOwner) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
@@ -671,8 +672,8 @@ func (c *Cluster) cancelGrant(ctx context.Context, r *reservation, ns string, ow
 	if err != nil && !apierrors.IsNotFound(err) {
 		return
 	}
-	if err := c.releaseGrant(ctx, r.consumerID, r.key); err != nil {
-		c.report().Warn(fmt.Sprintf("The share reserved for %s is still held in ConfigMap %s/%s: %v", owner, SystemNamespace, GrantsLedgerName(r.consumerID), err))
+	if err := releaseGrant(ctx, c, r.consumerID, r.key); err != nil {
+		c.Reporter().Warn(fmt.Sprintf("The share reserved for %s is still held in ConfigMap %s/%s: %v", owner, member.SystemNamespace, GrantsLedgerName(r.consumerID), err))
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 func rl(m map[string]string) corev1.ResourceList { return mustResources(m) }
@@ -99,7 +100,7 @@ func TestLedgerRoundTrip(t *testing.T) {
 	l := &grantLedger{total: DefaultQuota(), generation: 7, grants: map[string]corev1.ResourceList{
 		sliceGrantKey("batch"): rl(map[string]string{"pods": "2", "requests.cpu": "500m"}), namespaceGrantKey("ci"): DefaultGrantQuota()}}
 	cm := l.configMap("edge-1")
-	if cm.Name != "federate-grants-edge-1" || cm.Namespace != SystemNamespace || cm.Labels[LabelRemoteClusterID] != "edge-1" || cm.Labels[LabelRole] != RoleProvider {
+	if cm.Name != "federate-grants-edge-1" || cm.Namespace != member.SystemNamespace || cm.Labels[member.LabelRemoteClusterID] != "edge-1" || cm.Labels[member.LabelRole] != member.RoleProvider {
 		t.Errorf("ledger ConfigMap %s/%s labels %v", cm.Namespace, cm.Name, cm.Labels)
 	}
 	back, err := parseLedger(cm)
@@ -160,7 +161,7 @@ func withResourceVersions(f *fakeCluster, before func(clienttesting.ObjectTracke
 
 func readLedgerOf(t *testing.T, f *fakeCluster, consumerID string) *grantLedger {
 	t.Helper()
-	cm, err := f.kube.CoreV1().ConfigMaps(SystemNamespace).Get(t.Context(), GrantsLedgerName(consumerID), metav1.GetOptions{})
+	cm, err := f.kube.CoreV1().ConfigMaps(member.SystemNamespace).Get(t.Context(), GrantsLedgerName(consumerID), metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the ledger: %v", err)
 	}
@@ -191,7 +192,7 @@ func TestLedgerReservationsAreAtomic(t *testing.T) {
 			var wg sync.WaitGroup
 			for i := range errs {
 				wg.Go(func() {
-					_, errs[i] = f.reserveGrant(t.Context(), "edge-1", sliceGrantKey(fmt.Sprintf("s%d", i)), "a slice", want, tc.total)
+					_, errs[i] = reserveGrant(t.Context(), f.Cluster, "edge-1", sliceGrantKey(fmt.Sprintf("s%d", i)), "a slice", want, tc.total)
 				})
 			}
 			wg.Wait()
@@ -230,7 +231,7 @@ func TestLedgerConflictReadsAgain(t *testing.T) {
 		}
 		once.Do(func() { // another administrator takes most of the CPU first
 			gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
-			obj, err := tr.Get(gvr, SystemNamespace, GrantsLedgerName("edge-1"))
+			obj, err := tr.Get(gvr, member.SystemNamespace, GrantsLedgerName("edge-1"))
 			if err != nil {
 				t.Error(err)
 				return
@@ -244,16 +245,16 @@ func TestLedgerConflictReadsAgain(t *testing.T) {
 			l.generation++
 			cm := l.configMap("edge-1")
 			cm.ResourceVersion = "concurrent"
-			if err := tr.Update(gvr, cm, SystemNamespace); err != nil {
+			if err := tr.Update(gvr, cm, member.SystemNamespace); err != nil {
 				t.Error(err)
 			}
 		})
 	})
-	if _, err := f.reserveGrant(t.Context(), "edge-1", namespaceGrantKey("ci"), "namespace", rl(map[string]string{"requests.cpu": "100m"}), total); err != nil {
+	if _, err := reserveGrant(t.Context(), f.Cluster, "edge-1", namespaceGrantKey("ci"), "namespace", rl(map[string]string{"requests.cpu": "100m"}), total); err != nil {
 		t.Fatal(err)
 	}
 	armed = true
-	_, err := f.reserveGrant(t.Context(), "edge-1", sliceGrantKey("s"), `resource slice "s"`, rl(map[string]string{"requests.cpu": "500m"}), total)
+	_, err := reserveGrant(t.Context(), f.Cluster, "edge-1", sliceGrantKey("s"), `resource slice "s"`, rl(map[string]string{"requests.cpu": "500m"}), total)
 	var re *RemainingError
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "requests.cpu 100m") {
 		t.Fatalf("after losing the race: %v, want refused with 100m of CPU remaining", err)
@@ -262,7 +263,7 @@ func TestLedgerConflictReadsAgain(t *testing.T) {
 	if _, ok := l.grants[namespaceGrantKey("other")]; !ok || l.slices() != 0 {
 		t.Errorf("the ledger after the conflict: %v", slices.Sorted(maps.Keys(l.grants)))
 	}
-	if _, err := f.reserveGrant(t.Context(), "edge-1", sliceGrantKey("s"), "", rl(map[string]string{"requests.cpu": "100m"}), total); err != nil {
+	if _, err := reserveGrant(t.Context(), f.Cluster, "edge-1", sliceGrantKey("s"), "", rl(map[string]string{"requests.cpu": "100m"}), total); err != nil {
 		t.Errorf("what remains: %v", err)
 	}
 }
@@ -273,13 +274,13 @@ func TestTenantQuotaFollowsNewerGenerationsOnly(t *testing.T) {
 	total := rl(map[string]string{"pods": "20"})
 	newer := &grantLedger{total: total, generation: 5, grants: map[string]corev1.ResourceList{"slice.a": rl(map[string]string{"pods": "4"})}}
 	older := &grantLedger{total: total, generation: 4, grants: map[string]corev1.ResourceList{}}
-	if err := f.applyTenantQuota(t.Context(), "edge-1", newer, nil, false, true); err != nil {
+	if err := applyTenantQuota(t.Context(), f.Cluster, "edge-1", newer, nil, false, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.applyTenantQuota(t.Context(), "edge-1", older, nil, false, true); err != nil {
+	if err := applyTenantQuota(t.Context(), f.Cluster, "edge-1", older, nil, false, true); err != nil {
 		t.Fatal(err)
 	}
-	q, err := f.quotaRead(TenantNamespace("edge-1")).get(t.Context())
+	q, err := quotaRead(f.Cluster, member.TenantNamespace("edge-1")).Get(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +288,7 @@ func TestTenantQuotaFollowsNewerGenerationsOnly(t *testing.T) {
 		t.Errorf("tenant quota %s at generation %d, want pods=16 at 5", got, quotaGeneration(q))
 	}
 	writes := len(f.dyn.Actions())
-	if err := f.applyTenantQuota(t.Context(), "edge-1", newer, q, true, true); err != nil || len(f.dyn.Actions()) != writes {
+	if err := applyTenantQuota(t.Context(), f.Cluster, "edge-1", newer, q, true, true); err != nil || len(f.dyn.Actions()) != writes {
 		t.Errorf("an unchanged quota was written again (%v)", err)
 	}
 }
@@ -296,9 +297,9 @@ func TestTenantQuotaFollowsNewerGenerationsOnly(t *testing.T) {
 // leaves a newer generation in place.
 func TestTenantQuotaWriteConflictReadsAgain(t *testing.T) {
 	f := newFakeCluster(t)
-	ns := TenantNamespace("edge-1")
+	ns := member.TenantNamespace("edge-1")
 	total := rl(map[string]string{"pods": "20"})
-	if err := f.applyTenantQuota(t.Context(), "edge-1", &grantLedger{total: total, generation: 1, grants: map[string]corev1.ResourceList{}}, nil, false, true); err != nil {
+	if err := applyTenantQuota(t.Context(), f.Cluster, "edge-1", &grantLedger{total: total, generation: 1, grants: map[string]corev1.ResourceList{}}, nil, false, true); err != nil {
 		t.Fatal(err)
 	}
 	applies := 0
@@ -322,10 +323,10 @@ func TestTenantQuotaWriteConflictReadsAgain(t *testing.T) {
 		return true, nil, apierrors.NewConflict(resourceQuotaGVR.GroupResource(), SandboxName, errors.New("the object has been modified"))
 	})
 	older := &grantLedger{total: total, generation: 5, grants: map[string]corev1.ResourceList{"slice.a": rl(map[string]string{"pods": "4"})}}
-	if err := f.applyTenantQuota(t.Context(), "edge-1", older, nil, false, true); err != nil {
+	if err := applyTenantQuota(t.Context(), f.Cluster, "edge-1", older, nil, false, true); err != nil {
 		t.Fatal(err)
 	}
-	q, err := f.quotaRead(ns).get(t.Context())
+	q, err := quotaRead(f.Cluster, ns).Get(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,11 +381,11 @@ func TestClassMaximaCoverEveryQuota(t *testing.T) {
 func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 	consumer, provider := pairedFakes(t)
 	ctx := t.Context()
-	via, _ := consumer.ViaPairing(ctx, "provider")
+	via, _ := ViaPairing(ctx, consumer.Cluster, "provider")
 	total := DefaultQuota()
 	tenantQuota := func() corev1.ResourceList {
 		t.Helper()
-		q, err := provider.quotaRead(TenantNamespace("consumer")).get(ctx)
+		q, err := quotaRead(provider.Cluster, member.TenantNamespace("consumer")).Get(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,13 +393,13 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 	}
 	sumBelowTotal := func(when string) {
 		t.Helper()
-		nss, err := provider.namespacesOf(ctx, "consumer", KindTenant, KindSlice, KindExtra)
+		nss, err := namespacesOf(ctx, provider.Cluster, "consumer", member.KindTenant, member.KindSlice, member.KindExtra)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var all []corev1.ResourceList
 		for _, ns := range nss {
-			q, err := provider.quotaRead(ns.Name).get(ctx)
+			q, err := quotaRead(provider.Cluster, ns.Name).Get(ctx)
 			if err != nil {
 				t.Fatalf("%s: quota of %s: %v", when, ns.Name, err)
 			}
@@ -415,13 +416,13 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 		t.Errorf("a fresh pairing's tenant quota: %s", fmtList(tenantQuota()))
 	}
 
-	if err := consumer.SubmitSlice(ctx, via, requestSlice(t, consumer, "s", "", map[string]string{"cpu": "2", "memory": "3Gi"})); err != nil {
+	if err := SubmitSlice(ctx, consumer.Cluster, via, requestSlice(t, consumer, "s", "", map[string]string{"cpu": "2", "memory": "3Gi"})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := provider.AcceptSlice(ctx, AcceptSliceOptions{ConsumerID: "consumer", Name: "s"}); err != nil {
+	if _, err := AcceptSlice(ctx, provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "s"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := provider.GrantNamespace(ctx, GrantNamespaceOptions{ConsumerID: "consumer", Name: "ci", Quota: rl(map[string]string{"requests.cpu": "500m"})}); err != nil {
+	if err := GrantNamespace(ctx, provider.Cluster, GrantNamespaceOptions{ConsumerID: "consumer", Name: "ci", Quota: rl(map[string]string{"requests.cpu": "500m"})}); err != nil {
 		t.Fatal(err)
 	}
 	sumBelowTotal("a slice and an extra namespace")
@@ -434,11 +435,11 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 	}
 
 	// Beyond what remains: refused, naming what remains, with nothing made.
-	if err := consumer.SubmitSlice(ctx, via, requestSlice(t, consumer, "big", "", map[string]string{"cpu": "2", "memory": "1Gi"})); err != nil {
+	if err := SubmitSlice(ctx, consumer.Cluster, via, requestSlice(t, consumer, "big", "", map[string]string{"cpu": "2", "memory": "1Gi"})); err != nil {
 		t.Fatal(err)
 	}
 	before := len(provider.kube.Actions())
-	_, err := provider.AcceptSlice(ctx, AcceptSliceOptions{ConsumerID: "consumer", Name: "big"})
+	_, err := AcceptSlice(ctx, provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "big"})
 	if !errors.Is(err, ErrOverTotal) || !strings.Contains(err.Error(), `remaining for consumer "consumer": `) || !strings.Contains(err.Error(), "requests.cpu 1500m") {
 		t.Fatalf("a slice beyond what remains: %v", err)
 	}
@@ -447,10 +448,10 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 			t.Errorf("a refused grant wrote: %s %s", a.GetVerb(), a.GetResource().Resource)
 		}
 	}
-	if ok, _ := provider.HasSliceNamespace(ctx, "consumer", "big"); ok {
+	if ok, _ := HasSliceNamespace(ctx, provider.Cluster, "consumer", "big"); ok {
 		t.Error("the refused slice has a namespace")
 	}
-	if err := provider.GrantNamespace(ctx, GrantNamespaceOptions{ConsumerID: "consumer", Name: "ci2", Quota: rl(map[string]string{"pods": "13"})}); !errors.Is(err, ErrOverTotal) {
+	if err := GrantNamespace(ctx, provider.Cluster, GrantNamespaceOptions{ConsumerID: "consumer", Name: "ci2", Quota: rl(map[string]string{"pods": "13"})}); !errors.Is(err, ErrOverTotal) {
 		t.Errorf("a namespace beyond what remains: %v", err)
 	}
 	if _, err := provider.kube.CoreV1().Namespaces().Get(ctx, "ci2", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -496,10 +497,10 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 	}
 
 	// Removing grants gives their share back.
-	if err := provider.DeleteSliceProvider(ctx, "consumer", "s"); err != nil {
+	if err := DeleteSliceProvider(ctx, provider.Cluster, "consumer", "s"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := provider.RevokeNamespace(ctx, "consumer", "ci"); err != nil {
+	if _, err := RevokeNamespace(ctx, provider.Cluster, "consumer", "ci"); err != nil {
 		t.Fatal(err)
 	}
 	if !sameQuota(tenantQuota(), total) {
@@ -511,7 +512,7 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 	if _, err := Unauthenticate(ctx, consumer.Cluster, provider.Cluster, UnauthenticateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := provider.kube.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, GrantsLedgerName("consumer"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := provider.kube.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, GrantsLedgerName("consumer"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("unauthenticate left the ledger: %v", err)
 	}
 }
@@ -521,13 +522,13 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 func TestLedgerIsMadeUpFromExistingGrants(t *testing.T) {
 	consumer, provider := pairedFakes(t)
 	ctx := t.Context()
-	if err := provider.GrantNamespace(ctx, GrantNamespaceOptions{ConsumerID: "consumer", Name: "old", Quota: rl(map[string]string{"pods": "6"})}); err != nil {
+	if err := GrantNamespace(ctx, provider.Cluster, GrantNamespaceOptions{ConsumerID: "consumer", Name: "old", Quota: rl(map[string]string{"pods": "6"})}); err != nil {
 		t.Fatal(err)
 	}
-	if err := provider.kube.CoreV1().ConfigMaps(SystemNamespace).Delete(ctx, GrantsLedgerName("consumer"), metav1.DeleteOptions{}); err != nil {
+	if err := provider.kube.CoreV1().ConfigMaps(member.SystemNamespace).Delete(ctx, GrantsLedgerName("consumer"), metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := provider.readLedger(ctx, "consumer")
+	l, err := readLedger(ctx, provider.Cluster, "consumer")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -543,7 +544,7 @@ func TestLedgerIsMadeUpFromExistingGrants(t *testing.T) {
 	if podsOf(l.total) != "5" || podsOf(l.grants[namespaceGrantKey("old")]) != "6" {
 		t.Errorf("recorded: total %s, grants %v", fmtList(l.total), l.grants)
 	}
-	q, _ := provider.quotaRead(TenantNamespace("consumer")).get(ctx)
+	q, _ := quotaRead(provider.Cluster, member.TenantNamespace("consumer")).Get(ctx)
 	if q.Spec.Hard.Pods().String() != "0" || quotaGeneration(q) <= 1 {
 		t.Errorf("the tenant namespace keeps pods %s (generation %d), want 0 beyond a generation the deleted ledger left", q.Spec.Hard.Pods().String(), quotaGeneration(q))
 	}

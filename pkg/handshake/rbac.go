@@ -9,6 +9,8 @@ import (
 	rbacapply "k8s.io/client-go/applyconfigurations/rbac/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // defaultClusterRole is what a tenant may do in its sandbox on the provider: run ordinary namespaced
@@ -23,8 +25,8 @@ func defaultClusterRole() *rbacv1.ClusterRole {
 	return &rbacv1.ClusterRole{
 		TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:   DefaultClusterRole,
-			Labels: map[string]string{LabelManagedBy: ManagedBy},
+			Name:   member.DefaultClusterRole,
+			Labels: map[string]string{member.LabelManagedBy: member.ManagedBy},
 		},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"pods", "services", "configmaps", "secrets",
@@ -45,8 +47,8 @@ func defaultClusterRole() *rbacv1.ClusterRole {
 func roleBinding(namespace, user, clusterRole, consumerID string) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: RoleBindingName, Namespace: namespace, Labels: TenantLabels(consumerID)},
-		Subjects:   []rbacv1.Subject{subjectFor(user)},
+		ObjectMeta: metav1.ObjectMeta{Name: member.RoleBindingName, Namespace: namespace, Labels: member.TenantLabels(consumerID)},
+		Subjects:   []rbacv1.Subject{credential.SubjectFor(user)},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
 	}
 }
@@ -56,26 +58,26 @@ func roleBinding(namespace, user, clusterRole, consumerID string) *rbacv1.RoleBi
 // certificate is issued, the recorded one and the new one). It is one server-side apply, with no read
 // first (subjects is an atomic list: the apply replaces it whole); only a binding to another role, whose
 // roleRef cannot change, is deleted and made again.
-func (c *Cluster) bindRole(ctx context.Context, ns, user, clusterRole, consumerID string, also ...string) error {
+func bindRole(ctx context.Context, c *member.Cluster, ns, user, clusterRole, consumerID string, also ...string) error {
 	want := roleBinding(ns, user, clusterRole, consumerID)
 	for _, u := range also {
-		want.Subjects = append(want.Subjects, subjectFor(u))
+		want.Subjects = append(want.Subjects, credential.SubjectFor(u))
 	}
 	rbs := c.Kube.RbacV1().RoleBindings(ns)
-	apply := rbacapply.RoleBinding(RoleBindingName, ns).WithLabels(want.Labels).
+	apply := rbacapply.RoleBinding(member.RoleBindingName, ns).WithLabels(want.Labels).
 		WithRoleRef(rbacapply.RoleRef().WithAPIGroup(want.RoleRef.APIGroup).WithKind(want.RoleRef.Kind).WithName(want.RoleRef.Name))
 	for _, s := range want.Subjects {
 		apply.WithSubjects(rbacapply.Subject().WithKind(s.Kind).WithAPIGroup(s.APIGroup).WithName(s.Name).WithNamespace(s.Namespace))
 	}
-	_, err := rbs.Apply(ctx, apply, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	_, err := rbs.Apply(ctx, apply, metav1.ApplyOptions{FieldManager: member.FieldManager, Force: true})
 	if !apierrors.IsInvalid(err) {
 		return err
 	}
-	existing, gerr := rbs.Get(ctx, RoleBindingName, metav1.GetOptions{})
+	existing, gerr := rbs.Get(ctx, member.RoleBindingName, metav1.GetOptions{})
 	if gerr != nil || existing.RoleRef == want.RoleRef {
 		return err // invalid for another reason
 	}
-	if err := rbs.Delete(ctx, RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &existing.UID}}); err != nil {
+	if err := rbs.Delete(ctx, member.RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &existing.UID}}); err != nil {
 		return err
 	}
 	_, err = rbs.Create(ctx, want, metav1.CreateOptions{})

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Before a provider lets a credential act as a target, its administrator must see what that hands out.
@@ -54,9 +55,9 @@ const reviewParallelism = 16
 // to a cluster-scoped resource, Secrets in every namespace, RBAC escalate and bind, impersonation, minting
 // tokens, approving CSRs, nodes/proxy. It returns the classes found, sorted, with the first example of
 // each ("cluster-wide write (create namespaces)").
-func (c *Cluster) TargetReach(ctx context.Context, t exchange.Target) ([]string, error) {
+func TargetReach(ctx context.Context, c *member.Cluster, t exchange.Target) ([]string, error) {
 	checks := slices.Clone(fixedReachChecks)
-	clusterScoped, err := c.clusterScopedResources()
+	clusterScoped, err := clusterScopedResources(c)
 	if err != nil {
 		return nil, fmt.Errorf("listing the cluster-scoped resources this API server serves: %w", err)
 	}
@@ -66,7 +67,7 @@ func (c *Cluster) TargetReach(ctx context.Context, t exchange.Target) ([]string,
 				authzv1.ResourceAttributes{Verb: v, Group: r.Group, Resource: r.Resource}})
 		}
 	}
-	allowed, err := c.reviewAll(ctx, t, checks)
+	allowed, err := reviewAll(ctx, c, t, checks)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +90,7 @@ func (c *Cluster) TargetReach(ctx context.Context, t exchange.Target) ([]string,
 
 // clusterScopedResources lists the cluster-scoped resources that can be written: not the reviews, which
 // everyone may create and which store nothing.
-func (c *Cluster) clusterScopedResources() ([]exchange.Resource, error) {
+func clusterScopedResources(c *member.Cluster) ([]exchange.Resource, error) {
 	lists, err := c.Kube.Discovery().ServerPreferredResources()
 	if err != nil && len(lists) == 0 {
 		return nil, err
@@ -115,7 +116,7 @@ func (c *Cluster) clusterScopedResources() ([]exchange.Resource, error) {
 
 // reviewAll sends one SubjectAccessReview per check for the target, reviewParallelism at a time, and
 // returns which were allowed.
-func (c *Cluster) reviewAll(ctx context.Context, t exchange.Target, checks []reachCheck) ([]bool, error) {
+func reviewAll(ctx context.Context, c *member.Cluster, t exchange.Target, checks []reachCheck) ([]bool, error) {
 	allowed := make([]bool, len(checks))
 	errs := make([]error, len(checks))
 	sem := make(chan struct{}, reviewParallelism)
@@ -126,7 +127,7 @@ func (c *Cluster) reviewAll(ctx context.Context, t exchange.Target, checks []rea
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			allowed[i], errs[i] = c.targetReview(ctx, t, ch.attrs)
+			allowed[i], errs[i] = targetReview(ctx, c, t, ch.attrs)
 		}()
 	}
 	wg.Wait()
@@ -139,7 +140,7 @@ func (c *Cluster) reviewAll(ctx context.Context, t exchange.Target, checks []rea
 }
 
 // targetReview asks whether the target (user, groups, uid) may do a.
-func (c *Cluster) targetReview(ctx context.Context, t exchange.Target, a authzv1.ResourceAttributes) (bool, error) {
+func targetReview(ctx context.Context, c *member.Cluster, t exchange.Target, a authzv1.ResourceAttributes) (bool, error) {
 	groups := append(slices.Clone(t.Groups), "system:authenticated")
 	r, err := c.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{
 		Spec: authzv1.SubjectAccessReviewSpec{User: t.User, Groups: groups, UID: t.UID, ResourceAttributes: &a},
@@ -171,7 +172,7 @@ func (a *ScopeAccess) String() string {
 
 // TargetAccess (provider) asks what the target itself may do within the scope: one access review per
 // verb, resource and namespace.
-func (c *Cluster) TargetAccess(ctx context.Context, t exchange.Target, s exchange.Scope) (*ScopeAccess, error) {
+func TargetAccess(ctx context.Context, c *member.Cluster, t exchange.Target, s exchange.Scope) (*ScopeAccess, error) {
 	s = s.Canonical()
 	namespaces := s.Namespaces
 	if s.ClusterWide() {
@@ -192,7 +193,7 @@ func (c *Cluster) TargetAccess(ctx context.Context, t exchange.Target, s exchang
 	if len(checks) > maxScopeReviews {
 		return &ScopeAccess{}, nil
 	}
-	allowed, err := c.reviewAll(ctx, t, checks)
+	allowed, err := reviewAll(ctx, c, t, checks)
 	if err != nil {
 		return nil, err
 	}

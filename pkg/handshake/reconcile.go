@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // The sandbox holds only while its admission policies, their bindings and the tenant role are what this
@@ -23,17 +25,10 @@ import (
 
 var clusterRoleGVR = rbacv1.SchemeGroupVersion.WithResource("clusterroles")
 
-// installedObjects is what the cluster holds of those objects.
-type installedObjects struct {
-	policies map[string]*unstructured.Unstructured // by name
-	bindings map[string]*unstructured.Unstructured
-	role     *unstructured.Unstructured // nil: not there
-}
-
 // readInstalled reads the sandbox policies, their bindings and the tenant role, all at once.
-func (c *Cluster) readInstalled(ctx context.Context) (*installedObjects, error) {
-	have := &installedObjects{}
-	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy}).String()
+func readInstalled(ctx context.Context, c *member.Cluster) (*member.InstalledObjects, error) {
+	have := &member.InstalledObjects{}
+	sel := labels.SelectorFromSet(labels.Set{member.LabelManagedBy: member.ManagedBy}).String()
 	list := func(gvr schema.GroupVersionResource, into *map[string]*unstructured.Unstructured) func() error {
 		return func() error {
 			l, err := c.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: sel})
@@ -50,18 +45,18 @@ func (c *Cluster) readInstalled(ctx context.Context) (*installedObjects, error) 
 			return nil
 		}
 	}
-	err := parallel(
-		list(policyGVR, &have.policies),
-		list(policyBindingGVR, &have.bindings),
+	err := member.Parallel(
+		list(policyGVR, &have.Policies),
+		list(policyBindingGVR, &have.Bindings),
 		func() error {
-			u, err := c.Dynamic.Resource(clusterRoleGVR).Get(ctx, DefaultClusterRole, metav1.GetOptions{})
+			u, err := c.Dynamic.Resource(clusterRoleGVR).Get(ctx, member.DefaultClusterRole, metav1.GetOptions{})
 			switch {
 			case apierrors.IsNotFound(err):
 				return nil
 			case err != nil:
-				return fmt.Errorf("reading ClusterRole %s to check it: %w", DefaultClusterRole, err)
+				return fmt.Errorf("reading ClusterRole %s to check it: %w", member.DefaultClusterRole, err)
 			}
-			have.role = u
+			have.Role = u
 			return nil
 		},
 	)
@@ -69,11 +64,11 @@ func (c *Cluster) readInstalled(ctx context.Context) (*installedObjects, error) 
 }
 
 // takeInstalled returns the objects read alongside the cluster's record, or reads them now.
-func (c *Cluster) takeInstalled(ctx context.Context) (*installedObjects, error) {
-	have, err := c.installed, c.installedErr
-	c.installed, c.installedErr = nil, nil
+func takeInstalled(ctx context.Context, c *member.Cluster) (*member.InstalledObjects, error) {
+	have, err := c.Installed, c.InstalledErr
+	c.Installed, c.InstalledErr = nil, nil
 	if have == nil && err == nil {
-		return c.readInstalled(ctx)
+		return readInstalled(ctx, c)
 	}
 	return have, err
 }
@@ -81,69 +76,69 @@ func (c *Cluster) takeInstalled(ctx context.Context) (*installedObjects, error) 
 // ensureCurrent makes the installed objects current, once per process: from an older kubectl federate
 // (installGeneration) they are upgraded; otherwise each one that was deleted or changed is restored, with
 // a warning, since someone undid part of the sandbox.
-func (c *Cluster) ensureCurrent(ctx context.Context) error {
-	if c.verified {
+func ensureCurrent(ctx context.Context, c *member.Cluster) error {
+	if c.Verified {
 		return nil
 	}
-	have, err := c.takeInstalled(ctx)
+	have, err := takeInstalled(ctx, c)
 	if err != nil {
 		return err
 	}
-	if c.staleCM != nil {
-		if err := step(c.report(), "Upgrading this cluster's kubectl federate objects (CRDs, tenant role, admission policies)", "Cluster's kubectl federate objects up to date", func() error {
-			_, err := c.install(ctx, c.staleCM, "", have)
+	if c.StaleCM != nil {
+		if err := member.Step(c.Reporter(), "Upgrading this cluster's kubectl federate objects (CRDs, tenant role, admission policies)", "Cluster's kubectl federate objects up to date", func() error {
+			_, err := install(ctx, c, c.StaleCM, "", have)
 			return err
 		}); err != nil {
 			return err
 		}
-		c.staleCM = nil
+		c.StaleCM = nil
 		return nil
 	}
-	if err := c.reconcileInstalled(ctx, have, true); err != nil {
+	if err := reconcileInstalled(ctx, c, have, true); err != nil {
 		return err
 	}
-	c.verified = true
+	c.Verified = true
 	return nil
 }
 
 // reconcileInstalled creates what is missing and replaces what differs, each object on its own, all at
 // once; a policy goes before its binding. have nil (not read) applies every object. drift says the
 // objects are expected to be right already, so each one restored is reported.
-func (c *Cluster) reconcileInstalled(ctx context.Context, have *installedObjects, drift bool) error {
+func reconcileInstalled(ctx context.Context, c *member.Cluster, have *member.InstalledObjects, drift bool) error {
 	if have == nil {
-		have = &installedObjects{}
+		have = &member.InstalledObjects{}
 	}
 	warn := func(kind, name, what string) {
 		if drift && what != "" {
-			c.report().Warn(fmt.Sprintf("%s %s %s: restored (kubectl federate's sandbox depends on it)", kind, name, what))
+			c.Reporter().Warn(fmt.Sprintf("%s %s %s: restored (kubectl federate's sandbox depends on it)", kind, name, what))
 		}
 	}
 	role := defaultClusterRole()
 	jobs := []func() error{func() error {
-		what, err := c.converge(ctx, clusterRoleGVR, have.role, role, []string{"rules", "aggregationRule"}, func(u *unstructured.Unstructured) bool {
+		what, err := converge(ctx, c, clusterRoleGVR, have.Role, role, []string{"rules", "aggregationRule"}, func(u *unstructured.Unstructured) bool {
 			var h rbacv1.ClusterRole
-			return fromUnstructured(u, &h) == nil && h.AggregationRule == nil && apiequality.Semantic.DeepEqual(h.Rules, role.Rules)
+			return member.FromUnstructured(u, &h) == nil && h.AggregationRule == nil && apiequality.Semantic.DeepEqual(h.Rules, role.Rules)
 		})
 		if err != nil {
-			return fmt.Errorf("applying ClusterRole %s: %w", DefaultClusterRole, err)
+			return fmt.Errorf("applying ClusterRole %s: %w", member.DefaultClusterRole, err)
 		}
-		warn("ClusterRole", DefaultClusterRole, what)
+		warn("ClusterRole", member.DefaultClusterRole, what)
 		return nil
 	}}
 	for _, res := range SandboxPolicyResources {
 		policy, binding := sandboxPolicy(res), sandboxPolicyBinding(res)
 		jobs = append(jobs, func() error {
-			what, err := c.converge(ctx, policyGVR, have.policies[policy.Name], policy, []string{"spec"}, func(u *unstructured.Unstructured) bool {
+			what, err := converge(ctx, c, policyGVR, have.Policies[policy.Name], policy, []string{"spec"}, func(u *unstructured.Unstructured) bool {
 				var h admissionv1.ValidatingAdmissionPolicy
-				return fromUnstructured(u, &h) == nil && samePolicySpec(h.Spec, policy.Spec)
+				return member.FromUnstructured(u, &h) == nil && samePolicySpec(h.Spec, policy.Spec)
 			})
 			if err != nil {
 				return fmt.Errorf("applying ValidatingAdmissionPolicy %s: %w", policy.Name, err)
 			}
 			warn("ValidatingAdmissionPolicy", policy.Name, what)
-			what, err = c.converge(ctx, policyBindingGVR, have.bindings[binding.Name], binding, []string{"spec"}, func(u *unstructured.Unstructured) bool {
+			what, err = converge(ctx, c, policyBindingGVR, have.Bindings[binding.Name], binding, []string{"spec"}, func(u *unstructured.Unstructured) bool {
 				var h admissionv1.ValidatingAdmissionPolicyBinding
-				return fromUnstructured(u, &h) == nil && sameBindingSpec(h.Spec, binding.Spec)
+				return member.FromUnstructured(u, &h) == nil && sameBindingSpec(h.Spec, binding.Spec)
 			})
 			if err != nil {
 				return fmt.Errorf("applying ValidatingAdmissionPolicyBinding %s: %w", binding.Name, err)
@@ -152,22 +147,22 @@ func (c *Cluster) reconcileInstalled(ctx context.Context, have *installedObjects
 			return nil
 		})
 	}
-	return parallel(jobs...)
+	return member.Parallel(jobs...)
 }
 
 // converge makes one object what want says and tells what it found wrong ("" when nothing): a missing one
 // is created (server-side apply); a changed one is replaced whole in fields (an update, not an apply: an
 // apply would leave what another field manager added, such as a match condition that switches a policy
 // off). same tells whether an object is already right.
-func (c *Cluster) converge(ctx context.Context, gvr schema.GroupVersionResource, have *unstructured.Unstructured, want any, fields []string,
+func converge(ctx context.Context, c *member.Cluster, gvr schema.GroupVersionResource, have *unstructured.Unstructured, want any, fields []string,
 	same func(*unstructured.Unstructured) bool) (string, error) {
 	if have == nil {
-		return "was missing", c.applyTyped(ctx, gvr, "", want)
+		return "was missing", c.ApplyTyped(ctx, gvr, "", want)
 	}
-	if same(have) && have.GetLabels()[LabelManagedBy] == ManagedBy {
+	if same(have) && have.GetLabels()[member.LabelManagedBy] == member.ManagedBy {
 		return "", nil
 	}
-	w, err := toUnstructured(want)
+	w, err := member.ToUnstructured(want)
 	if err != nil {
 		return "", err
 	}
@@ -185,18 +180,18 @@ func (c *Cluster) converge(ctx context.Context, gvr schema.GroupVersionResource,
 		if l == nil {
 			l = map[string]string{}
 		}
-		l[LabelManagedBy] = ManagedBy
+		l[member.LabelManagedBy] = member.ManagedBy
 		u.SetLabels(l)
-		if _, err = res.Update(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager}); !apierrors.IsConflict(err) {
+		if _, err = res.Update(ctx, u, metav1.UpdateOptions{FieldManager: member.FieldManager}); !apierrors.IsConflict(err) {
 			return "was changed", err
 		}
 		fresh, gerr := res.Get(ctx, w.GetName(), metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(gerr):
-			return "was missing", c.applyTyped(ctx, gvr, "", want)
+			return "was missing", c.ApplyTyped(ctx, gvr, "", want)
 		case gerr != nil:
 			return "", gerr
-		case same(fresh) && fresh.GetLabels()[LabelManagedBy] == ManagedBy:
+		case same(fresh) && fresh.GetLabels()[member.LabelManagedBy] == member.ManagedBy:
 			return "", nil
 		}
 		have = fresh
@@ -251,4 +246,27 @@ func defaultMatchResources(m *admissionv1.MatchResources) {
 			}
 		}
 	}
+}
+
+// loadCurrent is Load for what issues or restricts credentials: when the cluster's admission policies,
+// CRDs or tenant role come from an older kubectl federate (installGeneration), they are brought up to date
+// first, so that nothing is issued under rules that do not yet know it (a token's ServiceAccount, a
+// cordon). Read-only commands use Load, which never writes.
+//
+// It also restores any of the sandbox's admission policies, their bindings and the tenant role that was
+// deleted or changed (ensureCurrent), reading them with the cluster's record: no extra round trip.
+func loadCurrent(ctx context.Context, c *member.Cluster) (*member.Self, error) {
+	self, err := c.LoadAlong(ctx, readInstalledFunc(c))
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureCurrent(ctx, c); err != nil {
+		return nil, err
+	}
+	return self, nil
+}
+
+// readInstalledFunc is readInstalled as the cluster's record read takes it, to send alongside.
+func readInstalledFunc(c *member.Cluster) func(context.Context) (*member.InstalledObjects, error) {
+	return func(ctx context.Context) (*member.InstalledObjects, error) { return readInstalled(ctx, c) }
 }

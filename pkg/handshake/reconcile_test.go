@@ -8,6 +8,9 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // What the API server fills in is not a change; what anyone adds, even a field we never set, is.
@@ -57,7 +60,7 @@ func TestSandboxPoliciesAreRestored(t *testing.T) {
 		if _, err := policies.Update(ctx, u, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		role, err := provider.dyn.Resource(clusterRoleGVR).Get(ctx, DefaultClusterRole, metav1.GetOptions{})
+		role, err := provider.dyn.Resource(clusterRoleGVR).Get(ctx, member.DefaultClusterRole, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,18 +74,18 @@ func TestSandboxPoliciesAreRestored(t *testing.T) {
 		for _, res := range SandboxPolicyResources {
 			u, err := policies.Get(ctx, SandboxName+"-"+res, metav1.GetOptions{})
 			var p admissionv1.ValidatingAdmissionPolicy
-			if err != nil || fromUnstructured(u, &p) != nil || !samePolicySpec(p.Spec, sandboxPolicy(res).Spec) {
+			if err != nil || member.FromUnstructured(u, &p) != nil || !samePolicySpec(p.Spec, sandboxPolicy(res).Spec) {
 				t.Errorf("%s: policy %s not restored (%v)", step, res, err)
 			}
 			u, err = bindings.Get(ctx, SandboxName+"-"+res, metav1.GetOptions{})
 			var b admissionv1.ValidatingAdmissionPolicyBinding
-			if err != nil || fromUnstructured(u, &b) != nil || !sameBindingSpec(b.Spec, sandboxPolicyBinding(res).Spec) {
+			if err != nil || member.FromUnstructured(u, &b) != nil || !sameBindingSpec(b.Spec, sandboxPolicyBinding(res).Spec) {
 				t.Errorf("%s: binding %s not restored (%v)", step, res, err)
 			}
 		}
-		role, err := provider.dyn.Resource(clusterRoleGVR).Get(ctx, DefaultClusterRole, metav1.GetOptions{})
+		role, err := provider.dyn.Resource(clusterRoleGVR).Get(ctx, member.DefaultClusterRole, metav1.GetOptions{})
 		if err != nil || !strings.Contains(fmtAny(role.Object["rules"]), "pods/exec") || strings.Contains(fmtAny(role.Object["rules"]), `"*"`) {
-			t.Errorf("%s: ClusterRole %s not restored: %v %v", step, DefaultClusterRole, role, err)
+			t.Errorf("%s: ClusterRole %s not restored: %v %v", step, member.DefaultClusterRole, role, err)
 		}
 	}
 	writes := func() []string {
@@ -97,12 +100,12 @@ func TestSandboxPoliciesAreRestored(t *testing.T) {
 
 	// init, on a fresh client (a new process).
 	tamper()
-	if _, err := (&Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now}).Init(ctx, ""); err != nil {
+	if _, err := Init(ctx, &member.Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now}, ""); err != nil {
 		t.Fatal(err)
 	}
 	intact("init")
 	provider.dyn.ClearActions()
-	if _, err := (&Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now}).Init(ctx, ""); err != nil {
+	if _, err := Init(ctx, &member.Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if w := writes(); len(w) != 0 {
@@ -112,15 +115,15 @@ func TestSandboxPoliciesAreRestored(t *testing.T) {
 	// An issuance (generate identity), also on a fresh client.
 	tamper()
 	tenant, _ := manualFlow(t, consumer, provider)
-	issuer := &Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now}
-	if _, err := issuer.IssueIdentity(ctx, issueOptions(tenant)); err != nil {
+	issuer := &member.Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now}
+	if _, err := IssueIdentity(ctx, issuer, issueOptions(tenant)); err != nil {
 		t.Fatal(err)
 	}
 	intact("generate identity")
 	provider.dyn.ClearActions()
 	consumer.dyn.ClearActions()
-	if _, err := Authenticate(ctx, consumer.Cluster, &Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now},
-		AuthenticateOptions{APIServer: "https://p:6443", KeyAlgorithm: KeyEd25519}); err != nil {
+	if _, err := Authenticate(ctx, consumer.Cluster, &member.Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now},
+		AuthenticateOptions{APIServer: "https://p:6443", KeyAlgorithm: credential.KeyEd25519}); err != nil {
 		t.Fatal(err)
 	}
 	if w := writes(); len(w) != 0 {
@@ -153,12 +156,12 @@ func (w *warnings) Warn(msg string) {
 func TestOlderGenerationIsUpgradedSilently(t *testing.T) {
 	_, provider := fakePair(t)
 	ctx := t.Context()
-	cms := provider.kube.CoreV1().ConfigMaps(SystemNamespace)
-	cm, err := cms.Get(ctx, ClusterConfigMap, metav1.GetOptions{})
+	cms := provider.kube.CoreV1().ConfigMaps(member.SystemNamespace)
+	cm, err := cms.Get(ctx, member.ClusterConfigMap, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm.Annotations[installGenAnnot] = "1"
+	cm.Annotations[member.InstallGenAnnot] = "1"
 	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -166,22 +169,22 @@ func TestOlderGenerationIsUpgradedSilently(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := &warnings{}
-	c := &Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now, Report: w}
-	if _, err := c.loadCurrent(ctx); err != nil {
+	c := &member.Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now, Report: w}
+	if _, err := loadCurrent(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := provider.dyn.Resource(policyGVR).Get(ctx, SandboxName+"-cordon-jobs", metav1.GetOptions{}); err != nil {
 		t.Errorf("the upgrade did not install the policy: %v", err)
 	}
-	if cm, _ = cms.Get(ctx, ClusterConfigMap, metav1.GetOptions{}); cm.Annotations[installGenAnnot] != installGeneration {
-		t.Errorf("install generation %q after the upgrade", cm.Annotations[installGenAnnot])
+	if cm, _ = cms.Get(ctx, member.ClusterConfigMap, metav1.GetOptions{}); cm.Annotations[member.InstallGenAnnot] != member.InstallGeneration {
+		t.Errorf("install generation %q after the upgrade", cm.Annotations[member.InstallGenAnnot])
 	}
 	if len(w.got) != 0 {
 		t.Errorf("an upgrade warned: %v", w.got)
 	}
 	// A second issuance in the same process reads nothing again.
 	provider.dyn.ClearActions()
-	if _, err := c.loadCurrent(ctx); err != nil || len(provider.dyn.Actions()) != 0 {
+	if _, err := loadCurrent(ctx, c); err != nil || len(provider.dyn.Actions()) != 0 {
 		t.Errorf("a second loadCurrent: %v, %d requests", err, len(provider.dyn.Actions()))
 	}
 }

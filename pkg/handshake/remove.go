@@ -16,19 +16,20 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // RemoveTenant (provider) revokes a consumer (see Revoke: binding first, then its workloads and tokens)
 // and removes its Tenant (and with it the pinned key), nonce, leftover CSRs and, unless keepNamespace, its
 // sandbox namespace, waiting until they are gone. It succeeds when there is nothing left to remove.
-func (c *Cluster) RemoveTenant(ctx context.Context, consumerID string, keepNamespace bool) error {
+func RemoveTenant(ctx context.Context, c *member.Cluster, consumerID string, keepNamespace bool) error {
 	// Nothing left to revoke (NotFound) is fine here: what remains of the pairing is still removed.
-	if _, err := c.Revoke(ctx, consumerID); err != nil && !errors.Is(err, ErrNotFound) {
+	if _, err := Revoke(ctx, c, consumerID); err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
-	r := c.report()
-	ns := TenantNamespace(consumerID)
-	granted, err := c.grantedNamespaces(ctx, consumerID)
+	r := c.Reporter()
+	ns := member.TenantNamespace(consumerID)
+	granted, err := grantedNamespaces(ctx, c, consumerID)
 	if err != nil {
 		return err
 	}
@@ -36,29 +37,29 @@ func (c *Cluster) RemoveTenant(ctx context.Context, consumerID string, keepNames
 	if len(granted) > 0 && !keepNamespace {
 		shown = fmt.Sprintf("%s and %d more", ns, len(granted))
 	}
-	return step(r, "Removing tenant "+consumerID, "Tenant "+consumerID+" removed (Tenant, nonce, CSRs, slice decisions, grants ledger"+nsNote(keepNamespace, shown)+")", func() error {
+	return member.Step(r, "Removing tenant "+consumerID, "Tenant "+consumerID+" removed (Tenant, nonce, CSRs, slice decisions, grants ledger"+nsNote(keepNamespace, shown)+")", func() error {
 		errs := []error{
-			ignoreNotFound(c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Delete(ctx, consumerID, metav1.DeleteOptions{})),
-			c.nonces().Delete(ctx, consumerID),
-			ignoreNotFound(c.Kube.CoreV1().ConfigMaps(SystemNamespace).Delete(ctx, sliceDecisionsName(consumerID), metav1.DeleteOptions{})),
+			member.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Delete(ctx, consumerID, metav1.DeleteOptions{})),
+			c.Nonces().Delete(ctx, consumerID),
+			member.IgnoreNotFound(c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Delete(ctx, sliceDecisionsName(consumerID), metav1.DeleteOptions{})),
 			// A later pairing makes the ledger up again from whatever namespaces are kept.
-			ignoreNotFound(c.Kube.CoreV1().ConfigMaps(SystemNamespace).Delete(ctx, GrantsLedgerName(consumerID), metav1.DeleteOptions{})),
-			ignoreNotFound(c.Kube.CoordinationV1().Leases(SystemNamespace).Delete(ctx, "authenticate-"+consumerID, metav1.DeleteOptions{})),
-			ignoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{},
-				metav1.ListOptions{LabelSelector: labels.SelectorFromSet(TenantLabels(consumerID)).String()})),
+			member.IgnoreNotFound(c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Delete(ctx, GrantsLedgerName(consumerID), metav1.DeleteOptions{})),
+			member.IgnoreNotFound(c.Kube.CoordinationV1().Leases(member.SystemNamespace).Delete(ctx, "authenticate-"+consumerID, metav1.DeleteOptions{})),
+			member.IgnoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{},
+				metav1.ListOptions{LabelSelector: labels.SelectorFromSet(member.TenantLabels(consumerID)).String()})),
 		}
 		if !keepNamespace {
 			// Every namespace at once: the tenant's, its slices' and its extra ones.
-			jobs := []func() error{func() error { return c.deleteNamespace(ctx, TenantNamespace(consumerID), consumerID) }}
+			jobs := []func() error{func() error { return deleteNamespace(ctx, c, member.TenantNamespace(consumerID), consumerID) }}
 			for _, g := range granted {
-				jobs = append(jobs, func() error { return c.deleteNamespace(ctx, g.Name, consumerID) })
+				jobs = append(jobs, func() error { return deleteNamespace(ctx, c, g.Name, consumerID) })
 			}
-			errs = append(errs, parallel(jobs...))
+			errs = append(errs, member.Parallel(jobs...))
 		}
 		if err := errors.Join(errs...); err != nil {
 			return err
 		}
-		return c.recordRemoved(ctx, RemovedConsumer, consumerID, consumerID)
+		return recordRemoved(ctx, c, RemovedConsumer, consumerID, consumerID)
 	})
 }
 
@@ -66,20 +67,20 @@ func (c *Cluster) RemoveTenant(ctx context.Context, consumerID string, keepNames
 // ResourceSlice record this cluster holds for it (the pairing's and its slices'), all in federate-system,
 // found by their labels. Nothing of the other direction of a two-way pairing is touched: those carry the
 // provider role.
-func (c *Cluster) RemoveIdentity(ctx context.Context, providerID string) error {
-	r := c.report()
-	return step(r, "Removing identity for "+providerID, "Identities for "+providerID+" removed (Identities, kubeconfigs, keys, slice records)", func() error {
-		sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(IdentityLabels(providerID)).String()}
+func RemoveIdentity(ctx context.Context, c *member.Cluster, providerID string) error {
+	r := c.Reporter()
+	return member.Step(r, "Removing identity for "+providerID, "Identities for "+providerID+" removed (Identities, kubeconfigs, keys, slice records)", func() error {
+		sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(member.IdentityLabels(providerID)).String()}
 		// The exports first, wherever they are: the collection below takes only federate-system's Secrets.
 		if err := errors.Join(
-			c.deleteExports(ctx, providerID, ""),
-			ignoreNotFound(c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
-			ignoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
-			ignoreNotFound(c.Kube.CoreV1().Secrets(SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
+			deleteExports(ctx, c, providerID, ""),
+			member.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
+			member.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
+			member.IgnoreNotFound(c.Kube.CoreV1().Secrets(member.SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
 		); err != nil {
 			return err
 		}
-		return c.recordRemoved(ctx, RemovedProvider, providerID, providerID)
+		return recordRemoved(ctx, c, RemovedProvider, providerID, providerID)
 	})
 }
 
@@ -92,7 +93,7 @@ func nsNote(keep bool, ns string) string {
 
 // deleteNamespace deletes a sandbox namespace this tool created for consumerID (never another one of the
 // same name) and watches until the namespace controller has finished with it.
-func (c *Cluster) deleteNamespace(ctx context.Context, name, consumerID string) error {
+func deleteNamespace(ctx context.Context, c *member.Cluster, name, consumerID string) error {
 	nss := c.Kube.CoreV1().Namespaces()
 	ns, err := nss.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -101,19 +102,19 @@ func (c *Cluster) deleteNamespace(ctx context.Context, name, consumerID string) 
 	if err != nil {
 		return err
 	}
-	if ns.Labels[LabelManagedBy] != ManagedBy || ns.Labels[LabelRemoteClusterID] != consumerID {
-		return fmt.Errorf("namespace %s %w for consumer %q: left in place", name, ErrNotOurs, consumerID)
+	if ns.Labels[member.LabelManagedBy] != member.ManagedBy || ns.Labels[member.LabelRemoteClusterID] != consumerID {
+		return fmt.Errorf("namespace %s %w for consumer %q: left in place", name, member.ErrNotOurs, consumerID)
 	}
 	if ns.DeletionTimestamp == nil {
 		if err := nss.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &ns.UID}}); err != nil {
-			return ignoreNotFound(err)
+			return member.IgnoreNotFound(err)
 		}
 	}
 	// The namespace controller usually finishes in seconds. An object whose finalizer no controller will
 	// ever remove (a tenant can orphan one: see docs/security.md) would keep the namespace terminating
 	// forever; by now nobody but this run acts there, so after a while its finalizers are removed.
 	wctx, cancel := context.WithTimeout(ctx, stuckNamespaceAfter)
-	err = c.waitDeleted(wctx, deletable[*corev1.Namespace](nss), name, ns.ResourceVersion)
+	err = c.WaitDeleted(wctx, member.Deletable[*corev1.Namespace](nss), name, ns.ResourceVersion)
 	cancel()
 	if err == nil {
 		return nil
@@ -121,8 +122,8 @@ func (c *Cluster) deleteNamespace(ctx context.Context, name, consumerID string) 
 	if ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("waiting for namespace %s to be deleted: %w", name, err)
 	}
-	c.report().Warn(fmt.Sprintf("Namespace %s is still terminating after %s: removing the finalizers left on its objects", name, stuckNamespaceAfter))
-	if err := c.stripFinalizers(ctx, name); err != nil {
+	c.Reporter().Warn(fmt.Sprintf("Namespace %s is still terminating after %s: removing the finalizers left on its objects", name, stuckNamespaceAfter))
+	if err := stripFinalizers(ctx, c, name); err != nil {
 		return fmt.Errorf("namespace %s: removing leftover finalizers: %w", name, err)
 	}
 	left, err := nss.Get(ctx, name, metav1.GetOptions{})
@@ -132,7 +133,7 @@ func (c *Cluster) deleteNamespace(ctx context.Context, name, consumerID string) 
 	if err != nil {
 		return err
 	}
-	if err := c.waitDeleted(ctx, deletable[*corev1.Namespace](nss), name, left.ResourceVersion); err != nil {
+	if err := c.WaitDeleted(ctx, member.Deletable[*corev1.Namespace](nss), name, left.ResourceVersion); err != nil {
 		return fmt.Errorf("waiting for namespace %s to be deleted: %w", name, err)
 	}
 	return nil
@@ -144,7 +145,7 @@ const stuckNamespaceAfter = 30 * time.Second
 
 // stripFinalizers removes the finalizers of every object left in a terminating namespace, through
 // discovery of its namespaced kinds.
-func (c *Cluster) stripFinalizers(ctx context.Context, ns string) error {
+func stripFinalizers(ctx context.Context, c *member.Cluster, ns string) error {
 	lists, err := c.Kube.Discovery().ServerPreferredNamespacedResources()
 	if err != nil && len(lists) == 0 {
 		return err
@@ -199,13 +200,13 @@ func (e *SwappedError) Error() string {
 // Unauthenticate removes a pairing on both sides, both at once, and returns both sides' errors. A pairing
 // neither side has anything of is Already if either remembers removing it, a *SwappedError if it exists
 // the other way round, and otherwise a *NotFoundError; in each case nothing is changed.
-func Unauthenticate(ctx context.Context, consumer, provider *Cluster, o UnauthenticateOptions) (Outcome, error) {
+func Unauthenticate(ctx context.Context, consumer, provider *member.Cluster, o UnauthenticateOptions) (Outcome, error) {
 	cID, cErr := clusterID(ctx, consumer, o.ConsumerID, "consumer")
 	pID, pErr := clusterID(ctx, provider, o.ProviderID, "provider")
-	if errors.Is(cErr, ErrNotInitialized) || errors.Is(pErr, ErrNotInitialized) {
-		r := consumer.report()
-		if errors.Is(pErr, ErrNotInitialized) {
-			r = provider.report()
+	if errors.Is(cErr, member.ErrNotInitialized) || errors.Is(pErr, member.ErrNotInitialized) {
+		r := consumer.Reporter()
+		if errors.Is(pErr, member.ErrNotInitialized) {
+			r = provider.Reporter()
 		}
 		r.Info("This cluster was never initialized: there is no pairing to remove")
 		return Already, nil
@@ -221,11 +222,11 @@ func Unauthenticate(ctx context.Context, consumer, provider *Cluster, o Unauthen
 			if pErr != nil {
 				side, sErr = "provider", pErr
 			}
-			return Done, fmt.Errorf("%w (the %s: %s)", ErrNeedUnreachableID, side, sErr.Error())
+			return Done, fmt.Errorf("%w (the %s: %s)", member.ErrNeedUnreachableID, side, sErr.Error())
 		}
 	}
 	if cID == pID {
-		return Done, fmt.Errorf("%w: both have cluster ID %q", ErrSameCluster, cID)
+		return Done, fmt.Errorf("%w: both have cluster ID %q", member.ErrSameCluster, cID)
 	}
 	if cErr == nil && pErr == nil {
 		if outcome, err := pairingExists(ctx, consumer, provider, cID, pID); err != nil || outcome == Already {
@@ -240,18 +241,18 @@ func Unauthenticate(ctx context.Context, consumer, provider *Cluster, o Unauthen
 		defer close(done)
 		if pErr != nil {
 			providerErr = fmt.Errorf("provider: not cleaned, unreachable (%w); left there: RoleBinding, workloads, Tenant, nonce, CSRs and namespace %s of consumer %q",
-				pErr, TenantNamespace(cID), cID)
-			provider.report().Warn(providerErr.Error())
+				pErr, member.TenantNamespace(cID), cID)
+			provider.Reporter().Warn(providerErr.Error())
 			return
 		}
-		providerErr = wrapSide("provider", provider.RemoveTenant(ctx, cID, o.KeepNamespaces))
+		providerErr = wrapSide("provider", RemoveTenant(ctx, provider, cID, o.KeepNamespaces))
 	}()
 	if cErr != nil {
 		consumerErr = fmt.Errorf("consumer: not cleaned, unreachable (%w); left there: Identity, kubeconfig Secret and keys of provider %q in namespace %s",
-			cErr, pID, SystemNamespace)
-		consumer.report().Warn(consumerErr.Error())
+			cErr, pID, member.SystemNamespace)
+		consumer.Reporter().Warn(consumerErr.Error())
 	} else {
-		consumerErr = wrapSide("consumer", consumer.RemoveIdentity(ctx, pID))
+		consumerErr = wrapSide("consumer", RemoveIdentity(ctx, consumer, pID))
 	}
 	<-done
 	return Done, errors.Join(providerErr, consumerErr)
@@ -259,7 +260,7 @@ func Unauthenticate(ctx context.Context, consumer, provider *Cluster, o Unauthen
 
 // pairingExists checks, before anything is removed, that the pairing consumer -> provider left something
 // on either side; Done means there is something to remove.
-func pairingExists(ctx context.Context, consumer, provider *Cluster, cID, pID string) (Outcome, error) {
+func pairingExists(ctx context.Context, consumer, provider *member.Cluster, cID, pID string) (Outcome, error) {
 	var fwdTenant, fwdIdentity, revTenant, revIdentity bool
 	var provRemoved, consRemoved bool
 	var known []string
@@ -272,22 +273,22 @@ func pairingExists(ctx context.Context, consumer, provider *Cluster, cID, pID st
 		}
 		return err
 	}
-	err := parallel(
-		func() error { var err error; fwdTenant, err = provider.holdsTenant(ctx, cID); return err },
-		func() error { var err error; fwdIdentity, err = consumer.holdsIdentity(ctx, pID); return err },
-		func() error { var err error; revTenant, err = consumer.holdsTenant(ctx, pID); return hint(err) },
-		func() error { var err error; revIdentity, err = provider.holdsIdentity(ctx, cID); return hint(err) },
+	err := member.Parallel(
+		func() error { var err error; fwdTenant, err = holdsTenant(ctx, provider, cID); return err },
+		func() error { var err error; fwdIdentity, err = holdsIdentity(ctx, consumer, pID); return err },
+		func() error { var err error; revTenant, err = holdsTenant(ctx, consumer, pID); return hint(err) },
+		func() error { var err error; revIdentity, err = holdsIdentity(ctx, provider, cID); return hint(err) },
 		func() error {
 			var err error
-			provRemoved, _, err = provider.removed(ctx, RemovedConsumer, cID, cID)
+			provRemoved, _, err = removed(ctx, provider, RemovedConsumer, cID, cID)
 			return hint(err)
 		},
 		func() error {
 			var err error
-			consRemoved, _, err = consumer.removed(ctx, RemovedProvider, pID, pID)
+			consRemoved, _, err = removed(ctx, consumer, RemovedProvider, pID, pID)
 			return hint(err)
 		},
-		func() error { var err error; known, err = provider.consumerIDs(ctx); return hint(err) },
+		func() error { var err error; known, err = consumerIDs(ctx, provider); return hint(err) },
 	)
 	switch {
 	case err != nil:
@@ -304,15 +305,15 @@ func pairingExists(ctx context.Context, consumer, provider *Cluster, cID, pID st
 
 // holdsTenant tells whether this cluster, as a provider, has anything of consumerID: its Tenant or its
 // sandbox namespace.
-func (c *Cluster) holdsTenant(ctx context.Context, consumerID string) (bool, error) {
-	_, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(TenantNamespace(consumerID)).Get(ctx, consumerID, metav1.GetOptions{})
+func holdsTenant(ctx context.Context, c *member.Cluster, consumerID string) (bool, error) {
+	_, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(member.TenantNamespace(consumerID)).Get(ctx, consumerID, metav1.GetOptions{})
 	if err == nil {
 		return true, nil
 	}
 	if !apierrors.IsNotFound(err) {
 		return false, err
 	}
-	ns, err := c.Kube.CoreV1().Namespaces().Get(ctx, TenantNamespace(consumerID), metav1.GetOptions{})
+	ns, err := c.Kube.CoreV1().Namespaces().Get(ctx, member.TenantNamespace(consumerID), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
@@ -321,8 +322,8 @@ func (c *Cluster) holdsTenant(ctx context.Context, consumerID string) (bool, err
 
 // holdsIdentity tells whether this cluster, as a consumer, holds anything for providerID: an Identity, a
 // kubeconfig, a waiting key, the record of an export.
-func (c *Cluster) holdsIdentity(ctx context.Context, providerID string) (bool, error) {
-	l, err := c.Kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(IdentityLabels(providerID)).String()})
+func holdsIdentity(ctx context.Context, c *member.Cluster, providerID string) (bool, error) {
+	l, err := c.Kube.CoreV1().Secrets(member.SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(member.IdentityLabels(providerID)).String()})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
@@ -330,18 +331,18 @@ func (c *Cluster) holdsIdentity(ctx context.Context, providerID string) (bool, e
 		return err == nil, err
 	}
 	// An export left by a run that could not read its namespace is still something to remove.
-	records, err := c.exportRecords(ctx, providerID, "", false)
+	records, err := exportRecords(ctx, c, providerID, "", false)
 	return len(records) > 0, err
 }
 
 // clusterID reads a cluster's ID; if that fails, it returns the ID given (if any) and the error.
-func clusterID(ctx context.Context, c *Cluster, given, side string) (string, error) {
+func clusterID(ctx context.Context, c *member.Cluster, given, side string) (string, error) {
 	self, err := c.Load(ctx)
 	if err != nil {
 		return given, err
 	}
 	if given != "" && given != self.ClusterID {
-		return "", &IDConflictError{Side: side, Want: given, Have: self.ClusterID}
+		return "", &member.IDConflictError{Side: side, Want: given, Have: self.ClusterID}
 	}
 	return self.ClusterID, nil
 }

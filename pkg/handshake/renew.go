@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // RenewOptions configure Renew.
@@ -36,16 +39,16 @@ type RenewResult struct {
 // and credential kind the provider recorded, so that a renewal changes nothing else), then each resource
 // slice this consumer imported from the provider (asked again with a new key, granted within what it had,
 // imported). A slice that fails does not stop the others; their errors are returned together.
-func Renew(ctx context.Context, consumer, provider *Cluster, o RenewOptions) (*RenewResult, error) {
-	var cSelf, pSelf *Self
-	if err := parallel(
+func Renew(ctx context.Context, consumer, provider *member.Cluster, o RenewOptions) (*RenewResult, error) {
+	var cSelf, pSelf *member.Self
+	if err := member.Parallel(
 		func() error { var err error; cSelf, err = consumer.Load(ctx); return wrapSide("consumer", err) },
 		// The provider issues: its sandbox's objects are checked with its record (see loadCurrent).
-		func() error { var err error; pSelf, err = provider.loadCurrent(ctx); return wrapSide("provider", err) },
+		func() error { var err error; pSelf, err = loadCurrent(ctx, provider); return wrapSide("provider", err) },
 	); err != nil {
 		return nil, err
 	}
-	tenant, err := provider.activeTenant(ctx, cSelf.ClusterID)
+	tenant, err := activeTenant(ctx, provider, cSelf.ClusterID)
 	if err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
@@ -66,15 +69,15 @@ func Renew(ctx context.Context, consumer, provider *Cluster, o RenewOptions) (*R
 	}
 	// The consumer's slices, and the lifetime each was granted with, which the provider recorded.
 	var held, granted []SliceInfo
-	if err := parallel(
+	if err := member.Parallel(
 		func() error {
 			var err error
-			held, err = consumer.ConsumerSlices(ctx, pSelf.ClusterID)
+			held, err = ConsumerSlices(ctx, consumer, pSelf.ClusterID)
 			return wrapSide("consumer", err)
 		},
 		func() error {
 			var err error
-			granted, err = provider.ProviderSlices(ctx, cSelf.ClusterID)
+			granted, err = ProviderSlices(ctx, provider, cSelf.ClusterID)
 			return wrapSide("provider", err)
 		},
 	); err != nil {
@@ -102,12 +105,12 @@ func Renew(ctx context.Context, consumer, provider *Cluster, o RenewOptions) (*R
 
 // renewSlice asks for a slice again with a new key, has the provider grant it within what it had (under
 // its class, with its credential kind) and imports it: the old key's user loses the slice's rights.
-func renewSlice(ctx context.Context, consumer, provider *Cluster, consumerID, providerID string, s SliceInfo, o RenewOptions, maxLifetime time.Duration) (*SliceImport, error) {
-	req, err := consumer.RequestSlice(ctx, SliceRequestOptions{ProviderID: providerID, Name: s.Name, Class: s.Class, Resources: s.Requested, KeyAlgorithm: o.KeyAlgorithm})
+func renewSlice(ctx context.Context, consumer, provider *member.Cluster, consumerID, providerID string, s SliceInfo, o RenewOptions, maxLifetime time.Duration) (*SliceImport, error) {
+	req, err := RequestSlice(ctx, consumer, SliceRequestOptions{ProviderID: providerID, Name: s.Name, Class: s.Class, Resources: s.Requested, KeyAlgorithm: o.KeyAlgorithm})
 	if err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)
 	}
-	if err := consumer.SubmitSlice(ctx, provider, req); err != nil {
+	if err := SubmitSlice(ctx, consumer, provider, req); err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
 	// Within what it had: the earlier grant bounds what was asked again (what the class added on its own,
@@ -122,9 +125,9 @@ func renewSlice(ctx context.Context, consumer, provider *Cluster, consumerID, pr
 	if err != nil {
 		return nil, err
 	}
-	credential := CredentialCertificate
-	if isCredentialUser(s.User, s.Namespace) {
-		credential = CredentialToken
+	credKind := credential.CredentialCertificate
+	if credential.IsCredentialUser(s.User, s.Namespace) {
+		credKind = credential.CredentialToken
 	}
 	// The slice's recorded lifetime, unless another was given, capped by the pairing's maximum.
 	expiration := s.Lifetime
@@ -134,12 +137,12 @@ func renewSlice(ctx context.Context, consumer, provider *Cluster, consumerID, pr
 	if maxLifetime > 0 && expiration > maxLifetime {
 		expiration = maxLifetime
 	}
-	granted, err := provider.AcceptSlice(ctx, AcceptSliceOptions{ConsumerID: consumerID, Name: s.Name, Grant: grant, Expiration: expiration,
-		Credential: credential, SignerTimeout: o.SignerTimeout})
+	granted, err := AcceptSlice(ctx, provider, AcceptSliceOptions{ConsumerID: consumerID, Name: s.Name, Grant: grant, Expiration: expiration,
+		Credential: credKind, SignerTimeout: o.SignerTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
-	imp, err := consumer.ImportSlice(ctx, ImportSliceOptions{ProviderID: providerID, Name: s.Name, Answer: granted, Provider: provider})
+	imp, err := ImportSlice(ctx, consumer, ImportSliceOptions{ProviderID: providerID, Name: s.Name, Answer: granted, Provider: provider})
 	if err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)
 	}

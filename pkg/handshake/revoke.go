@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // workloadGVRs are what can (re)create pods in a sandbox: they go before the pods, so nothing respawns.
@@ -45,16 +47,16 @@ var workloadGVRs = []schema.GroupVersionResource{
 // once after, so that nothing created in between survives; and the Tenant is marked Revoked. The namespaces
 // and their data stay for inspection. A consumer already revoked (or removed) is Already; one this cluster
 // has no record of is a *NotFoundError, and nothing is changed.
-func (c *Cluster) Revoke(ctx context.Context, consumerID string) (Outcome, error) {
-	ns := TenantNamespace(consumerID)
-	r := c.report()
+func Revoke(ctx context.Context, c *member.Cluster, consumerID string) (Outcome, error) {
+	ns := member.TenantNamespace(consumerID)
+	r := c.Reporter()
 	var tenant *v1alpha1.Tenant
 	var tenantErr, nsErr error
 	var granted []corev1.Namespace
 	var own *corev1.Namespace
-	if err := parallel(
-		func() error { tenant, tenantErr = c.readTenant(ctx, consumerID); return nil },
-		func() error { var err error; granted, err = c.grantedNamespaces(ctx, consumerID); return err },
+	if err := member.Parallel(
+		func() error { tenant, tenantErr = readTenant(ctx, c, consumerID); return nil },
+		func() error { var err error; granted, err = grantedNamespaces(ctx, c, consumerID); return err },
 		func() error { own, nsErr = c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); return nil },
 	); err != nil {
 		return Done, err
@@ -68,7 +70,7 @@ func (c *Cluster) Revoke(ctx context.Context, consumerID string) (Outcome, error
 		return Already, nil
 	case tenant == nil && (own == nil || nsErr != nil || !tenantOwner(consumerID).owns(own.Labels)) && len(granted) == 0:
 		// Nothing here for this consumer: removed earlier, or never known.
-		return c.consumerGone(ctx, consumerID)
+		return consumerGone(ctx, c, consumerID)
 	}
 	names := []string{ns}
 	for _, g := range granted {
@@ -80,7 +82,7 @@ func (c *Cluster) Revoke(ctx context.Context, consumerID string) (Outcome, error
 	}
 	var cut []boundUser
 	var unboundAt time.Time
-	if err := step(r, "Removing the RoleBindings of "+consumerID, "No RoleBinding left for "+consumerID+": its certificates grant nothing in "+what, func() error {
+	if err := member.Step(r, "Removing the RoleBindings of "+consumerID, "No RoleBinding left for "+consumerID+": its certificates grant nothing in "+what, func() error {
 		// A slice's key user is recorded too: a token slice binds another user, but its request's key must
 		// not be granted again either.
 		var keyUsers []RevokedUser
@@ -90,23 +92,23 @@ func (c *Cluster) Revoke(ctx context.Context, consumerID string) (Outcome, error
 			}
 		}
 		var err error
-		cut, err = c.unbindConsumer(ctx, consumerID, names, keyUsers)
+		cut, err = unbindConsumer(ctx, c, consumerID, names, keyUsers)
 		unboundAt = time.Now()
 		return err
 	}); err != nil {
 		return Done, err
 	}
 	stop := func() error {
-		jobs := []func() error{func() error { return c.stopIn(ctx, ns, tenantOwner(consumerID)) }}
+		jobs := []func() error{func() error { return stopIn(ctx, c, ns, tenantOwner(consumerID)) }}
 		for _, g := range granted {
-			jobs = append(jobs, func() error { return c.stopIn(ctx, g.Name, ownerOf(g.Labels)) })
+			jobs = append(jobs, func() error { return stopIn(ctx, c, g.Name, ownerOf(g.Labels)) })
 		}
-		return parallel(jobs...)
+		return member.Parallel(jobs...)
 	}
-	if err := step(r, "Stopping the tenant's workloads and tokens", "Workloads, pods and tokens of "+consumerID+" removed", func() error {
+	if err := member.Step(r, "Stopping the tenant's workloads and tokens", "Workloads, pods and tokens of "+consumerID+" removed", func() error {
 		// The first sweep runs while the refusal is confirmed; the second, once it is, takes whatever the
 		// tenant created before its requests were refused.
-		if err := parallel(stop, func() error { return c.confirmRefused(ctx, cut) }); err != nil {
+		if err := member.Parallel(stop, func() error { return confirmRefused(ctx, c, cut) }); err != nil {
 			return err
 		}
 		return stop()
@@ -114,7 +116,7 @@ func (c *Cluster) Revoke(ctx context.Context, consumerID string) (Outcome, error
 		return Done, err
 	}
 	if slices.ContainsFunc(cut, func(b boundUser) bool { return b.Target != "" }) {
-		if err := step(r, "Waiting out the API server's impersonation cache for the exchange credentials of "+consumerID,
+		if err := member.Step(r, "Waiting out the API server's impersonation cache for the exchange credentials of "+consumerID,
 			"Exchange credentials of "+consumerID+" refused", func() error {
 				if c.DryRun {
 					return nil // nothing was unbound
@@ -124,15 +126,15 @@ func (c *Cluster) Revoke(ctx context.Context, consumerID string) (Outcome, error
 			return Done, err
 		}
 	}
-	return Done, step(r, "Marking the Tenant revoked", "Tenant "+ns+"/"+consumerID+" marked "+PhaseRevoked, func() error {
+	return Done, member.Step(r, "Marking the Tenant revoked", "Tenant "+ns+"/"+consumerID+" marked "+PhaseRevoked, func() error {
 		// A merge patch of the phase alone: the pinned key, the expiry and the sandbox stay on record.
 		_, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Patch(ctx, consumerID, types.MergePatchType,
-			[]byte(`{"status":{"phase":"`+PhaseRevoked+`"}}`), metav1.PatchOptions{FieldManager: FieldManager}, "status")
+			[]byte(`{"status":{"phase":"`+PhaseRevoked+`"}}`), metav1.PatchOptions{FieldManager: member.FieldManager}, "status")
 		if apierrors.IsNotFound(err) {
 			return nil // nothing was ever issued, or it was removed
 		}
 		if err == nil {
-			c.audit(ctx, tenantObject(consumerID), EventRevoked, "every credential of consumer "+consumerID+" revoked in "+what, nil)
+			audit(ctx, c, tenantObject(consumerID), EventRevoked, "every credential of consumer "+consumerID+" revoked in "+what, nil)
 		}
 		return err
 	})
@@ -160,13 +162,13 @@ func waitUntil(ctx context.Context, t time.Time) error {
 // consumerGone answers a removal of a consumer this cluster holds nothing live for: Already if it was
 // removed or revoked here before (a tombstone, a revocation record), else a *NotFoundError naming the
 // consumers it has.
-func (c *Cluster) consumerGone(ctx context.Context, consumerID string) (Outcome, error) {
-	removed, _, err := c.removed(ctx, RemovedConsumer, consumerID, consumerID)
+func consumerGone(ctx context.Context, c *member.Cluster, consumerID string) (Outcome, error) {
+	removed, _, err := removed(ctx, c, RemovedConsumer, consumerID, consumerID)
 	if err != nil {
 		return Done, err
 	}
 	if !removed {
-		revoked, err := c.revokedUsers(ctx, consumerID)
+		revoked, err := revokedUsers(ctx, c, consumerID)
 		if err != nil {
 			return Done, err
 		}
@@ -175,15 +177,15 @@ func (c *Cluster) consumerGone(ctx context.Context, consumerID string) (Outcome,
 	if removed {
 		return Already, nil
 	}
-	known, err := c.consumerIDs(ctx)
+	known, err := consumerIDs(ctx, c)
 	if err != nil {
 		return Done, err
 	}
-	return Done, notFound("consumer", consumerID, "on this cluster (no Tenant "+TenantNamespace(consumerID)+"/"+consumerID+")", known)
+	return Done, notFound("consumer", consumerID, "on this cluster (no Tenant "+member.TenantNamespace(consumerID)+"/"+consumerID+")", known)
 }
 
 // consumerIDs lists the consumers this cluster has a Tenant for.
-func (c *Cluster) consumerIDs(ctx context.Context) ([]string, error) {
+func consumerIDs(ctx context.Context, c *member.Cluster) ([]string, error) {
 	l, err := c.Dynamic.Resource(v1alpha1.TenantGVR).List(ctx, metav1.ListOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -193,7 +195,7 @@ func (c *Cluster) consumerIDs(ctx context.Context) ([]string, error) {
 	}
 	var out []string
 	for _, it := range l.Items {
-		if strings.TrimPrefix(it.GetNamespace(), TenantNamespacePrefix) == it.GetName() {
+		if strings.TrimPrefix(it.GetNamespace(), member.TenantNamespacePrefix) == it.GetName() {
 			out = append(out, it.GetName())
 		}
 	}
@@ -201,13 +203,13 @@ func (c *Cluster) consumerIDs(ctx context.Context) ([]string, error) {
 }
 
 // readTenant reads a consumer's Tenant; nil and the NotFound error if it has none.
-func (c *Cluster) readTenant(ctx context.Context, consumerID string) (*v1alpha1.Tenant, error) {
-	u, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(TenantNamespace(consumerID)).Get(ctx, consumerID, metav1.GetOptions{})
+func readTenant(ctx context.Context, c *member.Cluster, consumerID string) (*v1alpha1.Tenant, error) {
+	u, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(member.TenantNamespace(consumerID)).Get(ctx, consumerID, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
 	var t v1alpha1.Tenant
-	if err := fromUnstructured(u, &t); err != nil {
+	if err := member.FromUnstructured(u, &t); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -226,27 +228,27 @@ type boundUser struct {
 // unbindConsumer deletes the consumer's RoleBindings in names and its exchange bindings, after recording
 // every user they name as revoked (one write, before anything is deleted, so that a failure leaves no
 // unrecorded user behind), and returns those users.
-func (c *Cluster) unbindConsumer(ctx context.Context, consumerID string, names []string, also []RevokedUser) ([]boundUser, error) {
+func unbindConsumer(ctx context.Context, c *member.Cluster, consumerID string, names []string, also []RevokedUser) ([]boundUser, error) {
 	rbs := make([]*rbacv1.RoleBinding, len(names))
 	var exchanges []exchangeBinding
 	jobs := make([]func() error, 0, len(names)+1)
 	for i, name := range names {
 		jobs = append(jobs, func() error {
 			var err error
-			rbs[i], err = c.ourRoleBinding(ctx, name, consumerID)
+			rbs[i], err = ourRoleBinding(ctx, c, name, consumerID)
 			return err
 		})
 	}
 	jobs = append(jobs, func() error {
 		var err error
-		exchanges, err = c.exchangeBindings(ctx, consumerID, func(string) bool { return true })
-		return ignoreNotFound(err)
+		exchanges, err = exchangeBindings(ctx, c, consumerID, func(string) bool { return true })
+		return member.IgnoreNotFound(err)
 	})
-	readErr := parallel(jobs...)
+	readErr := member.Parallel(jobs...)
 	cut := exchangeCut(exchanges)
 	for i, rb := range rbs {
 		if rb != nil && len(rb.Subjects) > 0 {
-			cut = append(cut, boundUser{User: subjectUser(rb.Subjects[0]), Groups: groupsOf(rb.Subjects[0]), Namespace: names[i]})
+			cut = append(cut, boundUser{User: credential.SubjectUser(rb.Subjects[0]), Groups: groupsOf(rb.Subjects[0]), Namespace: names[i]})
 		}
 	}
 	users := slices.Clone(also)
@@ -254,19 +256,19 @@ func (c *Cluster) unbindConsumer(ctx context.Context, consumerID string, names [
 		users = append(users, RevokedUser{User: b.User})
 	}
 	// Recorded even when a read failed: whatever was found is never bound again.
-	if err := c.recordRevoked(ctx, consumerID, users); err != nil {
+	if err := recordRevoked(ctx, c, consumerID, users); err != nil {
 		return cut, errors.Join(readErr, err)
 	}
 	dels := make([]func() error, 0, len(names)+1)
 	for i, rb := range rbs {
 		if rb != nil {
 			dels = append(dels, func() error {
-				return ignoreNotFound(c.Kube.RbacV1().RoleBindings(names[i]).Delete(ctx, RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
+				return member.IgnoreNotFound(c.Kube.RbacV1().RoleBindings(names[i]).Delete(ctx, member.RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
 			})
 		}
 	}
-	dels = append(dels, func() error { return c.removeExchanges(ctx, consumerID, exchanges) })
-	return cut, errors.Join(readErr, parallel(dels...))
+	dels = append(dels, func() error { return removeExchanges(ctx, c, consumerID, exchanges) })
+	return cut, errors.Join(readErr, member.Parallel(dels...))
 }
 
 // groupsOf is the groups a binding's subject authenticates with: a certificate's TenantGroup, a
@@ -275,14 +277,14 @@ func groupsOf(s rbacv1.Subject) []string {
 	if s.Kind == rbacv1.ServiceAccountKind {
 		return []string{"system:serviceaccounts", "system:serviceaccounts:" + s.Namespace, "system:authenticated"}
 	}
-	return []string{TenantGroup, "system:authenticated"}
+	return []string{member.TenantGroup, "system:authenticated"}
 }
 
 // confirmRefused asks the API server, with an access review per user, until each is refused what its
 // binding gave: creating pods in its namespace, or impersonating its target. The authorizer sees RBAC
 // through an informer, so a deleted binding may still allow for a moment; there is nothing to watch, so
 // each review repeats with a growing pause, bounded by policyTimeout.
-func (c *Cluster) confirmRefused(ctx context.Context, cut []boundUser) error {
+func confirmRefused(ctx context.Context, c *member.Cluster, cut []boundUser) error {
 	if c.DryRun {
 		return nil // no binding was deleted: the users are still allowed, as they should be
 	}
@@ -297,22 +299,22 @@ func (c *Cluster) confirmRefused(ctx context.Context, cut []boundUser) error {
 				}
 			}
 			for _, a := range attrs {
-				if err := c.waitDenied(ctx, b.User, b.Groups, a); err != nil {
+				if err := waitDenied(ctx, c, b.User, b.Groups, a); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
 	}
-	return parallel(jobs...)
+	return member.Parallel(jobs...)
 }
 
 // waitDenied repeats a SubjectAccessReview until it is denied.
-func (c *Cluster) waitDenied(ctx context.Context, user string, groups []string, a authzv1.ResourceAttributes) error {
+func waitDenied(ctx context.Context, c *member.Cluster, user string, groups []string, a authzv1.ResourceAttributes) error {
 	deadline := time.Now().Add(policyTimeout)
 	pause := 50 * time.Millisecond
 	for {
-		allowed, err := c.accessReview(ctx, user, groups, a)
+		allowed, err := accessReview(ctx, c, user, groups, a)
 		if err != nil {
 			return fmt.Errorf("confirming that %s may no longer %s %s: %w", user, a.Verb, a.Resource, err)
 		}
@@ -320,7 +322,7 @@ func (c *Cluster) waitDenied(ctx context.Context, user string, groups []string, 
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return &StillAllowedError{User: user, What: fmt.Sprintf("%s %s%s %s", a.Verb, a.Resource, nsNoteOf(a.Namespace), a.Name), After: policyTimeout}
+			return &member.StillAllowedError{User: user, What: fmt.Sprintf("%s %s%s %s", a.Verb, a.Resource, nsNoteOf(a.Namespace), a.Name), After: policyTimeout}
 		}
 		select {
 		case <-ctx.Done():
@@ -339,7 +341,7 @@ func nsNoteOf(ns string) string {
 }
 
 // accessReview asks whether user, in groups, may do a.
-func (c *Cluster) accessReview(ctx context.Context, user string, groups []string, a authzv1.ResourceAttributes) (bool, error) {
+func accessReview(ctx context.Context, c *member.Cluster, user string, groups []string, a authzv1.ResourceAttributes) (bool, error) {
 	r, err := c.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{
 		Spec: authzv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &a},
 	}, metav1.CreateOptions{})
@@ -351,29 +353,29 @@ func (c *Cluster) accessReview(ctx context.Context, user string, groups []string
 
 // ourRoleBinding reads the tenant RoleBinding of a namespace: nil if there is none; an error if one of
 // that name was not made by kubectl federate for consumerID.
-func (c *Cluster) ourRoleBinding(ctx context.Context, ns, consumerID string) (*rbacv1.RoleBinding, error) {
-	rb, err := c.Kube.RbacV1().RoleBindings(ns).Get(ctx, RoleBindingName, metav1.GetOptions{})
+func ourRoleBinding(ctx context.Context, c *member.Cluster, ns, consumerID string) (*rbacv1.RoleBinding, error) {
+	rb, err := c.Kube.RbacV1().RoleBindings(ns).Get(ctx, member.RoleBindingName, metav1.GetOptions{})
 	if err != nil {
-		return nil, ignoreNotFound(err)
+		return nil, member.IgnoreNotFound(err)
 	}
-	if rb.Labels[LabelManagedBy] != ManagedBy || rb.Labels[LabelRemoteClusterID] != consumerID {
-		return nil, fmt.Errorf("RoleBinding %s/%s %w for consumer %q: left in place", ns, RoleBindingName, ErrNotOurs, consumerID)
+	if rb.Labels[member.LabelManagedBy] != member.ManagedBy || rb.Labels[member.LabelRemoteClusterID] != consumerID {
+		return nil, fmt.Errorf("RoleBinding %s/%s %w for consumer %q: left in place", ns, member.RoleBindingName, member.ErrNotOurs, consumerID)
 	}
 	return rb, nil
 }
 
 // deleteRoleBinding deletes the tenant RoleBinding of a namespace if kubectl federate made it for
 // consumerID; another one of that name is left in place, with an error.
-func (c *Cluster) deleteRoleBinding(ctx context.Context, ns, consumerID string) error {
-	rb, err := c.ourRoleBinding(ctx, ns, consumerID)
+func deleteRoleBinding(ctx context.Context, c *member.Cluster, ns, consumerID string) error {
+	rb, err := ourRoleBinding(ctx, c, ns, consumerID)
 	if rb == nil || err != nil {
 		return err
 	}
-	return ignoreNotFound(c.Kube.RbacV1().RoleBindings(ns).Delete(ctx, RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
+	return member.IgnoreNotFound(c.Kube.RbacV1().RoleBindings(ns).Delete(ctx, member.RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
 }
 
 // stopIn stops what runs in a namespace created for owner; a namespace of another owner is not touched.
-func (c *Cluster) stopIn(ctx context.Context, ns string, owner nsOwner) error {
+func stopIn(ctx context.Context, c *member.Cluster, ns string, owner nsOwner) error {
 	live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -385,13 +387,13 @@ func (c *Cluster) stopIn(ctx context.Context, ns string, owner nsOwner) error {
 		return nil // the namespace controller is already removing everything in it
 	}
 	if !owner.owns(live.Labels) {
-		return fmt.Errorf("namespace %s %w for %s: nothing in it was touched", ns, ErrNotOurs, owner)
+		return fmt.Errorf("namespace %s %w for %s: nothing in it was touched", ns, member.ErrNotOurs, owner)
 	}
-	return c.stopTenant(ctx, ns)
+	return stopTenant(ctx, c, ns)
 }
 
 // revokeNamespace takes one granted namespace's rights away and stops what runs there.
-func (c *Cluster) revokeNamespace(ctx context.Context, ns string, owner nsOwner) error {
+func revokeNamespace(ctx context.Context, c *member.Cluster, ns string, owner nsOwner) error {
 	live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -400,33 +402,33 @@ func (c *Cluster) revokeNamespace(ctx context.Context, ns string, owner nsOwner)
 		return err
 	}
 	if !owner.owns(live.Labels) {
-		return fmt.Errorf("namespace %s %w for %s: left in place", ns, ErrNotOurs, owner)
+		return fmt.Errorf("namespace %s %w for %s: left in place", ns, member.ErrNotOurs, owner)
 	}
-	if err := c.deleteRoleBinding(ctx, ns, owner.consumerID); err != nil {
+	if err := deleteRoleBinding(ctx, c, ns, owner.consumerID); err != nil {
 		return err
 	}
 	if live.DeletionTimestamp != nil {
 		return nil
 	}
-	return c.stopTenant(ctx, ns)
+	return stopTenant(ctx, c, ns)
 }
 
 // stopTenant deletes what runs in the sandbox and the tokens it could use: workloads and token Secrets at
 // once, then the pods, then the default ServiceAccount, which is recreated without token automount.
-func (c *Cluster) stopTenant(ctx context.Context, ns string) error {
+func stopTenant(ctx context.Context, c *member.Cluster, ns string) error {
 	tokens := make(chan error, 1)
 	go func() {
-		tokens <- ignoreNotFound(c.Kube.CoreV1().Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{
+		tokens <- member.IgnoreNotFound(c.Kube.CoreV1().Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{
 			FieldSelector: fields.OneTermEqualSelector("type", "kubernetes.io/service-account-token").String(),
 		}))
 	}()
-	errs := []error{c.deleteRunners(ctx, ns), <-tokens}
+	errs := []error{deleteRunners(ctx, c, ns), <-tokens}
 	// A Token credential dies with its ServiceAccount: from now on it does not even authenticate.
-	errs = append(errs, c.deleteCredentialAccounts(ctx, ns, ""))
+	errs = append(errs, credential.DeleteCredentialAccounts(ctx, c, ns, ""))
 	sas := c.Kube.CoreV1().ServiceAccounts(ns)
-	if err := ignoreNotFound(sas.Delete(ctx, "default", metav1.DeleteOptions{})); err != nil {
+	if err := member.IgnoreNotFound(sas.Delete(ctx, "default", metav1.DeleteOptions{})); err != nil {
 		errs = append(errs, err)
-	} else if err := c.applyTyped(ctx, serviceAccountGVR, ns, sandboxServiceAccount(ns)); err != nil && !apierrors.IsNotFound(err) {
+	} else if err := c.ApplyTyped(ctx, serviceAccountGVR, ns, sandboxServiceAccount(ns)); err != nil && !apierrors.IsNotFound(err) {
 		errs = append(errs, fmt.Errorf("recreating ServiceAccount %s/default: %w", ns, err))
 	}
 	return errors.Join(errs...)
@@ -434,16 +436,16 @@ func (c *Cluster) stopTenant(ctx context.Context, ns string) error {
 
 // deleteRunners deletes every workload of a namespace at once, then its pods with no grace period: their
 // containers are killed and every stream into them ends, and nothing respawns them.
-func (c *Cluster) deleteRunners(ctx context.Context, ns string) error {
+func deleteRunners(ctx context.Context, c *member.Cluster, ns string) error {
 	background := metav1.DeletePropagationBackground
 	all := metav1.ListOptions{}
 	jobs := make([]func() error, len(workloadGVRs))
 	for i, gvr := range workloadGVRs {
 		jobs[i] = func() error {
-			return ignoreNotFound(c.Dynamic.Resource(gvr).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, all))
+			return member.IgnoreNotFound(c.Dynamic.Resource(gvr).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, all))
 		}
 	}
-	err := parallel(jobs...)
+	err := member.Parallel(jobs...)
 	zero := int64(0)
-	return errors.Join(err, ignoreNotFound(c.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, all)))
+	return errors.Join(err, member.IgnoreNotFound(c.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, all)))
 }

@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Nothing revoked ever regains rights. A certificate cannot be taken back: it authenticates until it
@@ -52,22 +54,22 @@ type RevokedUser struct {
 
 // recordRevoked adds users to a consumer's revocation record, dropping entries whose credential has
 // expired; concurrent writers are serialized by the record's resourceVersion.
-func (c *Cluster) recordRevoked(ctx context.Context, consumerID string, users []RevokedUser) error {
+func recordRevoked(ctx context.Context, c *member.Cluster, consumerID string, users []RevokedUser) error {
 	if len(users) == 0 {
 		return nil
 	}
-	cms := c.Kube.CoreV1().ConfigMaps(SystemNamespace)
+	cms := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace)
 	name := revokedRecordName(consumerID)
-	now := c.now()
+	now := c.CurrentTime()
 	for {
 		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
 		create := apierrors.IsNotFound(err)
 		if err != nil && !create {
-			return fmt.Errorf("reading the revocation record %s/%s: %w", SystemNamespace, name, err)
+			return fmt.Errorf("reading the revocation record %s/%s: %w", member.SystemNamespace, name, err)
 		}
 		if create {
-			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace,
-				Labels: map[string]string{LabelManagedBy: ManagedBy, LabelRevocations: consumerID}}}
+			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: member.SystemNamespace,
+				Labels: map[string]string{member.LabelManagedBy: member.ManagedBy, LabelRevocations: consumerID}}}
 		}
 		data := map[string]string{}
 		for k, v := range cm.Data {
@@ -102,7 +104,7 @@ func (c *Cluster) recordRevoked(ctx context.Context, consumerID string, users []
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("recording the revoked users of consumer %q in %s/%s: %w", consumerID, SystemNamespace, name, err)
+			return fmt.Errorf("recording the revoked users of consumer %q in %s/%s: %w", consumerID, member.SystemNamespace, name, err)
 		}
 		return nil
 	}
@@ -118,16 +120,16 @@ func parseRevokedEntry(v string) (time.Time, string, bool) {
 }
 
 // revokedUsers reads a consumer's revocation record: the users never to bind again, with when that ends.
-func (c *Cluster) revokedUsers(ctx context.Context, consumerID string) (map[string]time.Time, error) {
-	cm, err := c.Kube.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, revokedRecordName(consumerID), metav1.GetOptions{})
+func revokedUsers(ctx context.Context, c *member.Cluster, consumerID string) (map[string]time.Time, error) {
+	cm, err := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, revokedRecordName(consumerID), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return map[string]time.Time{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the revocation record %s/%s: %w", SystemNamespace, revokedRecordName(consumerID), err)
+		return nil, fmt.Errorf("reading the revocation record %s/%s: %w", member.SystemNamespace, revokedRecordName(consumerID), err)
 	}
 	out := map[string]time.Time{}
-	now := c.now()
+	now := c.CurrentTime()
 	for _, v := range cm.Data {
 		if until, user, ok := parseRevokedEntry(v); ok && now.Before(until) {
 			out[user] = until
@@ -137,8 +139,8 @@ func (c *Cluster) revokedUsers(ctx context.Context, consumerID string) (map[stri
 }
 
 // checkNotRevoked refuses a user found in the consumer's revocation record.
-func (c *Cluster) checkNotRevoked(ctx context.Context, consumerID, user string) error {
-	revoked, err := c.revokedUsers(ctx, consumerID)
+func checkNotRevoked(ctx context.Context, c *member.Cluster, consumerID, user string) error {
+	revoked, err := revokedUsers(ctx, c, consumerID)
 	if err != nil {
 		return err
 	}
@@ -149,8 +151,8 @@ func (c *Cluster) checkNotRevoked(ctx context.Context, consumerID, user string) 
 }
 
 // RevokedUsers (provider) lists the users recorded as revoked for a consumer, sorted.
-func (c *Cluster) RevokedUsers(ctx context.Context, consumerID string) ([]string, error) {
-	m, err := c.revokedUsers(ctx, consumerID)
+func RevokedUsers(ctx context.Context, c *member.Cluster, consumerID string) ([]string, error) {
+	m, err := revokedUsers(ctx, c, consumerID)
 	if err != nil {
 		return nil, err
 	}

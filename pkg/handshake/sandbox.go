@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Every namespace a tenant is granted is a sandbox that the API server enforces by itself, with no
@@ -141,14 +142,14 @@ func ParseResourceList(field, s string) (corev1.ResourceList, error) {
 	for _, kv := range strings.Split(s, ",") {
 		name, value, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok || name == "" || value == "" {
-			return nil, fmt.Errorf("%s %q: each entry must be NAME=QUANTITY", field, truncate(kv))
+			return nil, fmt.Errorf("%s %q: each entry must be NAME=QUANTITY", field, member.Truncate(kv))
 		}
 		if errs := validation.IsQualifiedName(name); len(errs) > 0 {
-			return nil, fmt.Errorf("%s: %q is not a resource name", field, truncate(name))
+			return nil, fmt.Errorf("%s: %q is not a resource name", field, member.Truncate(name))
 		}
 		q, err := resource.ParseQuantity(value)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s=%q is not a quantity", field, name, truncate(value))
+			return nil, fmt.Errorf("%s: %s=%q is not a quantity", field, name, member.Truncate(value))
 		}
 		if q.Sign() < 0 {
 			return nil, fmt.Errorf("%s: %s=%s must not be negative", field, name, value)
@@ -167,7 +168,7 @@ func (o SandboxOptions) Validate() (SandboxOptions, error) {
 		o.PodSecurity = PodSecurityRestricted
 	}
 	if !slices.Contains(PodSecurityLevels, o.PodSecurity) {
-		return o, fmt.Errorf("pod security level %q: must be one of %s", truncate(o.PodSecurity), strings.Join(PodSecurityLevels, ", "))
+		return o, fmt.Errorf("pod security level %q: must be one of %s", member.Truncate(o.PodSecurity), strings.Join(PodSecurityLevels, ", "))
 	}
 	for _, l := range []struct {
 		names []string
@@ -208,7 +209,7 @@ func sortedSet(l []string) []string {
 // ValidatePriorityClass checks a priority class a tenant may be allowed.
 func ValidatePriorityClass(pc string) error {
 	if errs := validation.IsDNS1123Subdomain(pc); len(errs) > 0 {
-		return fmt.Errorf("priority class %q: is not a valid name", truncate(pc))
+		return fmt.Errorf("priority class %q: is not a valid name", member.Truncate(pc))
 	}
 	if strings.HasPrefix(pc, "system-") {
 		return fmt.Errorf("priority class %q: system-* classes preempt the cluster's own pods and are never allowed for a tenant", pc)
@@ -219,7 +220,7 @@ func ValidatePriorityClass(pc string) error {
 // ValidateStorageClass checks a storage class a tenant's volume claims may be allowed to name.
 func ValidateStorageClass(name string) error {
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return fmt.Errorf("storage class %q: is not a valid name", truncate(name))
+		return fmt.Errorf("storage class %q: is not a valid name", member.Truncate(name))
 	}
 	return nil
 }
@@ -227,7 +228,7 @@ func ValidateStorageClass(name string) error {
 // ValidateToleration checks a taint key a tenant's pods may be allowed to tolerate.
 func ValidateToleration(key string) error {
 	if errs := validation.IsQualifiedName(key); len(errs) > 0 {
-		return fmt.Errorf("toleration %q: is not a valid taint key", truncate(key))
+		return fmt.Errorf("toleration %q: is not a valid taint key", member.Truncate(key))
 	}
 	if slices.Contains(ControlPlaneTaints, key) {
 		return fmt.Errorf("toleration %q: the control plane's taints keep workloads off the nodes that run the cluster and are never tolerated in a sandbox", key)
@@ -238,7 +239,7 @@ func ValidateToleration(key string) error {
 // ValidateRuntimeClass checks a runtime class a tenant's pods may be allowed to name.
 func ValidateRuntimeClass(name string) error {
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return fmt.Errorf("runtime class %q: is not a valid name", truncate(name))
+		return fmt.Errorf("runtime class %q: is not a valid name", member.Truncate(name))
 	}
 	return nil
 }
@@ -246,7 +247,7 @@ func ValidateRuntimeClass(name string) error {
 // ValidateScheduler checks a scheduler a tenant's pods may be allowed to name.
 func ValidateScheduler(name string) error {
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return fmt.Errorf("scheduler %q: is not a valid name", truncate(name))
+		return fmt.Errorf("scheduler %q: is not a valid name", member.Truncate(name))
 	}
 	return nil
 }
@@ -306,14 +307,16 @@ func FormatResourceList(m map[string]string) string {
 // namespace, a slice's, or an extra one).
 type nsOwner struct{ consumerID, kind, slice string }
 
-func tenantOwner(consumerID string) nsOwner { return nsOwner{consumerID: consumerID, kind: KindTenant} }
+func tenantOwner(consumerID string) nsOwner {
+	return nsOwner{consumerID: consumerID, kind: member.KindTenant}
+}
 
 // labels are the ownership labels the namespace carries.
 func (o nsOwner) labels() map[string]string {
-	l := TenantLabels(o.consumerID)
-	l[LabelNamespaceKind] = o.kind
+	l := member.TenantLabels(o.consumerID)
+	l[member.LabelNamespaceKind] = o.kind
 	if o.slice != "" {
-		l[LabelSlice] = o.slice
+		l[member.LabelSlice] = o.slice
 	}
 	return l
 }
@@ -321,19 +324,19 @@ func (o nsOwner) labels() map[string]string {
 // owns tells whether a namespace with these labels was created by kubectl federate for exactly this
 // owner. Tenant namespaces created before the kind label existed carry none; they count as tenant ones.
 func (o nsOwner) owns(l map[string]string) bool {
-	kind, hasKind := l[LabelNamespaceKind]
-	if !hasKind && o.kind == KindTenant {
-		kind = KindTenant
+	kind, hasKind := l[member.LabelNamespaceKind]
+	if !hasKind && o.kind == member.KindTenant {
+		kind = member.KindTenant
 	}
-	return l[LabelManagedBy] == ManagedBy && l[LabelRemoteClusterID] == o.consumerID && l[LabelRole] == RoleProvider &&
-		kind == o.kind && l[LabelSlice] == o.slice
+	return l[member.LabelManagedBy] == member.ManagedBy && l[member.LabelRemoteClusterID] == o.consumerID && l[member.LabelRole] == member.RoleProvider &&
+		kind == o.kind && l[member.LabelSlice] == o.slice
 }
 
 func (o nsOwner) String() string {
 	switch o.kind {
-	case KindSlice:
+	case member.KindSlice:
 		return fmt.Sprintf("resource slice %q of consumer %q", o.slice, o.consumerID)
-	case KindExtra:
+	case member.KindExtra:
 		return fmt.Sprintf("an extra namespace of consumer %q", o.consumerID)
 	}
 	return fmt.Sprintf("consumer %q", o.consumerID)
@@ -344,7 +347,7 @@ func (o nsOwner) String() string {
 // adopted. The objects inside are server-side applied, all at once, so a re-run with other options
 // converges.
 // also run alongside the objects, once the namespace is there.
-func (c *Cluster) ensureSandbox(ctx context.Context, ns string, owner nsOwner, o SandboxOptions, also ...func() error) error {
+func ensureSandbox(ctx context.Context, c *member.Cluster, ns string, owner nsOwner, o SandboxOptions, also ...func() error) error {
 	consumerID := owner.consumerID
 	labels := owner.labels()
 	labels[LabelSandbox] = "true"
@@ -352,38 +355,38 @@ func (c *Cluster) ensureSandbox(ctx context.Context, ns string, owner nsOwner, o
 		labels[psaPrefix+mode] = o.PodSecurity
 		labels[psaPrefix+mode+"-version"] = "latest"
 	}
-	if err := c.ensureOwnNamespace(ctx, ns, owner, labels, o.annotations()); err != nil {
+	if err := ensureOwnNamespace(ctx, c, ns, owner, labels, o.annotations()); err != nil {
 		return err
 	}
 	// The probes test what the namespace's labels and the cluster's admission policies enforce, not the
 	// objects applied here, so they go at the same time.
-	return parallel(append(also,
-		func() error { return c.applySandboxQuota(ctx, ns, owner, o) },
+	return member.Parallel(append(also,
+		func() error { return applySandboxQuota(ctx, c, ns, owner, o) },
 		func() error {
-			return wrapApply("LimitRange", ns, c.applyTyped(ctx, limitRangeGVR, ns, sandboxLimitRange(ns, consumerID, o)))
+			return wrapApply("LimitRange", ns, c.ApplyTyped(ctx, limitRangeGVR, ns, sandboxLimitRange(ns, consumerID, o)))
 		},
 		func() error {
-			return wrapApply("NetworkPolicy", ns, c.applyTyped(ctx, networkPolicyGVR, ns, sandboxNetworkPolicy(ns, consumerID)))
+			return wrapApply("NetworkPolicy", ns, c.ApplyTyped(ctx, networkPolicyGVR, ns, sandboxNetworkPolicy(ns, consumerID)))
 		},
 		func() error {
-			return wrapApply("ServiceAccount", ns, c.applyTyped(ctx, serviceAccountGVR, ns, sandboxServiceAccount(ns)))
+			return wrapApply("ServiceAccount", ns, c.ApplyTyped(ctx, serviceAccountGVR, ns, sandboxServiceAccount(ns)))
 		},
-		func() error { return c.waitEnforced(ctx, ns, o.PodSecurity) },
+		func() error { return waitEnforced(ctx, c, ns, o.PodSecurity) },
 	)...)
 }
 
 // applyQuota server-side applies the quota and returns it as stored, with its status.
-func (c *Cluster) applyQuota(ctx context.Context, ns string, q *corev1.ResourceQuota) (*corev1.ResourceQuota, error) {
-	u, err := toUnstructured(q)
+func applyQuota(ctx context.Context, c *member.Cluster, ns string, q *corev1.ResourceQuota) (*corev1.ResourceQuota, error) {
+	u, err := member.ToUnstructured(q)
 	if err != nil {
 		return nil, err
 	}
-	out, err := c.Dynamic.Resource(resourceQuotaGVR).Namespace(ns).Apply(ctx, q.Name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	out, err := c.Dynamic.Resource(resourceQuotaGVR).Namespace(ns).Apply(ctx, q.Name, u, metav1.ApplyOptions{FieldManager: member.FieldManager, Force: true})
 	if err != nil {
 		return nil, err
 	}
 	applied := &corev1.ResourceQuota{}
-	return applied, fromUnstructured(out, applied)
+	return applied, member.FromUnstructured(out, applied)
 }
 
 func wrapApply(kind, ns string, err error) error {
@@ -396,8 +399,8 @@ func wrapApply(kind, ns string, err error) error {
 // ensureOwnNamespace creates the namespace with labels and annotations, or converges one this tool created
 // for owner; one that is terminating (a previous unauthenticate) is waited out and created again.
 // checkOwnNamespace refuses, before anything is issued, a namespace of this name that is not owner's.
-func (c *Cluster) checkOwnNamespace(ctx context.Context, name string, owner nsOwner) error {
-	existing, err := c.namespaceRead(name).peek(ctx, c)
+func checkOwnNamespace(ctx context.Context, c *member.Cluster, name string, owner nsOwner) error {
+	existing, err := c.NamespaceRead(name).Peek(ctx, c)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -405,16 +408,16 @@ func (c *Cluster) checkOwnNamespace(ctx context.Context, name string, owner nsOw
 		return err
 	}
 	if !owner.owns(existing.Labels) {
-		return fmt.Errorf("namespace %s exists and %w for %s: refusing to adopt it (%w: delete or rename that namespace, or use another name or cluster ID)", name, ErrNotOurs, owner, ErrNameTaken)
+		return fmt.Errorf("namespace %s exists and %w for %s: refusing to adopt it (%w: delete or rename that namespace, or use another name or cluster ID)", name, member.ErrNotOurs, owner, member.ErrNameTaken)
 	}
 	return nil
 }
 
-func (c *Cluster) ensureOwnNamespace(ctx context.Context, name string, owner nsOwner, labels, annotations map[string]string) error {
+func ensureOwnNamespace(ctx context.Context, c *member.Cluster, name string, owner nsOwner, labels, annotations map[string]string) error {
 	nss := c.Kube.CoreV1().Namespaces()
 	want := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations}}
 	for {
-		existing, err := c.namespaceRead(name).take(ctx, c)
+		existing, err := c.NamespaceRead(name).Take(ctx, c)
 		if apierrors.IsNotFound(err) {
 			_, err = nss.Create(ctx, want, metav1.CreateOptions{})
 			if apierrors.IsAlreadyExists(err) {
@@ -426,10 +429,10 @@ func (c *Cluster) ensureOwnNamespace(ctx context.Context, name string, owner nsO
 			return err
 		}
 		if !owner.owns(existing.Labels) {
-			return fmt.Errorf("namespace %s exists and %w for %s: refusing to adopt it (%w: delete or rename that namespace, or use another name or cluster ID)", name, ErrNotOurs, owner, ErrNameTaken)
+			return fmt.Errorf("namespace %s exists and %w for %s: refusing to adopt it (%w: delete or rename that namespace, or use another name or cluster ID)", name, member.ErrNotOurs, owner, member.ErrNameTaken)
 		}
 		if existing.DeletionTimestamp != nil {
-			if err := c.waitDeleted(ctx, deletable[*corev1.Namespace](nss), name, existing.ResourceVersion); err != nil {
+			if err := c.WaitDeleted(ctx, member.Deletable[*corev1.Namespace](nss), name, existing.ResourceVersion); err != nil {
 				return fmt.Errorf("waiting for namespace %s to finish terminating: %w", name, err)
 			}
 			continue
@@ -465,7 +468,7 @@ func subset(want, have map[string]string) bool {
 func sandboxQuota(ns, consumerID string, o SandboxOptions) *corev1.ResourceQuota {
 	return &corev1.ResourceQuota{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
-		ObjectMeta: metav1.ObjectMeta{Name: SandboxName, Namespace: ns, Labels: TenantLabels(consumerID)},
+		ObjectMeta: metav1.ObjectMeta{Name: SandboxName, Namespace: ns, Labels: member.TenantLabels(consumerID)},
 		Spec:       corev1.ResourceQuotaSpec{Hard: o.Quota},
 	}
 }
@@ -473,7 +476,7 @@ func sandboxQuota(ns, consumerID string, o SandboxOptions) *corev1.ResourceQuota
 func sandboxLimitRange(ns, consumerID string, o SandboxOptions) *corev1.LimitRange {
 	return &corev1.LimitRange{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "LimitRange"},
-		ObjectMeta: metav1.ObjectMeta{Name: SandboxName, Namespace: ns, Labels: TenantLabels(consumerID)},
+		ObjectMeta: metav1.ObjectMeta{Name: SandboxName, Namespace: ns, Labels: member.TenantLabels(consumerID)},
 		Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
 			Type: corev1.LimitTypeContainer, Default: o.DefaultLimits, DefaultRequest: o.DefaultRequests,
 		}}},
@@ -506,7 +509,7 @@ var (
 func sandboxNetworkPolicy(ns, consumerID string) *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Name: SandboxName, Namespace: ns, Labels: TenantLabels(consumerID)},
+		ObjectMeta: metav1.ObjectMeta{Name: SandboxName, Namespace: ns, Labels: member.TenantLabels(consumerID)},
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // A pairing keeps what it was given. Every choice that shapes a grant or a connection is recorded when the
@@ -104,13 +106,13 @@ func keepRecorded(o IssueOptions, rec *v1alpha1.Tenant) (IssueOptions, []Change,
 		}
 		note(SettingRole, st.ClusterRole, o.ClusterRole, true)
 	}
-	recCred := CredentialCertificate
+	recCred := credential.CredentialCertificate
 	if st.Credential == v1alpha1.CredentialToken {
-		recCred = CredentialToken
+		recCred = credential.CredentialToken
 	}
 	if kept(SettingCredential) {
 		o.Credential = recCred
-	} else if o.Credential != CredentialAuto {
+	} else if o.Credential != credential.CredentialAuto {
 		note(SettingCredential, recCred, orCert(o.Credential), false)
 	}
 	if st.MaxLifetime != nil {
@@ -184,7 +186,7 @@ func keepRecorded(o IssueOptions, rec *v1alpha1.Tenant) (IssueOptions, []Change,
 }
 
 // capLifetime caps the lifetime an issuance asks for at the pairing's maximum, saying so.
-func capLifetime(o IssueOptions, r Reporter) IssueOptions {
+func capLifetime(o IssueOptions, r member.Reporter) IssueOptions {
 	if o.MaxExpiration > 0 && o.Expiration > o.MaxExpiration {
 		r.Info(fmt.Sprintf("lifetime: %s asked, capped at the pairing's maximum %s", durationText(o.Expiration), durationText(o.MaxExpiration)))
 		o.Expiration = o.MaxExpiration
@@ -193,7 +195,7 @@ func capLifetime(o IssueOptions, r Reporter) IssueOptions {
 }
 
 // report writes each change: a widening one as a warning.
-func reportChanges(r Reporter, changes []Change) {
+func reportChanges(r member.Reporter, changes []Change) {
 	for _, c := range changes {
 		if c.Widens {
 			r.Warn(c.String())
@@ -207,7 +209,7 @@ func levelRank(level string) int { return slices.Index(PodSecurityLevels, level)
 
 func orCert(mode string) string {
 	if mode == "" {
-		return CredentialCertificate
+		return credential.CredentialCertificate
 	}
 	return mode
 }
@@ -229,7 +231,7 @@ func fingerprintPEM(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	return Fingerprint(b)[:19]
+	return credential.Fingerprint(b)[:19]
 }
 
 func durationPtr(d time.Duration) *metav1.Duration {

@@ -9,10 +9,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 func recordedTenant() *v1alpha1.Tenant {
-	return &v1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: TenantNamespace("c")}, Status: v1alpha1.TenantStatus{
+	return &v1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: member.TenantNamespace("c")}, Status: v1alpha1.TenantStatus{
 		User: "u", ClusterRole: "viewer-x", Credential: v1alpha1.CredentialToken, APIServer: "https://localhost:6443", CA: []byte("ca"),
 		Lifetime: &metav1.Duration{Duration: 48 * time.Hour}, MaxLifetime: &metav1.Duration{Duration: 72 * time.Hour},
 		Sandbox: &v1alpha1.SandboxStatus{PodSecurity: PodSecurityRestricted, Quota: map[string]string{"pods": "20", "requests.cpu": "4"},
@@ -23,7 +25,7 @@ func recordedTenant() *v1alpha1.Tenant {
 
 // A renewal with nothing given keeps every recorded setting and changes nothing.
 func TestKeepRecordedKeepsEverything(t *testing.T) {
-	o := IssueOptions{APIServer: "https://127.0.0.1:6443", Expiration: DefaultExpiration, ClusterRole: DefaultClusterRole, Credential: CredentialCertificate}
+	o := IssueOptions{APIServer: "https://127.0.0.1:6443", Expiration: DefaultExpiration, ClusterRole: member.DefaultClusterRole, Credential: credential.CredentialCertificate}
 	got, changes, err := keepRecorded(o, recordedTenant())
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +33,7 @@ func TestKeepRecordedKeepsEverything(t *testing.T) {
 	if len(changes) > 0 {
 		t.Errorf("nothing given, yet changes %v", changes)
 	}
-	if got.APIServer != "https://localhost:6443" || string(got.CA) != "ca" || got.ClusterRole != "viewer-x" || got.Credential != CredentialToken ||
+	if got.APIServer != "https://localhost:6443" || string(got.CA) != "ca" || got.ClusterRole != "viewer-x" || got.Credential != credential.CredentialToken ||
 		got.Expiration != 48*time.Hour || got.MaxExpiration != 72*time.Hour {
 		t.Errorf("kept %+v", got)
 	}
@@ -43,7 +45,7 @@ func TestKeepRecordedKeepsEverything(t *testing.T) {
 
 // A setting given changes that one setting; widenings say so.
 func TestKeepRecordedChangesWhatIsGiven(t *testing.T) {
-	o := IssueOptions{APIServer: "https://127.0.0.1:6443", Expiration: 30 * 24 * time.Hour, ClusterRole: DefaultClusterRole,
+	o := IssueOptions{APIServer: "https://127.0.0.1:6443", Expiration: 30 * 24 * time.Hour, ClusterRole: member.DefaultClusterRole,
 		Sandbox: SandboxOptions{PodSecurity: PodSecurityBaseline, DefaultLimits: mustResources(map[string]string{"cpu": "1"})},
 		Given:   Given{SettingLifetime: true, SettingRole: true, SettingPodSecurity: true, SettingDefaultLimits: true}}
 	got, changes, err := keepRecorded(o, recordedTenant())
@@ -69,7 +71,7 @@ func TestKeepRecordedChangesWhatIsGiven(t *testing.T) {
 		t.Errorf("the API server was not given, yet: %s / %s", got.APIServer, joined)
 	}
 	// A lifetime over the recorded maximum is capped.
-	if capped := capLifetime(got, Discard); capped.Expiration != 72*time.Hour {
+	if capped := capLifetime(got, member.Discard); capped.Expiration != 72*time.Hour {
 		t.Errorf("capped lifetime %s, want the maximum 72h", capped.Expiration)
 	}
 	// Narrowing is a change, not a warning.

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // A ResourceSlice is an amount of a provider's resources with an identity of its own (Liqo's resource
@@ -73,11 +74,11 @@ func ParseSliceQuantities(field string, m map[string]string) (corev1.ResourceLis
 	out := corev1.ResourceList{}
 	for _, name := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(SliceResources, name) {
-			return nil, fmt.Errorf("%s%s: is not a slice resource (%s)", field, truncate(name), strings.Join(SliceResources, ", "))
+			return nil, fmt.Errorf("%s%s: is not a slice resource (%s)", field, member.Truncate(name), strings.Join(SliceResources, ", "))
 		}
 		q, err := resource.ParseQuantity(m[name])
 		if err != nil {
-			return nil, fmt.Errorf("%s%s %q: is not a quantity", field, name, truncate(m[name]))
+			return nil, fmt.Errorf("%s%s %q: is not a quantity", field, name, member.Truncate(m[name]))
 		}
 		if q.Sign() <= 0 {
 			return nil, fmt.Errorf("%s%s %s: must be positive", field, name, m[name])
@@ -125,7 +126,7 @@ func ParseClassMax(field string, m map[string]string) (corev1.ResourceList, erro
 		case slices.Contains(quotaNames, name):
 			q, err := resource.ParseQuantity(m[name])
 			if err != nil {
-				return nil, fmt.Errorf("%s%s %q: is not a quantity", field, name, truncate(m[name]))
+				return nil, fmt.Errorf("%s%s %q: is not a quantity", field, name, member.Truncate(m[name]))
 			}
 			if q.Sign() < 0 {
 				return nil, fmt.Errorf("%s%s %s: must not be negative", field, name, m[name])
@@ -135,7 +136,7 @@ func ParseClassMax(field string, m map[string]string) (corev1.ResourceList, erro
 			}
 			out[corev1.ResourceName(name)] = q
 		default:
-			return nil, fmt.Errorf("%s%s: is not a slice resource (%s) nor a quota a slice's namespace has (%s)", field, truncate(name),
+			return nil, fmt.Errorf("%s%s: is not a slice resource (%s) nor a quota a slice's namespace has (%s)", field, member.Truncate(name),
 				strings.Join(SliceResources, ", "), strings.Join(quotaNames, ", "))
 		}
 	}
@@ -145,16 +146,6 @@ func ParseClassMax(field string, m map[string]string) (corev1.ResourceList, erro
 	}
 	maps.Copy(out, parsed)
 	return out, nil
-}
-
-// canonicalResources is the signed form of a slice's resources: sorted name=value lines, the values
-// exactly as written.
-func canonicalResources(m map[string]string) string {
-	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		b.WriteString(k + "=" + m[k] + "\n")
-	}
-	return b.String()
 }
 
 // sliceClass is a class's policy, parsed.
@@ -169,7 +160,7 @@ type sliceClass struct {
 
 // ValidateSliceClass checks a class's spec and returns it parsed, its defaults filled in.
 func ValidateSliceClass(name string, s v1alpha1.ResourceSliceClassSpec) (*sliceClass, error) {
-	if err := ValidateSliceName("class name", name); err != nil {
+	if err := member.ValidateSliceName("class name", name); err != nil {
 		return nil, err
 	}
 	cls := &sliceClass{name: name, max: corev1.ResourceList{}, overMax: s.OverMax, clusterRole: s.ClusterRole,
@@ -183,22 +174,22 @@ func ValidateSliceClass(name string, s v1alpha1.ResourceSliceClassSpec) (*sliceC
 		cls.overMax = OverMaxClamp
 	}
 	if cls.overMax != OverMaxClamp && cls.overMax != OverMaxDeny {
-		return nil, fmt.Errorf("overMax %q: must be %s or %s", truncate(cls.overMax), OverMaxClamp, OverMaxDeny)
+		return nil, fmt.Errorf("overMax %q: must be %s or %s", member.Truncate(cls.overMax), OverMaxClamp, OverMaxDeny)
 	}
 	if cls.clusterRole == "" {
-		cls.clusterRole = DefaultClusterRole
+		cls.clusterRole = member.DefaultClusterRole
 	}
 	if cls.podSecurity == "" {
 		cls.podSecurity = PodSecurityRestricted
 	}
 	if !slices.Contains(PodSecurityLevels, cls.podSecurity) {
-		return nil, fmt.Errorf("podSecurity %q: must be one of %s", truncate(cls.podSecurity), strings.Join(PodSecurityLevels, ", "))
+		return nil, fmt.Errorf("podSecurity %q: must be one of %s", member.Truncate(cls.podSecurity), strings.Join(PodSecurityLevels, ", "))
 	}
 	return cls, nil
 }
 
 // getSliceClass reads a class; the default class exists implicitly.
-func (c *Cluster) getSliceClass(ctx context.Context, name string) (*sliceClass, error) {
+func getSliceClass(ctx context.Context, c *member.Cluster, name string) (*sliceClass, error) {
 	if name == "" {
 		name = DefaultSliceClass
 	}
@@ -207,13 +198,13 @@ func (c *Cluster) getSliceClass(ctx context.Context, name string) (*sliceClass, 
 		return ValidateSliceClass(name, v1alpha1.ResourceSliceClassSpec{})
 	}
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("spec.class %q: %w: no ResourceSliceClass of that name on this provider", truncate(name), ErrNoClass)
+		return nil, fmt.Errorf("spec.class %q: %w: no ResourceSliceClass of that name on this provider", member.Truncate(name), ErrNoClass)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading ResourceSliceClass %s: %w", name, err)
 	}
 	var cls v1alpha1.ResourceSliceClass
-	if err := fromUnstructured(u, &cls); err != nil {
+	if err := member.FromUnstructured(u, &cls); err != nil {
 		return nil, err
 	}
 	parsed, err := ValidateSliceClass(name, cls.Spec)
@@ -236,7 +227,7 @@ func (cls *sliceClass) grant(asked, override corev1.ResourceList) (corev1.Resour
 		q := asked[name]
 		if mx, ok := cls.max[name]; ok && q.Cmp(mx) > 0 {
 			if cls.overMax == OverMaxDeny {
-				return nil, "", fmt.Errorf("%w: %s %s is over class %q's maximum of %s", ErrDenied, name, q.String(), cls.name, mx.String())
+				return nil, "", fmt.Errorf("%w: %s %s is over class %q's maximum of %s", member.ErrDenied, name, q.String(), cls.name, mx.String())
 			}
 			granted[name] = mx
 			notes = append(notes, fmt.Sprintf("%s lowered from %s to class %q's maximum %s", name, q.String(), cls.name, mx.String()))
@@ -347,31 +338,31 @@ type SliceClassOptions struct {
 }
 
 // ApplySliceClass (provider) creates or updates a ResourceSliceClass after validating it.
-func (c *Cluster) ApplySliceClass(ctx context.Context, o SliceClassOptions) (*v1alpha1.ResourceSliceClass, error) {
+func ApplySliceClass(ctx context.Context, c *member.Cluster, o SliceClassOptions) (*v1alpha1.ResourceSliceClass, error) {
 	cls, err := ValidateSliceClass(o.Name, o.Spec)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.initialize(ctx, "", false); err != nil { // accepting a slice checks the sandbox's objects
+	if _, err := initialize(ctx, c, "", false); err != nil { // accepting a slice checks the sandbox's objects
 		return nil, err
 	}
 	obj := &v1alpha1.ResourceSliceClass{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ResourceSliceClassKind},
-		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Labels: map[string]string{LabelManagedBy: ManagedBy}},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Labels: map[string]string{member.LabelManagedBy: member.ManagedBy}},
 		Spec: v1alpha1.ResourceSliceClassSpec{Max: formatList(cls.max), OverMax: cls.overMax, ClusterRole: cls.clusterRole,
 			PodSecurity: cls.podSecurity, AutoAccept: cls.autoAccept},
 	}
 	if len(obj.Spec.Max) == 0 {
 		obj.Spec.Max = nil
 	}
-	return obj, c.applyTyped(ctx, v1alpha1.ResourceSliceClassGVR, "", obj)
+	return obj, c.ApplyTyped(ctx, v1alpha1.ResourceSliceClassGVR, "", obj)
 }
 
 // DeleteSliceClass (provider) deletes a class; slices already granted under it keep their grant.
-func (c *Cluster) DeleteSliceClass(ctx context.Context, name string) error {
+func DeleteSliceClass(ctx context.Context, c *member.Cluster, name string) error {
 	err := c.Dynamic.Resource(v1alpha1.ResourceSliceClassGVR).Delete(ctx, name, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("ResourceSliceClass %q: not found", truncate(name))
+		return fmt.Errorf("ResourceSliceClass %q: not found", member.Truncate(name))
 	}
 	return err
 }

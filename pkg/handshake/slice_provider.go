@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // AcceptSliceOptions are the provider's choices when it accepts a slice.
@@ -41,21 +43,21 @@ type AcceptSliceOptions struct {
 }
 
 // activeTenant reads a consumer's Tenant and requires an active identity with a pinned handshake key.
-func (c *Cluster) activeTenant(ctx context.Context, consumerID string) (*v1alpha1.Tenant, error) {
-	ns := TenantNamespace(consumerID)
+func activeTenant(ctx context.Context, c *member.Cluster, consumerID string) (*v1alpha1.Tenant, error) {
+	ns := member.TenantNamespace(consumerID)
 	u, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Get(ctx, consumerID, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("consumer %q %w (no Tenant %s/%s): authenticate it first", consumerID, ErrNotActive, ns, consumerID)
+		return nil, fmt.Errorf("consumer %q %w (no Tenant %s/%s): authenticate it first", consumerID, member.ErrNotActive, ns, consumerID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading Tenant %s/%s: %w", ns, consumerID, err)
 	}
 	var t v1alpha1.Tenant
-	if err := fromUnstructured(u, &t); err != nil {
+	if err := member.FromUnstructured(u, &t); err != nil {
 		return nil, err
 	}
 	if t.Status.Phase != PhaseActive || len(t.Status.PinnedPublicKey) == 0 || t.Status.User == "" {
-		return nil, fmt.Errorf("consumer %q %w (Tenant phase %q): authenticate it again first", consumerID, ErrNotActive, t.Status.Phase)
+		return nil, fmt.Errorf("consumer %q %w (Tenant phase %q): authenticate it again first", consumerID, member.ErrNotActive, t.Status.Phase)
 	}
 	return &t, nil
 }
@@ -63,29 +65,29 @@ func (c *Cluster) activeTenant(ctx context.Context, consumerID string) (*v1alpha
 // ValidateSliceRequest checks a ResourceSlice's shape for this provider and consumer, before any
 // cryptography, and returns its resources parsed.
 func ValidateSliceRequest(s *v1alpha1.ResourceSlice, consumerID, providerID, name string) (corev1.ResourceList, error) {
-	if err := ValidateClusterID("spec.clusterID", s.Spec.ClusterID); err != nil {
+	if err := member.ValidateClusterID("spec.clusterID", s.Spec.ClusterID); err != nil {
 		return nil, err
 	}
 	if s.Spec.ClusterID != consumerID {
-		return nil, fmt.Errorf("spec.clusterID %q: %w %q", s.Spec.ClusterID, ErrOtherConsumer, consumerID)
+		return nil, fmt.Errorf("spec.clusterID %q: %w %q", s.Spec.ClusterID, member.ErrOtherConsumer, consumerID)
 	}
 	if s.Spec.ProviderClusterID != providerID {
-		return nil, fmt.Errorf("spec.providerClusterID %q: this request was made for another provider (this cluster is %q)", truncate(s.Spec.ProviderClusterID), providerID)
+		return nil, fmt.Errorf("spec.providerClusterID %q: this request was made for another provider (this cluster is %q)", member.Truncate(s.Spec.ProviderClusterID), providerID)
 	}
-	if err := ValidateSliceName("spec.slice", s.Spec.Slice); err != nil {
+	if err := member.ValidateSliceName("spec.slice", s.Spec.Slice); err != nil {
 		return nil, err
 	}
 	if s.Spec.Slice != name {
 		return nil, fmt.Errorf("spec.slice %q: must equal the slice's name %q", s.Spec.Slice, name)
 	}
 	if s.Name != "" && s.Name != name {
-		return nil, fmt.Errorf("metadata.name %q: must equal the slice's name %q", truncate(s.Name), name)
+		return nil, fmt.Errorf("metadata.name %q: must equal the slice's name %q", member.Truncate(s.Name), name)
 	}
-	if ns := TenantNamespace(consumerID); s.Namespace != "" && s.Namespace != ns {
-		return nil, fmt.Errorf("metadata.namespace %q: must be %q", truncate(s.Namespace), ns)
+	if ns := member.TenantNamespace(consumerID); s.Namespace != "" && s.Namespace != ns {
+		return nil, fmt.Errorf("metadata.namespace %q: must be %q", member.Truncate(s.Namespace), ns)
 	}
 	if s.Spec.Class != "" {
-		if err := ValidateSliceName("spec.class", s.Spec.Class); err != nil {
+		if err := member.ValidateSliceName("spec.class", s.Spec.Class); err != nil {
 			return nil, err
 		}
 	}
@@ -103,33 +105,33 @@ func ValidateSliceRequest(s *v1alpha1.ResourceSlice, consumerID, providerID, nam
 // the grant as its quota, exactly that CSR is approved and its certificate checked, the class's role is
 // bound to the slice's user there, and the grant is recorded in the slice's status, which the consumer
 // reads. Re-running it for a request already granted returns the grant.
-func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alpha1.ResourceSlice, error) {
-	self, err := c.loadCurrent(ctx)
+func AcceptSlice(ctx context.Context, c *member.Cluster, o AcceptSliceOptions) (*v1alpha1.ResourceSlice, error) {
+	self, err := loadCurrent(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	if err := ValidateClusterID("consumer cluster ID", o.ConsumerID); err != nil {
+	if err := member.ValidateClusterID("consumer cluster ID", o.ConsumerID); err != nil {
 		return nil, err
 	}
-	if err := ValidateSliceName("slice name", o.Name); err != nil {
+	if err := member.ValidateSliceName("slice name", o.Name); err != nil {
 		return nil, err
 	}
 	if o.Expiration == 0 {
 		o.Expiration = DefaultExpiration
 	}
-	r := c.report()
-	tns := TenantNamespace(o.ConsumerID)
+	r := c.Reporter()
+	tns := member.TenantNamespace(o.ConsumerID)
 	rs := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(tns)
-	tenant, err := c.activeTenant(ctx, o.ConsumerID)
+	tenant, err := activeTenant(ctx, c, o.ConsumerID)
 	if err != nil {
 		return nil, err
 	}
-	stored, err := c.getSlice(ctx, o.ConsumerID, o.Name)
+	stored, err := getSlice(ctx, c, o.ConsumerID, o.Name)
 	switch {
 	case apierrors.IsNotFound(err) && o.Request != nil:
 		stored = nil // the request comes from a file
 	case apierrors.IsNotFound(err):
-		return nil, &SliceNotRequestedError{ConsumerID: o.ConsumerID, Slice: o.Name, Namespace: tns}
+		return nil, &member.SliceNotRequestedError{ConsumerID: o.ConsumerID, Slice: o.Name, Namespace: tns}
 	case err != nil:
 		return nil, err
 	}
@@ -141,19 +143,19 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	if err != nil {
 		return nil, err
 	}
-	csr, err := ParseCSR(slice.Spec.CSR)
+	csr, err := credential.ParseCSR(slice.Spec.CSR)
 	if err != nil {
 		return nil, err
 	}
-	if err := step(r, "Verifying resource slice "+o.Name, "ResourceSlice "+o.Name+" verified (pinned key, signature, CSR)", func() error {
-		msg := SliceMessage(self.ClusterID, o.ConsumerID, o.Name, slice.Spec.Class, slice.Spec.Resources, csr.Raw)
-		if err := VerifySignature(tenant.Status.PinnedPublicKey, msg, slice.Spec.Signature); err != nil {
+	if err := member.Step(r, "Verifying resource slice "+o.Name, "ResourceSlice "+o.Name+" verified (pinned key, signature, CSR)", func() error {
+		msg := credential.SliceMessage(self.ClusterID, o.ConsumerID, o.Name, slice.Spec.Class, slice.Spec.Resources, csr.Raw)
+		if err := credential.VerifySignature(tenant.Status.PinnedPublicKey, msg, slice.Spec.Signature); err != nil {
 			return fmt.Errorf("spec.signature: does not verify with consumer %q's pinned handshake key for this provider, slice, class, resources and CSR (the request was altered, or is not the consumer's)", o.ConsumerID)
 		}
-		if err := CheckCSRSubject(csr, SliceUser(o.ConsumerID, o.Name, csr.RawSubjectPublicKeyInfo)); err != nil {
+		if err := credential.CheckCSRSubject(csr, credential.SliceUser(o.ConsumerID, o.Name, csr.RawSubjectPublicKeyInfo)); err != nil {
 			return err
 		}
-		if samePublicKey(csr.PublicKey, self.PublicKey) || samePublicKey(csr.PublicKey, ed25519.PublicKey(tenant.Status.PinnedPublicKey)) {
+		if credential.SamePublicKey(csr.PublicKey, self.PublicKey) || credential.SamePublicKey(csr.PublicKey, ed25519.PublicKey(tenant.Status.PinnedPublicKey)) {
 			return errors.New("spec.csr: the client key must not be a handshake key")
 		}
 		return nil
@@ -161,7 +163,7 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 		return nil, err
 	}
 	user := csr.Subject.CommonName
-	decisions, err := c.sliceDecisions(ctx, o.ConsumerID)
+	decisions, err := sliceDecisions(ctx, c, o.ConsumerID)
 	if err != nil {
 		return nil, err
 	}
@@ -173,49 +175,49 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	}
 	// The revocation record outlives the pairing: a key revoked before unauthenticate stays revoked after
 	// a new pairing.
-	if err := c.checkNotRevoked(ctx, o.ConsumerID, user); err != nil {
+	if err := checkNotRevoked(ctx, c, o.ConsumerID, user); err != nil {
 		return nil, fmt.Errorf("resource slice %q: this request's key was revoked: %w", o.Name, err)
 	}
 	_, deniedRequest := decisions[deniedKey(requestHash(slice))]
 	_, deniedName := decisions[deniedNameKey(o.Name)]
 	if (deniedRequest || deniedName) && o.RequireAutoAccept {
-		return nil, fmt.Errorf("resource slice %q %w earlier by the provider: only an explicit accept grants it", o.Name, ErrDenied)
+		return nil, fmt.Errorf("resource slice %q %w earlier by the provider: only an explicit accept grants it", o.Name, member.ErrDenied)
 	}
-	cls, err := c.getSliceClass(ctx, slice.Spec.Class)
+	cls, err := getSliceClass(ctx, c, slice.Spec.Class)
 	if err != nil {
 		return nil, err
 	}
 	if o.RequireAutoAccept && !cls.autoAccept {
 		return nil, fmt.Errorf("resource slice %q: class %q does not accept slices without a decision (no auto-accept)", o.Name, cls.name)
 	}
-	ns := SliceNamespace(o.ConsumerID, o.Name)
+	ns := member.SliceNamespace(o.ConsumerID, o.Name)
 	// The same request, already granted and still valid, keeps its credential; everything else (the
 	// class's sandbox, the grant, the binding) converges to this run's decision.
 	var certPEM []byte
 	var notAfter time.Time
 	kept := false
-	if stored != nil && stored.Status.Answers == requestHash(slice) && stored.Status.NotAfter != nil && c.now().Before(stored.Status.NotAfter.Time) {
+	if stored != nil && stored.Status.Answers == requestHash(slice) && stored.Status.NotAfter != nil && c.CurrentTime().Before(stored.Status.NotAfter.Time) {
 		switch {
 		case stored.Status.Credential == v1alpha1.CredentialToken:
-			_, saName, serr := splitServiceAccountUser(stored.Status.User)
-			if serr == nil && isCredentialUser(stored.Status.User, ns) {
+			_, saName, serr := credential.SplitServiceAccountUser(stored.Status.User)
+			if serr == nil && credential.IsCredentialUser(stored.Status.User, ns) {
 				if _, gerr := c.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, saName, metav1.GetOptions{}); gerr == nil {
 					kept, user, notAfter = true, stored.Status.User, stored.Status.NotAfter.Time
 				}
 			}
 		case stored.Status.User == user:
-			if cert, err := parseCertificate("status.certificate", stored.Status.Certificate); err == nil && samePublicKey(cert.PublicKey, csr.PublicKey) {
+			if cert, err := credential.ParseCertificate("status.certificate", stored.Status.Certificate); err == nil && credential.SamePublicKey(cert.PublicKey, csr.PublicKey) {
 				kept, certPEM, notAfter = true, stored.Status.Certificate, cert.NotAfter
 			}
 		}
 	}
 	keyUser := csr.Subject.CommonName
 	granted, note, err := cls.grant(asked, o.Grant)
-	if errors.Is(err, ErrDenied) {
+	if errors.Is(err, member.ErrDenied) {
 		if kept {
 			return nil, fmt.Errorf("resource slice %q: %w; it is already granted: delete it to take it away", o.Name, err)
 		}
-		if serr := c.applySliceStatus(ctx, tns, o.Name, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: err.Error(), Answers: requestHash(slice), Class: cls.name}); serr != nil {
+		if serr := applySliceStatus(ctx, c, tns, o.Name, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: err.Error(), Answers: requestHash(slice), Class: cls.name}); serr != nil {
 			return nil, errors.Join(err, serr)
 		}
 		return nil, fmt.Errorf("resource slice %q: %w", o.Name, err)
@@ -232,9 +234,9 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	}
 	mode := o.Credential
 	if mode == "" {
-		mode = CredentialCertificate
+		mode = credential.CredentialCertificate
 	}
-	owner := nsOwner{consumerID: o.ConsumerID, kind: KindSlice, slice: o.Name}
+	owner := nsOwner{consumerID: o.ConsumerID, kind: member.KindSlice, slice: o.Name}
 	// The slice's share of the consumer's total (and its place among the consumer's slices) is held in the
 	// ledger before anything of it exists; the tenant namespace gives that share up while the certificate
 	// is issued, and before the slice's namespace gets its quota.
@@ -242,45 +244,45 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	if err != nil {
 		return nil, err
 	}
-	held, err := c.reserveGrant(ctx, o.ConsumerID, sliceGrantKey(o.Name), fmt.Sprintf("resource slice %q", o.Name), sb.Quota, total)
+	held, err := reserveGrant(ctx, c, o.ConsumerID, sliceGrantKey(o.Name), fmt.Sprintf("resource slice %q", o.Name), sb.Quota, total)
 	if err != nil {
 		return nil, err
 	}
 	sb.Quota = held.want
-	shrunk := background(func() error { return c.shrinkTenant(ctx, held) })
+	shrunk := member.Background(func() error { return shrinkTenant(ctx, c, held) })
 	grantedOK := false
 	defer func() {
 		if !grantedOK {
 			_ = shrunk()
-			c.cancelGrant(ctx, held, ns, owner)
+			cancelGrant(ctx, c, held, ns, owner)
 		}
 	}()
 	if kept {
 		r.Info("Resource slice " + o.Name + " was already granted for this request: its credential is kept, the rest converges")
-	} else if mode != CredentialToken {
+	} else if mode != credential.CredentialToken {
 		// The certificate comes first, so that a signer that issues nothing leaves nothing behind; it is
 		// authorized for nothing until the binding below, which comes after the sandbox.
 		var req *certv1.CertificateSigningRequest
-		csrLabels := TenantLabels(o.ConsumerID)
-		csrLabels[LabelSlice] = o.Name
-		if err := parallel(func() error {
-			req, err = c.createCSR(ctx, o.ConsumerID, csrLabels, slice.Spec.CSR, o.Expiration)
+		csrLabels := member.TenantLabels(o.ConsumerID)
+		csrLabels[member.LabelSlice] = o.Name
+		if err := member.Parallel(func() error {
+			req, err = credential.CreateCSR(ctx, c, o.ConsumerID, csrLabels, slice.Spec.CSR, o.Expiration)
 			return err
-		}, func() error { return c.checkOwnNamespace(ctx, ns, owner) }); err != nil {
+		}, func() error { return checkOwnNamespace(ctx, c, ns, owner) }); err != nil {
 			if req != nil {
-				c.deleteCSR(ctx, req)
+				credential.DeleteCSR(ctx, c, req)
 			}
 			return nil, err
 		}
-		defer c.deleteCSR(ctx, req)
-		err := step(r, "Issuing the slice's certificate through the CSR API", "Slice certificate issued", func() error {
-			if certPEM, err = c.approveAndWait(ctx, req, o.SignerTimeout); err != nil {
-				if errors.Is(err, ErrNoCertificate) && mode == CredentialAuto {
-					return &fallbackError{err: err, msg: "The signer issued no certificate for the slice in time: falling back to a ServiceAccount token"}
+		defer credential.DeleteCSR(ctx, c, req)
+		err := member.Step(r, "Issuing the slice's certificate through the CSR API", "Slice certificate issued", func() error {
+			if certPEM, err = credential.ApproveAndWait(ctx, c, req, o.SignerTimeout); err != nil {
+				if errors.Is(err, credential.ErrNoCertificate) && mode == credential.CredentialAuto {
+					return &member.FallbackError{Err: err, Msg: "The signer issued no certificate for the slice in time: falling back to a ServiceAccount token"}
 				}
 				return err
 			}
-			cert, err := checkIssued(certPEM, csr, c.now().Add(o.Expiration+issuedSlack))
+			cert, err := credential.CheckIssued(certPEM, csr, c.CurrentTime().Add(o.Expiration+credential.IssuedSlack))
 			if err == nil {
 				notAfter = cert.NotAfter
 			}
@@ -288,9 +290,9 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 		})
 		switch {
 		case err == nil:
-		case errors.Is(err, ErrNoCertificate) && mode == CredentialAuto:
-			c.deleteCSR(ctx, req) // before anything else, so that a late signer has nothing left to sign
-			mode, certPEM = CredentialToken, nil
+		case errors.Is(err, credential.ErrNoCertificate) && mode == credential.CredentialAuto:
+			credential.DeleteCSR(ctx, c, req) // before anything else, so that a late signer has nothing left to sign
+			mode, certPEM = credential.CredentialToken, nil
 		default:
 			return nil, err
 		}
@@ -298,36 +300,36 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 	if o.Request != nil {
 		// A request from a file, now verified and decided on, is stored where a submitted one would be, so
 		// its status can carry the grant; one of the same name is replaced (the consumer's newer request).
-		if err := c.storeSliceRequest(ctx, rs, o.Request, stored); err != nil {
+		if err := storeSliceRequest(ctx, c, rs, o.Request, stored); err != nil {
 			return nil, err
 		}
 	}
 	if err := shrunk(); err != nil {
 		return nil, err
 	}
-	if err := step(r, "Building the slice's sandbox "+ns, "Sandbox "+ns+" ready (quota "+FormatResourceList(sliceGrant(sb.Quota))+", Pod Security "+cls.podSecurity+")", func() error {
-		return c.ensureSandbox(ctx, ns, owner, sb)
+	if err := member.Step(r, "Building the slice's sandbox "+ns, "Sandbox "+ns+" ready (quota "+FormatResourceList(sliceGrant(sb.Quota))+", Pod Security "+cls.podSecurity+")", func() error {
+		return ensureSandbox(ctx, c, ns, owner, sb)
 	}); err != nil {
 		return nil, err
 	}
-	if err := c.settleGrant(ctx, held); err != nil {
+	if err := settleGrant(ctx, c, held); err != nil {
 		return nil, err
 	}
-	credential := v1alpha1.CredentialCertificate
+	credKind := v1alpha1.CredentialCertificate
 	var token string
-	if (kept && stored.Status.Credential == v1alpha1.CredentialToken) || (!kept && mode == CredentialToken) {
-		credential = v1alpha1.CredentialToken
+	if (kept && stored.Status.Credential == v1alpha1.CredentialToken) || (!kept && mode == credential.CredentialToken) {
+		credKind = v1alpha1.CredentialToken
 	}
-	if !kept && credential == v1alpha1.CredentialToken {
-		if err := step(r, "Issuing the slice's ServiceAccount token", "Token of a new "+CredentialServiceAccount+"-* ServiceAccount in "+ns+" issued", func() error {
-			labels := TenantLabels(o.ConsumerID)
-			labels[LabelSlice] = o.Name
-			tok, err := c.issueToken(ctx, ns, labels, o.Expiration)
+	if !kept && credKind == v1alpha1.CredentialToken {
+		if err := member.Step(r, "Issuing the slice's ServiceAccount token", "Token of a new "+credential.CredentialServiceAccount+"-* ServiceAccount in "+ns+" issued", func() error {
+			labels := member.TenantLabels(o.ConsumerID)
+			labels[member.LabelSlice] = o.Name
+			tok, err := credential.IssueToken(ctx, c, ns, labels, o.Expiration)
 			if err != nil {
 				return err
 			}
 			token, user, notAfter = tok.Token, tok.User, tok.NotAfter
-			if w := shortenedWarning("token", "The API server", time.Until(tok.NotAfter).Round(time.Minute), o.Expiration, tok.NotAfter); w != "" {
+			if w := credential.ShortenedWarning("token", "The API server", time.Until(tok.NotAfter).Round(time.Minute), o.Expiration, tok.NotAfter); w != "" {
 				r.Warn(w)
 			}
 			return nil
@@ -335,45 +337,45 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 			return nil, err
 		}
 	}
-	if err := step(r, "Binding ClusterRole "+cls.clusterRole, "ClusterRole "+cls.clusterRole+" bound in "+ns+" to the slice's user", func() error {
+	if err := member.Step(r, "Binding ClusterRole "+cls.clusterRole, "ClusterRole "+cls.clusterRole+" bound in "+ns+" to the slice's user", func() error {
 		// The namespace records the user of the request's key, which the slice's deletion marks revoked:
 		// on the namespace, which no namespaced role lets a tenant change.
 		keyPatch := []byte(`{"metadata":{"annotations":{"` + annotationKeyUser + `":"` + keyUser + `"}}}`)
-		if err := parallel(
-			func() error { return c.bindRole(ctx, ns, user, cls.clusterRole, o.ConsumerID) },
+		if err := member.Parallel(
+			func() error { return bindRole(ctx, c, ns, user, cls.clusterRole, o.ConsumerID) },
 			func() error {
-				_, err := c.Kube.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, keyPatch, metav1.PatchOptions{FieldManager: FieldManager})
+				_, err := c.Kube.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, keyPatch, metav1.PatchOptions{FieldManager: member.FieldManager})
 				return err
 			},
 		); err != nil {
 			return err
 		}
 		keep := ""
-		if credential == v1alpha1.CredentialToken {
+		if credKind == v1alpha1.CredentialToken {
 			keep = user
 		}
-		return c.deleteCredentialAccounts(ctx, ns, keep)
+		return credential.DeleteCredentialAccounts(ctx, c, ns, keep)
 	}); err != nil {
 		return nil, err
 	}
 	if token != "" && o.Request == nil {
 		// The consumer collects the token through the pairing (import resourceslice), which deletes it. A
 		// request that came as a file is answered as a file (the printed answer carries the token).
-		if err := c.storeSliceToken(ctx, o.ConsumerID, o.Name, token); err != nil {
+		if err := storeSliceToken(ctx, c, o.ConsumerID, o.Name, token); err != nil {
 			return nil, err
 		}
 	}
 	na := metav1.NewTime(notAfter)
 	st := v1alpha1.ResourceSliceStatus{Phase: SliceAccepted, Reason: note, Answers: requestHash(slice), Class: cls.name, Granted: sliceGrant(sb.Quota), Namespace: ns,
-		User: user, Certificate: certPEM, Credential: credential, NotAfter: &na, ClusterRole: cls.clusterRole, PodSecurity: cls.podSecurity,
+		User: user, Certificate: certPEM, Credential: credKind, NotAfter: &na, ClusterRole: cls.clusterRole, PodSecurity: cls.podSecurity,
 		Lifetime: durationPtr(o.Expiration)}
-	if err := c.applySliceStatus(ctx, tns, o.Name, st); err != nil {
+	if err := applySliceStatus(ctx, c, tns, o.Name, st); err != nil {
 		return nil, fmt.Errorf("recording the grant in ResourceSlice %s/%s: %w", tns, o.Name, err)
 	}
-	c.audit(ctx, tenantObject(o.ConsumerID), EventGranted, "resource slice "+o.Name+" granted ("+FormatResourceList(st.Granted)+", "+credential+") in "+ns,
+	audit(ctx, c, tenantObject(o.ConsumerID), EventGranted, "resource slice "+o.Name+" granted ("+FormatResourceList(st.Granted)+", "+credKind+") in "+ns,
 		&Credential{User: user, NotAfter: notAfter})
 	if deniedName && !o.RequireAutoAccept {
-		if err := c.forgetSliceDecision(ctx, o.ConsumerID, deniedNameKey(o.Name)); err != nil {
+		if err := forgetSliceDecision(ctx, c, o.ConsumerID, deniedNameKey(o.Name)); err != nil {
 			return nil, err
 		}
 	}
@@ -389,11 +391,11 @@ func (c *Cluster) AcceptSlice(ctx context.Context, o AcceptSliceOptions) (*v1alp
 const annotationKeyUser = "federate.dev/key-user"
 
 // storeSliceToken leaves a slice's token for the consumer in its tenant namespace.
-func (c *Cluster) storeSliceToken(ctx context.Context, consumerID, slice, token string) error {
-	labels := TenantLabels(consumerID)
-	labels[LabelSlice] = slice
+func storeSliceToken(ctx context.Context, c *member.Cluster, consumerID, slice, token string) error {
+	labels := member.TenantLabels(consumerID)
+	labels[member.LabelSlice] = slice
 	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: SliceTokenSecretName(slice), Namespace: TenantNamespace(consumerID), Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: member.SliceTokenSecretName(slice), Namespace: member.TenantNamespace(consumerID), Labels: labels},
 		Type:       corev1.SecretTypeOpaque,
 		StringData: map[string]string{"token": token},
 	}
@@ -413,19 +415,19 @@ func (c *Cluster) storeSliceToken(ctx context.Context, consumerID, slice, token 
 const MaxSlicesPerConsumer = 10
 
 // storeSliceRequest creates or replaces the consumer's request in its tenant namespace.
-func (c *Cluster) storeSliceRequest(ctx context.Context, rs interface {
+func storeSliceRequest(ctx context.Context, c *member.Cluster, rs interface {
 	Create(context.Context, *unstructured.Unstructured, metav1.CreateOptions, ...string) (*unstructured.Unstructured, error)
 	Update(context.Context, *unstructured.Unstructured, metav1.UpdateOptions, ...string) (*unstructured.Unstructured, error)
 }, req, stored *v1alpha1.ResourceSlice) error {
 	obj := &v1alpha1.ResourceSlice{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ResourceSliceKind},
-		ObjectMeta: metav1.ObjectMeta{Name: req.Spec.Slice, Namespace: TenantNamespace(req.Spec.ClusterID)}, Spec: req.Spec}
-	u, err := toUnstructured(obj)
+		ObjectMeta: metav1.ObjectMeta{Name: req.Spec.Slice, Namespace: member.TenantNamespace(req.Spec.ClusterID)}, Spec: req.Spec}
+	u, err := member.ToUnstructured(obj)
 	if err != nil {
 		return err
 	}
 	unstructured.RemoveNestedField(u.Object, "status")
 	if stored == nil {
-		_, err = c.createCounted(ctx, c, v1alpha1.ResourceSliceGVR, u)
+		_, err = createCounted(ctx, c, c, v1alpha1.ResourceSliceGVR, u)
 	} else if !bytes.Equal(stored.Spec.Signature, req.Spec.Signature) {
 		u.SetResourceVersion(stored.ResourceVersion)
 		_, err = rs.Update(ctx, u, metav1.UpdateOptions{})
@@ -437,41 +439,41 @@ func (c *Cluster) storeSliceRequest(ctx context.Context, rs interface {
 }
 
 // getSlice reads a consumer's ResourceSlice from its tenant namespace.
-func (c *Cluster) getSlice(ctx context.Context, consumerID, name string) (*v1alpha1.ResourceSlice, error) {
-	u, err := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(TenantNamespace(consumerID)).Get(ctx, name, metav1.GetOptions{})
+func getSlice(ctx context.Context, c *member.Cluster, consumerID, name string) (*v1alpha1.ResourceSlice, error) {
+	u, err := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.TenantNamespace(consumerID)).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
 	s := &v1alpha1.ResourceSlice{}
-	return s, fromUnstructured(u, s)
+	return s, member.FromUnstructured(u, s)
 }
 
 // DenySlice (provider) answers a pending slice with a refusal the consumer's import shows. A slice already
 // accepted is not denied: delete it to take its identity away.
-func (c *Cluster) DenySlice(ctx context.Context, consumerID, name, reason string) error {
-	s, err := c.getSlice(ctx, consumerID, name)
+func DenySlice(ctx context.Context, c *member.Cluster, consumerID, name, reason string) error {
+	s, err := getSlice(ctx, c, consumerID, name)
 	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("consumer %q has left no ResourceSlice %q in %s", consumerID, name, TenantNamespace(consumerID))
+		return fmt.Errorf("consumer %q has left no ResourceSlice %q in %s", consumerID, name, member.TenantNamespace(consumerID))
 	}
 	if err != nil {
 		return err
 	}
-	granted, err := c.HasSliceNamespace(ctx, consumerID, name)
+	granted, err := HasSliceNamespace(ctx, c, consumerID, name)
 	if err != nil {
 		return err
 	}
 	if granted || slicePhase(s) == SliceAccepted {
 		return fmt.Errorf("resource slice %q of consumer %q is already granted: delete it to take its identity and namespace away", name, consumerID)
 	}
-	return step(c.report(), "Denying resource slice "+name, "ResourceSlice "+name+" of "+consumerID+" denied", func() error {
-		if err := c.recordSliceDecision(ctx, consumerID, deniedKey(requestHash(s)), reason); err != nil {
+	return member.Step(c.Reporter(), "Denying resource slice "+name, "ResourceSlice "+name+" of "+consumerID+" denied", func() error {
+		if err := recordSliceDecision(ctx, c, consumerID, deniedKey(requestHash(s)), reason); err != nil {
 			return err
 		}
 		// The consumer may withdraw and ask again with a new key: the unattended run refuses the name too.
-		if err := c.recordSliceDecision(ctx, consumerID, deniedNameKey(name), reason); err != nil {
+		if err := recordSliceDecision(ctx, c, consumerID, deniedNameKey(name), reason); err != nil {
 			return err
 		}
-		return c.applySliceStatus(ctx, TenantNamespace(consumerID), name, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: reason, Answers: requestHash(s), Class: s.Spec.Class})
+		return applySliceStatus(ctx, c, member.TenantNamespace(consumerID), name, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: reason, Answers: requestHash(s), Class: s.Spec.Class})
 	})
 }
 
@@ -528,38 +530,38 @@ func durationOf(d *metav1.Duration) time.Duration {
 
 // ProviderSlices (provider) lists the slices consumers left in their tenant namespaces (consumerID ""
 // means every consumer), with whether their class accepts them without a decision per slice.
-func (c *Cluster) ProviderSlices(ctx context.Context, consumerID string) ([]SliceInfo, error) {
+func ProviderSlices(ctx context.Context, c *member.Cluster, consumerID string) ([]SliceInfo, error) {
 	rs := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR)
 	var l *unstructured.UnstructuredList
 	var err error
 	if consumerID != "" {
-		l, err = rs.Namespace(TenantNamespace(consumerID)).List(ctx, metav1.ListOptions{})
+		l, err = rs.Namespace(member.TenantNamespace(consumerID)).List(ctx, metav1.ListOptions{})
 	} else {
 		l, err = rs.List(ctx, metav1.ListOptions{})
 	}
 	if err != nil {
-		return nil, ignoreNotFound(err)
+		return nil, member.IgnoreNotFound(err)
 	}
 	classes := map[string]*sliceClass{}
 	out := []SliceInfo{}
 	for i := range l.Items {
 		var s v1alpha1.ResourceSlice
-		if err := fromUnstructured(&l.Items[i], &s); err != nil || s.Namespace != TenantNamespace(s.Spec.ClusterID) || s.Name != s.Spec.Slice {
+		if err := member.FromUnstructured(&l.Items[i], &s); err != nil || s.Namespace != member.TenantNamespace(s.Spec.ClusterID) || s.Name != s.Spec.Slice {
 			continue // only a consumer's own tenant namespace holds its requests, each under its slice's name
 		}
 		info := sliceInfo(&s)
 		cls, ok := classes[s.Spec.Class]
 		if !ok {
-			cls, _ = c.getSliceClass(ctx, s.Spec.Class)
+			cls, _ = getSliceClass(ctx, c, s.Spec.Class)
 			classes[s.Spec.Class] = cls
 		}
 		info.AutoAccept = cls != nil && cls.autoAccept
 		out = append(out, info)
 	}
 	// A granted slice whose request the consumer withdrew is still granted: its namespace says so.
-	sel := map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleProvider, LabelNamespaceKind: KindSlice}
+	sel := map[string]string{member.LabelManagedBy: member.ManagedBy, member.LabelRole: member.RoleProvider, member.LabelNamespaceKind: member.KindSlice}
 	if consumerID != "" {
-		sel[LabelRemoteClusterID] = consumerID
+		sel[member.LabelRemoteClusterID] = consumerID
 	}
 	nss, err := c.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String()})
 	if err != nil {
@@ -567,11 +569,11 @@ func (c *Cluster) ProviderSlices(ctx context.Context, consumerID string) ([]Slic
 	}
 	listed := map[string]bool{}
 	for _, s := range out {
-		listed[SliceNamespace(s.ConsumerID, s.Name)] = true
+		listed[member.SliceNamespace(s.ConsumerID, s.Name)] = true
 	}
 	for _, ns := range nss.Items {
 		if !listed[ns.Name] {
-			out = append(out, SliceInfo{ConsumerID: ns.Labels[LabelRemoteClusterID], Name: ns.Labels[LabelSlice], Phase: SliceAccepted,
+			out = append(out, SliceInfo{ConsumerID: ns.Labels[member.LabelRemoteClusterID], Name: ns.Labels[member.LabelSlice], Phase: SliceAccepted,
 				Reason: "granted; the consumer withdrew its request", Namespace: ns.Name})
 		}
 	}
@@ -593,19 +595,19 @@ func cmpStrings(a, b string) int {
 
 // ConsumerSlices (consumer) lists this cluster's slices of a provider ("" for every provider) from its
 // records in federate-system.
-func (c *Cluster) ConsumerSlices(ctx context.Context, providerID string) ([]SliceInfo, error) {
-	sel := map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleConsumer}
+func ConsumerSlices(ctx context.Context, c *member.Cluster, providerID string) ([]SliceInfo, error) {
+	sel := map[string]string{member.LabelManagedBy: member.ManagedBy, member.LabelRole: member.RoleConsumer}
 	if providerID != "" {
-		sel[LabelRemoteClusterID] = providerID
+		sel[member.LabelRemoteClusterID] = providerID
 	}
-	l, err := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String()})
+	l, err := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String()})
 	if err != nil {
-		return nil, ignoreNotFound(err)
+		return nil, member.IgnoreNotFound(err)
 	}
 	out := []SliceInfo{}
 	for i := range l.Items {
 		var s v1alpha1.ResourceSlice
-		if err := fromUnstructured(&l.Items[i], &s); err == nil {
+		if err := member.FromUnstructured(&l.Items[i], &s); err == nil {
 			out = append(out, sliceInfo(&s))
 		}
 	}
@@ -616,10 +618,10 @@ func (c *Cluster) ConsumerSlices(ctx context.Context, providerID string) ([]Slic
 // authorized for nothing), then what runs in its namespace, the namespace itself (waiting until it is
 // gone), the consumer's request and the slice's CSRs. Only a namespace created for exactly this slice is
 // touched. It succeeds when there is nothing left to remove.
-func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name string) error {
-	ns := SliceNamespace(consumerID, name)
-	owner := nsOwner{consumerID: consumerID, kind: KindSlice, slice: name}
-	return step(c.report(), "Revoking and removing resource slice "+name+" of "+consumerID, "Resource slice "+name+" of "+consumerID+" revoked and removed (binding, workloads, namespace "+ns+", request)", func() error {
+func DeleteSliceProvider(ctx context.Context, c *member.Cluster, consumerID, name string) error {
+	ns := member.SliceNamespace(consumerID, name)
+	owner := nsOwner{consumerID: consumerID, kind: member.KindSlice, slice: name}
+	return member.Step(c.Reporter(), "Revoking and removing resource slice "+name+" of "+consumerID, "Resource slice "+name+" of "+consumerID+" revoked and removed (binding, workloads, namespace "+ns+", request)", func() error {
 		// The user bound there is never granted again, whatever the tenant re-submits.
 		// The key's user is on the namespace (a token's slice binds another user); before it was
 		// recorded there, the RoleBinding's certificate user was that user.
@@ -630,18 +632,18 @@ func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name stri
 			return err
 		}
 		if keyUser == "" {
-			if rb, err := c.Kube.RbacV1().RoleBindings(ns).Get(ctx, RoleBindingName, metav1.GetOptions{}); err == nil && len(rb.Subjects) == 1 && rb.Subjects[0].Kind == rbacv1.UserKind {
+			if rb, err := c.Kube.RbacV1().RoleBindings(ns).Get(ctx, member.RoleBindingName, metav1.GetOptions{}); err == nil && len(rb.Subjects) == 1 && rb.Subjects[0].Kind == rbacv1.UserKind {
 				keyUser = rb.Subjects[0].Name
 			} else if err != nil && !apierrors.IsNotFound(err) {
 				return err
 			}
 		}
 		if keyUser != "" {
-			if err := c.recordRevoked(ctx, consumerID, []RevokedUser{{User: keyUser}}); err != nil {
+			if err := recordRevoked(ctx, c, consumerID, []RevokedUser{{User: keyUser}}); err != nil {
 				return err
 			}
 		}
-		if err := c.revokeNamespace(ctx, ns, owner); err != nil {
+		if err := revokeNamespace(ctx, c, ns, owner); err != nil {
 			return err
 		}
 		// Recorded once the binding is gone, from when the slice's identity can act no more; a re-run that
@@ -651,72 +653,72 @@ func (c *Cluster) DeleteSliceProvider(ctx context.Context, consumerID, name stri
 			if keyUser != "" {
 				cred = &Credential{User: keyUser}
 			}
-			c.audit(ctx, tenantObject(consumerID), EventRevoked, "resource slice "+name+" of consumer "+consumerID+" revoked and removed with namespace "+ns, cred)
+			audit(ctx, c, tenantObject(consumerID), EventRevoked, "resource slice "+name+" of consumer "+consumerID+" revoked and removed with namespace "+ns, cred)
 		}
-		sel := labels.SelectorFromSet(map[string]string{LabelManagedBy: ManagedBy, LabelRemoteClusterID: consumerID, LabelSlice: name}).String()
+		sel := labels.SelectorFromSet(map[string]string{member.LabelManagedBy: member.ManagedBy, member.LabelRemoteClusterID: consumerID, member.LabelSlice: name}).String()
 		// The request and the CSRs go whatever the namespace's deletion does. The slice's share of the
 		// consumer's total goes back to the tenant namespace only once the namespace (and its quota) is gone.
-		if err := parallel(
+		if err := member.Parallel(
 			func() error {
-				if err := c.deleteNamespace(ctx, ns, consumerID); err != nil {
+				if err := deleteNamespace(ctx, c, ns, consumerID); err != nil {
 					return err
 				}
-				return c.releaseGrant(ctx, consumerID, sliceGrantKey(name))
+				return releaseGrant(ctx, c, consumerID, sliceGrantKey(name))
 			},
 			func() error {
-				return ignoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{}))
+				return member.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{}))
 			},
 			func() error {
-				return ignoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}))
+				return member.IgnoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}))
 			},
 			func() error { // a token the consumer never collected
-				return ignoreNotFound(c.Kube.CoreV1().Secrets(TenantNamespace(consumerID)).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}))
+				return member.IgnoreNotFound(c.Kube.CoreV1().Secrets(member.TenantNamespace(consumerID)).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}))
 			},
 		); err != nil {
 			return err
 		}
-		return c.recordRemoved(ctx, RemovedSlice, consumerID, name)
+		return recordRemoved(ctx, c, RemovedSlice, consumerID, name)
 	})
 }
 
 // SliceGone (either side) answers a deletion of a slice this cluster holds nothing of, with remoteID:
 // Already if it was deleted here before, else a *NotFoundError naming the slices it holds with remoteID.
-func (c *Cluster) SliceGone(ctx context.Context, remoteID, name string) (Outcome, error) {
-	removed, _, err := c.removed(ctx, RemovedSlice, remoteID, name)
+func SliceGone(ctx context.Context, c *member.Cluster, remoteID, name string) (Outcome, error) {
+	removed, _, err := removed(ctx, c, RemovedSlice, remoteID, name)
 	if err != nil || removed {
 		return Already, err
 	}
 	var known []string
-	provided, err := c.ProviderSlices(ctx, remoteID)
+	provided, err := ProviderSlices(ctx, c, remoteID)
 	if err != nil {
 		return Done, err
 	}
 	for _, s := range provided {
 		known = append(known, s.Name)
 	}
-	held, err := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(SystemNamespace).List(ctx, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(IdentityLabels(remoteID)).String()})
+	held, err := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.SystemNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(member.IdentityLabels(remoteID)).String()})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return Done, err
 	}
 	if held != nil {
 		for _, it := range held.Items {
-			known = append(known, it.GetLabels()[LabelSlice])
+			known = append(known, it.GetLabels()[member.LabelSlice])
 		}
 	}
 	return Done, notFound("resource slice", name, "shared with "+remoteID+" on this cluster", known)
 }
 
 // HasSliceNamespace (provider) tells whether a namespace exists for the consumer's slice.
-func (c *Cluster) HasSliceNamespace(ctx context.Context, consumerID, name string) (bool, error) {
-	ns, err := c.Kube.CoreV1().Namespaces().Get(ctx, SliceNamespace(consumerID, name), metav1.GetOptions{})
+func HasSliceNamespace(ctx context.Context, c *member.Cluster, consumerID, name string) (bool, error) {
+	ns, err := c.Kube.CoreV1().Namespaces().Get(ctx, member.SliceNamespace(consumerID, name), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	return nsOwner{consumerID: consumerID, kind: KindSlice, slice: name}.owns(ns.Labels), nil
+	return nsOwner{consumerID: consumerID, kind: member.KindSlice, slice: name}.owns(ns.Labels), nil
 }
 
 // A provider's decisions on a consumer's slices live where only the provider writes: a ConfigMap of
@@ -736,8 +738,8 @@ func deniedKey(reqHash string) string { return "denied." + reqHash[:32] }
 func deniedNameKey(slice string) string { return "denied-name." + slice }
 
 // sliceDecisions reads the provider's decisions on a consumer's slices.
-func (c *Cluster) sliceDecisions(ctx context.Context, consumerID string) (map[string]string, error) {
-	cm, err := c.Kube.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, sliceDecisionsName(consumerID), metav1.GetOptions{})
+func sliceDecisions(ctx context.Context, c *member.Cluster, consumerID string) (map[string]string, error) {
+	cm, err := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, sliceDecisionsName(consumerID), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return map[string]string{}, nil
 	}
@@ -748,13 +750,13 @@ func (c *Cluster) sliceDecisions(ctx context.Context, consumerID string) (map[st
 }
 
 // recordSliceDecision adds a decision, under the ConfigMap's resourceVersion so none is lost.
-func (c *Cluster) recordSliceDecision(ctx context.Context, consumerID, key, value string) error {
-	cms := c.Kube.CoreV1().ConfigMaps(SystemNamespace)
+func recordSliceDecision(ctx context.Context, c *member.Cluster, consumerID, key, value string) error {
+	cms := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace)
 	for {
 		cm, err := cms.Get(ctx, sliceDecisionsName(consumerID), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			_, err = cms.Create(ctx, &corev1.ConfigMap{
-				ObjectMeta: metav1.ObjectMeta{Name: sliceDecisionsName(consumerID), Namespace: SystemNamespace, Labels: TenantLabels(consumerID)},
+				ObjectMeta: metav1.ObjectMeta{Name: sliceDecisionsName(consumerID), Namespace: member.SystemNamespace, Labels: member.TenantLabels(consumerID)},
 				Data:       map[string]string{key: value},
 			}, metav1.CreateOptions{})
 			if apierrors.IsAlreadyExists(err) {
@@ -778,12 +780,12 @@ func (c *Cluster) recordSliceDecision(ctx context.Context, consumerID, key, valu
 }
 
 // forgetSliceDecision removes a decision (an explicit accept lifts a denial of the slice's name).
-func (c *Cluster) forgetSliceDecision(ctx context.Context, consumerID, key string) error {
-	cms := c.Kube.CoreV1().ConfigMaps(SystemNamespace)
+func forgetSliceDecision(ctx context.Context, c *member.Cluster, consumerID, key string) error {
+	cms := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace)
 	for {
 		cm, err := cms.Get(ctx, sliceDecisionsName(consumerID), metav1.GetOptions{})
 		if err != nil {
-			return ignoreNotFound(err)
+			return member.IgnoreNotFound(err)
 		}
 		if _, ok := cm.Data[key]; !ok {
 			return nil

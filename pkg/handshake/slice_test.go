@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // pairedFakes authenticates a consumer with a provider and lets the consumer "dial" the provider through
@@ -23,13 +24,13 @@ func pairedFakes(t *testing.T) (consumer, provider *fakeCluster) {
 	if _, err := Authenticate(t.Context(), consumer.Cluster, provider.Cluster, o); err != nil {
 		t.Fatalf("Authenticate: %v", err)
 	}
-	consumer.Dial = func([]byte) (*Cluster, error) { return provider.Cluster, nil }
+	consumer.Dial = func([]byte) (*member.Cluster, error) { return provider.Cluster, nil }
 	return consumer, provider
 }
 
 func requestSlice(t *testing.T, consumer *fakeCluster, name, class string, res map[string]string) *v1alpha1.ResourceSlice {
 	t.Helper()
-	s, err := consumer.RequestSlice(t.Context(), SliceRequestOptions{ProviderID: "provider", Name: name, Class: class, Resources: res})
+	s, err := RequestSlice(t.Context(), consumer.Cluster, SliceRequestOptions{ProviderID: "provider", Name: name, Class: class, Resources: res})
 	if err != nil {
 		t.Fatalf("RequestSlice: %v", err)
 	}
@@ -40,19 +41,19 @@ func requestSlice(t *testing.T, consumer *fakeCluster, name, class string, res m
 // a second accept and a second import change nothing.
 func TestSliceFlowOnFakes(t *testing.T) {
 	consumer, provider := pairedFakes(t)
-	if _, err := provider.ApplySliceClass(t.Context(), SliceClassOptions{Name: "small", Spec: v1alpha1.ResourceSliceClassSpec{
+	if _, err := ApplySliceClass(t.Context(), provider.Cluster, SliceClassOptions{Name: "small", Spec: v1alpha1.ResourceSliceClassSpec{
 		Max: map[string]string{"cpu": "1", "pods": "2"}}}); err != nil {
 		t.Fatal(err)
 	}
 	slice := requestSlice(t, consumer, "batch", "small", map[string]string{"cpu": "2", "memory": "1Gi"})
-	via, err := consumer.ViaPairing(t.Context(), "provider")
+	via, err := ViaPairing(t.Context(), consumer.Cluster, "provider")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := consumer.SubmitSlice(t.Context(), via, slice); err != nil {
+	if err := SubmitSlice(t.Context(), consumer.Cluster, via, slice); err != nil {
 		t.Fatalf("SubmitSlice: %v", err)
 	}
-	granted, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "batch", Expiration: time.Hour})
+	granted, err := AcceptSlice(t.Context(), provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "batch", Expiration: time.Hour})
 	if err != nil {
 		t.Fatalf("AcceptSlice: %v", err)
 	}
@@ -60,13 +61,13 @@ func TestSliceFlowOnFakes(t *testing.T) {
 	if fmtAny(granted.Status.Granted) != fmtAny(want) {
 		t.Errorf("granted %v, want %v (cpu clamped to the class maximum, pods never over it)", granted.Status.Granted, want)
 	}
-	ns := SliceNamespace("consumer", "batch")
+	ns := member.SliceNamespace("consumer", "batch")
 	u, err := provider.dyn.Resource(resourceQuotaGVR).Namespace(ns).Get(t.Context(), SandboxName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("slice quota: %v", err)
 	}
 	q := &corev1.ResourceQuota{}
-	if err := fromUnstructured(u, q); err != nil {
+	if err := member.FromUnstructured(u, q); err != nil {
 		t.Fatal(err)
 	}
 	for key, v := range map[string]string{"requests.cpu": "1", "limits.cpu": "1", "requests.memory": "1Gi", "pods": "2"} {
@@ -74,25 +75,25 @@ func TestSliceFlowOnFakes(t *testing.T) {
 			t.Errorf("quota %s = %s, want %s", key, got.String(), v)
 		}
 	}
-	rb, err := provider.kube.RbacV1().RoleBindings(ns).Get(t.Context(), RoleBindingName, metav1.GetOptions{})
+	rb, err := provider.kube.RbacV1().RoleBindings(ns).Get(t.Context(), member.RoleBindingName, metav1.GetOptions{})
 	if err != nil || len(rb.Subjects) != 1 || rb.Subjects[0].Name != granted.Status.User || !strings.Contains(granted.Status.User, ":slice-batch:") {
 		t.Errorf("slice binding %+v %v", rb, err)
 	}
-	again, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "batch", Expiration: time.Hour})
+	again, err := AcceptSlice(t.Context(), provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "batch", Expiration: time.Hour})
 	if err != nil || string(again.Status.Certificate) != string(granted.Status.Certificate) {
 		t.Errorf("a second accept issued again: %v", err)
 	}
-	res, err := consumer.ImportSlice(t.Context(), ImportSliceOptions{ProviderID: "provider", Name: "batch", Provider: via})
+	res, err := ImportSlice(t.Context(), consumer.Cluster, ImportSliceOptions{ProviderID: "provider", Name: "batch", Provider: via})
 	if err != nil {
 		t.Fatalf("ImportSlice: %v", err)
 	}
 	if res.Namespace != ns || res.User != granted.Status.User {
 		t.Errorf("import %+v", res)
 	}
-	if _, err := consumer.GetSliceKubeconfig(t.Context(), "provider", "batch"); err != nil {
+	if _, err := GetSliceKubeconfig(t.Context(), consumer.Cluster, "provider", "batch"); err != nil {
 		t.Errorf("slice kubeconfig: %v", err)
 	}
-	if res, err := consumer.ImportSlice(t.Context(), ImportSliceOptions{ProviderID: "provider", Name: "batch", Provider: via}); err != nil || !res.AlreadyImported {
+	if res, err := ImportSlice(t.Context(), consumer.Cluster, ImportSliceOptions{ProviderID: "provider", Name: "batch", Provider: via}); err != nil || !res.AlreadyImported {
 		t.Errorf("a second import: %+v %v", res, err)
 	}
 	// The import is on the consumer's audit trail, once: the second import changed nothing.
@@ -104,7 +105,7 @@ func TestSliceFlowOnFakes(t *testing.T) {
 	if _, err := provider.kube.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("slice namespace left: %v", err)
 	}
-	if _, err := consumer.GetSliceKubeconfig(t.Context(), "provider", "batch"); err == nil {
+	if _, err := GetSliceKubeconfig(t.Context(), consumer.Cluster, "provider", "batch"); err == nil {
 		t.Error("slice kubeconfig left on the consumer")
 	}
 }
@@ -113,11 +114,11 @@ func TestSliceFlowOnFakes(t *testing.T) {
 func TestForgedSlicesGrantNothing(t *testing.T) {
 	consumer, provider := pairedFakes(t)
 	other := newFakeCluster(t)
-	if _, err := other.Init(t.Context(), "consumer"); err != nil { // same ID, another handshake key
+	if _, err := Init(t.Context(), other.Cluster, "consumer"); err != nil { // same ID, another handshake key
 		t.Fatal(err)
 	}
-	other.kube.Tracker().Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: KubeconfigSecretName("provider"), Namespace: SystemNamespace}}) //nolint:errcheck // a fresh tracker
-	foreign, err := other.RequestSlice(t.Context(), SliceRequestOptions{ProviderID: "provider", Name: "x", Resources: map[string]string{"cpu": "1", "memory": "1Gi"}})
+	other.kube.Tracker().Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: member.KubeconfigSecretName("provider"), Namespace: member.SystemNamespace}}) //nolint:errcheck // a fresh tracker
+	foreign, err := RequestSlice(t.Context(), other.Cluster, SliceRequestOptions{ProviderID: "provider", Name: "x", Resources: map[string]string{"cpu": "1", "memory": "1Gi"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestForgedSlicesGrantNothing(t *testing.T) {
 			tc.alter(s)
 			provider.kube.ClearActions()
 			provider.dyn.ClearActions()
-			_, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "x", Request: s, Expiration: time.Hour})
+			_, err := AcceptSlice(t.Context(), provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "x", Request: s, Expiration: time.Hour})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want a refusal saying %q", err, tc.want)
 			}
@@ -159,33 +160,33 @@ func TestForgedSlicesGrantNothing(t *testing.T) {
 // records the denial, which the consumer's import reports.
 func TestSliceGrantPolicy(t *testing.T) {
 	consumer, provider := pairedFakes(t)
-	if _, err := provider.ApplySliceClass(t.Context(), SliceClassOptions{Name: "strict", Spec: v1alpha1.ResourceSliceClassSpec{
+	if _, err := ApplySliceClass(t.Context(), provider.Cluster, SliceClassOptions{Name: "strict", Spec: v1alpha1.ResourceSliceClassSpec{
 		Max: map[string]string{"memory": "1Gi"}, OverMax: OverMaxDeny}}); err != nil {
 		t.Fatal(err)
 	}
-	via, _ := consumer.ViaPairing(t.Context(), "provider")
+	via, _ := ViaPairing(t.Context(), consumer.Cluster, "provider")
 	big := requestSlice(t, consumer, "big", "strict", map[string]string{"cpu": "1", "memory": "2Gi"})
-	if err := consumer.SubmitSlice(t.Context(), via, big); err != nil {
+	if err := SubmitSlice(t.Context(), consumer.Cluster, via, big); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "big"}); !errors.Is(err, ErrDenied) {
+	if _, err := AcceptSlice(t.Context(), provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "big"}); !errors.Is(err, member.ErrDenied) {
 		t.Fatalf("over a deny class's maximum: %v", err)
 	}
-	if _, err := consumer.ImportSlice(t.Context(), ImportSliceOptions{ProviderID: "provider", Name: "big", Provider: via}); !errors.Is(err, ErrDenied) || !strings.Contains(err.Error(), "maximum") {
+	if _, err := ImportSlice(t.Context(), consumer.Cluster, ImportSliceOptions{ProviderID: "provider", Name: "big", Provider: via}); !errors.Is(err, member.ErrDenied) || !strings.Contains(err.Error(), "maximum") {
 		t.Errorf("import of a denied slice: %v", err)
 	}
 	ok := requestSlice(t, consumer, "ok", "", map[string]string{"cpu": "2", "memory": "1Gi"})
-	if err := consumer.SubmitSlice(t.Context(), via, ok); err != nil {
+	if err := SubmitSlice(t.Context(), consumer.Cluster, via, ok); err != nil {
 		t.Fatal(err)
 	}
 	var ge *GrantError
-	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "ok", Grant: corev1.ResourceList{"cpu": resource.MustParse("3")}}); !errors.As(err, &ge) {
+	if _, err := AcceptSlice(t.Context(), provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "ok", Grant: corev1.ResourceList{"cpu": resource.MustParse("3")}}); !errors.As(err, &ge) {
 		t.Errorf("a grant over the request: %v", err)
 	}
-	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "missing"}); err == nil {
+	if _, err := AcceptSlice(t.Context(), provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "missing"}); err == nil {
 		t.Error("accepted a slice nobody asked for")
 	}
-	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "nobody", Name: "ok"}); !errors.Is(err, ErrNotActive) {
+	if _, err := AcceptSlice(t.Context(), provider.Cluster, AcceptSliceOptions{ConsumerID: "nobody", Name: "ok"}); !errors.Is(err, member.ErrNotActive) {
 		t.Errorf("a slice for an unpaired consumer: %v", err)
 	}
 }
@@ -193,14 +194,14 @@ func TestSliceGrantPolicy(t *testing.T) {
 // Extra namespaces follow the pairing's identity: granted, rebound at renewal, refused when taken.
 func TestExtraNamespacesOnFakes(t *testing.T) {
 	consumer, provider := pairedFakes(t)
-	via, _ := consumer.ViaPairing(t.Context(), "provider")
-	if err := consumer.RequestNamespace(t.Context(), via, "team-a", "ci"); err != nil {
+	via, _ := ViaPairing(t.Context(), consumer.Cluster, "provider")
+	if err := RequestNamespace(t.Context(), consumer.Cluster, via, "team-a", "ci"); err != nil {
 		t.Fatal(err)
 	}
-	if err := provider.GrantNamespace(t.Context(), GrantNamespaceOptions{ConsumerID: "consumer", Name: "team-a"}); err != nil {
+	if err := GrantNamespace(t.Context(), provider.Cluster, GrantNamespaceOptions{ConsumerID: "consumer", Name: "team-a"}); err != nil {
 		t.Fatalf("GrantNamespace: %v", err)
 	}
-	list, err := provider.ExtraNamespaces(t.Context(), "consumer", false)
+	list, err := ExtraNamespaces(t.Context(), provider.Cluster, "consumer", false)
 	if err != nil || len(list) != 1 || list[0].Phase != NamespaceGranted || !list[0].Requested {
 		t.Errorf("extra namespaces %+v %v", list, err)
 	}
@@ -209,22 +210,22 @@ func TestExtraNamespacesOnFakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb, err := provider.kube.RbacV1().RoleBindings("team-a").Get(t.Context(), RoleBindingName, metav1.GetOptions{})
+	rb, err := provider.kube.RbacV1().RoleBindings("team-a").Get(t.Context(), member.RoleBindingName, metav1.GetOptions{})
 	if err != nil || rb.Subjects[0].Name != renewed.User {
 		t.Errorf("extra namespace not rebound at renewal: %+v %v", rb, err)
 	}
 	provider.kube.Tracker().Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "taken"}}) //nolint:errcheck // a fresh name
-	if err := provider.GrantNamespace(t.Context(), GrantNamespaceOptions{ConsumerID: "consumer", Name: "taken"}); !errors.Is(err, ErrNameTaken) {
+	if err := GrantNamespace(t.Context(), provider.Cluster, GrantNamespaceOptions{ConsumerID: "consumer", Name: "taken"}); !errors.Is(err, member.ErrNameTaken) {
 		t.Errorf("a taken name: %v", err)
 	}
-	if err := provider.GrantNamespace(t.Context(), GrantNamespaceOptions{ConsumerID: "consumer", Name: TenantNamespace("consumer")}); err == nil {
+	if err := GrantNamespace(t.Context(), provider.Cluster, GrantNamespaceOptions{ConsumerID: "consumer", Name: member.TenantNamespace("consumer")}); err == nil {
 		t.Error("granted the tenant namespace as an extra one")
 	}
 	ticking(provider)
-	if _, err := provider.RevokeNamespace(t.Context(), "consumer", "team-a"); err != nil {
+	if _, err := RevokeNamespace(t.Context(), provider.Cluster, "consumer", "team-a"); err != nil {
 		t.Fatalf("RevokeNamespace: %v", err)
 	}
-	if outcome, err := provider.RevokeNamespace(t.Context(), "consumer", "team-a"); err != nil || outcome != Already {
+	if outcome, err := RevokeNamespace(t.Context(), provider.Cluster, "consumer", "team-a"); err != nil || outcome != Already {
 		t.Fatalf("RevokeNamespace again: %v %v, want Already", outcome, err)
 	}
 	// On the provider's audit trail, once: the second run found nothing granted.
@@ -246,23 +247,23 @@ func dynActions(f *fakeCluster) []string {
 // binding then names only the new user.
 func TestSliceRenewalOnFakes(t *testing.T) {
 	consumer, provider := pairedFakes(t)
-	via, _ := consumer.ViaPairing(t.Context(), "provider")
+	via, _ := ViaPairing(t.Context(), consumer.Cluster, "provider")
 	round := func() *SliceImport {
 		t.Helper()
-		if err := consumer.SubmitSlice(t.Context(), via, requestSlice(t, consumer, "s", "", map[string]string{"cpu": "1", "memory": "1Gi"})); err != nil {
+		if err := SubmitSlice(t.Context(), consumer.Cluster, via, requestSlice(t, consumer, "s", "", map[string]string{"cpu": "1", "memory": "1Gi"})); err != nil {
 			t.Fatal(err)
 		}
-		list, err := provider.ProviderSlices(t.Context(), "consumer")
+		list, err := ProviderSlices(t.Context(), provider.Cluster, "consumer")
 		if err != nil || len(list) != 1 || list[0].Phase != SlicePending {
 			t.Fatalf("a new request is not pending: %+v %v", list, err)
 		}
-		if _, err := consumer.ImportSlice(t.Context(), ImportSliceOptions{ProviderID: "provider", Name: "s", Provider: via}); err == nil || !strings.Contains(err.Error(), "not accepted it yet") {
+		if _, err := ImportSlice(t.Context(), consumer.Cluster, ImportSliceOptions{ProviderID: "provider", Name: "s", Provider: via}); err == nil || !strings.Contains(err.Error(), "not accepted it yet") {
 			t.Fatalf("import before the answer: %v", err)
 		}
-		if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "s"}); err != nil {
+		if _, err := AcceptSlice(t.Context(), provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "s"}); err != nil {
 			t.Fatal(err)
 		}
-		res, err := consumer.ImportSlice(t.Context(), ImportSliceOptions{ProviderID: "provider", Name: "s", Provider: via})
+		res, err := ImportSlice(t.Context(), consumer.Cluster, ImportSliceOptions{ProviderID: "provider", Name: "s", Provider: via})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,7 +273,7 @@ func TestSliceRenewalOnFakes(t *testing.T) {
 	if first.User == second.User {
 		t.Fatalf("a renewal kept the user %s", first.User)
 	}
-	rb, err := provider.kube.RbacV1().RoleBindings(SliceNamespace("consumer", "s")).Get(t.Context(), RoleBindingName, metav1.GetOptions{})
+	rb, err := provider.kube.RbacV1().RoleBindings(member.SliceNamespace("consumer", "s")).Get(t.Context(), member.RoleBindingName, metav1.GetOptions{})
 	if err != nil || len(rb.Subjects) != 1 || rb.Subjects[0].Name != second.User {
 		t.Errorf("binding after the slice's renewal: %+v %v", rb, err)
 	}
@@ -284,87 +285,87 @@ func TestSliceRenewalOnFakes(t *testing.T) {
 // granted slice cannot be "denied" into looking revoked.
 func TestSliceDecisionsHold(t *testing.T) {
 	consumer, provider := pairedFakes(t)
-	via, _ := consumer.ViaPairing(t.Context(), "provider")
+	via, _ := ViaPairing(t.Context(), consumer.Cluster, "provider")
 	for _, cls := range []SliceClassOptions{
 		{Name: "small", Spec: v1alpha1.ResourceSliceClassSpec{Max: map[string]string{"cpu": "2"}, AutoAccept: true}},
 		{Name: "big", Spec: v1alpha1.ResourceSliceClassSpec{PodSecurity: PodSecurityPrivileged}},
 	} {
-		if _, err := provider.ApplySliceClass(t.Context(), cls); err != nil {
+		if _, err := ApplySliceClass(t.Context(), provider.Cluster, cls); err != nil {
 			t.Fatal(err)
 		}
 	}
 	submit := func(name, class string) *v1alpha1.ResourceSlice {
 		s := requestSlice(t, consumer, name, class, map[string]string{"cpu": "1", "memory": "1Gi"})
-		if err := consumer.SubmitSlice(t.Context(), via, s); err != nil {
+		if err := SubmitSlice(t.Context(), consumer.Cluster, via, s); err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}
 	big := submit("bigone", "big")
 	// A decoy under another name that claims the big request's slice name with an auto-accept class.
-	u, _ := toUnstructured(&v1alpha1.ResourceSlice{TypeMeta: big.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: "decoy", Namespace: big.Namespace},
+	u, _ := member.ToUnstructured(&v1alpha1.ResourceSlice{TypeMeta: big.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: "decoy", Namespace: big.Namespace},
 		Spec: v1alpha1.ResourceSliceSpec{ClusterID: "consumer", ProviderClusterID: "provider", Slice: "bigone", Class: "small",
 			Resources: map[string]string{"cpu": "1", "memory": "1Gi"}, CSR: big.Spec.CSR, Signature: []byte("x")}})
 	if _, err := provider.dyn.Resource(v1alpha1.ResourceSliceGVR).Namespace(big.Namespace).Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	list, err := provider.ProviderSlices(t.Context(), "consumer")
+	list, err := ProviderSlices(t.Context(), provider.Cluster, "consumer")
 	if err != nil || len(list) != 1 || list[0].Name != "bigone" || list[0].AutoAccept {
 		t.Fatalf("listing with a decoy: %+v %v", list, err)
 	}
-	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "bigone", RequireAutoAccept: true}); err == nil {
+	if _, err := AcceptSlice(t.Context(), provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "bigone", RequireAutoAccept: true}); err == nil {
 		t.Fatal("the unattended run granted a class without auto-accept")
 	}
 	// Denied, then the unattended run: refused even after the tenant wipes the status by re-creating it.
 	small := submit("small1", "small")
-	if err := provider.DenySlice(t.Context(), "consumer", "small1", "no"); err != nil {
+	if err := DenySlice(t.Context(), provider.Cluster, "consumer", "small1", "no"); err != nil {
 		t.Fatal(err)
 	}
 	rs := provider.dyn.Resource(v1alpha1.ResourceSliceGVR).Namespace(small.Namespace)
 	if err := rs.Delete(t.Context(), "small1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := consumer.SubmitSlice(t.Context(), via, small); err != nil {
+	if err := SubmitSlice(t.Context(), consumer.Cluster, via, small); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "small1", RequireAutoAccept: true}); !errors.Is(err, ErrDenied) {
+	if _, err := AcceptSlice(t.Context(), provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "small1", RequireAutoAccept: true}); !errors.Is(err, member.ErrDenied) {
 		t.Errorf("the unattended run granted a denied request: %v", err)
 	}
 	// Withdrawn and asked again with a new key: the name stays denied for the unattended run...
 	if err := rs.Delete(t.Context(), "small1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := consumer.DeleteSliceLocal(t.Context(), "provider", "small1", nil); err != nil {
+	if err := DeleteSliceLocal(t.Context(), consumer.Cluster, "provider", "small1", nil); err != nil {
 		t.Fatal(err)
 	}
 	submit("small1", "small")
-	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "small1", RequireAutoAccept: true}); !errors.Is(err, ErrDenied) {
+	if _, err := AcceptSlice(t.Context(), provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "small1", RequireAutoAccept: true}); !errors.Is(err, member.ErrDenied) {
 		t.Errorf("the unattended run granted a denied name asked again with a new key: %v", err)
 	}
 	// ... until the provider accepts it explicitly, which lifts the denial.
-	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "small1"}); err != nil {
+	if _, err := AcceptSlice(t.Context(), provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "small1"}); err != nil {
 		t.Errorf("an explicit accept of a denied name: %v", err)
 	}
 	// Granted, deleted, replayed: refused.
 	ok := submit("ok", "small")
-	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "ok", RequireAutoAccept: true}); err != nil {
+	if _, err := AcceptSlice(t.Context(), provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "ok", RequireAutoAccept: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := provider.DenySlice(t.Context(), "consumer", "ok", "too late"); err == nil {
+	if err := DenySlice(t.Context(), provider.Cluster, "consumer", "ok", "too late"); err == nil {
 		t.Error("denied a granted slice, which would leave its identity working")
 	}
 	ticking(provider)
-	if err := provider.DeleteSliceProvider(t.Context(), "consumer", "ok"); err != nil {
+	if err := DeleteSliceProvider(t.Context(), provider.Cluster, "consumer", "ok"); err != nil {
 		t.Fatal(err)
 	}
-	if err := provider.DeleteSliceProvider(t.Context(), "consumer", "ok"); err != nil {
+	if err := DeleteSliceProvider(t.Context(), provider.Cluster, "consumer", "ok"); err != nil {
 		t.Fatal(err)
 	}
 	recorded(t, provider, EventRevoked, "resource slice ok of consumer consumer revoked and removed", 1)
-	if err := consumer.SubmitSlice(t.Context(), via, ok); err != nil {
+	if err := SubmitSlice(t.Context(), consumer.Cluster, via, ok); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "ok"}); err == nil || !strings.Contains(err.Error(), "revoked") {
+	if _, err := AcceptSlice(t.Context(), provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "ok"}); err == nil || !strings.Contains(err.Error(), "revoked") {
 		t.Errorf("a deleted slice's request replayed: %v", err)
 	}
 }
@@ -372,15 +373,15 @@ func TestSliceDecisionsHold(t *testing.T) {
 // Accepting a granted request again converges the grant (here: lower) and keeps the certificate.
 func TestSliceReacceptConverges(t *testing.T) {
 	consumer, provider := pairedFakes(t)
-	via, _ := consumer.ViaPairing(t.Context(), "provider")
-	if err := consumer.SubmitSlice(t.Context(), via, requestSlice(t, consumer, "s", "", map[string]string{"cpu": "2", "memory": "1Gi"})); err != nil {
+	via, _ := ViaPairing(t.Context(), consumer.Cluster, "provider")
+	if err := SubmitSlice(t.Context(), consumer.Cluster, via, requestSlice(t, consumer, "s", "", map[string]string{"cpu": "2", "memory": "1Gi"})); err != nil {
 		t.Fatal(err)
 	}
-	first, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "s"})
+	first, err := AcceptSlice(t.Context(), provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := provider.AcceptSlice(t.Context(), AcceptSliceOptions{ConsumerID: "consumer", Name: "s", Grant: corev1.ResourceList{"cpu": resource.MustParse("1")}})
+	second, err := AcceptSlice(t.Context(), provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "s", Grant: corev1.ResourceList{"cpu": resource.MustParse("1")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
@@ -122,22 +124,22 @@ const checkTimeout = 10 * time.Second
 // lists read at once (Tenants, ResourceSlices, Identities: the cost does not grow with the number of
 // pairings). With check, each credential this cluster holds is proven through a SelfSubjectReview made
 // with it, all at once within checkParallel.
-func (c *Cluster) Status(ctx context.Context, check bool) (*StatusReport, error) {
+func Status(ctx context.Context, c *member.Cluster, check bool) (*StatusReport, error) {
 	self, err := c.Load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy}).String()}
+	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{member.LabelManagedBy: member.ManagedBy}).String()}
 	var tenants, slices, identities, issuedExchanges, heldExchanges, leftovers []CredentialState
 	var exports []ExportState
-	err = parallel(
-		func() error { var err error; exports, err = c.Exports(ctx); return err },
-		func() error { var err error; leftovers, err = c.leftoverStates(ctx); return err },
-		func() error { var err error; tenants, err = c.tenantStates(ctx, sel); return err },
-		func() error { var err error; slices, err = c.sliceStates(ctx); return err },
-		func() error { var err error; identities, err = c.identityStates(ctx, sel); return err },
-		func() error { var err error; issuedExchanges, err = c.issuedExchangeStates(ctx); return err },
-		func() error { var err error; heldExchanges, err = c.heldExchangeStates(ctx); return err },
+	err = member.Parallel(
+		func() error { var err error; exports, err = Exports(ctx, c); return err },
+		func() error { var err error; leftovers, err = leftoverStates(ctx, c); return err },
+		func() error { var err error; tenants, err = tenantStates(ctx, c, sel); return err },
+		func() error { var err error; slices, err = sliceStates(ctx, c); return err },
+		func() error { var err error; identities, err = identityStates(ctx, c, sel); return err },
+		func() error { var err error; issuedExchanges, err = issuedExchangeStates(ctx, c); return err },
+		func() error { var err error; heldExchanges, err = heldExchangeStates(ctx, c); return err },
 	)
 	if err != nil {
 		return nil, err
@@ -156,7 +158,7 @@ func (c *Cluster) Status(ctx context.Context, check bool) (*StatusReport, error)
 	}
 	slicesSort(out.Credentials)
 	if check {
-		if err := c.checkHeld(ctx, out.Credentials); err != nil {
+		if err := checkHeld(ctx, c, out.Credentials); err != nil {
 			return nil, err
 		}
 	}
@@ -178,7 +180,7 @@ func slicesSort(s []CredentialState) {
 	})
 }
 
-func (c *Cluster) tenantStates(ctx context.Context, sel metav1.ListOptions) ([]CredentialState, error) {
+func tenantStates(ctx context.Context, c *member.Cluster, sel metav1.ListOptions) ([]CredentialState, error) {
 	list, err := c.Dynamic.Resource(v1alpha1.TenantGVR).List(ctx, sel)
 	if apierrors.IsNotFound(err) {
 		return nil, nil // no CRD: never a provider
@@ -189,10 +191,10 @@ func (c *Cluster) tenantStates(ctx context.Context, sel metav1.ListOptions) ([]C
 	var out []CredentialState
 	for i := range list.Items {
 		var t v1alpha1.Tenant
-		if err := fromUnstructured(&list.Items[i], &t); err != nil {
+		if err := member.FromUnstructured(&list.Items[i], &t); err != nil {
 			return nil, err
 		}
-		s := CredentialState{RemoteClusterID: t.Spec.ClusterID, Role: RoleProvider, Kind: KindControlPlane, Credential: orCertificate(t.Status.Credential),
+		s := CredentialState{RemoteClusterID: t.Spec.ClusterID, Role: member.RoleProvider, Kind: KindControlPlane, Credential: orCertificate(t.Status.Credential),
 			User: t.Status.User, Namespace: t.Namespace, Phase: t.Status.Phase, NotAfter: timeOf(t.Status.NotAfter), Cordoned: t.Status.Cordoned,
 			Settings: tenantSettings(&t)}
 		if t.Status.Sandbox != nil {
@@ -205,7 +207,7 @@ func (c *Cluster) tenantStates(ctx context.Context, sel metav1.ListOptions) ([]C
 
 // sliceStates lists the slices this cluster granted as a provider: the ResourceSlices of tenant
 // namespaces that it answered.
-func (c *Cluster) sliceStates(ctx context.Context) ([]CredentialState, error) {
+func sliceStates(ctx context.Context, c *member.Cluster) ([]CredentialState, error) {
 	list, err := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).List(ctx, metav1.ListOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -216,25 +218,25 @@ func (c *Cluster) sliceStates(ctx context.Context) ([]CredentialState, error) {
 	var out []CredentialState
 	for i := range list.Items {
 		u := &list.Items[i]
-		if !strings.HasPrefix(u.GetNamespace(), TenantNamespacePrefix) {
+		if !strings.HasPrefix(u.GetNamespace(), member.TenantNamespacePrefix) {
 			continue // this cluster's own requests, as a consumer: its Identities say more
 		}
 		var s v1alpha1.ResourceSlice
-		if err := fromUnstructured(u, &s); err != nil {
+		if err := member.FromUnstructured(u, &s); err != nil {
 			return nil, err
 		}
 		if s.Status.Phase != SliceAccepted {
 			continue // pending or denied: no credential was issued
 		}
-		out = append(out, CredentialState{RemoteClusterID: s.Spec.ClusterID, Role: RoleProvider, Kind: KindResourceSlice, Name: s.Spec.Slice,
+		out = append(out, CredentialState{RemoteClusterID: s.Spec.ClusterID, Role: member.RoleProvider, Kind: KindResourceSlice, Name: s.Spec.Slice,
 			Credential: orCertificate(s.Status.Credential), User: s.Status.User, Namespace: s.Status.Namespace, Phase: s.Status.Phase,
 			NotAfter: timeOf(s.Status.NotAfter), PodSecurity: s.Status.PodSecurity})
 	}
 	return out, nil
 }
 
-func (c *Cluster) identityStates(ctx context.Context, sel metav1.ListOptions) ([]CredentialState, error) {
-	list, err := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(SystemNamespace).List(ctx, sel)
+func identityStates(ctx context.Context, c *member.Cluster, sel metav1.ListOptions) ([]CredentialState, error) {
+	list, err := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace).List(ctx, sel)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -244,14 +246,14 @@ func (c *Cluster) identityStates(ctx context.Context, sel metav1.ListOptions) ([
 	var out []CredentialState
 	for i := range list.Items {
 		var id v1alpha1.Identity
-		if err := fromUnstructured(&list.Items[i], &id); err != nil {
+		if err := member.FromUnstructured(&list.Items[i], &id); err != nil {
 			return nil, err
 		}
 		kind := KindControlPlane
 		if id.Spec.Type == v1alpha1.IdentityResource {
 			kind = KindResourceSlice
 		}
-		out = append(out, CredentialState{RemoteClusterID: id.Spec.ClusterID, Role: RoleConsumer, Kind: kind, Name: id.Spec.ResourceSlice,
+		out = append(out, CredentialState{RemoteClusterID: id.Spec.ClusterID, Role: member.RoleConsumer, Kind: kind, Name: id.Spec.ResourceSlice,
 			Credential: orCertificate(id.Spec.Credential), User: id.Status.User, Namespace: id.Spec.Namespace,
 			NotAfter: timeOf(id.Status.NotAfter), secret: id.Status.KubeconfigSecret,
 			Settings: nonEmpty(map[string]string{SettingAPIServer: id.Spec.APIServer, SettingProxyURL: id.Spec.ProxyURL})})
@@ -261,9 +263,9 @@ func (c *Cluster) identityStates(ctx context.Context, sel metav1.ListOptions) ([
 
 // checkHeld proves each credential this cluster holds through it: not that it authenticates (a revoked
 // certificate still does) but that the provider authorizes it for what it was issued for (checkOne).
-func (c *Cluster) checkHeld(ctx context.Context, states []CredentialState) error {
-	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy, LabelRole: RoleConsumer}).String()}
-	secrets, err := c.Kube.CoreV1().Secrets(SystemNamespace).List(ctx, sel)
+func checkHeld(ctx context.Context, c *member.Cluster, states []CredentialState) error {
+	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{member.LabelManagedBy: member.ManagedBy, member.LabelRole: member.RoleConsumer}).String()}
+	secrets, err := c.Kube.CoreV1().Secrets(member.SystemNamespace).List(ctx, sel)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("listing the kubeconfig Secrets: %w", err)
 	}
@@ -277,7 +279,7 @@ func (c *Cluster) checkHeld(ctx context.Context, states []CredentialState) error
 	var wg sync.WaitGroup
 	for i := range states {
 		s := &states[i]
-		if s.Role != RoleConsumer {
+		if s.Role != member.RoleConsumer {
 			continue
 		}
 		wg.Add(1)
@@ -285,21 +287,21 @@ func (c *Cluster) checkHeld(ctx context.Context, states []CredentialState) error
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			s.Check = c.checkOne(ctx, s, kubeconfigs[s.secret])
+			s.Check = checkOne(ctx, c, s, kubeconfigs[s.secret])
 		}()
 	}
 	wg.Wait()
 	return nil
 }
 
-func (c *Cluster) checkOne(ctx context.Context, s *CredentialState, kc []byte) *CredentialCheck {
+func checkOne(ctx context.Context, c *member.Cluster, s *CredentialState, kc []byte) *CredentialCheck {
 	if len(kc) == 0 {
-		return &CredentialCheck{State: CheckUnreachable, Error: fmt.Sprintf("no kubeconfig in Secret %s/%s", SystemNamespace, s.secret)}
+		return &CredentialCheck{State: CheckUnreachable, Error: fmt.Sprintf("no kubeconfig in Secret %s/%s", member.SystemNamespace, s.secret)}
 	}
-	if s.NotAfter != nil && !c.now().Before(*s.NotAfter) {
+	if s.NotAfter != nil && !c.CurrentTime().Before(*s.NotAfter) {
 		return &CredentialCheck{State: CheckExpired, Error: "expired at " + s.NotAfter.UTC().Format(time.RFC3339)}
 	}
-	as, err := c.dial(kc)
+	as, err := dial(c, kc)
 	if err != nil {
 		return &CredentialCheck{State: CheckUnreachable, Error: err.Error()}
 	}
@@ -321,7 +323,7 @@ func (c *Cluster) checkOne(ctx context.Context, s *CredentialState, kc []byte) *
 	// authorize creating pods there, and its admission must not refuse them (cordon).
 	var review *authzv1.SelfSubjectAccessReview
 	var rerr, perr error
-	_ = parallel(
+	_ = member.Parallel(
 		func() error {
 			review, rerr = as.Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{Spec: authzv1.SelfSubjectAccessReviewSpec{
 				ResourceAttributes: &authzv1.ResourceAttributes{Namespace: s.Namespace, Verb: "create", Resource: "pods"}}}, metav1.CreateOptions{})
@@ -355,7 +357,7 @@ func failedCheck(err error) *CredentialCheck {
 }
 
 // issuedExchangeStates lists the exchange credentials this cluster issued as a provider.
-func (c *Cluster) issuedExchangeStates(ctx context.Context) ([]CredentialState, error) {
+func issuedExchangeStates(ctx context.Context, c *member.Cluster) ([]CredentialState, error) {
 	list, err := c.Dynamic.Resource(v1alpha1.ExchangeRequestGVR).List(ctx, metav1.ListOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -366,18 +368,18 @@ func (c *Cluster) issuedExchangeStates(ctx context.Context) ([]CredentialState, 
 	var out []CredentialState
 	for i := range list.Items {
 		u := &list.Items[i]
-		consumerID, ok := strings.CutPrefix(u.GetNamespace(), TenantNamespacePrefix)
+		consumerID, ok := strings.CutPrefix(u.GetNamespace(), member.TenantNamespacePrefix)
 		if !ok {
 			continue
 		}
 		var r v1alpha1.ExchangeRequest
-		if err := fromUnstructured(u, &r); err != nil {
+		if err := member.FromUnstructured(u, &r); err != nil {
 			return nil, err
 		}
 		if r.Status.Phase != ExchangeIssued && r.Status.Phase != ExchangeRevoked {
 			continue
 		}
-		out = append(out, CredentialState{RemoteClusterID: consumerID, Role: RoleProvider, Kind: KindExchange, Name: r.Name, Target: r.Spec.Target.User,
+		out = append(out, CredentialState{RemoteClusterID: consumerID, Role: member.RoleProvider, Kind: KindExchange, Name: r.Name, Target: r.Spec.Target.User,
 			Mode: r.Status.Mode, Credential: v1alpha1.CredentialCertificate, User: r.Status.User, Phase: r.Status.Phase, NotAfter: timeOf(r.Status.NotAfter)})
 	}
 	return out, nil
@@ -385,8 +387,8 @@ func (c *Cluster) issuedExchangeStates(ctx context.Context) ([]CredentialState, 
 
 // heldExchangeStates lists the exchange credentials this cluster holds as a consumer, from their
 // kubeconfig Secrets.
-func (c *Cluster) heldExchangeStates(ctx context.Context) ([]CredentialState, error) {
-	list, err := c.Kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: LabelExchange + "," + LabelRole + "=" + RoleConsumer})
+func heldExchangeStates(ctx context.Context, c *member.Cluster) ([]CredentialState, error) {
+	list, err := c.Kube.CoreV1().Secrets(member.SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: member.LabelExchange + "," + member.LabelRole + "=" + member.RoleConsumer})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -399,10 +401,10 @@ func (c *Cluster) heldExchangeStates(ctx context.Context) ([]CredentialState, er
 		if len(kc) == 0 {
 			continue // a key waiting for its certificate
 		}
-		s := CredentialState{RemoteClusterID: sec.Labels[LabelRemoteClusterID], Role: RoleConsumer, Kind: KindExchange, Name: sec.Annotations[annotationExchangeRequest],
+		s := CredentialState{RemoteClusterID: sec.Labels[member.LabelRemoteClusterID], Role: member.RoleConsumer, Kind: KindExchange, Name: sec.Annotations[annotationExchangeRequest],
 			Mode: sec.Annotations[annotationExchangeMode], Credential: v1alpha1.CredentialCertificate, secret: sec.Name}
 		if certPEM, err := kubeconfig.ClientCertificate(kc); err == nil {
-			if cert, err := parseCertificate("certificate", certPEM); err == nil {
+			if cert, err := credential.ParseCertificate("certificate", certPEM); err == nil {
 				s.User, s.NotAfter = cert.Subject.CommonName, timeOf(&metav1.Time{Time: cert.NotAfter})
 			}
 		}
@@ -415,24 +417,24 @@ func (c *Cluster) heldExchangeStates(ctx context.Context) ([]CredentialState, er
 // leftoverStates lists what unfinished pairings left: unused nonces (provider), keys waiting for their
 // certificate (consumer), and sandbox namespaces (provider), of which incomplete keeps those with no
 // Tenant.
-func (c *Cluster) leftoverStates(ctx context.Context) ([]CredentialState, error) {
+func leftoverStates(ctx context.Context, c *member.Cluster) ([]CredentialState, error) {
 	var nonces []nonce.Unused
 	var keys *corev1.SecretList
 	var sandboxes *corev1.NamespaceList
-	err := parallel(
+	err := member.Parallel(
 		func() error {
 			var err error
-			nonces, err = c.nonces().ListUnused(ctx)
-			return ignoreNotFound(err)
+			nonces, err = c.Nonces().ListUnused(ctx)
+			return member.IgnoreNotFound(err)
 		},
 		func() error {
 			var err error
-			keys, err = c.Kube.CoreV1().Secrets(SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedBy + "," + LabelRole + "=" + RoleConsumer})
-			return ignoreNotFound(err)
+			keys, err = c.Kube.CoreV1().Secrets(member.SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: member.LabelManagedBy + "=" + member.ManagedBy + "," + member.LabelRole + "=" + member.RoleConsumer})
+			return member.IgnoreNotFound(err)
 		},
 		func() error {
 			var err error
-			sandboxes, err = c.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedBy + "," + LabelRole + "=" + RoleProvider})
+			sandboxes, err = c.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: member.LabelManagedBy + "=" + member.ManagedBy + "," + member.LabelRole + "=" + member.RoleProvider})
 			return err
 		},
 	)
@@ -442,7 +444,7 @@ func (c *Cluster) leftoverStates(ctx context.Context) ([]CredentialState, error)
 	var out []CredentialState
 	for _, n := range nonces {
 		since, exp := n.Created, n.ExpiresAt
-		out = append(out, CredentialState{RemoteClusterID: n.ConsumerID, Role: RoleProvider, Kind: KindNonce, Phase: PhasePending, Since: &since, NotAfter: &exp})
+		out = append(out, CredentialState{RemoteClusterID: n.ConsumerID, Role: member.RoleProvider, Kind: KindNonce, Phase: PhasePending, Since: &since, NotAfter: &exp})
 	}
 	if keys != nil {
 		for _, sec := range keys.Items {
@@ -450,17 +452,17 @@ func (c *Cluster) leftoverStates(ctx context.Context) ([]CredentialState, error)
 				continue
 			}
 			since := sec.CreationTimestamp.Time
-			out = append(out, CredentialState{RemoteClusterID: sec.Labels[LabelRemoteClusterID], Role: RoleConsumer, Kind: KindPendingKey,
+			out = append(out, CredentialState{RemoteClusterID: sec.Labels[member.LabelRemoteClusterID], Role: member.RoleConsumer, Kind: KindPendingKey,
 				Name: strings.TrimSuffix(sec.Name, "-pending-key"), Phase: PhasePending, Since: &since})
 		}
 	}
 	if sandboxes != nil {
 		for _, ns := range sandboxes.Items {
-			if ownerOf(ns.Labels).kind != KindTenant || ns.Name != TenantNamespace(ns.Labels[LabelRemoteClusterID]) {
+			if ownerOf(ns.Labels).kind != member.KindTenant || ns.Name != member.TenantNamespace(ns.Labels[member.LabelRemoteClusterID]) {
 				continue
 			}
 			since := ns.CreationTimestamp.Time
-			out = append(out, CredentialState{RemoteClusterID: ns.Labels[LabelRemoteClusterID], Role: RoleProvider, Kind: KindControlPlane,
+			out = append(out, CredentialState{RemoteClusterID: ns.Labels[member.LabelRemoteClusterID], Role: member.RoleProvider, Kind: KindControlPlane,
 				Namespace: ns.Name, Phase: PhaseIncomplete, Since: &since})
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
@@ -33,23 +35,23 @@ type TenantOptions struct {
 // entitles the consumer to, and the handshake signature binding provider, consumer, nonce, CSR and proxy
 // URL. The returned Tenant carries no secret. A never-initialized cluster is initialized first, with the
 // consumer ID the nonce was made for. Re-running with the same nonce reuses the key.
-func (c *Cluster) GenerateTenant(ctx context.Context, o TenantOptions) (*v1alpha1.Tenant, error) {
-	t, _, err := c.generateTenant(ctx, o, false)
+func GenerateTenant(ctx context.Context, c *member.Cluster, o TenantOptions) (*v1alpha1.Tenant, error) {
+	t, _, err := generateTenant(ctx, c, o, false)
 	return t, err
 }
 
 // generateTenant is GenerateTenant; with hold, the client key is kept in memory and returned instead of
 // stored (a one-shot run, which imports the answer itself).
-func (c *Cluster) generateTenant(ctx context.Context, o TenantOptions, hold bool) (*v1alpha1.Tenant, *heldKey, error) {
+func generateTenant(ctx context.Context, c *member.Cluster, o TenantOptions, hold bool) (*v1alpha1.Tenant, *heldKey, error) {
 	if _, err := nonce.Parse(o.Nonce); err != nil {
 		return nil, nil, fmt.Errorf("nonce: %w", err)
 	}
 	if o.ConsumerID != "" && o.ConsumerID == o.ProviderID {
-		return nil, nil, fmt.Errorf("provider cluster ID %q: %w", o.ProviderID, ErrOwnID)
+		return nil, nil, fmt.Errorf("provider cluster ID %q: %w", o.ProviderID, member.ErrOwnID)
 	}
 	// The consumer's side issues nothing: its own sandbox objects are not this step's concern.
-	self, created, err := c.initializeAs(ctx, o.ConsumerID, false)
-	var conflict *IDConflictError
+	self, created, err := initializeAs(ctx, c, o.ConsumerID, false)
+	var conflict *member.IDConflictError
 	if errors.As(err, &conflict) {
 		conflict.Side = "consumer"
 	}
@@ -57,19 +59,19 @@ func (c *Cluster) generateTenant(ctx context.Context, o TenantOptions, hold bool
 		return nil, nil, err
 	}
 	if o.ProviderID == self.ClusterID {
-		return nil, nil, fmt.Errorf("provider cluster ID %q: %w", o.ProviderID, ErrOwnID)
+		return nil, nil, fmt.Errorf("provider cluster ID %q: %w", o.ProviderID, member.ErrOwnID)
 	}
-	r := c.report()
+	r := c.Reporter()
 	if created {
-		r.Info(fmt.Sprintf("This cluster %s %q, the consumer ID provider %q made the nonce for", c.said("is now", "would be"), self.ClusterID, o.ProviderID))
+		r.Info(fmt.Sprintf("This cluster %s %q, the consumer ID provider %q made the nonce for", c.Said("is now", "would be"), self.ClusterID, o.ProviderID))
 	}
-	user := ExpectedUser(self.ClusterID, o.Nonce)
+	user := credential.ExpectedUser(self.ClusterID, o.Nonce)
 	var key crypto.Signer
 	var held *heldKey
 	if hold {
-		held = &heldKey{user: user, macKey: IntegrityKey(o.Nonce)}
-		if err := step(r, "Generating the client key", "Client key generated (held in memory until the kubeconfig is stored)", func() error {
-			if key, err = NewClientKey(o.KeyAlgorithm); err != nil {
+		held = &heldKey{user: user, macKey: credential.IntegrityKey(o.Nonce)}
+		if err := member.Step(r, "Generating the client key", "Client key generated (held in memory until the kubeconfig is stored)", func() error {
+			if key, err = credential.NewClientKey(o.KeyAlgorithm); err != nil {
 				return err
 			}
 			der, err := x509.MarshalPKCS8PrivateKey(key)
@@ -78,25 +80,25 @@ func (c *Cluster) generateTenant(ctx context.Context, o TenantOptions, hold bool
 		}); err != nil {
 			return nil, nil, err
 		}
-	} else if err := step(r, "Ensuring the client key", "Client key ensured (it stays in Secret "+SystemNamespace+"/"+PendingKeySecretName(o.ProviderID)+")", func() error {
-		key, err = c.ensurePendingKey(ctx, o.ProviderID, user, o.KeyAlgorithm, IntegrityKey(o.Nonce))
+	} else if err := member.Step(r, "Ensuring the client key", "Client key ensured (it stays in Secret "+member.SystemNamespace+"/"+member.PendingKeySecretName(o.ProviderID)+")", func() error {
+		key, err = ensurePendingKey(ctx, c, o.ProviderID, user, o.KeyAlgorithm, credential.IntegrityKey(o.Nonce))
 		return err
 	}); err != nil {
 		return nil, nil, err
 	}
 	var t *v1alpha1.Tenant
-	err = step(r, "Signing the request", "Tenant request signed", func() error {
-		csrPEM, err := NewCSR(user, key)
+	err = member.Step(r, "Signing the request", "Tenant request signed", func() error {
+		csrPEM, err := credential.NewCSR(user, key)
 		if err != nil {
 			return err
 		}
 		block, _ := pem.Decode(csrPEM)
-		sig := Sign(self.privateKey, Message(o.ProviderID, self.ClusterID, o.Nonce, block.Bytes, o.ProxyURL))
+		sig := credential.Sign(self.PrivateKey, credential.Message(o.ProviderID, self.ClusterID, o.Nonce, block.Bytes, o.ProxyURL))
 		t = &v1alpha1.Tenant{
 			TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
 			ObjectMeta: metav1.ObjectMeta{
 				Name:      self.ClusterID,
-				Namespace: TenantNamespace(self.ClusterID),
+				Namespace: member.TenantNamespace(self.ClusterID),
 			},
 			Spec: v1alpha1.TenantSpec{
 				ClusterID:         self.ClusterID,
@@ -114,10 +116,10 @@ func (c *Cluster) generateTenant(ctx context.Context, o TenantOptions, hold bool
 
 // ensurePendingKey returns the client key waiting for this user's certificate, creating it if needed,
 // with the key that will verify the identity's integrity MACs.
-func (c *Cluster) ensurePendingKey(ctx context.Context, providerID, user, alg string, macKey []byte) (crypto.Signer, error) {
-	secrets := c.Kube.CoreV1().Secrets(SystemNamespace)
-	name := PendingKeySecretName(providerID)
-	existing, err := c.secretRead(SystemNamespace, name).take(ctx, c)
+func ensurePendingKey(ctx context.Context, c *member.Cluster, providerID, user, alg string, macKey []byte) (crypto.Signer, error) {
+	secrets := c.Kube.CoreV1().Secrets(member.SystemNamespace)
+	name := member.PendingKeySecretName(providerID)
+	existing, err := c.SecretRead(member.SystemNamespace, name).Take(ctx, c)
 	switch {
 	case apierrors.IsNotFound(err):
 		existing = nil
@@ -128,7 +130,7 @@ func (c *Cluster) ensurePendingKey(ctx context.Context, providerID, user, alg st
 			return key, nil
 		}
 	}
-	key, err := NewClientKey(alg)
+	key, err := credential.NewClientKey(alg)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +139,7 @@ func (c *Cluster) ensurePendingKey(ctx context.Context, providerID, user, alg st
 		return nil, err
 	}
 	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: IdentityLabels(providerID),
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: member.SystemNamespace, Labels: member.IdentityLabels(providerID),
 			Annotations: map[string]string{userAnnotation: user}},
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{privateKeyKey: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), integrityKey: macKey},
@@ -161,7 +163,7 @@ func (c *Cluster) ensurePendingKey(ctx context.Context, providerID, user, alg st
 }
 
 func parseSigner(data []byte) (crypto.Signer, error) {
-	der, err := DecodePEM(privateKeyKey, data, "PRIVATE KEY")
+	der, err := member.DecodePEM(privateKeyKey, data, "PRIVATE KEY")
 	if err != nil {
 		return nil, err
 	}

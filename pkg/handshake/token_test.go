@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 )
 
 func jwt(claims string) string {
@@ -28,7 +29,7 @@ func TestTokenClaims(t *testing.T) {
 		{"a ServiceAccount with a colon in its name", jwt(`{"sub":"system:serviceaccount:ns:a:b","exp":1900000000}`), "is not a ServiceAccount"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sub, exp, err := tokenClaims("spec.token", tc.token)
+			sub, exp, err := credential.TokenClaims("spec.token", tc.token)
 			if tc.err == "" {
 				if err != nil || sub != user || exp.Unix() != 1900000000 {
 					t.Fatalf("got %q %v %v", sub, exp, err)
@@ -43,16 +44,16 @@ func TestTokenClaims(t *testing.T) {
 }
 
 func TestCredentialSubjects(t *testing.T) {
-	sa := subjectFor("system:serviceaccount:federate-tenant-c1:federate-credential-x1")
+	sa := credential.SubjectFor("system:serviceaccount:federate-tenant-c1:federate-credential-x1")
 	if sa.Kind != "ServiceAccount" || sa.Namespace != "federate-tenant-c1" || sa.Name != "federate-credential-x1" || sa.APIGroup != "" {
 		t.Errorf("ServiceAccount subject: %+v", sa)
 	}
-	u := subjectFor("kubectl-federate:c1:abc")
+	u := credential.SubjectFor("kubectl-federate:c1:abc")
 	if u.Kind != "User" || u.Name != "kubectl-federate:c1:abc" || u.APIGroup != "rbac.authorization.k8s.io" {
 		t.Errorf("user subject: %+v", u)
 	}
 	for _, user := range []string{"system:serviceaccount:federate-tenant-c1:federate-credential-x1", "kubectl-federate:c1:abc"} {
-		if got := subjectUser(subjectFor(user)); got != user {
+		if got := credential.SubjectUser(credential.SubjectFor(user)); got != user {
 			t.Errorf("round trip of %q: %q", user, got)
 		}
 	}
@@ -63,7 +64,7 @@ func TestCredentialSubjects(t *testing.T) {
 		"system:serviceaccount:federate-tenant-c1:default":                false,
 		"federate-credential-x1": false,
 	} {
-		if got := isCredentialUser(user, "federate-tenant-c1"); got != want {
+		if got := credential.IsCredentialUser(user, "federate-tenant-c1"); got != want {
 			t.Errorf("isCredentialUser(%q) = %v", user, got)
 		}
 	}
@@ -72,31 +73,31 @@ func TestCredentialSubjects(t *testing.T) {
 // A token identity seals its credential and token: swapping, removing or adding either fails; a
 // certificate identity's MACs are what they always were.
 func TestTokenIdentityIntegrity(t *testing.T) {
-	key := IntegrityKey("nonce-value")
+	key := credential.IntegrityKey("nonce-value")
 	spec := v1alpha1.IdentitySpec{ClusterID: "p1", ConsumerClusterID: "c1", Namespace: "federate-tenant-c1", APIServer: "https://p1:6443",
 		Credential: v1alpha1.CredentialToken, Token: jwt(`{"sub":"system:serviceaccount:federate-tenant-c1:federate-credential-x1","exp":1900000000}`)}
-	SealIdentity(key, &spec)
-	if err := VerifyIdentity(key, &spec); err != nil {
+	credential.SealIdentity(key, &spec)
+	if err := credential.VerifyIdentity(key, &spec); err != nil {
 		t.Fatal(err)
 	}
 	swapped := spec
 	swapped.Token = jwt(`{"sub":"system:serviceaccount:federate-tenant-c1:federate-credential-x2","exp":1900000000}`)
-	if err := VerifyIdentity(key, &swapped); err == nil || !strings.Contains(err.Error(), "spec.token: does not match") {
+	if err := credential.VerifyIdentity(key, &swapped); err == nil || !strings.Contains(err.Error(), "spec.token: does not match") {
 		t.Errorf("swapped token: %v", err)
 	}
 	stripped := spec
 	stripped.Credential, stripped.Token = "", ""
-	if err := VerifyIdentity(key, &stripped); err == nil {
+	if err := credential.VerifyIdentity(key, &stripped); err == nil {
 		t.Error("an identity stripped of its token still verifies")
 	}
 	cert := v1alpha1.IdentitySpec{ClusterID: "p1", ConsumerClusterID: "c1", Namespace: "federate-tenant-c1", APIServer: "https://p1:6443", Certificate: []byte("pem")}
-	SealIdentity(key, &cert)
+	credential.SealIdentity(key, &cert)
 	if _, ok := cert.Integrity["token"]; ok || len(cert.Integrity) != 7 {
 		t.Errorf("a certificate identity's MACs changed: %v", cert.Integrity)
 	}
 	withToken := cert
 	withToken.Token = spec.Token
-	if err := VerifyIdentity(key, &withToken); err == nil {
+	if err := credential.VerifyIdentity(key, &withToken); err == nil {
 		t.Error("a token added to a certificate identity verifies")
 	}
 }

@@ -8,25 +8,27 @@ import (
 	"time"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // ValidateTenant checks a Tenant's shape for this provider and consumer, before any cryptography.
 func ValidateTenant(t *v1alpha1.Tenant, consumerID, providerID string) error {
-	if err := ValidateClusterID("spec.clusterID", t.Spec.ClusterID); err != nil {
+	if err := member.ValidateClusterID("spec.clusterID", t.Spec.ClusterID); err != nil {
 		return err
 	}
 	if t.Spec.ClusterID != consumerID {
-		return fmt.Errorf("spec.clusterID %q: %w %q", t.Spec.ClusterID, ErrOtherConsumer, consumerID)
+		return fmt.Errorf("spec.clusterID %q: %w %q", t.Spec.ClusterID, member.ErrOtherConsumer, consumerID)
 	}
 	if t.Name != "" && t.Name != consumerID {
-		return fmt.Errorf("metadata.name %q: must equal spec.clusterID %q", truncate(t.Name), consumerID)
+		return fmt.Errorf("metadata.name %q: must equal spec.clusterID %q", member.Truncate(t.Name), consumerID)
 	}
-	if ns := TenantNamespace(consumerID); t.Namespace != "" && t.Namespace != ns {
-		return fmt.Errorf("metadata.namespace %q: must be %q", truncate(t.Namespace), ns)
+	if ns := member.TenantNamespace(consumerID); t.Namespace != "" && t.Namespace != ns {
+		return fmt.Errorf("metadata.namespace %q: must be %q", member.Truncate(t.Namespace), ns)
 	}
 	if t.Spec.ProviderClusterID != providerID {
-		return fmt.Errorf("spec.providerClusterID %q: this request was made for another provider (this cluster is %q)", truncate(t.Spec.ProviderClusterID), providerID)
+		return fmt.Errorf("spec.providerClusterID %q: this request was made for another provider (this cluster is %q)", member.Truncate(t.Spec.ProviderClusterID), providerID)
 	}
 	if len(t.Spec.PublicKey) == 0 {
 		return errors.New("spec.publicKey: is missing")
@@ -47,29 +49,29 @@ func ValidateTenant(t *v1alpha1.Tenant, consumerID, providerID string) error {
 
 // ValidateIdentity checks an Identity's shape for this consumer and returns its parsed certificate.
 func ValidateIdentity(id *v1alpha1.Identity, consumerID string, now time.Time) (*Credential, error) {
-	if err := ValidateClusterID("spec.clusterID", id.Spec.ClusterID); err != nil {
+	if err := member.ValidateClusterID("spec.clusterID", id.Spec.ClusterID); err != nil {
 		return nil, err
 	}
 	if id.Spec.ClusterID == consumerID {
 		return nil, fmt.Errorf("spec.clusterID %q: is this cluster's own ID", consumerID)
 	}
 	if id.Spec.ConsumerClusterID != consumerID {
-		return nil, fmt.Errorf("spec.consumerClusterID %q: this identity was issued to another consumer (this cluster is %q)", truncate(id.Spec.ConsumerClusterID), consumerID)
+		return nil, fmt.Errorf("spec.consumerClusterID %q: this identity was issued to another consumer (this cluster is %q)", member.Truncate(id.Spec.ConsumerClusterID), consumerID)
 	}
-	if want := TenantNamespace(consumerID); id.Spec.Namespace != want {
-		return nil, fmt.Errorf("spec.namespace %q: must be %q", truncate(id.Spec.Namespace), want)
+	if want := member.TenantNamespace(consumerID); id.Spec.Namespace != want {
+		return nil, fmt.Errorf("spec.namespace %q: must be %q", member.Truncate(id.Spec.Namespace), want)
 	}
 	if id.Spec.Type != "" && id.Spec.Type != v1alpha1.IdentityControlPlane {
-		return nil, fmt.Errorf("spec.type %q: an identity.yaml carries the pairing's own identity (%s); a slice's is imported with import resourceslice", truncate(id.Spec.Type), v1alpha1.IdentityControlPlane)
+		return nil, fmt.Errorf("spec.type %q: an identity.yaml carries the pairing's own identity (%s); a slice's is imported with import resourceslice", member.Truncate(id.Spec.Type), v1alpha1.IdentityControlPlane)
 	}
 	if id.Spec.ResourceSlice != "" {
 		return nil, errors.New("spec.resourceSlice: an identity.yaml carries the pairing's own identity, not a slice's")
 	}
-	if want := IdentityName(id.Spec.ClusterID); id.Name != "" && id.Name != want {
-		return nil, fmt.Errorf("metadata.name %q: must be %q", truncate(id.Name), want)
+	if want := member.IdentityName(id.Spec.ClusterID); id.Name != "" && id.Name != want {
+		return nil, fmt.Errorf("metadata.name %q: must be %q", member.Truncate(id.Name), want)
 	}
-	if want := SystemNamespace; id.Namespace != "" && id.Namespace != want {
-		return nil, fmt.Errorf("metadata.namespace %q: must be %q", truncate(id.Namespace), want)
+	if want := member.SystemNamespace; id.Namespace != "" && id.Namespace != want {
+		return nil, fmt.Errorf("metadata.namespace %q: must be %q", member.Truncate(id.Namespace), want)
 	}
 	if err := kubeconfig.ValidateServer(id.Spec.APIServer); err != nil {
 		return nil, fmt.Errorf("spec.apiServer: %w", err)
@@ -95,17 +97,17 @@ func ValidateIdentity(id *v1alpha1.Identity, consumerID string, now time.Time) (
 	case v1alpha1.CredentialToken:
 		return validateTokenCredential(id, consumerID, now)
 	default:
-		return nil, fmt.Errorf("spec.credential %q: must be %s or %s", truncate(id.Spec.Credential), v1alpha1.CredentialCertificate, v1alpha1.CredentialToken)
+		return nil, fmt.Errorf("spec.credential %q: must be %s or %s", member.Truncate(id.Spec.Credential), v1alpha1.CredentialCertificate, v1alpha1.CredentialToken)
 	}
-	cert, err := parseCertificate("spec.certificate", id.Spec.Certificate)
+	cert, err := credential.ParseCertificate("spec.certificate", id.Spec.Certificate)
 	if err != nil {
 		return nil, err
 	}
 	if !now.Before(cert.NotAfter) {
 		return nil, fmt.Errorf("spec.certificate: expired at %s", cert.NotAfter.UTC().Format(time.RFC3339))
 	}
-	if prefix := UserPrefix + consumerID + ":"; !strings.HasPrefix(cert.Subject.CommonName, prefix) {
-		return nil, fmt.Errorf("spec.certificate: subject CN %q is not a user of consumer %q", truncate(cert.Subject.CommonName), consumerID)
+	if prefix := member.UserPrefix + consumerID + ":"; !strings.HasPrefix(cert.Subject.CommonName, prefix) {
+		return nil, fmt.Errorf("spec.certificate: subject CN %q is not a user of consumer %q", member.Truncate(cert.Subject.CommonName), consumerID)
 	}
 	clientAuth := false
 	for _, u := range cert.ExtKeyUsage {
@@ -115,18 +117,6 @@ func ValidateIdentity(id *v1alpha1.Identity, consumerID string, now time.Time) (
 		return nil, errors.New("spec.certificate: is not valid for client authentication")
 	}
 	return &Credential{User: cert.Subject.CommonName, NotAfter: cert.NotAfter, Cert: cert}, nil
-}
-
-func parseCertificate(field string, data []byte) (*x509.Certificate, error) {
-	der, err := DecodePEM(field, data, "CERTIFICATE")
-	if err != nil {
-		return nil, err
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot be parsed: %w", field, err)
-	}
-	return cert, nil
 }
 
 // Credential is what an Identity authenticates as: its user and expiry, and the certificate of a
@@ -149,12 +139,12 @@ func validateTokenCredential(id *v1alpha1.Identity, consumerID string, now time.
 	if len(id.Spec.Token) > 16<<10 {
 		return nil, errors.New("spec.token: is larger than 16 KiB")
 	}
-	user, notAfter, err := tokenClaims("spec.token", id.Spec.Token)
+	user, notAfter, err := credential.TokenClaims("spec.token", id.Spec.Token)
 	if err != nil {
 		return nil, err
 	}
-	if !isCredentialUser(user, id.Spec.Namespace) {
-		return nil, fmt.Errorf("spec.token: is for %q, not a credential ServiceAccount (%s-*) of %s", truncate(user), CredentialServiceAccount, id.Spec.Namespace)
+	if !credential.IsCredentialUser(user, id.Spec.Namespace) {
+		return nil, fmt.Errorf("spec.token: is for %q, not a credential ServiceAccount (%s-*) of %s", member.Truncate(user), credential.CredentialServiceAccount, id.Spec.Namespace)
 	}
 	if !now.Before(notAfter) {
 		return nil, fmt.Errorf("spec.token: expired at %s", notAfter.UTC().Format(time.RFC3339))

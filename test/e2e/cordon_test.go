@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // cordon keeps a tenant from starting anything new while what runs keeps running (its controllers still
@@ -49,7 +50,7 @@ func TestCordonAndDrain(t *testing.T) {
 	if r.stdout != "tenant/consumer cordoned\n" {
 		t.Errorf("cordon stdout: %q", r.stdout)
 	}
-	for _, ns := range []string{tenantNS, handshake.SliceNamespace("consumer", "cordon-s1")} {
+	for _, ns := range []string{tenantNS, member.SliceNamespace("consumer", "cordon-s1")} {
 		live, err := admin.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		if err != nil || live.Labels[handshake.LabelCordoned] != "true" {
 			t.Errorf("namespace %s after cordon: %v %v", ns, live.Labels, err)

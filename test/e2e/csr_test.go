@@ -33,7 +33,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 const csrAttackerUser = "e2e-csr-attacker"
@@ -168,7 +169,7 @@ func TestCSRsOfOthersAreNeverApproved(t *testing.T) {
 		}},
 		{"old name, other request", func(t *testing.T, _ []byte, user string) *certv1.CertificateSigningRequest {
 			der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
-				Subject: pkix.Name{CommonName: user, Organization: []string{handshake.TenantGroup}}}, otherKey)
+				Subject: pkix.Name{CommonName: user, Organization: []string{member.TenantGroup}}}, otherKey)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,7 +185,7 @@ func TestCSRsOfOthersAreNeverApproved(t *testing.T) {
 		{"look-alike, labelled, exact spec", func(_ *testing.T, request []byte, _ string) *certv1.CertificateSigningRequest {
 			return &certv1.CertificateSigningRequest{
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("federate-consumer-e2e%d", time.Now().UnixNano()%100000),
-					Labels: map[string]string{handshake.LabelManagedBy: handshake.ManagedBy, handshake.LabelRemoteClusterID: "consumer", "federate.dev/role": "provider"}},
+					Labels: map[string]string{member.LabelManagedBy: member.ManagedBy, member.LabelRemoteClusterID: "consumer", "federate.dev/role": "provider"}},
 				Spec: certv1.CertificateSigningRequestSpec{Request: request, SignerName: certv1.KubeAPIServerClientSignerName, ExpirationSeconds: &hour,
 					Usages: []certv1.KeyUsage{certv1.UsageClientAuth, certv1.UsageDigitalSignature}},
 			}
@@ -210,7 +211,7 @@ func TestCSRsOfOthersAreNeverApproved(t *testing.T) {
 			if err := yaml.Unmarshal(data, &tenantDoc); err != nil {
 				t.Fatal(err)
 			}
-			user := handshake.ExpectedUser("consumer", m.nonce)
+			user := credential.ExpectedUser("consumer", m.nonce)
 			evil := tc.csr(t, tenantDoc.Spec.CSR, user)
 			created, err := attacker.CertificatesV1().CertificateSigningRequests().Create(t.Context(), evil, metav1.CreateOptions{})
 			if err != nil {
@@ -241,7 +242,7 @@ func TestCSRsOfOthersAreNeverApproved(t *testing.T) {
 				if o.Name == evil.Name {
 					continue
 				}
-				if o.Labels[handshake.LabelRemoteClusterID] == "consumer" || strings.HasPrefix(o.Name, "federate-consumer-") {
+				if o.Labels[member.LabelRemoteClusterID] == "consumer" || strings.HasPrefix(o.Name, "federate-consumer-") {
 					t.Errorf("CSR %s (requested by %s) is left after the issuance", o.Name, o.Spec.Username)
 				}
 			}

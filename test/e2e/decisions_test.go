@@ -14,6 +14,7 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // The provider's decisions hold against the tenant, which may create, replace and withdraw its own
@@ -47,7 +48,7 @@ func TestProviderDecisionsHoldAgainstTheTenant(t *testing.T) {
 		t.Errorf("e2e-big is %s", s.Status.Phase)
 	}
 	admin := kubernetes.NewForConfigOrDie(provider.Config)
-	if _, err := admin.CoreV1().Namespaces().Get(ctx, handshake.SliceNamespace("consumer", "e2e-big"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := admin.CoreV1().Namespaces().Get(ctx, member.SliceNamespace("consumer", "e2e-big"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the big slice's namespace exists: %v", err)
 	}
 
@@ -69,7 +70,7 @@ func TestProviderDecisionsHoldAgainstTheTenant(t *testing.T) {
 			t.Errorf("%s after the replay: %s, want refused as revoked", strings.Join(args, " "), r)
 		}
 	}
-	if _, err := admin.CoreV1().Namespaces().Get(ctx, handshake.SliceNamespace("consumer", "e2e-replay"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := admin.CoreV1().Namespaces().Get(ctx, member.SliceNamespace("consumer", "e2e-replay"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the deleted slice's namespace is back: %v", err)
 	}
 }

@@ -27,8 +27,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
 
@@ -219,7 +221,7 @@ func tenantDynamic(t *testing.T) dynamic.Interface {
 // and its CSR asks for the matching user), for any target and scope.
 func forgeExchangeRequest(t *testing.T, rule string, target exchange.Target, scope exchange.Scope) *unstructured.Unstructured {
 	t.Helper()
-	key, err := handshake.NewClientKey("")
+	key, err := credential.NewClientKey("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +231,7 @@ func forgeExchangeRequest(t *testing.T, rule string, target exchange.Target, sco
 	}
 	scope = scope.Canonical()
 	hash := exchange.RequestHash(rule, target, scope, der)
-	csr, err := handshake.NewCSR(handshake.ExchangeUser("consumer", hash), key)
+	csr, err := credential.NewCSR(handshake.ExchangeUser("consumer", hash), key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +254,7 @@ func exchangeRBACOf(t *testing.T, name string) []string {
 	hash := name[strings.LastIndex(name, "-")+1:]
 	var mine []string
 	for _, gvr := range []struct{ res, ns string }{{"clusterroles", ""}, {"clusterrolebindings", ""}, {"rolebindings", ""}} {
-		l, err := dyn(t, provider).Resource(rbacv1.SchemeGroupVersion.WithResource(gvr.res)).List(t.Context(), metav1.ListOptions{LabelSelector: handshake.LabelExchange + "=" + hash})
+		l, err := dyn(t, provider).Resource(rbacv1.SchemeGroupVersion.WithResource(gvr.res)).List(t.Context(), metav1.ListOptions{LabelSelector: member.LabelExchange + "=" + hash})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -380,7 +382,7 @@ func TestRevocationLasts(t *testing.T) {
 	kept := writeFile(t, "dave.kubeconfig", mustOn(t, consumer, append([]string{"get", "kubeconfig", "--remote-cluster-id", "provider", "--for-user", "dave"}, oneShot...)...).stdout)
 	mustOn(t, consumer, append([]string{"create", "resourceslice", "keep", "--remote-cluster-id", "provider", "--cpu", "100m", "--memory", "64Mi"}, oneShot...)...)
 	sliceKept := writeFile(t, "keep.kubeconfig", mustOn(t, consumer, "get", "kubeconfig", "--remote-cluster-id", "provider", "--resource-slice", "keep").stdout)
-	sliceNS := handshake.SliceNamespace("consumer", "keep")
+	sliceNS := member.SliceNamespace("consumer", "keep")
 	works := func(when string) {
 		t.Helper()
 		runActions(t, kept, []action{{when + ": the exchange kubeconfig lists pods in team-a", []string{"get", "pods", "-n", "team-a"}, true}})
@@ -503,7 +505,7 @@ func TestExchangeWithoutConstrainedImpersonation(t *testing.T) {
 	exchangeRBAC := func() []string {
 		var out []string
 		for _, res := range []string{"clusterroles", "clusterrolebindings", "rolebindings"} {
-			l, err := dyn(t, legacy).Resource(rbacv1.SchemeGroupVersion.WithResource(res)).List(t.Context(), metav1.ListOptions{LabelSelector: handshake.LabelExchange})
+			l, err := dyn(t, legacy).Resource(rbacv1.SchemeGroupVersion.WithResource(res)).List(t.Context(), metav1.ListOptions{LabelSelector: member.LabelExchange})
 			if err != nil {
 				t.Fatal(err)
 			}

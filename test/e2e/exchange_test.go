@@ -34,8 +34,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
 
@@ -137,12 +139,12 @@ func exchangeObjects(t *testing.T) []string {
 			out = append(out, c.Name+" "+gvr.Resource+" "+o.GetName()+" "+o.GetResourceVersion())
 		}
 	}
-	list(provider, clusterRolesGVR, "", handshake.LabelExchange)
-	list(provider, clusterRoleBindingsGVR, "", handshake.LabelExchange)
-	list(provider, roleBindingsGVR, "", handshake.LabelExchange)
+	list(provider, clusterRolesGVR, "", member.LabelExchange)
+	list(provider, clusterRoleBindingsGVR, "", member.LabelExchange)
+	list(provider, roleBindingsGVR, "", member.LabelExchange)
 	list(provider, csrsGVR, "", "")
 	list(provider, v1alpha1.ExchangeRequestGVR, tenantNS, "")
-	list(consumer, secretsGVR, handshake.SystemNamespace, handshake.LabelExchange)
+	list(consumer, secretsGVR, member.SystemNamespace, member.LabelExchange)
 	slices.Sort(out)
 	return out
 }
@@ -480,7 +482,7 @@ func TestExchange(t *testing.T) {
 	// Done 4: the provider refuses a system: target and a CSR for another user, naming the field, with
 	// nothing created.
 	t.Run("provider refuses", func(t *testing.T) {
-		key, err := handshake.NewClientKey("")
+		key, err := credential.NewClientKey("")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -505,7 +507,7 @@ func TestExchange(t *testing.T) {
 			if cn == "" {
 				cn = handshake.ExchangeUser("consumer", hash)
 			}
-			csr, err := handshake.NewCSR(cn, key)
+			csr, err := credential.NewCSR(cn, key)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -566,7 +568,7 @@ func TestExchange(t *testing.T) {
 			t.Errorf("unauthenticate left %v", left)
 		}
 		cs := kubernetes.NewForConfigOrDie(provider.Config)
-		if csrs, err := cs.CertificatesV1().CertificateSigningRequests().List(t.Context(), metav1.ListOptions{LabelSelector: handshake.LabelExchange}); err != nil || len(csrs.Items) > 0 {
+		if csrs, err := cs.CertificatesV1().CertificateSigningRequests().List(t.Context(), metav1.ListOptions{LabelSelector: member.LabelExchange}); err != nil || len(csrs.Items) > 0 {
 			t.Errorf("exchange CSRs left: %v %v", csrs, err)
 		}
 	})

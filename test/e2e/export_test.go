@@ -19,6 +19,7 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 var targetsGVR = schema.GroupVersionResource{Group: "multicluster.admiralty.io", Version: "v1alpha1", Resource: "targets"}
@@ -107,7 +108,7 @@ func exportedSecret(t *testing.T, k kubernetes.Interface, ns, name string) *core
 	if err != nil {
 		t.Fatalf("export Secret %s/%s: %v", ns, name, err)
 	}
-	if s.Labels[handshake.LabelRemoteClusterID] != "provider" || s.Labels[handshake.LabelRole] != handshake.RoleConsumer || s.Labels["federate.dev/export-format"] == "" {
+	if s.Labels[member.LabelRemoteClusterID] != "provider" || s.Labels[member.LabelRole] != member.RoleConsumer || s.Labels["federate.dev/export-format"] == "" {
 		t.Errorf("export Secret %s/%s is not labelled with the pairing: %v", ns, name, s.Labels)
 	}
 	return s
@@ -230,7 +231,7 @@ func TestExport(t *testing.T) {
 
 	// A slice's export carries the slice's credential, in the slice's namespace.
 	mustRun(t, "", "create", "resourceslice", "exp-s1", "--cpu", "1", "--memory", "1Gi", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
-	sliceNS := handshake.SliceNamespace("consumer", "exp-s1")
+	sliceNS := member.SliceNamespace("consumer", "exp-s1")
 	mustOn(t, consumer, "export", "kubeconfig", "--remote-cluster-id", "provider", "--resource-slice", "exp-s1", "-n", "flux-system")
 	sliceCfg := func() *rest.Config {
 		s := exportedSecret(t, k, "flux-system", "provider-exp-s1-kubeconfig")

@@ -23,7 +23,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
@@ -43,7 +45,7 @@ func pairingStart(t *testing.T) (*v1alpha1.Tenant, string, ed25519.PrivateKey) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err := kubernetes.NewForConfigOrDie(consumer.Config).CoreV1().Secrets(handshake.SystemNamespace).Get(t.Context(), handshake.HandshakeKeySecret, metav1.GetOptions{})
+	sec, err := kubernetes.NewForConfigOrDie(consumer.Config).CoreV1().Secrets(member.SystemNamespace).Get(t.Context(), member.HandshakeKeySecret, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func resign(t *testing.T, tenant *v1alpha1.Tenant, n string, key ed25519.Private
 	f := tenant.DeepCopyTenant()
 	f.Spec.CSR = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
 	f.Spec.PublicKey = key.Public().(ed25519.PublicKey)
-	f.Spec.Signature = handshake.Sign(key, handshake.Message(f.Spec.ProviderClusterID, f.Spec.ClusterID, n, der, f.Spec.ProxyURL))
+	f.Spec.Signature = credential.Sign(key, credential.Message(f.Spec.ProviderClusterID, f.Spec.ClusterID, n, der, f.Spec.ProxyURL))
 	return f
 }
 
@@ -111,7 +113,7 @@ func expectRefused(t *testing.T, tenant *v1alpha1.Tenant, remoteID, wantMsg stri
 }
 
 func TestForgedTenantsAreRefused(t *testing.T) {
-	user := func(n string) string { return handshake.ExpectedUser("consumer", n) }
+	user := func(n string) string { return credential.ExpectedUser("consumer", n) }
 	cases := []struct {
 		name  string
 		forge func(t *testing.T, tn *v1alpha1.Tenant, n string, key ed25519.PrivateKey) *v1alpha1.Tenant
@@ -128,7 +130,7 @@ func TestForgedTenantsAreRefused(t *testing.T) {
 			return f
 		}, "spec.signature: must be 64 bytes"},
 		{"signature for another CSR", func(t *testing.T, tn *v1alpha1.Tenant, n string, key ed25519.PrivateKey) *v1alpha1.Tenant {
-			f := resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user(n), Organization: []string{handshake.TenantGroup}}}, nil)
+			f := resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user(n), Organization: []string{member.TenantGroup}}}, nil)
 			f.Spec.CSR = tn.Spec.CSR
 			return f
 		}, "spec.signature: does not verify"},
@@ -136,30 +138,30 @@ func TestForgedTenantsAreRefused(t *testing.T) {
 			return resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user(n), Organization: []string{"system:masters"}}}, nil)
 		}, "subject O must be exactly"},
 		{"extra group", func(t *testing.T, tn *v1alpha1.Tenant, n string, key ed25519.PrivateKey) *v1alpha1.Tenant {
-			return resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user(n), Organization: []string{handshake.TenantGroup, "kubeadm:cluster-admins"}}}, nil)
+			return resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user(n), Organization: []string{member.TenantGroup, "kubeadm:cluster-admins"}}}, nil)
 		}, "subject O must be exactly"},
 		{"organizational unit", func(t *testing.T, tn *v1alpha1.Tenant, n string, key ed25519.PrivateKey) *v1alpha1.Tenant {
-			return resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user(n), Organization: []string{handshake.TenantGroup}, OrganizationalUnit: []string{"x"}}}, nil)
+			return resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user(n), Organization: []string{member.TenantGroup}, OrganizationalUnit: []string{"x"}}}, nil)
 		}, "subject must hold only CN and O"},
 		{"SANs", func(t *testing.T, tn *v1alpha1.Tenant, n string, key ed25519.PrivateKey) *v1alpha1.Tenant {
-			return resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user(n), Organization: []string{handshake.TenantGroup}},
+			return resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user(n), Organization: []string{member.TenantGroup}},
 				DNSNames: []string{"kubernetes.default"}, IPAddresses: []net.IP{net.ParseIP("10.0.0.1")}}, nil)
 		}, "subject alternative names"},
 		{"another consumer's user", func(t *testing.T, tn *v1alpha1.Tenant, n string, key ed25519.PrivateKey) *v1alpha1.Tenant {
-			return resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: handshake.ExpectedUser("victim", n), Organization: []string{handshake.TenantGroup}}}, nil)
+			return resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: credential.ExpectedUser("victim", n), Organization: []string{member.TenantGroup}}}, nil)
 		}, "subject CN"},
 		{"a stable user name", func(t *testing.T, tn *v1alpha1.Tenant, n string, key ed25519.PrivateKey) *v1alpha1.Tenant {
-			return resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "consumer", Organization: []string{handshake.TenantGroup}}}, nil)
+			return resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "consumer", Organization: []string{member.TenantGroup}}}, nil)
 		}, "subject CN"},
 		{"handshake key as client key", func(t *testing.T, tn *v1alpha1.Tenant, n string, key ed25519.PrivateKey) *v1alpha1.Tenant {
-			return resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user(n), Organization: []string{handshake.TenantGroup}}}, key)
+			return resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user(n), Organization: []string{member.TenantGroup}}}, key)
 		}, "must not be the handshake key"},
 		{"weak ECDSA curve", func(t *testing.T, tn *v1alpha1.Tenant, n string, key ed25519.PrivateKey) *v1alpha1.Tenant {
 			weak, err := ecdsa.GenerateKey(elliptic.P224(), rand.Reader)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user(n), Organization: []string{handshake.TenantGroup}}}, weak)
+			return resign(t, tn, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: user(n), Organization: []string{member.TenantGroup}}}, weak)
 		}, "curve"},
 		{"another consumer's ID", func(_ *testing.T, tn *v1alpha1.Tenant, _ string, _ ed25519.PrivateKey) *v1alpha1.Tenant {
 			f := tn.DeepCopyTenant()
@@ -199,12 +201,12 @@ func TestNonceAndKeyPinning(t *testing.T) {
 	t.Run("reused nonce", func(t *testing.T) {
 		tenant, n, key := pairingStart(t)
 		mustRun(t, "", "generate", "identity", "--kubeconfig", provider.Kubeconfig, "--remote-cluster-id", "consumer", "-f", writeTenant(t, tenant))
-		again := resign(t, tenant, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: handshake.ExpectedUser("consumer", n), Organization: []string{handshake.TenantGroup}}}, nil)
+		again := resign(t, tenant, n, key, &x509.CertificateRequest{Subject: pkix.Name{CommonName: credential.ExpectedUser("consumer", n), Organization: []string{member.TenantGroup}}}, nil)
 		expectRefused(t, again, "consumer", "already used")
 	})
 	t.Run("expired nonce", func(t *testing.T) {
 		tenant, _, _ := pairingStart(t)
-		secrets := kubernetes.NewForConfigOrDie(provider.Config).CoreV1().Secrets(handshake.SystemNamespace)
+		secrets := kubernetes.NewForConfigOrDie(provider.Config).CoreV1().Secrets(member.SystemNamespace)
 		sec, err := secrets.Get(t.Context(), nonce.SecretName("consumer"), metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -224,7 +226,7 @@ func TestNonceAndKeyPinning(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		forged := resign(t, tenant, n, attacker, &x509.CertificateRequest{Subject: pkix.Name{CommonName: handshake.ExpectedUser("consumer", n), Organization: []string{handshake.TenantGroup}}}, nil)
+		forged := resign(t, tenant, n, attacker, &x509.CertificateRequest{Subject: pkix.Name{CommonName: credential.ExpectedUser("consumer", n), Organization: []string{member.TenantGroup}}}, nil)
 		expectRefused(t, forged, "consumer", "is pinned to handshake key")
 	})
 }

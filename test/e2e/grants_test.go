@@ -46,7 +46,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
 
@@ -212,7 +214,7 @@ func sliceYAML(t *testing.T, s *v1alpha1.ResourceSlice) string {
 // providerSlice reads a consumer's ResourceSlice on the provider (nil when there is none).
 func providerSlice(t *testing.T, consumerID, name string) *v1alpha1.ResourceSlice {
 	t.Helper()
-	u, err := dyn(t, provider).Resource(resourceSlicesGVR).Namespace(handshake.TenantNamespace(consumerID)).Get(t.Context(), name, metav1.GetOptions{})
+	u, err := dyn(t, provider).Resource(resourceSlicesGVR).Namespace(member.TenantNamespace(consumerID)).Get(t.Context(), name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -278,17 +280,17 @@ func checkGranted(t *testing.T, s *v1alpha1.ResourceSlice, name, class string, g
 		t.Fatalf("no ResourceSlice %s on the provider", name)
 	}
 	st := s.Status
-	ns := handshake.SliceNamespace("consumer", name)
+	ns := member.SliceNamespace("consumer", name)
 	if st.Phase != handshake.SliceAccepted || st.Namespace != ns || st.Class != class {
 		t.Errorf("slice %s: phase %q namespace %q class %q, want %s %s %s", name, st.Phase, st.Namespace, st.Class, handshake.SliceAccepted, ns, class)
 	}
 	if !maps.Equal(st.Granted, granted) {
 		t.Errorf("slice %s: granted %v, want %v", name, st.Granted, granted)
 	}
-	if !strings.HasPrefix(st.User, handshake.UserPrefix+"consumer:slice-"+name+":") || len(st.Certificate) == 0 || st.NotAfter == nil {
+	if !strings.HasPrefix(st.User, member.UserPrefix+"consumer:slice-"+name+":") || len(st.Certificate) == 0 || st.NotAfter == nil {
 		t.Errorf("slice %s: user %q, certificate %d bytes, notAfter %v", name, st.User, len(st.Certificate), st.NotAfter)
 	}
-	if st.ClusterRole != handshake.DefaultClusterRole || st.PodSecurity != handshake.PodSecurityRestricted {
+	if st.ClusterRole != member.DefaultClusterRole || st.PodSecurity != handshake.PodSecurityRestricted {
 		t.Errorf("slice %s: cluster role %q, pod security %q", name, st.ClusterRole, st.PodSecurity)
 	}
 }
@@ -298,22 +300,22 @@ func checkGranted(t *testing.T, s *v1alpha1.ResourceSlice, name, class string, g
 func checkSliceIdentity(t *testing.T, name string) {
 	t.Helper()
 	ctx := t.Context()
-	u, err := dyn(t, consumer).Resource(identitiesGVR).Namespace(handshake.SystemNamespace).Get(ctx, handshake.SliceIdentityName("provider", name), metav1.GetOptions{})
+	u, err := dyn(t, consumer).Resource(identitiesGVR).Namespace(member.SystemNamespace).Get(ctx, member.SliceIdentityName("provider", name), metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the Identity of slice %s: %v", name, err)
 	}
 	id := &v1alpha1.Identity{}
 	decodeInto(t, u, id)
 	if id.Spec.Type != v1alpha1.IdentityResource || id.Spec.ResourceSlice != name || id.Spec.ClusterID != "provider" ||
-		id.Spec.Namespace != handshake.SliceNamespace("consumer", name) || id.Spec.APIServer != provider.Server {
+		id.Spec.Namespace != member.SliceNamespace("consumer", name) || id.Spec.APIServer != provider.Server {
 		t.Errorf("Identity %s: type %q slice %q provider %q namespace %q server %q", u.GetName(), id.Spec.Type, id.Spec.ResourceSlice,
 			id.Spec.ClusterID, id.Spec.Namespace, id.Spec.APIServer)
 	}
-	secrets := kubernetes.NewForConfigOrDie(consumer.Config).CoreV1().Secrets(handshake.SystemNamespace)
+	secrets := kubernetes.NewForConfigOrDie(consumer.Config).CoreV1().Secrets(member.SystemNamespace)
 	if _, err := secrets.Get(ctx, "kubeconfig-resource-provider."+name, metav1.GetOptions{}); err != nil {
 		t.Errorf("the kubeconfig Secret of slice %s: %v", name, err)
 	}
-	if _, err := secrets.Get(ctx, handshake.SlicePendingKeySecretName("provider", name), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := secrets.Get(ctx, member.SlicePendingKeySecretName("provider", name), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the waiting key of slice %s is still there after the import (err = %v)", name, err)
 	}
 }
@@ -325,21 +327,21 @@ func sliceLeftovers(t *testing.T, name string) []string {
 	ctx := t.Context()
 	var left []string
 	pk, ck := kubernetes.NewForConfigOrDie(provider.Config), kubernetes.NewForConfigOrDie(consumer.Config)
-	if _, err := pk.CoreV1().Namespaces().Get(ctx, handshake.SliceNamespace("consumer", name), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		left = append(left, "provider namespace "+handshake.SliceNamespace("consumer", name))
+	if _, err := pk.CoreV1().Namespaces().Get(ctx, member.SliceNamespace("consumer", name), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		left = append(left, "provider namespace "+member.SliceNamespace("consumer", name))
 	}
 	if s := providerSlice(t, "consumer", name); s != nil {
 		left = append(left, "provider ResourceSlice "+tenantNS+"/"+name)
 	}
-	csrs, err := pk.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{LabelSelector: handshake.LabelSlice + "=" + name})
+	csrs, err := pk.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{LabelSelector: member.LabelSlice + "=" + name})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range csrs.Items {
 		left = append(left, "provider CSR "+c.Name)
 	}
-	sel := metav1.ListOptions{LabelSelector: handshake.LabelSlice + "=" + name}
-	secrets, err := ck.CoreV1().Secrets(handshake.SystemNamespace).List(ctx, sel)
+	sel := metav1.ListOptions{LabelSelector: member.LabelSlice + "=" + name}
+	secrets, err := ck.CoreV1().Secrets(member.SystemNamespace).List(ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +349,7 @@ func sliceLeftovers(t *testing.T, name string) []string {
 		left = append(left, "consumer Secret "+s.Name)
 	}
 	for _, gvr := range []schema.GroupVersionResource{identitiesGVR, resourceSlicesGVR} {
-		l, err := dyn(t, consumer).Resource(gvr).Namespace(handshake.SystemNamespace).List(ctx, sel)
+		l, err := dyn(t, consumer).Resource(gvr).Namespace(member.SystemNamespace).List(ctx, sel)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +370,7 @@ func TestSliceGrantsConfineEachIdentity(t *testing.T) {
 	ctx := t.Context()
 	admin := kubernetes.NewForConfigOrDie(unlimited(rest.CopyConfig(provider.Config)))
 	newSliceClass(t, classSmall, "--max-cpu", "1", "--max-memory", "1Gi", "--max-pods", "2", "--over-max", "clamp", "--auto-accept")
-	smallNS, oneNS := handshake.SliceNamespace("consumer", sliceSmall), handshake.SliceNamespace("consumer", sliceOne)
+	smallNS, oneNS := member.SliceNamespace("consumer", sliceSmall), member.SliceNamespace("consumer", sliceOne)
 
 	// The manual flow: the consumer asks for more than the class allows and leaves the request on the
 	// provider through the pairing; the provider sees it pending.
@@ -425,7 +427,7 @@ func TestSliceGrantsConfineEachIdentity(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkPSA(t, n, handshake.PodSecurityRestricted)
-		if n.Labels[handshake.LabelNamespaceKind] != handshake.KindSlice || n.Labels[handshake.LabelRemoteClusterID] != "consumer" {
+		if n.Labels[member.LabelNamespaceKind] != member.KindSlice || n.Labels[member.LabelRemoteClusterID] != "consumer" {
 			t.Errorf("namespace %s labels %v: want kind slice of consumer", ns, n.Labels)
 		}
 	}
@@ -529,7 +531,7 @@ func TestSliceGrantsConfineEachIdentity(t *testing.T) {
 // for an answer, that the auto-accept run grants it, and that only the new certificate works afterwards.
 func renewSlice(t *testing.T, oldCfg *rest.Config, oldUser string) {
 	ctx := t.Context()
-	ns := handshake.SliceNamespace("consumer", sliceSmall)
+	ns := member.SliceNamespace("consumer", sliceSmall)
 	mustOn(t, consumer, "create", "resourceslice", sliceSmall, "--remote-cluster-id", "provider", "--class", classSmall,
 		"--cpu", "2", "--memory", "2Gi", "--pods", "5")
 	listed := itemsOf[handshake.SliceInfo](t, mustOn(t, provider, "accept", "resourceslice", "--remote-cluster-id", "consumer", "-o", "json").stdout)
@@ -562,7 +564,7 @@ func renewSlice(t *testing.T, oldCfg *rest.Config, oldUser string) {
 	}
 	newCfg := sliceConfig(t, sliceSmall)
 	newUser := whoami(t, newCfg).Username
-	if newUser == oldUser || !strings.HasPrefix(newUser, handshake.UserPrefix+"consumer:slice-"+sliceSmall+":") {
+	if newUser == oldUser || !strings.HasPrefix(newUser, member.UserPrefix+"consumer:slice-"+sliceSmall+":") {
 		t.Errorf("the renewed slice's user %q (was %q)", newUser, oldUser)
 	}
 	if _, err := kubernetes.NewForConfigOrDie(newCfg).CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err != nil {
@@ -586,16 +588,16 @@ func fakeConsumer(t *testing.T, id string) ed25519.PrivateKey {
 		t.Fatal(err)
 	}
 	admin := kubernetes.NewForConfigOrDie(provider.Config)
-	ns := handshake.TenantNamespace(id)
-	labels := handshake.TenantLabels(id)
-	labels[handshake.LabelNamespaceKind] = handshake.KindTenant
+	ns := member.TenantNamespace(id)
+	labels := member.TenantLabels(id)
+	labels[member.LabelNamespaceKind] = member.KindTenant
 	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { deleteNamespaceAndWait(t, provider, ns) })
 	tenant := &v1alpha1.Tenant{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
-		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: ns, Labels: handshake.TenantLabels(id)},
+		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: ns, Labels: member.TenantLabels(id)},
 		Spec: v1alpha1.TenantSpec{ClusterID: id, ProviderClusterID: "provider", PublicKey: pub, CSR: []byte("unused"),
 			Signature: make([]byte, ed25519.SignatureSize)},
 	}
@@ -608,7 +610,7 @@ func fakeConsumer(t *testing.T, id string) ed25519.PrivateKey {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := json.Marshal(v1alpha1.TenantStatus{Phase: handshake.PhaseActive, PinnedPublicKey: pub, User: handshake.UserPrefix + id + ":e2e"})
+	st, err := json.Marshal(v1alpha1.TenantStatus{Phase: handshake.PhaseActive, PinnedPublicKey: pub, User: member.UserPrefix + id + ":e2e"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -688,7 +690,7 @@ func sliceCSR(t *testing.T, consumerID, slice string) []byte {
 		t.Fatal(err)
 	}
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{
-		CommonName: handshake.SliceUser(consumerID, slice, spki), Organization: []string{handshake.TenantGroup}}}, k)
+		CommonName: credential.SliceUser(consumerID, slice, spki), Organization: []string{member.TenantGroup}}}, k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -702,7 +704,7 @@ func signSlice(t *testing.T, s *v1alpha1.ResourceSlice, key ed25519.PrivateKey) 
 	if block == nil {
 		t.Fatal("spec.csr is not PEM")
 	}
-	s.Spec.Signature = handshake.Sign(key, handshake.SliceMessage(s.Spec.ProviderClusterID, s.Spec.ClusterID, s.Spec.Slice, s.Spec.Class, s.Spec.Resources, block.Bytes))
+	s.Spec.Signature = credential.Sign(key, credential.SliceMessage(s.Spec.ProviderClusterID, s.Spec.ClusterID, s.Spec.Slice, s.Spec.Class, s.Spec.Resources, block.Bytes))
 }
 
 func csrPEM(der []byte) []byte {
@@ -723,16 +725,16 @@ func checkNothingGranted(t *testing.T, consumerID, name string) {
 			t.Errorf("namespace %s exists after a refused request", ns.Name)
 		}
 	}
-	csrs, err := admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{LabelSelector: handshake.LabelSlice})
+	csrs, err := admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{LabelSelector: member.LabelSlice})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range csrs.Items {
-		t.Errorf("CSR %s (slice %s) exists after a refused request", c.Name, c.Labels[handshake.LabelSlice])
+		t.Errorf("CSR %s (slice %s) exists after a refused request", c.Name, c.Labels[member.LabelSlice])
 	}
 	for _, id := range []string{consumerID, "consumer", intruderID} {
 		if s := providerSlice(t, id, name); s != nil && s.Status.Phase == handshake.SliceAccepted {
-			t.Errorf("ResourceSlice %s/%s is %s after a refused request", handshake.TenantNamespace(id), name, s.Status.Phase)
+			t.Errorf("ResourceSlice %s/%s is %s after a refused request", member.TenantNamespace(id), name, s.Status.Phase)
 		}
 	}
 }
@@ -742,7 +744,7 @@ func checkNothingGranted(t *testing.T, consumerID, name string) {
 // credential; afterwards the genuine request is still granted.
 func TestSliceForgedOrDeniedRequests(t *testing.T) {
 	intruderKey := fakeConsumer(t, intruderID)
-	intruderNS := handshake.TenantNamespace(intruderID)
+	intruderNS := member.TenantNamespace(intruderID)
 	freshPairing(t)
 	t.Cleanup(func() { beginNamespaceDeletion(t, provider, intruderNS) }) // while the pairing is removed
 	ctx := t.Context()
@@ -972,10 +974,10 @@ func TestSliceForgedOrDeniedRequests(t *testing.T) {
 				t.Errorf("the import of a denied slice changed the clusters:\n%s", strings.Join(d, "\n"))
 			}
 			ck := kubernetes.NewForConfigOrDie(consumer.Config)
-			if _, err := ck.CoreV1().Secrets(handshake.SystemNamespace).Get(t.Context(), handshake.SliceKubeconfigSecretName("provider", tc.name), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			if _, err := ck.CoreV1().Secrets(member.SystemNamespace).Get(t.Context(), member.SliceKubeconfigSecretName("provider", tc.name), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("a kubeconfig Secret exists for the denied slice (err = %v)", err)
 			}
-			if _, err := dyn(t, consumer).Resource(identitiesGVR).Namespace(handshake.SystemNamespace).Get(t.Context(), handshake.SliceIdentityName("provider", tc.name), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			if _, err := dyn(t, consumer).Resource(identitiesGVR).Namespace(member.SystemNamespace).Get(t.Context(), member.SliceIdentityName("provider", tc.name), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("an Identity exists for the denied slice (err = %v)", err)
 			}
 			if r := on(t, consumer, "get", "kubeconfig", "--remote-cluster-id", "provider", "--resource-slice", tc.name); r.code == 0 {
@@ -1058,7 +1060,7 @@ func TestExtraNamespaceFollowsThePairing(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPSA(t, ns, handshake.PodSecurityRestricted)
-	if ns.Labels[handshake.LabelNamespaceKind] != handshake.KindExtra || ns.Labels[handshake.LabelRemoteClusterID] != "consumer" {
+	if ns.Labels[member.LabelNamespaceKind] != member.KindExtra || ns.Labels[member.LabelRemoteClusterID] != "consumer" {
 		t.Errorf("namespace %s labels %v: want kind extra of consumer", extraNS, ns.Labels)
 	}
 	// Granting again converges.
@@ -1119,8 +1121,8 @@ func TestExtraNamespaceFollowsThePairing(t *testing.T) {
 			if now.ResourceVersion != was.ResourceVersion || !maps.Equal(now.Labels, was.Labels) || !maps.Equal(now.Annotations, was.Annotations) {
 				t.Errorf("namespace %s was changed: labels %v -> %v, annotations %v -> %v", name, was.Labels, now.Labels, was.Annotations, now.Annotations)
 			}
-			if _, err := admin.RbacV1().RoleBindings(name).Get(ctx, handshake.RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				t.Errorf("RoleBinding %s/%s exists (err = %v)", name, handshake.RoleBindingName, err)
+			if _, err := admin.RbacV1().RoleBindings(name).Get(ctx, member.RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("RoleBinding %s/%s exists (err = %v)", name, member.RoleBindingName, err)
 			}
 			for what, err := range map[string]error{
 				"ResourceQuota": getErr(admin.CoreV1().ResourceQuotas(name).Get(ctx, sandboxObject, metav1.GetOptions{})),

@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 const tenantNS = "federate-tenant-consumer" // the consumer's namespace on the provider
@@ -63,7 +63,7 @@ func TestAuthenticate(t *testing.T) {
 	if u := review.Status.UserInfo.Username; !strings.HasPrefix(u, "kubectl-federate:consumer:") {
 		t.Errorf("user %q", u)
 	}
-	if g := review.Status.UserInfo.Groups; !slices.Contains(g, handshake.TenantGroup) || slices.Contains(g, "system:masters") {
+	if g := review.Status.UserInfo.Groups; !slices.Contains(g, member.TenantGroup) || slices.Contains(g, "system:masters") {
 		t.Errorf("groups %v", g)
 	}
 	if cfg.Host != provider.Server {
@@ -75,7 +75,7 @@ func TestAuthenticate(t *testing.T) {
 		t.Errorf("creating a ConfigMap in the tenant namespace: %v", err)
 	}
 	// One denied action, for real.
-	if _, err := as.CoreV1().Secrets(handshake.SystemNamespace).List(t.Context(), metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+	if _, err := as.CoreV1().Secrets(member.SystemNamespace).List(t.Context(), metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("listing federate-system secrets (nonces): err = %v, want Forbidden", err)
 	}
 }
@@ -113,8 +113,8 @@ func TestPermissionMatrix(t *testing.T) {
 		{"impersonate", "", "serviceaccounts", "", tenantNS, false},
 		{"create", "certificates.k8s.io", "certificatesigningrequests", "", "", false},
 		{"list", "certificates.k8s.io", "certificatesigningrequests", "", "", false},
-		{"get", "", "secrets", "", handshake.SystemNamespace, false},
-		{"get", "", "configmaps", "", handshake.SystemNamespace, false},
+		{"get", "", "secrets", "", member.SystemNamespace, false},
+		{"get", "", "configmaps", "", member.SystemNamespace, false},
 		{"list", "", "pods", "", "default", false},
 		{"create", "", "pods", "", "default", false},
 		{"list", "", "namespaces", "", "", false},

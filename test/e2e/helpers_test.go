@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
@@ -187,7 +187,7 @@ func pairingObjects(t *testing.T, c *kubeenv.Cluster, remoteID string) []string 
 	d := dyn(t, c)
 	var out []string
 	for _, gvr := range watched {
-		list, err := d.Resource(gvr).List(t.Context(), metav1.ListOptions{LabelSelector: handshake.LabelRemoteClusterID + "=" + remoteID})
+		list, err := d.Resource(gvr).List(t.Context(), metav1.ListOptions{LabelSelector: member.LabelRemoteClusterID + "=" + remoteID})
 		if apierrors.IsNotFound(err) {
 			continue
 		}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // The signer's cap on lifetimes is reported, and the NotAfter actually issued is recorded on both sides;
@@ -35,7 +35,7 @@ func TestIssuanceRecordsShortenedExpiryAndProxy(t *testing.T) {
 	if d := time.Until(exp); d > 366*24*time.Hour || d < 360*24*time.Hour {
 		t.Errorf("recorded NotAfter %s is not the signer's one-year cap", exp)
 	}
-	iu, err := dyn(t, consumer).Resource(v1alpha1.IdentityGVR).Namespace(handshake.SystemNamespace).Get(t.Context(), "controlplane-provider", metav1.GetOptions{})
+	iu, err := dyn(t, consumer).Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace).Get(t.Context(), "controlplane-provider", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

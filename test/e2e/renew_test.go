@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // renew gives every credential of a pairing a new key and user, keeps what the provider decided (the
@@ -34,7 +35,7 @@ func TestRenew(t *testing.T) {
 	}
 	_, oldCfg := issuedConfig(t)
 	oldSlice := sliceKubeconfig(t, "renew-s1")
-	sliceNS := handshake.SliceNamespace("consumer", "renew-s1")
+	sliceNS := member.SliceNamespace("consumer", "renew-s1")
 	admin := kubernetes.NewForConfigOrDie(provider.Config)
 	// The sandbox's quota is the tenant's total less what its grants carved (the slice): compared as a
 	// whole before and after, since the renewal must change none of it.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Every manual step is safe to repeat: the second run changes nothing and gives the same result.
@@ -29,7 +29,7 @@ func TestManualStepsAreRepeatable(t *testing.T) {
 	}
 	f1, f2 := writeTenantText(t, t1), writeTenantText(t, t2)
 	id1 := mustRun(t, "", "generate", "identity", "--kubeconfig", P, "--remote-cluster-id", "consumer", "-f", f1).stdout
-	settle(t, provider, handshake.TenantNamespace("consumer"))
+	settle(t, provider, member.TenantNamespace("consumer"))
 	before = takeSnapshot(t)
 	id2 := mustRun(t, "", "generate", "identity", "--kubeconfig", P, "--remote-cluster-id", "consumer", "-f", f1).stdout
 	id3 := mustRun(t, "", "generate", "identity", "--kubeconfig", P, "--remote-cluster-id", "consumer", "-f", f2).stdout

@@ -33,7 +33,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
 
@@ -472,7 +472,7 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPSA(t, ns, "restricted")
-	for k, v := range map[string]string{handshake.LabelManagedBy: handshake.ManagedBy, handshake.LabelRemoteClusterID: "consumer", labelRole: "provider", labelSandbox: "true"} {
+	for k, v := range map[string]string{member.LabelManagedBy: member.ManagedBy, member.LabelRemoteClusterID: "consumer", labelRole: "provider", labelSandbox: "true"} {
 		if ns.Labels[k] != v {
 			t.Errorf("namespace %s: label %s = %q, want %q", tenantNS, k, ns.Labels[k], v)
 		}
@@ -502,7 +502,7 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 	others = append(others,
 		corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere", Labels: map[string]string{corev1.LabelMetadataName: "elsewhere"}}},
 		corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "federate-tenant-other", Labels: map[string]string{corev1.LabelMetadataName: "federate-tenant-other",
-			handshake.LabelManagedBy: handshake.ManagedBy, handshake.LabelRemoteClusterID: "other", labelRole: "provider", labelSandbox: "true"}}})
+			member.LabelManagedBy: member.ManagedBy, member.LabelRemoteClusterID: "other", labelRole: "provider", labelSandbox: "true"}}})
 	if why := ingressFromOtherNamespaces(np, others); why != "" {
 		t.Errorf("NetworkPolicy %s lets other namespaces in: %s", sandboxObject, why)
 	}
@@ -936,7 +936,7 @@ func TestSandboxRefusesForeignNamespace(t *testing.T) {
 	}
 	// The owner's own RoleBinding, which happens to have the name kubectl federate uses.
 	theirs, err := admin.RbacV1().RoleBindings(intruderNS).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: handshake.RoleBindingName},
+		ObjectMeta: metav1.ObjectMeta{Name: member.RoleBindingName},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: intruderOwner}},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
 	}, metav1.CreateOptions{})
@@ -945,9 +945,9 @@ func TestSandboxRefusesForeignNamespace(t *testing.T) {
 	}
 	theirsIntact := func(t *testing.T, step string) {
 		t.Helper()
-		rb, err := admin.RbacV1().RoleBindings(intruderNS).Get(ctx, handshake.RoleBindingName, metav1.GetOptions{})
+		rb, err := admin.RbacV1().RoleBindings(intruderNS).Get(ctx, member.RoleBindingName, metav1.GetOptions{})
 		if err != nil || rb.UID != theirs.UID || rb.ResourceVersion != theirs.ResourceVersion {
-			t.Errorf("%s deleted or changed the namespace owner's RoleBinding %s/%s (err = %v)", step, intruderNS, handshake.RoleBindingName, err)
+			t.Errorf("%s deleted or changed the namespace owner's RoleBinding %s/%s (err = %v)", step, intruderNS, member.RoleBindingName, err)
 		}
 	}
 
@@ -1006,7 +1006,7 @@ func TestSandboxRefusesForeignNamespace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ns.Labels = map[string]string{"owner": intruderOwner, handshake.LabelManagedBy: handshake.ManagedBy, handshake.LabelRemoteClusterID: "someone-else"}
+		ns.Labels = map[string]string{"owner": intruderOwner, member.LabelManagedBy: member.ManagedBy, member.LabelRemoteClusterID: "someone-else"}
 		if ns, err = admin.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
 
@@ -69,7 +70,7 @@ func TestStatus(t *testing.T) {
 	authenticate(t, "--credential", "token")
 	_, cfg, _ := storedKubeconfig(t, "provider")
 	mustOn(t, provider, "revoke", "--remote-cluster-id", "consumer")
-	tokenRefused(t, "the revoked token", kubernetes.NewForConfigOrDie(cfg), handshake.TenantNamespace("consumer"))
+	tokenRefused(t, "the revoked token", kubernetes.NewForConfigOrDie(cfg), member.TenantNamespace("consumer"))
 	r = cli(t, "", "status", "--check", "--kubeconfig", consumer.Kubeconfig)
 	if r.code != 4 || !strings.Contains(r.stdout, "revoked") || !strings.Contains(r.stderr, "consumer ControlPlane of provider") {
 		t.Errorf("status --check with a revoked token: %s", r)

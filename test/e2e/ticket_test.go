@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
@@ -34,7 +34,7 @@ func TestNonceNamesBothClusters(t *testing.T) {
 	// A nonce for another consumer, brought to this one.
 	const other = "e2e-ticket-peer"
 	t.Cleanup(func() {
-		_ = kubernetes.NewForConfigOrDie(provider.Config).CoreV1().Secrets(handshake.SystemNamespace).Delete(context.Background(), nonce.SecretName(other), metav1.DeleteOptions{})
+		_ = kubernetes.NewForConfigOrDie(provider.Config).CoreV1().Secrets(member.SystemNamespace).Delete(context.Background(), nonce.SecretName(other), metav1.DeleteOptions{})
 	})
 	mustRun(t, "", "create", "nonce", "--kubeconfig", P, "--cluster-id", "provider", "--remote-cluster-id", other)
 	foreign := mustRun(t, "", "get", "nonce", "--kubeconfig", P, "--remote-cluster-id", other).stdout
@@ -47,7 +47,7 @@ func TestNonceNamesBothClusters(t *testing.T) {
 		{"an edited provider ID", strings.Replace(genuine, ".provider.", ".gpu-farm.", 1), "its cluster IDs do not match its MAC"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			settle(t, consumer, handshake.SystemNamespace)
+			settle(t, consumer, member.SystemNamespace)
 			before := takeSnapshot(t)
 			r := cli(t, tc.text, "generate", "tenant", "--kubeconfig", C, "--nonce-file", "-")
 			if r.code != 1 || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {

@@ -22,7 +22,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
 
@@ -90,7 +91,7 @@ func tokenExpiry(t *testing.T, token string) time.Time {
 
 func tenantStatus(t *testing.T, c *kubeenv.Cluster) v1alpha1.TenantStatus {
 	t.Helper()
-	u, err := dyn(t, c).Resource(v1alpha1.TenantGVR).Namespace(handshake.TenantNamespace("consumer")).Get(t.Context(), "consumer", metav1.GetOptions{})
+	u, err := dyn(t, c).Resource(v1alpha1.TenantGVR).Namespace(member.TenantNamespace("consumer")).Get(t.Context(), "consumer", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestTokenCredentialOnProviderWithoutSigner(t *testing.T) {
 		t.Errorf("the failed certificate issuance left on the consumer: %v", left)
 	}
 	admin := kubernetes.NewForConfigOrDie(nosigner.Config)
-	if _, err := admin.CoreV1().Namespaces().Get(t.Context(), handshake.TenantNamespace("consumer"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := admin.CoreV1().Namespaces().Get(t.Context(), member.TenantNamespace("consumer"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("tenant namespace after the failed issuance: %v", err)
 	}
 	if csrs, err := admin.CertificatesV1().CertificateSigningRequests().List(t.Context(), metav1.ListOptions{}); err != nil || len(csrs.Items) > 0 {
@@ -151,7 +152,7 @@ func TestTokenCredentialOnProviderWithoutSigner(t *testing.T) {
 	if strings.Contains(r.stdout+r.stderr, token) {
 		t.Error("authenticate printed the token")
 	}
-	saPrefix := "system:serviceaccount:" + handshake.TenantNamespace("consumer") + ":" + handshake.CredentialServiceAccount + "-"
+	saPrefix := "system:serviceaccount:" + member.TenantNamespace("consumer") + ":" + credential.CredentialServiceAccount + "-"
 	saUser, err := selfReview(t, cfg)
 	if err != nil || !strings.HasPrefix(saUser, saPrefix) {
 		t.Fatalf("whoami with the token: %q %v, want %s*", saUser, err, saPrefix)
@@ -165,7 +166,7 @@ func TestTokenCredentialOnProviderWithoutSigner(t *testing.T) {
 		t.Errorf("the token expires at %s, not 24h from now", exp)
 	}
 	var id *unstructured.Unstructured
-	id, err = dyn(t, consumer).Resource(v1alpha1.IdentityGVR).Namespace(handshake.SystemNamespace).Get(t.Context(), handshake.IdentityName("nosigner"), metav1.GetOptions{})
+	id, err = dyn(t, consumer).Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace).Get(t.Context(), member.IdentityName("nosigner"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func TestTokenCredentialOnProviderWithoutSigner(t *testing.T) {
 	// 3. The token's identity is a tenant like a certificate's: its namespace only, and the sandbox's
 	// tenant-only policies apply to it.
 	tenant := kubernetes.NewForConfigOrDie(cfg)
-	ns := handshake.TenantNamespace("consumer")
+	ns := member.TenantNamespace("consumer")
 	if _, err := tenant.CoreV1().ConfigMaps(ns).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "token-works"}}, metav1.CreateOptions{}); err != nil {
 		t.Errorf("the token cannot create a ConfigMap in its namespace: %v", err)
 	}
@@ -196,7 +197,7 @@ func TestTokenCredentialOnProviderWithoutSigner(t *testing.T) {
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "as-credential"}, Spec: restrictedPodSpec()}
 	pod.Spec.ServiceAccountName = saName
-	if _, err := tenant.CoreV1().Pods(ns).Create(t.Context(), pod, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "must not run as a "+handshake.CredentialServiceAccount+"-*") {
+	if _, err := tenant.CoreV1().Pods(ns).Create(t.Context(), pod, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "must not run as a "+credential.CredentialServiceAccount+"-*") {
 		t.Errorf("a pod runs as the credential ServiceAccount: %v", err)
 	}
 
@@ -317,7 +318,7 @@ func TestTokenCredentialOnProviderWithSigner(t *testing.T) {
 	if token2 != "" || len(cfg2.CertData) == 0 {
 		t.Fatalf("auto on a signing provider: token %d bytes, certificate %d bytes", len(token2), len(cfg2.CertData))
 	}
-	tokenRefused(t, "the token after renewal with a certificate", kubernetes.NewForConfigOrDie(cfg), handshake.TenantNamespace("consumer"))
+	tokenRefused(t, "the token after renewal with a certificate", kubernetes.NewForConfigOrDie(cfg), member.TenantNamespace("consumer"))
 	if st := tenantStatus(t, provider); st.Credential != v1alpha1.CredentialCertificate {
 		t.Errorf("Tenant status.credential %q after a certificate renewal", st.Credential)
 	}
@@ -327,9 +328,9 @@ func TestTokenCredentialOnProviderWithSigner(t *testing.T) {
 func slicesWithTokens(t *testing.T, nosigner *kubeenv.Cluster) {
 	t.Helper()
 	admin := kubernetes.NewForConfigOrDie(nosigner.Config)
-	tenantNS := handshake.TenantNamespace("consumer")
+	tenantNS := member.TenantNamespace("consumer")
 	sliceUser := func(slice string) string {
-		return "system:serviceaccount:" + handshake.SliceNamespace("consumer", slice) + ":" + handshake.CredentialServiceAccount + "-"
+		return "system:serviceaccount:" + member.SliceNamespace("consumer", slice) + ":" + credential.CredentialServiceAccount + "-"
 	}
 	sliceConfig := func(slice string) *rest.Config {
 		r := mustOn(t, consumer, "get", "kubeconfig", "--remote-cluster-id", "nosigner", "--resource-slice", slice)
@@ -356,14 +357,14 @@ func slicesWithTokens(t *testing.T, nosigner *kubeenv.Cluster) {
 	if _, err := kubernetes.NewForConfigOrDie(autoCfg).CoreV1().ConfigMaps(tenantNS).List(t.Context(), metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the slice's token in the tenant namespace: %v, want Forbidden", err)
 	}
-	if _, err := admin.CoreV1().Secrets(tenantNS).Get(t.Context(), handshake.SliceTokenSecretName("tok-auto"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := admin.CoreV1().Secrets(tenantNS).Get(t.Context(), member.SliceTokenSecretName("tok-auto"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the one-shot slice's token still waits on the provider: %v", err)
 	}
 
 	// Through the pairing: the provider chooses a token; it waits in the tenant namespace until imported.
 	mustOn(t, consumer, "create", "resourceslice", "tok-pair", "--remote-cluster-id", "nosigner", "--cpu", "1", "--memory", "1Gi")
 	r = mustOn(t, nosigner, "accept", "resourceslice", "tok-pair", "--remote-cluster-id", "consumer", "--credential", "token")
-	if _, err := admin.CoreV1().Secrets(tenantNS).Get(t.Context(), handshake.SliceTokenSecretName("tok-pair"), metav1.GetOptions{}); err != nil {
+	if _, err := admin.CoreV1().Secrets(tenantNS).Get(t.Context(), member.SliceTokenSecretName("tok-pair"), metav1.GetOptions{}); err != nil {
 		t.Fatalf("the slice's token does not wait in the tenant namespace: %v", err)
 	}
 	u, err := dyn(t, nosigner).Resource(v1alpha1.ResourceSliceGVR).Namespace(tenantNS).Get(t.Context(), "tok-pair", metav1.GetOptions{})
@@ -380,7 +381,7 @@ func slicesWithTokens(t *testing.T, nosigner *kubeenv.Cluster) {
 	if r := mustOn(t, consumer, "import", "resourceslice", "tok-pair", "--remote-cluster-id", "nosigner"); !strings.Contains(r.stdout, "unchanged") {
 		t.Errorf("a second import changed something: %s", r)
 	}
-	if _, err := admin.CoreV1().Secrets(tenantNS).Get(t.Context(), handshake.SliceTokenSecretName("tok-pair"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := admin.CoreV1().Secrets(tenantNS).Get(t.Context(), member.SliceTokenSecretName("tok-pair"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the slice's token still waits on the provider after import: %v", err)
 	}
 	pairCfg := sliceConfig("tok-pair")
@@ -399,13 +400,13 @@ func slicesWithTokens(t *testing.T, nosigner *kubeenv.Cluster) {
 	if r.code != 1 || !strings.Contains(r.stderr, "--credential token") {
 		t.Errorf("accept with a certificate on a signer-less provider: %s", r)
 	}
-	if _, err := admin.CoreV1().Namespaces().Get(t.Context(), handshake.SliceNamespace("consumer", "tok-cert"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := admin.CoreV1().Namespaces().Get(t.Context(), member.SliceNamespace("consumer", "tok-cert"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the refused slice's namespace: %v", err)
 	}
 
 	// Deleting a slice ends its token.
 	mustOn(t, nosigner, "delete", "resourceslice", "tok-pair", "--remote-cluster-id", "consumer")
-	tokenRefused(t, "a deleted slice's token", kubernetes.NewForConfigOrDie(pairCfg), handshake.SliceNamespace("consumer", "tok-pair"))
+	tokenRefused(t, "a deleted slice's token", kubernetes.NewForConfigOrDie(pairCfg), member.SliceNamespace("consumer", "tok-pair"))
 }
 
 // tokenRefused checks that a replaced or revoked token may do nothing in its namespace at once, and is

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // A tenant creates Deployments and CronJobs until the quota refuses: the count read back as the
@@ -106,7 +107,7 @@ func TestTotalCountsWorkloadKinds(t *testing.T) {
 func quotasOf(t *testing.T, consumerID string) map[string]*corev1.ResourceQuota {
 	t.Helper()
 	admin := kubernetes.NewForConfigOrDie(provider.Config)
-	nss, err := admin.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{LabelSelector: handshake.LabelRemoteClusterID + "=" + consumerID +
+	nss, err := admin.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{LabelSelector: member.LabelRemoteClusterID + "=" + consumerID +
 		"," + labelRole + "=provider"})
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +182,7 @@ func TestTotalCarvedByGrants(t *testing.T) {
 	mustOn(t, consumer, "request", "namespace", nsName, "--remote-kubeconfig", provider.Kubeconfig)
 	mustOn(t, consumer, "create", "resourceslice", sliceName, "--cpu", "1", "--memory", "1Gi", "--remote-kubeconfig", provider.Kubeconfig)
 	total := recordedTotal(t)
-	for _, ns := range []string{tenantNS, nsName, handshake.SliceNamespace("consumer", sliceName)} {
+	for _, ns := range []string{tenantNS, nsName, member.SliceNamespace("consumer", sliceName)} {
 		waitQuotaSynced(t, admin, ns)
 	}
 	quotas := quotasOf(t, "consumer")
@@ -209,14 +210,14 @@ func TestTotalCarvedByGrants(t *testing.T) {
 	if d := before.diff(grantSnapshot(t)); len(d) > 0 {
 		t.Errorf("a refused slice changed the clusters:\n%s", strings.Join(d, "\n"))
 	}
-	bigNS := handshake.SliceNamespace("consumer", bigName)
+	bigNS := member.SliceNamespace("consumer", bigName)
 	if _, err := admin.CoreV1().Namespaces().Get(ctx, bigNS, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("namespace %s exists after the refusal (err = %v)", bigNS, err)
 	}
-	if _, err := admin.RbacV1().RoleBindings(bigNS).Get(ctx, handshake.RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("RoleBinding %s/%s exists after the refusal (err = %v)", bigNS, handshake.RoleBindingName, err)
+	if _, err := admin.RbacV1().RoleBindings(bigNS).Get(ctx, member.RoleBindingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("RoleBinding %s/%s exists after the refusal (err = %v)", bigNS, member.RoleBindingName, err)
 	}
-	csrs, err := admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{LabelSelector: handshake.LabelSlice + "=" + bigName})
+	csrs, err := admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{LabelSelector: member.LabelSlice + "=" + bigName})
 	if err != nil || len(csrs.Items) > 0 {
 		t.Errorf("CSRs of the refused slice: %d (err = %v)", len(csrs.Items), err)
 	}
@@ -238,7 +239,7 @@ func TestTotalCarvedByGrants(t *testing.T) {
 		}
 	}
 	checkSumWithinTotal(t, total, quotas)
-	l, err := admin.CoreV1().ConfigMaps(handshake.SystemNamespace).Get(ctx, handshake.GrantsLedgerName("consumer"), metav1.GetOptions{})
+	l, err := admin.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, handshake.GrantsLedgerName("consumer"), metav1.GetOptions{})
 	if err != nil || l.Data["slice."+sliceName] != "" || l.Data["namespace."+nsName] == "" {
 		t.Errorf("the ledger after the deletion: %v (err = %v)", l.Data, err)
 	}
@@ -303,8 +304,8 @@ func TestTotalConcurrentAccepts(t *testing.T) {
 				}
 			}
 			admin := kubernetes.NewForConfigOrDie(provider.Config)
-			nss, err := admin.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{LabelSelector: handshake.LabelRemoteClusterID + "=consumer," +
-				handshake.LabelNamespaceKind + "=" + handshake.KindSlice})
+			nss, err := admin.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{LabelSelector: member.LabelRemoteClusterID + "=consumer," +
+				member.LabelNamespaceKind + "=" + member.KindSlice})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // heldCheck runs status --check on the consumer and returns its exit code and the state of its pairing
@@ -15,7 +16,7 @@ func heldCheck(t *testing.T) (int, string) {
 	t.Helper()
 	r := on(t, consumer, "status", "--check", "-o", "json")
 	for _, s := range itemsOf[handshake.CredentialState](t, r.stdout) {
-		if s.Role == handshake.RoleConsumer && s.Kind == handshake.KindControlPlane && s.RemoteClusterID == "provider" && s.Check != nil {
+		if s.Role == member.RoleConsumer && s.Kind == handshake.KindControlPlane && s.RemoteClusterID == "provider" && s.Check != nil {
 			return r.code, s.Check.State
 		}
 	}

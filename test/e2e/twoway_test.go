@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
 
@@ -37,7 +37,7 @@ func bothDirections() (fwd, rev direction) {
 		direction{"provider->consumer", provider, consumer, "provider", "consumer"}
 }
 
-func (d direction) sandbox() string { return handshake.TenantNamespacePrefix + d.consumerID }
+func (d direction) sandbox() string { return member.TenantNamespacePrefix + d.consumerID }
 
 func (d direction) authenticate(t *testing.T) {
 	t.Helper()
@@ -84,13 +84,13 @@ func (d direction) material() []objRef {
 	gvr := func(g, v, r string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: g, Version: v, Resource: r}
 	}
-	sys, sb := handshake.SystemNamespace, d.sandbox()
+	sys, sb := member.SystemNamespace, d.sandbox()
 	return []objRef{
 		{d.consumer, identitiesGVR, sys, "controlplane-" + d.providerID},
 		{d.consumer, secretsGVR, sys, "kubeconfig-controlplane-" + d.providerID},
 		{d.provider, gvr("", "v1", "namespaces"), "", sb},
 		{d.provider, tenantsGVR, sb, d.consumerID},
-		{d.provider, gvr("rbac.authorization.k8s.io", "v1", "rolebindings"), sb, handshake.RoleBindingName},
+		{d.provider, gvr("rbac.authorization.k8s.io", "v1", "rolebindings"), sb, member.RoleBindingName},
 		{d.provider, gvr("", "v1", "resourcequotas"), sb, sandboxObject},
 		{d.provider, gvr("", "v1", "limitranges"), sb, sandboxObject},
 		{d.provider, gvr("networking.k8s.io", "v1", "networkpolicies"), sb, sandboxObject},
@@ -144,7 +144,7 @@ func (d direction) works(t *testing.T, cfg *rest.Config, configMap string) authn
 		t.Fatalf("%s: SelfSubjectReview: %v", d.name, err)
 	}
 	u := review.Status.UserInfo
-	if !strings.HasPrefix(u.Username, handshake.UserPrefix+d.consumerID+":") || slices.Contains(u.Groups, "system:masters") {
+	if !strings.HasPrefix(u.Username, member.UserPrefix+d.consumerID+":") || slices.Contains(u.Groups, "system:masters") {
 		t.Errorf("%s: identity %q groups %v", d.name, u.Username, u.Groups)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: configMap}, Data: map[string]string{"from": d.consumerID}}
@@ -165,7 +165,7 @@ func (d direction) isolated(t *testing.T, cfg *rest.Config, user authnv1.UserInf
 	ctx := t.Context()
 	as := kubernetes.NewForConfigOrDie(cfg)
 	admin := kubernetes.NewForConfigOrDie(d.provider.Config)
-	sys := handshake.SystemNamespace
+	sys := member.SystemNamespace
 	forbidden := func(what string, err error) {
 		t.Helper()
 		if !apierrors.IsForbidden(err) {
@@ -174,7 +174,7 @@ func (d direction) isolated(t *testing.T, cfg *rest.Config, user authnv1.UserInf
 	}
 	// The other direction's credentials on this cluster, found by what they are rather than where spec8
 	// says they live: every Secret labelled for the peer that holds a kubeconfig or a key.
-	labelled, err := admin.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: handshake.LabelRemoteClusterID + "=" + d.consumerID})
+	labelled, err := admin.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: member.LabelRemoteClusterID + "=" + d.consumerID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,8 +216,8 @@ func (d direction) isolated(t *testing.T, cfg *rest.Config, user authnv1.UserInf
 	forbidden("list Secrets in "+sys, err)
 	_, err = as.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
 	forbidden("list Secrets in all namespaces", err)
-	_, err = secrets.Get(ctx, handshake.HandshakeKeySecret, metav1.GetOptions{})
-	forbidden("get Secret "+sys+"/"+handshake.HandshakeKeySecret, err)
+	_, err = secrets.Get(ctx, member.HandshakeKeySecret, metav1.GetOptions{})
+	forbidden("get Secret "+sys+"/"+member.HandshakeKeySecret, err)
 	_, err = secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "planted-by-tenant"}}, metav1.CreateOptions{})
 	forbidden("create Secret in "+sys, err)
 	if _, err := admin.CoreV1().Secrets(sys).Get(ctx, "planted-by-tenant", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -250,7 +250,7 @@ func (d direction) isolated(t *testing.T, cfg *rest.Config, user authnv1.UserInf
 				t.Errorf("%s: the tenant reads Secret %s/%s holding %q", d.name, s.Namespace, s.Name, k)
 			}
 		}
-		if s.Labels[handshake.LabelManagedBy] == handshake.ManagedBy {
+		if s.Labels[member.LabelManagedBy] == member.ManagedBy {
 			t.Errorf("%s: the tenant reads kubectl federate's Secret %s/%s", d.name, s.Namespace, s.Name)
 		}
 	}
@@ -265,7 +265,7 @@ func (d direction) isolated(t *testing.T, cfg *rest.Config, user authnv1.UserInf
 	type target struct{ resource, group, ns, name string }
 	targets := []target{{"secrets", "", sys, ""}, {"identities", "federate.dev", sys, ""}}
 	for _, s := range all.Items {
-		if s.Namespace == sys || s.Labels[handshake.LabelManagedBy] == handshake.ManagedBy {
+		if s.Namespace == sys || s.Labels[member.LabelManagedBy] == member.ManagedBy {
 			targets = append(targets, target{"secrets", "", s.Namespace, s.Name})
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // NewCmd returns the `accept` group.
@@ -36,7 +37,7 @@ type ResourceSliceOptions struct {
 	Output          *printers.Flags
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	request *v1alpha1.ResourceSlice
 	cmdutil.Streams
 }
@@ -128,7 +129,7 @@ func (o *ResourceSliceOptions) Validate() error {
 		return errors.New("--remote-cluster-id: is required with NAME")
 	}
 	if o.Name != "" {
-		if err := handshake.ValidateSliceName("NAME", o.Name); err != nil {
+		if err := member.ValidateSliceName("NAME", o.Name); err != nil {
 			return err
 		}
 	}
@@ -144,7 +145,7 @@ func (o *ResourceSliceOptions) Validate() error {
 // Run accepts one slice, every pending auto-accept slice, or lists them.
 func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 	if o.Name == "" {
-		list, err := o.cluster.ProviderSlices(ctx, o.RemoteClusterID)
+		list, err := handshake.ProviderSlices(ctx, o.cluster, o.RemoteClusterID)
 		if err != nil {
 			return err
 		}
@@ -154,7 +155,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 		return o.acceptPending(ctx, list)
 	}
 	grant, _ := handshake.ParseSliceQuantities("", o.Grant.Values())
-	slice, err := o.cluster.AcceptSlice(ctx, handshake.AcceptSliceOptions{ConsumerID: o.RemoteClusterID, Name: o.Name, Request: o.request,
+	slice, err := handshake.AcceptSlice(ctx, o.cluster, handshake.AcceptSliceOptions{ConsumerID: o.RemoteClusterID, Name: o.Name, Request: o.request,
 		Grant: grant, Expiration: o.Expiration, Credential: o.Credential.Credential.String(), SignerTimeout: o.Credential.SignerTimeout})
 	if err != nil {
 		return o.Credential.CredentialError(flags.SliceGrantError(err))
@@ -178,7 +179,7 @@ func (o *ResourceSliceOptions) acceptPending(ctx context.Context, list []handsha
 			continue
 		}
 		n++
-		slice, err := o.cluster.AcceptSlice(ctx, handshake.AcceptSliceOptions{ConsumerID: s.ConsumerID, Name: s.Name, Expiration: o.Expiration,
+		slice, err := handshake.AcceptSlice(ctx, o.cluster, handshake.AcceptSliceOptions{ConsumerID: s.ConsumerID, Name: s.Name, Expiration: o.Expiration,
 			RequireAutoAccept: true, Credential: o.Credential.Credential.String(), SignerTimeout: o.Credential.SignerTimeout})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("resource slice %s of %s: %w", s.Name, s.ConsumerID, o.Credential.CredentialError(err)))

@@ -17,6 +17,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // NewCmd returns the `allow` group.
@@ -37,7 +38,7 @@ type ExchangeOptions struct {
 	Output             *printers.Flags
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -106,7 +107,7 @@ func (o *ExchangeOptions) Complete(cmd *cobra.Command, args []string) error {
 // Validate checks the flags.
 func (o *ExchangeOptions) Validate() error {
 	for _, n := range o.Names {
-		if len(n) > 253 || handshake.ValidateSliceName("NAME", strings.SplitN(n, "-", 2)[0]) != nil || !strings.Contains(n, "-") {
+		if len(n) > 253 || member.ValidateSliceName("NAME", strings.SplitN(n, "-", 2)[0]) != nil || !strings.Contains(n, "-") {
 			return fmt.Errorf("NAME %q: must be a request's name as listed, <rule>-<32 hex digits>", n)
 		}
 	}
@@ -137,9 +138,9 @@ func (o *ExchangeOptions) Run(ctx context.Context) error {
 	var list []handshake.ExchangeInfo
 	var err error
 	if len(o.Names) == 0 {
-		list, err = o.cluster.ExchangeRequests(ctx, o.RemoteClusterID)
+		list, err = handshake.ExchangeRequests(ctx, o.cluster, o.RemoteClusterID)
 	} else {
-		list, err = o.cluster.AllowExchange(ctx, handshake.AllowExchangeOptions{ConsumerID: o.RemoteClusterID, Names: o.Names,
+		list, err = handshake.AllowExchange(ctx, o.cluster, handshake.AllowExchangeOptions{ConsumerID: o.RemoteClusterID, Names: o.Names,
 			AllowReach: o.AllowReach, AllowUnconstrained: o.AllowUnconstrained, Expiration: o.expiration()})
 		err = ExchangeError(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // World is a set of fake clusters, each reached by its name as --kubeconfig (or --context).
@@ -56,15 +57,15 @@ func (w *World) Cluster(name string) *fakeapi.Server {
 }
 
 // Domain is the domain's view of a fake cluster, for setting a test up through the product's own steps.
-func (w *World) Domain(name string) *handshake.Cluster {
+func (w *World) Domain(name string) *member.Cluster {
 	s := w.Cluster(name)
-	return &handshake.Cluster{Kube: s.Clientset, Dynamic: s.DynamicClient, Impersonation: &handshake.ImpersonationSupport{Constrained: true, Reason: "a fake"}}
+	return &member.Cluster{Kube: s.Clientset, Dynamic: s.DynamicClient, Impersonation: &member.ImpersonationSupport{Constrained: true, Reason: "a fake"}}
 }
 
 // Init initializes a fake cluster with a cluster ID, as `init --cluster-id` does.
 func (w *World) Init(name, id string) {
 	w.t.Helper()
-	if _, err := w.Domain(name).Init(w.t.Context(), id); err != nil {
+	if _, err := handshake.Init(w.t.Context(), w.Domain(name), id); err != nil {
 		w.t.Fatalf("init %s: %v", name, err)
 	}
 }

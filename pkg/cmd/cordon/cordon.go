@@ -12,6 +12,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // NewCmd returns the `cordon` group.
@@ -31,8 +32,8 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 		Example: `
 			# Stop the consumer "edge-1" from starting anything new
 			kubectl federate cordon tenant --remote-cluster-id edge-1`,
-		Run: func(ctx context.Context, c *handshake.Cluster, id string) (handshake.Outcome, error) {
-			return c.Cordon(ctx, id)
+		Run: func(ctx context.Context, c *member.Cluster, id string) (handshake.Outcome, error) {
+			return handshake.Cordon(ctx, c, id)
 		},
 		Done:    "tenant/%s cordoned",
 		Already: "tenant/%s already cordoned",
@@ -43,7 +44,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 // TenantVerb is what a provider-side command on one consumer does.
 type TenantVerb struct {
 	Use, Short, Long, Example string
-	Run                       func(ctx context.Context, c *handshake.Cluster, consumerID string) (handshake.Outcome, error)
+	Run                       func(ctx context.Context, c *member.Cluster, consumerID string) (handshake.Outcome, error)
 	Done                      string // the result line on stdout, with the consumer ID
 	Already                   string // the line when nothing had to change ("" : Done)
 }
@@ -56,7 +57,7 @@ type TenantOptions struct {
 
 	verb    TenantVerb
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -101,7 +102,7 @@ func (o *TenantOptions) Validate() error {
 	case o.RemoteClusterID == "":
 		o.RemoteClusterID = o.ConsumerID
 	}
-	return handshake.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID)
+	return member.ValidateClusterID("--remote-cluster-id", o.RemoteClusterID)
 }
 
 // Run applies the verb and prints its result line.

@@ -11,6 +11,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // NonceOptions are the flags of `create nonce`.
@@ -20,7 +21,7 @@ type NonceOptions struct {
 	TTL             time.Duration
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -81,10 +82,10 @@ func (o *NonceOptions) Validate() error {
 
 // Run creates the nonce.
 func (o *NonceOptions) Run(ctx context.Context) error {
-	n, created, err := o.cluster.CreateNonce(ctx, handshake.NonceOptions{ClusterID: o.ClusterID, ConsumerID: o.RemoteClusterID, TTL: o.TTL})
-	var conflict *handshake.IDConflictError
+	n, created, err := handshake.CreateNonce(ctx, o.cluster, handshake.NonceOptions{ClusterID: o.ClusterID, ConsumerID: o.RemoteClusterID, TTL: o.TTL})
+	var conflict *member.IDConflictError
 	switch {
-	case errors.Is(err, handshake.ErrNoClusterID):
+	case errors.Is(err, member.ErrNoClusterID):
 		// The nonce carries this cluster's ID to the consumer: it must be the one its administrator chose.
 		return fmt.Errorf("%w: name this cluster with --cluster-id (the consumer will know it by that ID), or run kubectl federate init --cluster-id ID first", err)
 	case errors.As(err, &conflict):

@@ -10,7 +10,9 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // ResourceSliceOptions are the flags of `create resourceslice`.
@@ -28,7 +30,7 @@ type ResourceSliceOptions struct {
 
 	f       *cmdutil.Factory
 	oneShot bool
-	local   *handshake.Cluster
+	local   *member.Cluster
 	pair    *flags.Pair
 	opts    handshake.SliceRequestOptions
 	cmdutil.Streams
@@ -105,14 +107,14 @@ func (o *ResourceSliceOptions) Complete(cmd *cobra.Command, args []string) error
 
 // Validate checks the flags.
 func (o *ResourceSliceOptions) Validate() error {
-	if err := handshake.ValidateSliceName("NAME", o.Name); err != nil {
+	if err := member.ValidateSliceName("NAME", o.Name); err != nil {
 		return err
 	}
 	if err := o.Pair.RequireRemoteID(o.RemoteClusterID); err != nil {
 		return err
 	}
 	if o.Class != "" {
-		if err := handshake.ValidateSliceName("--class", o.Class); err != nil {
+		if err := member.ValidateSliceName("--class", o.Class); err != nil {
 			return err
 		}
 	}
@@ -125,7 +127,7 @@ func (o *ResourceSliceOptions) Validate() error {
 	if o.Expiration < handshake.MinExpiration {
 		return fmt.Errorf("--expiration %s: must be at least %s (the Kubernetes CSR API minimum)", o.Expiration, handshake.MinExpiration)
 	}
-	if !o.oneShot && (o.Credential.Credential.String() != handshake.CredentialCertificate) {
+	if !o.oneShot && (o.Credential.Credential.String() != credential.CredentialCertificate) {
 		return fmt.Errorf("--credential: the provider chooses it when it accepts (accept resourceslice --credential); here it needs --remote-kubeconfig or --remote-context")
 	}
 	return o.Credential.Validate()
@@ -136,16 +138,16 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, o.Pair.Timeout)
 	defer cancel()
 	if !o.oneShot {
-		slice, err := o.local.RequestSlice(ctx, o.opts)
+		slice, err := handshake.RequestSlice(ctx, o.local, o.opts)
 		if err != nil {
 			return o.Pair.TimeoutError(ctx, flags.RemoteIDError(err))
 		}
 		if o.Submit {
-			via, err := o.local.ViaPairing(ctx, o.RemoteClusterID)
+			via, err := handshake.ViaPairing(ctx, o.local, o.RemoteClusterID)
 			if err != nil {
 				return err
 			}
-			if err := o.local.SubmitSlice(ctx, via, slice); err != nil {
+			if err := handshake.SubmitSlice(ctx, o.local, via, slice); err != nil {
 				return o.Pair.TimeoutError(ctx, fmt.Errorf("leaving the request on provider %q: %w", o.RemoteClusterID, err))
 			}
 			o.local.Report.Info(fmt.Sprintf("Next: the provider's administrator runs \"kubectl federate accept resourceslice %s --remote-cluster-id %s\"; then import it here",
@@ -160,7 +162,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 	}
 	o.pair.Printer.Info(fmt.Sprintf("Resource slice %s granted %s in %s as %s until %s; kubeconfig in Secret %s/%s",
 		o.Name, handshake.FormatResourceList(res.Granted), res.Namespace, res.User, res.NotAfter.UTC().Format(time.RFC3339),
-		handshake.SystemNamespace, res.KubeconfigSecret))
+		member.SystemNamespace, res.KubeconfigSecret))
 	o.pair.Printer.Info(o.Pair.Summary(time.Since(start)))
 	return o.print(slice)
 }
@@ -176,11 +178,11 @@ func (o *ResourceSliceOptions) oneShotRun(ctx context.Context) (*handshake.Slice
 	} else if o.opts.ProviderID != pSelf.ClusterID {
 		return nil, nil, fmt.Errorf("--remote-cluster-id %q: the provider is initialized with cluster ID %q", o.opts.ProviderID, pSelf.ClusterID)
 	}
-	slice, err := consumer.RequestSlice(ctx, o.opts)
+	slice, err := handshake.RequestSlice(ctx, consumer, o.opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("consumer: %w", err)
 	}
-	if err := consumer.SubmitSlice(ctx, provider, slice); err != nil {
+	if err := handshake.SubmitSlice(ctx, consumer, provider, slice); err != nil {
 		return nil, nil, fmt.Errorf("provider: %w", err)
 	}
 	accept := handshake.AcceptSliceOptions{ConsumerID: slice.Spec.ClusterID, Name: o.Name, Expiration: o.Expiration,
@@ -189,14 +191,14 @@ func (o *ResourceSliceOptions) oneShotRun(ctx context.Context) (*handshake.Slice
 		// The submitted slice was not stored: the provider answers the request as this run made it.
 		accept.Request = slice
 	}
-	granted, err := provider.AcceptSlice(ctx, accept)
+	granted, err := handshake.AcceptSlice(ctx, provider, accept)
 	if err != nil {
 		return nil, nil, fmt.Errorf("provider: %w", err)
 	}
 	if !o.Output.Human() {
 		flags.WarnToken(o.pair.Printer, granted.Status.Credential, "The printed ResourceSlice")
 	}
-	res, err := consumer.ImportSlice(ctx, handshake.ImportSliceOptions{ProviderID: o.opts.ProviderID, Name: o.Name, Answer: granted, Provider: provider})
+	res, err := handshake.ImportSlice(ctx, consumer, handshake.ImportSliceOptions{ProviderID: o.opts.ProviderID, Name: o.Name, Answer: granted, Provider: provider})
 	if err != nil {
 		return nil, nil, fmt.Errorf("consumer: %w", err)
 	}

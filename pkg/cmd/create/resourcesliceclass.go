@@ -14,6 +14,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // ResourceSliceClassOptions are the flags of `create resourceslice-class`.
@@ -28,14 +29,14 @@ type ResourceSliceClassOptions struct {
 	Output      *printers.Flags
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	spec    v1alpha1.ResourceSliceClassSpec
 	cmdutil.Streams
 }
 
 // NewCmdResourceSliceClass returns `create resourceslice-class`.
 func NewCmdResourceSliceClass(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
-	o := &ResourceSliceClassOptions{f: f, Streams: streams, ClusterRole: handshake.DefaultClusterRole}
+	o := &ResourceSliceClassOptions{f: f, Streams: streams, ClusterRole: member.DefaultClusterRole}
 	cmd := cmdutil.Wire(&cobra.Command{
 		Use:     "resourceslice-class NAME [--max-cpu QTY] [--max-memory QTY] [--max-pods N] [--max-ephemeral-storage QTY] [--max-quota NAME=QTY,...] [--over-max clamp|deny] [--cluster-role ROLE] [--pod-security LEVEL] [--auto-accept]",
 		Aliases: []string{"resourcesliceclass"},
@@ -96,7 +97,7 @@ func (o *ResourceSliceClassOptions) Complete(_ *cobra.Command, args []string) er
 
 // Validate checks the flags.
 func (o *ResourceSliceClassOptions) Validate() error {
-	if err := handshake.ValidateSliceName("NAME", o.Name); err != nil {
+	if err := member.ValidateSliceName("NAME", o.Name); err != nil {
 		return err
 	}
 	if _, err := handshake.ParseSliceQuantities("--max-", o.spec.Max); err != nil {
@@ -135,7 +136,7 @@ func (o *ResourceSliceClassOptions) Run(ctx context.Context) error {
 	if o.PodSecurity.String() == handshake.PodSecurityPrivileged {
 		o.cluster.Report.Warn("--pod-security privileged: the slices of this class may run privileged pods, which means root on this cluster's nodes")
 	}
-	cls, err := o.cluster.ApplySliceClass(ctx, handshake.SliceClassOptions{Name: o.Name, Spec: o.spec})
+	cls, err := handshake.ApplySliceClass(ctx, o.cluster, handshake.SliceClassOptions{Name: o.Name, Spec: o.spec})
 	if err != nil {
 		return err
 	}

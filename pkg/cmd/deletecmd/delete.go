@@ -12,6 +12,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // NewCmd returns the `delete` group.
@@ -39,7 +40,7 @@ type ResourceSliceOptions struct {
 
 	f       *cmdutil.Factory
 	oneShot bool
-	local   *handshake.Cluster
+	local   *member.Cluster
 	pair    *flags.Pair
 	cmdutil.Streams
 }
@@ -99,7 +100,7 @@ func (o *ResourceSliceOptions) Complete(cmd *cobra.Command, args []string) error
 
 // Validate checks the flags.
 func (o *ResourceSliceOptions) Validate() error {
-	if err := handshake.ValidateSliceName("NAME", o.Name); err != nil {
+	if err := member.ValidateSliceName("NAME", o.Name); err != nil {
 		return err
 	}
 	if err := o.Pair.RequireRemoteID(o.RemoteClusterID); err != nil {
@@ -133,7 +134,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 	}
 	switch side {
 	case sideNone:
-		outcome, err := o.local.SliceGone(ctx, o.RemoteClusterID, o.Name)
+		outcome, err := handshake.SliceGone(ctx, o.local, o.RemoteClusterID, o.Name)
 		if o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound) {
 			return nil
 		}
@@ -145,18 +146,18 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 		}
 		return err
 	case sideProvider:
-		if err := o.local.DeleteSliceProvider(ctx, o.RemoteClusterID, o.Name); err != nil {
+		if err := handshake.DeleteSliceProvider(ctx, o.local, o.RemoteClusterID, o.Name); err != nil {
 			return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Pair.Timeout.String())
 		}
 		_, err := fmt.Fprintf(o.Out, "resourceslice/%s deleted\n", o.Name)
 		return err
 	}
-	via, err := o.local.ViaPairing(ctx, o.RemoteClusterID)
+	via, err := handshake.ViaPairing(ctx, o.local, o.RemoteClusterID)
 	if err != nil {
 		o.local.Report.Warn(fmt.Sprintf("Cannot reach provider %q through the pairing (%v): the request stays there until its administrator deletes the slice", o.RemoteClusterID, err))
 		via = nil
 	}
-	if err := o.local.DeleteSliceLocal(ctx, o.RemoteClusterID, o.Name, via); err != nil {
+	if err := handshake.DeleteSliceLocal(ctx, o.local, o.RemoteClusterID, o.Name, via); err != nil {
 		return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Pair.Timeout.String())
 	}
 	_, err = fmt.Fprintf(o.Out, "resourceslice/%s deleted\n", o.Name)
@@ -165,11 +166,11 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 
 // findSide tells which side of the slice this cluster holds.
 func (o *ResourceSliceOptions) findSide(ctx context.Context) (string, error) {
-	asConsumer, err := o.local.HasSliceRecord(ctx, o.RemoteClusterID, o.Name)
+	asConsumer, err := handshake.HasSliceRecord(ctx, o.local, o.RemoteClusterID, o.Name)
 	if err != nil {
 		return "", err
 	}
-	slices, err := o.local.ProviderSlices(ctx, o.RemoteClusterID)
+	slices, err := handshake.ProviderSlices(ctx, o.local, o.RemoteClusterID)
 	if err != nil {
 		return "", err
 	}
@@ -178,7 +179,7 @@ func (o *ResourceSliceOptions) findSide(ctx context.Context) (string, error) {
 		asProvider = asProvider || s.Name == o.Name
 	}
 	if !asProvider {
-		asProvider, err = o.local.HasSliceNamespace(ctx, o.RemoteClusterID, o.Name)
+		asProvider, err = handshake.HasSliceNamespace(ctx, o.local, o.RemoteClusterID, o.Name)
 		if err != nil {
 			return "", err
 		}
@@ -207,16 +208,16 @@ func (o *ResourceSliceOptions) both(ctx context.Context) error {
 	if o.RemoteClusterID != "" && o.RemoteClusterID != pSelf.ClusterID {
 		return fmt.Errorf("--remote-cluster-id %q: the provider is initialized with cluster ID %q", o.RemoteClusterID, pSelf.ClusterID)
 	}
-	held, err := o.pair.Consumer.HasSliceRecord(ctx, pSelf.ClusterID, o.Name)
+	held, err := handshake.HasSliceRecord(ctx, o.pair.Consumer, pSelf.ClusterID, o.Name)
 	if err != nil {
 		return fmt.Errorf("consumer: %w", err)
 	}
-	provided, err := o.pair.Provider.HasSliceNamespace(ctx, cSelf.ClusterID, o.Name)
+	provided, err := handshake.HasSliceNamespace(ctx, o.pair.Provider, cSelf.ClusterID, o.Name)
 	if err != nil {
 		return fmt.Errorf("provider: %w", err)
 	}
 	if !held && !provided {
-		outcome, err := o.pair.Provider.SliceGone(ctx, cSelf.ClusterID, o.Name)
+		outcome, err := handshake.SliceGone(ctx, o.pair.Provider, cSelf.ClusterID, o.Name)
 		if o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound) {
 			return nil
 		}
@@ -228,10 +229,10 @@ func (o *ResourceSliceOptions) both(ctx context.Context) error {
 		}
 		return err
 	}
-	if err := o.pair.Provider.DeleteSliceProvider(ctx, cSelf.ClusterID, o.Name); err != nil {
+	if err := handshake.DeleteSliceProvider(ctx, o.pair.Provider, cSelf.ClusterID, o.Name); err != nil {
 		return fmt.Errorf("provider: %w", err)
 	}
-	if err := o.pair.Consumer.DeleteSliceLocal(ctx, pSelf.ClusterID, o.Name, nil); err != nil {
+	if err := handshake.DeleteSliceLocal(ctx, o.pair.Consumer, pSelf.ClusterID, o.Name, nil); err != nil {
 		return fmt.Errorf("consumer: %w", err)
 	}
 	return nil
@@ -242,7 +243,7 @@ type ResourceSliceClassOptions struct {
 	Name string
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -274,12 +275,12 @@ func (o *ResourceSliceClassOptions) Complete(_ *cobra.Command, args []string) er
 
 // Validate checks the name.
 func (o *ResourceSliceClassOptions) Validate() error {
-	return handshake.ValidateSliceName("NAME", o.Name)
+	return member.ValidateSliceName("NAME", o.Name)
 }
 
 // Run deletes the class.
 func (o *ResourceSliceClassOptions) Run(ctx context.Context) error {
-	if err := o.cluster.DeleteSliceClass(ctx, o.Name); err != nil {
+	if err := handshake.DeleteSliceClass(ctx, o.cluster, o.Name); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(o.Out, "resourcesliceclass/%s deleted\n", o.Name)

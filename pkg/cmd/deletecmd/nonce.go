@@ -10,6 +10,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // NonceOptions are the flags of `delete nonce`.
@@ -18,7 +19,7 @@ type NonceOptions struct {
 	IgnoreNotFound  bool
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -58,7 +59,7 @@ func (o *NonceOptions) Validate() error {
 
 // Run deletes the nonce.
 func (o *NonceOptions) Run(ctx context.Context) error {
-	outcome, err := o.cluster.DeleteNonce(ctx, o.RemoteClusterID)
+	outcome, err := handshake.DeleteNonce(ctx, o.cluster, o.RemoteClusterID)
 	if o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound) {
 		return nil
 	}

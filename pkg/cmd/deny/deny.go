@@ -12,6 +12,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // NewCmd returns the `deny` group.
@@ -28,7 +29,7 @@ type ResourceSliceOptions struct {
 	Reason          string
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -67,7 +68,7 @@ func (o *ResourceSliceOptions) Complete(_ *cobra.Command, args []string) error {
 
 // Validate checks the flags.
 func (o *ResourceSliceOptions) Validate() error {
-	if err := handshake.ValidateSliceName("NAME", o.Name); err != nil {
+	if err := member.ValidateSliceName("NAME", o.Name); err != nil {
 		return err
 	}
 	return validateReason(o.Reason)
@@ -75,7 +76,7 @@ func (o *ResourceSliceOptions) Validate() error {
 
 // Run denies the slice.
 func (o *ResourceSliceOptions) Run(ctx context.Context) error {
-	if err := o.cluster.DenySlice(ctx, o.RemoteClusterID, o.Name, o.Reason); err != nil {
+	if err := handshake.DenySlice(ctx, o.cluster, o.RemoteClusterID, o.Name, o.Reason); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(o.Out, "resourceslice/%s denied\n", o.Name)
@@ -90,7 +91,7 @@ type ExchangeOptions struct {
 	IgnoreNotFound  bool
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -140,7 +141,7 @@ func (o *ExchangeOptions) Validate() error {
 
 // Run refuses the request.
 func (o *ExchangeOptions) Run(ctx context.Context) error {
-	outcome, err := o.cluster.DenyExchange(ctx, o.RemoteClusterID, o.Name, o.Reason)
+	outcome, err := handshake.DenyExchange(ctx, o.cluster, o.RemoteClusterID, o.Name, o.Reason)
 	if o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound) {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cordon"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // NewCmd returns the `drain` group.
@@ -28,8 +29,8 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			# Empty the consumer "edge-1"'s namespaces before maintenance, then let it back
 			kubectl federate drain tenant --remote-cluster-id edge-1
 			kubectl federate uncordon tenant --remote-cluster-id edge-1`,
-		Run: func(ctx context.Context, c *handshake.Cluster, id string) (handshake.Outcome, error) {
-			return handshake.Done, c.Drain(ctx, id)
+		Run: func(ctx context.Context, c *member.Cluster, id string) (handshake.Outcome, error) {
+			return handshake.Done, handshake.Drain(ctx, c, id)
 		},
 		Done: "tenant/%s drained",
 	}))

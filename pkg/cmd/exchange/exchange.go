@@ -17,6 +17,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // NewCmd returns the `exchange` group.
@@ -33,7 +34,7 @@ type ApplyOptions struct {
 
 	data    []byte
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -84,7 +85,7 @@ func (o *ApplyOptions) Validate() error {
 
 // Run stores the rules.
 func (o *ApplyOptions) Run(ctx context.Context) error {
-	changed, err := o.cluster.ApplyExchangeRules(ctx, o.data)
+	changed, err := handshake.ApplyExchangeRules(ctx, o.cluster, o.data)
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ type GetOptions struct {
 	Output *printers.Flags
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -131,7 +132,7 @@ func NewCmdGet(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 // Complete builds the client.
 func (o *GetOptions) Complete(_ *cobra.Command, _ []string) error {
 	var err error
-	o.cluster, _, err = flags.Cluster(o.f, handshake.Discard)
+	o.cluster, _, err = flags.Cluster(o.f, member.Discard)
 	return err
 }
 
@@ -140,7 +141,7 @@ func (o *GetOptions) Validate() error { return nil }
 
 // Run prints the rules.
 func (o *GetOptions) Run(ctx context.Context) error {
-	cfg, data, err := o.cluster.ExchangeRules(ctx)
+	cfg, data, err := handshake.ExchangeRules(ctx, o.cluster)
 	if err != nil {
 		return err
 	}
@@ -212,7 +213,7 @@ type ResolveOptions struct {
 	Output          *printers.Flags
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -246,7 +247,7 @@ func NewCmdResolve(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 // Complete builds the client.
 func (o *ResolveOptions) Complete(_ *cobra.Command, _ []string) error {
 	var err error
-	o.cluster, _, err = flags.Cluster(o.f, handshake.Discard)
+	o.cluster, _, err = flags.Cluster(o.f, member.Discard)
 	return err
 }
 
@@ -266,7 +267,7 @@ type Resolved struct {
 
 // Run resolves and prints.
 func (o *ResolveOptions) Run(ctx context.Context) error {
-	res, err := o.cluster.ResolveExchange(ctx, o.Source.Request(o.RemoteClusterID), exchange.Client{})
+	res, err := handshake.ResolveExchange(ctx, o.cluster, o.Source.Request(o.RemoteClusterID), exchange.Client{})
 	if errors.Is(err, handshake.ErrNoExchangeRule) {
 		return fmt.Errorf("--for-user %q: %w", o.Source.User, err)
 	}
@@ -275,7 +276,7 @@ func (o *ResolveOptions) Run(ctx context.Context) error {
 	}
 	v := Resolved{Rule: res.Rule.Name, Type: res.Rule.Type, Priority: res.Rule.Priority, Pairing: res.Target == nil, Target: res.Target}
 	if !o.Output.Human() {
-		obj, err := views.Object(views.KindExchangeResolution, v.Rule, map[string]string{handshake.LabelRemoteClusterID: o.RemoteClusterID}, v)
+		obj, err := views.Object(views.KindExchangeResolution, v.Rule, map[string]string{member.LabelRemoteClusterID: o.RemoteClusterID}, v)
 		if err != nil {
 			return err
 		}

@@ -12,11 +12,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	formats "github.com/federate-dev/kubectl-federate/pkg/export"
+
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
-	formats "github.com/federate-dev/kubectl-federate/pkg/export"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Options are the arguments and flags of `export`.
@@ -30,7 +32,7 @@ type Options struct {
 	Output          *printers.Flags
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -121,7 +123,7 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--dry-run and -o %s: give one (-o prints the objects, credential included, and writes nothing; --dry-run shows what would be written, its values redacted)", o.Output.Format())
 	}
 	if o.ResourceSlice != "" {
-		if err := handshake.ValidateSliceName("--resource-slice", o.ResourceSlice); err != nil {
+		if err := member.ValidateSliceName("--resource-slice", o.ResourceSlice); err != nil {
 			return err
 		}
 	}
@@ -158,7 +160,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if !o.Output.Human() {
 		return o.print(ctx)
 	}
-	written, err := o.cluster.Export(ctx, o.options())
+	written, err := handshake.Export(ctx, o.cluster, o.options())
 	if errors.Is(err, handshake.ErrTargetNotServed) {
 		return fmt.Errorf("FORMAT %s: %w (-o yaml prints them); nothing was written", o.Format, err)
 	}
@@ -179,7 +181,7 @@ func (o *Options) Run(ctx context.Context) error {
 
 // print is the seam a dry run shares: the objects Export would write, built from the same credential.
 func (o *Options) print(ctx context.Context) error {
-	objs, err := o.cluster.BuildExport(ctx, o.options())
+	objs, err := handshake.BuildExport(ctx, o.cluster, o.options())
 	if err != nil {
 		return o.hint(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Completions of the names a cluster knows, for a command's NAME argument or a flag: what the cluster
@@ -14,14 +15,14 @@ import (
 // error).
 
 // namesOf lists names through the command's cluster, for the --remote-cluster-id already on the line.
-type namesOf func(ctx context.Context, c *handshake.Cluster, remoteID string) ([]string, error)
+type namesOf func(ctx context.Context, c *member.Cluster, remoteID string) ([]string, error)
 
 func complete(f *cmdutil.Factory, list namesOf) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		c, _, err := Cluster(f, handshake.Discard)
+		c, _, err := Cluster(f, member.Discard)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -36,15 +37,15 @@ func complete(f *cmdutil.Factory, list namesOf) cobra.CompletionFunc {
 
 // CompleteSlices completes the resource slices this cluster shares with the remote cluster (either side).
 func CompleteSlices(f *cmdutil.Factory) cobra.CompletionFunc {
-	return complete(f, func(ctx context.Context, c *handshake.Cluster, remote string) ([]string, error) {
-		return c.SliceNames(ctx, remote)
+	return complete(f, func(ctx context.Context, c *member.Cluster, remote string) ([]string, error) {
+		return handshake.SliceNames(ctx, c, remote)
 	})
 }
 
 // CompleteExtraNamespaces completes the extra namespaces granted to, or asked by, the consumer.
 func CompleteExtraNamespaces(f *cmdutil.Factory) cobra.CompletionFunc {
-	return complete(f, func(ctx context.Context, c *handshake.Cluster, remote string) ([]string, error) {
-		list, err := c.ExtraNamespaces(ctx, remote, false)
+	return complete(f, func(ctx context.Context, c *member.Cluster, remote string) ([]string, error) {
+		list, err := handshake.ExtraNamespaces(ctx, c, remote, false)
 		var out []string
 		for _, n := range list {
 			out = append(out, n.Namespace)
@@ -55,8 +56,8 @@ func CompleteExtraNamespaces(f *cmdutil.Factory) cobra.CompletionFunc {
 
 // CompleteExchangeRequests completes the consumer's exchange requests.
 func CompleteExchangeRequests(f *cmdutil.Factory) cobra.CompletionFunc {
-	return complete(f, func(ctx context.Context, c *handshake.Cluster, remote string) ([]string, error) {
-		list, err := c.ExchangeRequestNames(ctx, remote)
+	return complete(f, func(ctx context.Context, c *member.Cluster, remote string) ([]string, error) {
+		list, err := handshake.ExchangeRequestNames(ctx, c, remote)
 		return list, err
 	})
 }
@@ -64,11 +65,11 @@ func CompleteExchangeRequests(f *cmdutil.Factory) cobra.CompletionFunc {
 // CompleteClasses completes the provider's resource slice classes.
 func CompleteClasses(f *cmdutil.Factory) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-		c, _, err := Cluster(f, handshake.Discard)
+		c, _, err := Cluster(f, member.Discard)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		classes, err := c.SliceClassNames(cmd.Context())
+		classes, err := handshake.SliceClassNames(cmd.Context(), c)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

@@ -11,8 +11,10 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // IssuanceFlags are the provider's choices, shared by generate identity and authenticate.
@@ -75,7 +77,7 @@ func (i *IssuanceFlags) AddFlags(cmd *cobra.Command) {
 	cmdutil.DurationFlag(fs, &i.Expiration, "expiration", i.Expiration, handshake.MinExpiration, handshake.MaxExpiration, "Requested lifetime of the issued certificate or token; the signer or the API server may shorten it (a renewal keeps the recorded one)")
 	cmdutil.DurationFlag(fs, &i.MaxExpiration, "max-expiration", 0, 0, handshake.MaxExpiration, "The longest lifetime this pairing's credentials may ever ask for, kept by its renewals (0: no maximum)")
 	i.CredentialFlags.AddFlags(cmd)
-	fs.StringVar(&i.ClusterRole, "cluster-role", handshake.DefaultClusterRole, "The ClusterRole bound to the identity in its tenant namespace on the provider")
+	fs.StringVar(&i.ClusterRole, "cluster-role", member.DefaultClusterRole, "The ClusterRole bound to the identity in its tenant namespace on the provider")
 	_ = cmd.MarkFlagFilename("ca-file", "crt", "pem")
 	i.PodSecurity = cmdutil.NewEnum(handshake.PodSecurityRestricted, handshake.PodSecurityLevels...)
 	cmdutil.AddEnumFlag(cmd, i.PodSecurity, "pod-security", "", "Pod Security level enforced in the tenant namespace (privileged lets the tenant take over nodes)")
@@ -151,7 +153,7 @@ func (i *IssuanceFlags) Validate() error {
 }
 
 // Warn reports the choices an administrator should think twice about.
-func (i *IssuanceFlags) Warn(r handshake.Reporter) {
+func (i *IssuanceFlags) Warn(r member.Reporter) {
 	if i.Sandbox.PodSecurity == handshake.PodSecurityPrivileged {
 		r.Warn("--pod-security privileged: the tenant may run privileged pods, mount host paths and use the host's network and PIDs, which means root on the provider's nodes")
 	}
@@ -165,10 +167,10 @@ type CredentialFlags struct {
 
 // AddFlags registers --credential and --signer-timeout on cmd.
 func (i *CredentialFlags) AddFlags(cmd *cobra.Command) {
-	i.Credential = cmdutil.NewEnum(handshake.CredentialCertificate, handshake.CredentialModes...)
+	i.Credential = cmdutil.NewEnum(credential.CredentialCertificate, credential.CredentialModes...)
 	cmdutil.AddEnumFlag(cmd, i.Credential, "credential", "",
 		"What the consumer authenticates with: a client certificate through the CSR API, a ServiceAccount token (TokenRequest), or auto: a certificate, else a token when the signer issues none within --signer-timeout")
-	i.SignerTimeout = handshake.DefaultSignerTimeout
+	i.SignerTimeout = credential.DefaultSignerTimeout
 	cmdutil.DurationFlag(cmd.Flags(), &i.SignerTimeout, "signer-timeout", i.SignerTimeout, time.Second, 10*time.Minute, "How long to wait for the cluster's signer to issue an approved certificate before giving up (or, with --credential auto, falling back to a token)")
 }
 
@@ -182,14 +184,14 @@ func (i *CredentialFlags) Validate() error {
 
 // CredentialError adds the way out to an issuance that failed because the signer issued no certificate.
 func (i *CredentialFlags) CredentialError(err error) error {
-	if errors.Is(err, handshake.ErrNoCertificate) {
+	if errors.Is(err, credential.ErrNoCertificate) {
 		return fmt.Errorf("%w. Nothing was issued; to issue a ServiceAccount token instead, run again with --credential token (or --credential auto)", err)
 	}
 	return err
 }
 
 // WarnToken says, once a token was issued into a file, that the file is now the credential itself.
-func WarnToken(r handshake.Reporter, credential, what string) {
+func WarnToken(r member.Reporter, credential, what string) {
 	if credential == v1alpha1.CredentialToken {
 		r.Warn(what + " carries a ServiceAccount token, which is the credential itself: keep and send it like a password, and delete it once imported")
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // MeshFlags name the clusters of a mesh (several kubeconfig files, or several contexts of the root's
@@ -63,8 +64,8 @@ func (m *MeshFlags) Members(root *cmdutil.Factory, streams cmdutil.Streams) ([]*
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		out = append(out, &handshake.MeshMember{Name: name, APIServer: server, CA: ca, New: func(r handshake.Reporter) *handshake.Cluster {
-			return &handshake.Cluster{Kube: c.Kube, Dynamic: c.Dynamic, Config: c.Config, Report: r, Now: f.ServerNow, DryRun: f.DryRun().Active(), Dial: Dial(f)}
+		out = append(out, &handshake.MeshMember{Name: name, APIServer: server, CA: ca, New: func(r member.Reporter) *member.Cluster {
+			return &member.Cluster{Kube: c.Kube, Dynamic: c.Dynamic, Config: c.Config, Report: r, Now: f.ServerNow, DryRun: f.DryRun().Active(), Dial: Dial(f)}
 		}})
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // NextStep adds to a domain error the command that comes next, in this tool's (or kubectl's) terms: the
@@ -34,9 +35,9 @@ func (e *nextStepError) Error() string { return e.err.Error() + "; " + e.step }
 func (e *nextStepError) Unwrap() error { return e.err }
 
 func nextStep(err error) string {
-	var notAccepted *handshake.SliceNotAcceptedError
-	var notRequested *handshake.SliceNotRequestedError
-	var stillAllowed *handshake.StillAllowedError
+	var notAccepted *member.SliceNotAcceptedError
+	var notRequested *member.SliceNotRequestedError
+	var stillAllowed *member.StillAllowedError
 	var noNamespace *handshake.NamespaceNotFoundError
 	switch {
 	case errors.As(err, &noNamespace):
@@ -50,9 +51,9 @@ func nextStep(err error) string {
 		return "find what binds it with: kubectl auth can-i --list --as " + stillAllowed.User
 	case errors.Is(err, handshake.ErrNoClass):
 		return "create the class first: kubectl federate create resourceslice-class NAME"
-	case errors.Is(err, handshake.ErrNoClusterID):
+	case errors.Is(err, member.ErrNoClusterID):
 		return "" // the first steps of the manual flow say how to name the cluster (create nonce, generate tenant)
-	case errors.Is(err, handshake.ErrNotInitialized):
+	case errors.Is(err, member.ErrNotInitialized):
 		return "run kubectl federate init"
 	}
 	return ""

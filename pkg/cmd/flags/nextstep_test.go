@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Each domain error with a next step gets it once, at the end of its one line, however deeply wrapped;
@@ -18,15 +19,15 @@ func TestNextStep(t *testing.T) {
 		err  error
 		want string // suffix; "" for unchanged
 	}{
-		{fmt.Errorf("consumer: %w", &handshake.SliceNotAcceptedError{Slice: "s1", ProviderID: "farm", ConsumerID: "edge"}),
+		{fmt.Errorf("consumer: %w", &member.SliceNotAcceptedError{Slice: "s1", ProviderID: "farm", ConsumerID: "edge"}),
 			"; its administrator accepts it with: kubectl federate accept resourceslice s1 --remote-cluster-id edge"},
-		{&handshake.SliceNotRequestedError{ConsumerID: "edge", Slice: "s1", Namespace: "ns"}, "; its administrator asks for it with: kubectl federate create resourceslice s1"},
-		{&handshake.StillAllowedError{User: "u", What: "get pods", After: time.Second}, "; find what binds it with: kubectl auth can-i --list --as u"},
+		{&member.SliceNotRequestedError{ConsumerID: "edge", Slice: "s1", Namespace: "ns"}, "; its administrator asks for it with: kubectl federate create resourceslice s1"},
+		{&member.StillAllowedError{User: "u", What: "get pods", After: time.Second}, "; find what binds it with: kubectl auth can-i --list --as u"},
 		{fmt.Errorf("spec.class: %w", handshake.ErrNoClass), "; create the class first: kubectl federate create resourceslice-class NAME"},
-		{fmt.Errorf("provider: %w (no ConfigMap x)", handshake.ErrNotInitialized), "; run kubectl federate init"},
+		{fmt.Errorf("provider: %w (no ConfigMap x)", member.ErrNotInitialized), "; run kubectl federate init"},
 		{&handshake.NamespaceNotFoundError{Namespace: "argocd"}, "; create it first (kubectl create namespace argocd), or choose another"},
-		{fmt.Errorf("%w: name this cluster with --cluster-id", handshake.ErrNoClusterID), ""},
-		{NextStep(fmt.Errorf("x: %w", handshake.ErrNotInitialized)), ""}, // once only
+		{fmt.Errorf("%w: name this cluster with --cluster-id", member.ErrNoClusterID), ""},
+		{NextStep(fmt.Errorf("x: %w", member.ErrNotInitialized)), ""}, // once only
 		{errors.New("anything else"), ""},
 	} {
 		got := NextStep(c.err)

@@ -12,7 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/output"
 )
 
@@ -52,8 +53,8 @@ func (p *PairFlags) Validate() error {
 
 // LocalOrPair is what a command that runs on this cluster alone, or in one shot on both, works on.
 type LocalOrPair struct {
-	Local *handshake.Cluster // this cluster alone: no remote cluster was named
-	Pair  *Pair              // both clusters, in one shot
+	Local *member.Cluster // this cluster alone: no remote cluster was named
+	Pair  *Pair           // both clusters, in one shot
 }
 
 // OneShot tells whether the command runs on both clusters.
@@ -82,8 +83,8 @@ func (p *PairFlags) RequireRemoteID(id string) error {
 // each reporting with its (local)/(remote) scope.
 type Pair struct {
 	Printer  *output.Printer
-	Consumer *handshake.Cluster
-	Provider *handshake.Cluster
+	Consumer *member.Cluster
+	Provider *member.Cluster
 	Remote   *cmdutil.Clients // the provider's connection, for its API server URL and CA
 }
 
@@ -139,22 +140,22 @@ func (c *ClusterIDs) Validate() error {
 
 // KeyAlgorithm registers --key-algorithm, checked when parsed.
 func KeyAlgorithm(cmd *cobra.Command) *cmdutil.Enum {
-	e := cmdutil.NewEnum(handshake.KeyECDSAP256, handshake.KeyAlgorithms...)
+	e := cmdutil.NewEnum(credential.KeyECDSAP256, credential.KeyAlgorithms...)
 	cmdutil.AddEnumFlag(cmd, e, "key-algorithm", "", "Algorithm of the new client key")
 	return e
 }
 
 // PairError names the flags behind a domain error of a two-cluster command.
 func PairError(err error) error {
-	var ic *handshake.IDConflictError
+	var ic *member.IDConflictError
 	switch {
 	case errors.As(err, &ic) && ic.Side == "consumer":
 		return fmt.Errorf("--cluster-id: %w", err)
 	case errors.As(err, &ic) && ic.Side == "provider":
 		return fmt.Errorf("--remote-cluster-id: %w", err)
-	case errors.Is(err, handshake.ErrSameCluster):
+	case errors.Is(err, member.ErrSameCluster):
 		return fmt.Errorf("%w: --kubeconfig/--context and --remote-kubeconfig/--remote-context must name two different clusters", err)
-	case errors.Is(err, handshake.ErrNeedUnreachableID):
+	case errors.Is(err, member.ErrNeedUnreachableID):
 		return fmt.Errorf("%w: --cluster-id for the consumer, --remote-cluster-id for the provider", err)
 	}
 	return err

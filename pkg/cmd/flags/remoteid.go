@@ -9,6 +9,7 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
@@ -24,11 +25,11 @@ func RemoteClusterID(f *cmdutil.Factory, cmd *cobra.Command, target *string, mea
 func OptionalRemoteClusterID(f *cmdutil.Factory, cmd *cobra.Command, target *string, meaning string) {
 	ClusterIDVar(cmd.Flags(), target, "remote-cluster-id", meaning)
 	_ = cmd.RegisterFlagCompletionFunc("remote-cluster-id", func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-		cluster, _, err := Cluster(f, handshake.Discard)
+		cluster, _, err := Cluster(f, member.Discard)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		info, err := cluster.Pairings(cmd.Context())
+		info, err := handshake.Pairings(cmd.Context(), cluster)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -58,7 +59,7 @@ type clusterIDValue struct {
 }
 
 func (v *clusterIDValue) Set(s string) error {
-	if err := handshake.ValidateClusterID(v.flag, s); err != nil {
+	if err := member.ValidateClusterID(v.flag, s); err != nil {
 		return &cmdutil.FlagValueError{Err: err}
 	}
 	*v.target = s
@@ -80,7 +81,7 @@ func RequireRemoteClusterID(id string) error {
 
 // RemoteIDError names --remote-cluster-id in a domain error about the remote cluster's ID.
 func RemoteIDError(err error) error {
-	if errors.Is(err, handshake.ErrOwnID) {
+	if errors.Is(err, member.ErrOwnID) {
 		return fmt.Errorf("--remote-cluster-id: %w", err)
 	}
 	return err

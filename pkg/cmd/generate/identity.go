@@ -12,6 +12,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // IdentityOptions are the flags of `generate identity`.
@@ -23,7 +24,7 @@ type IdentityOptions struct {
 
 	f       *cmdutil.Factory
 	tenant  *v1alpha1.Tenant
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	server  string
 	ca      []byte
 	cmdutil.Streams
@@ -100,11 +101,11 @@ func (o *IdentityOptions) Validate() error {
 // Run issues the identity and prints it.
 func (o *IdentityOptions) Run(ctx context.Context) error {
 	o.Issuance.Warn(o.cluster.Report)
-	id, err := o.cluster.IssueIdentity(ctx, handshake.IssueOptions{ConsumerID: o.RemoteClusterID, Tenant: o.tenant,
+	id, err := handshake.IssueIdentity(ctx, o.cluster, handshake.IssueOptions{ConsumerID: o.RemoteClusterID, Tenant: o.tenant,
 		APIServer: o.server, CA: o.ca, Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole, Sandbox: o.Issuance.RawSandbox,
 		Credential: o.Issuance.Credential.String(), SignerTimeout: o.Issuance.SignerTimeout,
 		MaxExpiration: o.Issuance.MaxExpiration, Given: o.Issuance.Given()})
-	if errors.Is(err, handshake.ErrOtherConsumer) {
+	if errors.Is(err, member.ErrOtherConsumer) {
 		// The next step: the request is genuine for its own consumer, which needs its own nonce.
 		return fmt.Errorf("%w; if the request really comes from %q, create a nonce for it (kubectl federate create nonce --remote-cluster-id %s) and have it generate a new Tenant",
 			err, o.tenant.Spec.ClusterID, o.tenant.Spec.ClusterID)

@@ -14,6 +14,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
@@ -31,7 +32,7 @@ type TenantOptions struct {
 	ticketErr error
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -117,7 +118,7 @@ func (o *TenantOptions) Validate() error {
 		if id.v == "" {
 			continue
 		}
-		if err := handshake.ValidateClusterID(id.what, id.v); err != nil {
+		if err := member.ValidateClusterID(id.what, id.v); err != nil {
 			return err
 		}
 	}
@@ -142,17 +143,17 @@ func (o *TenantOptions) Validate() error {
 // Run generates the Tenant and prints it.
 func (o *TenantOptions) Run(ctx context.Context) error {
 	provider, consumer := cmp.Or(o.RemoteClusterID, o.ticket.ProviderID), cmp.Or(o.ClusterID, o.ticket.ConsumerID)
-	t, err := o.cluster.GenerateTenant(ctx, handshake.TenantOptions{
+	t, err := handshake.GenerateTenant(ctx, o.cluster, handshake.TenantOptions{
 		ProviderID: provider, ConsumerID: consumer, Nonce: o.ticket.Nonce, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm.String(),
 	})
-	var conflict *handshake.IDConflictError
+	var conflict *member.IDConflictError
 	switch {
 	case errors.As(err, &conflict) && o.ticket.Bare():
 		return fmt.Errorf("--cluster-id: %w", err)
 	case errors.As(err, &conflict):
 		return fmt.Errorf("the nonce in %s was made for consumer %q, but this cluster is initialized as %q: ask the provider's administrator for a nonce for %q (create nonce --remote-cluster-id %s), or run this against the cluster %q",
 			o.nonceFlag(), conflict.Want, conflict.Have, conflict.Have, conflict.Have, conflict.Want)
-	case errors.Is(err, handshake.ErrNoClusterID):
+	case errors.Is(err, member.ErrNoClusterID):
 		return fmt.Errorf("%w: a bare nonce does not name the consumer ID it was made for; give it with --cluster-id, or use the nonce as \"get nonce\" prints it", err)
 	case err != nil:
 		return flags.RemoteIDError(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // KubeconfigOptions are the flags of `get kubeconfig`.
@@ -18,7 +19,7 @@ type KubeconfigOptions struct {
 	Pair            *flags.PairFlags
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	pair    *flags.Pair
 	cmdutil.Streams
 }
@@ -85,7 +86,7 @@ func (o *KubeconfigOptions) Validate() error {
 		return err
 	}
 	if o.ResourceSlice != "" {
-		if err := handshake.ValidateSliceName("--resource-slice", o.ResourceSlice); err != nil {
+		if err := member.ValidateSliceName("--resource-slice", o.ResourceSlice); err != nil {
 			return err
 		}
 	}
@@ -97,10 +98,12 @@ func (o *KubeconfigOptions) Run(ctx context.Context) error {
 	if o.Source.Given() {
 		return o.runExchange(ctx)
 	}
-	get := o.cluster.GetKubeconfig
+	get := func(ctx context.Context, providerID string) ([]byte, error) {
+		return handshake.GetKubeconfig(ctx, o.cluster, providerID)
+	}
 	if o.ResourceSlice != "" {
 		get = func(ctx context.Context, providerID string) ([]byte, error) {
-			return o.cluster.GetSliceKubeconfig(ctx, providerID, o.ResourceSlice)
+			return handshake.GetSliceKubeconfig(ctx, o.cluster, providerID, o.ResourceSlice)
 		}
 	}
 	data, err := get(ctx, o.RemoteClusterID)

@@ -8,6 +8,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // validateExchange checks the identity-exchange flags of `get kubeconfig`.
@@ -35,7 +36,7 @@ func (o *KubeconfigOptions) runExchange(ctx context.Context) error {
 		ctx, cancel = context.WithTimeout(ctx, o.Pair.Timeout)
 		defer cancel()
 	}
-	res, err := o.cluster.ResolveExchange(ctx, o.Source.Request(o.RemoteClusterID), exchange.Client{})
+	res, err := handshake.ResolveExchange(ctx, o.cluster, o.Source.Request(o.RemoteClusterID), exchange.Client{})
 	if errors.Is(err, handshake.ErrNoExchangeRule) {
 		return fmt.Errorf("--for-user %q: %w", o.Source.User, err)
 	}
@@ -43,7 +44,7 @@ func (o *KubeconfigOptions) runExchange(ctx context.Context) error {
 		return err
 	}
 	if res.Target == nil {
-		data, err := o.cluster.GetKubeconfig(ctx, o.RemoteClusterID)
+		data, err := handshake.GetKubeconfig(ctx, o.cluster, o.RemoteClusterID)
 		if err != nil {
 			return err
 		}
@@ -55,11 +56,11 @@ func (o *KubeconfigOptions) runExchange(ctx context.Context) error {
 		got, err = o.oneShot(ctx, opts)
 		err = o.Pair.TimeoutError(ctx, flags.PairError(err))
 	} else {
-		var via *handshake.Cluster
-		if via, err = o.cluster.ViaPairing(ctx, o.RemoteClusterID); err != nil {
+		var via *member.Cluster
+		if via, err = handshake.ViaPairing(ctx, o.cluster, o.RemoteClusterID); err != nil {
 			return err
 		}
-		got, err = o.cluster.RequestExchange(ctx, via, opts)
+		got, err = handshake.RequestExchange(ctx, o.cluster, via, opts)
 	}
 	if err != nil {
 		return flags.PendingHint(err)
@@ -92,14 +93,14 @@ func (o *KubeconfigOptions) oneShot(ctx context.Context, opts handshake.Exchange
 	if pSelf.ClusterID != o.RemoteClusterID {
 		return nil, fmt.Errorf("--remote-cluster-id %q: the provider is initialized with cluster ID %q", o.RemoteClusterID, pSelf.ClusterID)
 	}
-	got, err := o.pair.Consumer.RequestExchange(ctx, o.pair.Provider, opts)
+	got, err := handshake.RequestExchange(ctx, o.pair.Consumer, o.pair.Provider, opts)
 	var pending *handshake.ExchangePendingError
 	if !errors.As(err, &pending) {
 		return got, err
 	}
 	// Holding both kubeconfigs is consent to exactly this request, within the same checks as allow
 	// exchange: a reach or an unconstrained grant still needs that command's explicit flags.
-	if _, err := o.pair.Provider.AllowExchange(ctx, handshake.AllowExchangeOptions{ConsumerID: cSelf.ClusterID, Names: []string{pending.Request}}); err != nil {
+	if _, err := handshake.AllowExchange(ctx, o.pair.Provider, handshake.AllowExchangeOptions{ConsumerID: cSelf.ClusterID, Names: []string{pending.Request}}); err != nil {
 		var reach *handshake.ReachError
 		var unconstrained *handshake.UnconstrainedError
 		if errors.As(err, &reach) || errors.As(err, &unconstrained) {
@@ -108,5 +109,5 @@ func (o *KubeconfigOptions) oneShot(ctx context.Context, opts handshake.Exchange
 		}
 		return nil, fmt.Errorf("provider: %w", err)
 	}
-	return o.pair.Consumer.RequestExchange(ctx, o.pair.Provider, opts)
+	return handshake.RequestExchange(ctx, o.pair.Consumer, o.pair.Provider, opts)
 }

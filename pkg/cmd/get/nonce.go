@@ -8,11 +8,13 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	cmdprinters "github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
+
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
-	cmdprinters "github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // NonceOptions are the flags of `get nonce`.
@@ -21,7 +23,7 @@ type NonceOptions struct {
 	Output          *cmdprinters.Flags
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -69,12 +71,12 @@ func (o *NonceOptions) Validate() error {
 
 // Run prints the nonce.
 func (o *NonceOptions) Run(ctx context.Context) error {
-	n, ticket, err := o.cluster.GetNonce(ctx, o.RemoteClusterID)
+	n, ticket, err := handshake.GetNonce(ctx, o.cluster, o.RemoteClusterID)
 	if err != nil {
 		return flags.NonceHint(flags.RemoteIDError(err), o.RemoteClusterID)
 	}
 	if !o.Output.Human() {
-		obj, err := views.Object(views.KindNonceTicket, n.ConsumerID, map[string]string{handshake.LabelRemoteClusterID: n.ConsumerID, handshake.LabelRole: handshake.RoleProvider}, struct {
+		obj, err := views.Object(views.KindNonceTicket, n.ConsumerID, map[string]string{member.LabelRemoteClusterID: n.ConsumerID, member.LabelRole: member.RoleProvider}, struct {
 			ProviderID string    `json:"providerID"`
 			ConsumerID string    `json:"consumerID"`
 			Nonce      string    `json:"nonce"`

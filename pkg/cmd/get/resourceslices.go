@@ -10,6 +10,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // ResourceSlicesOptions are the flags of `get resourceslices`.
@@ -18,7 +19,7 @@ type ResourceSlicesOptions struct {
 	Output          *printers.Flags
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -48,7 +49,7 @@ func NewCmdResourceSlices(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Co
 // Complete builds the cluster client.
 func (o *ResourceSlicesOptions) Complete(_ *cobra.Command, _ []string) error {
 	var err error
-	o.cluster, _, err = flags.Cluster(o.f, handshake.Discard)
+	o.cluster, _, err = flags.Cluster(o.f, member.Discard)
 	return err
 }
 
@@ -59,11 +60,11 @@ func (o *ResourceSlicesOptions) Validate() error {
 
 // Run lists the slices, the provider's first.
 func (o *ResourceSlicesOptions) Run(ctx context.Context) error {
-	provided, err := o.cluster.ProviderSlices(ctx, o.RemoteClusterID)
+	provided, err := handshake.ProviderSlices(ctx, o.cluster, o.RemoteClusterID)
 	if err != nil {
 		return err
 	}
-	held, err := o.cluster.ConsumerSlices(ctx, o.RemoteClusterID)
+	held, err := handshake.ConsumerSlices(ctx, o.cluster, o.RemoteClusterID)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // NewCmd returns the `grant` group.
@@ -32,7 +33,7 @@ type NamespaceOptions struct {
 	Output          *printers.Flags
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	sandbox *handshake.SandboxOptions
 	quota   corev1.ResourceList
 	changed bool
@@ -128,7 +129,7 @@ func (o *NamespaceOptions) Validate() error {
 // Run grants the namespace, or lists the requests.
 func (o *NamespaceOptions) Run(ctx context.Context) error {
 	if o.Name == "" {
-		list, err := o.cluster.ExtraNamespaces(ctx, o.RemoteClusterID, false)
+		list, err := handshake.ExtraNamespaces(ctx, o.cluster, o.RemoteClusterID, false)
 		if err != nil {
 			return err
 		}
@@ -137,7 +138,7 @@ func (o *NamespaceOptions) Run(ctx context.Context) error {
 	if o.sandbox != nil && o.sandbox.PodSecurity == handshake.PodSecurityPrivileged {
 		o.cluster.Report.Warn("--pod-security privileged: the consumer may run privileged pods in " + o.Name + ", which means root on this cluster's nodes")
 	}
-	if err := o.cluster.GrantNamespace(ctx, handshake.GrantNamespaceOptions{ConsumerID: o.RemoteClusterID, Name: o.Name, Sandbox: o.sandbox, Quota: o.quota}); err != nil {
+	if err := handshake.GrantNamespace(ctx, o.cluster, handshake.GrantNamespaceOptions{ConsumerID: o.RemoteClusterID, Name: o.Name, Sandbox: o.sandbox, Quota: o.quota}); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(o.Out, "namespace/%s granted to %s\n", o.Name, o.RemoteClusterID)

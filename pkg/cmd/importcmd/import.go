@@ -12,6 +12,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // NewCmd returns the `import` group.
@@ -27,7 +28,7 @@ type IdentityOptions struct {
 
 	f        *cmdutil.Factory
 	identity *v1alpha1.Identity
-	cluster  *handshake.Cluster
+	cluster  *member.Cluster
 	cmdutil.Streams
 }
 
@@ -77,7 +78,7 @@ func (o *IdentityOptions) Validate() error { return nil }
 
 // Run imports the identity.
 func (o *IdentityOptions) Run(ctx context.Context) error {
-	res, err := o.cluster.ImportIdentity(ctx, o.identity)
+	res, err := handshake.ImportIdentity(ctx, o.cluster, o.identity)
 	if err != nil {
 		return err
 	}
@@ -86,6 +87,6 @@ func (o *IdentityOptions) Run(ctx context.Context) error {
 		verb = "unchanged"
 	}
 	_, err = fmt.Fprintf(o.Out, "identity.federate.dev/%s %s (user %s, expires %s, kubeconfig in secret %s/%s)\n",
-		handshake.IdentityName(o.identity.Spec.ClusterID), verb, res.User, res.NotAfter.UTC().Format(time.RFC3339), res.Namespace, res.KubeconfigSecret)
+		member.IdentityName(o.identity.Spec.ClusterID), verb, res.User, res.NotAfter.UTC().Format(time.RFC3339), res.Namespace, res.KubeconfigSecret)
 	return err
 }

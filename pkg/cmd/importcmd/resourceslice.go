@@ -11,6 +11,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // ResourceSliceOptions are the flags of `import resourceslice`.
@@ -20,7 +21,7 @@ type ResourceSliceOptions struct {
 	Filename        string
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	answer  *v1alpha1.ResourceSlice
 	cmdutil.Streams
 }
@@ -78,7 +79,7 @@ func (o *ResourceSliceOptions) Complete(_ *cobra.Command, args []string) error {
 
 // Validate checks the flags.
 func (o *ResourceSliceOptions) Validate() error {
-	if err := handshake.ValidateSliceName("NAME", o.Name); err != nil {
+	if err := member.ValidateSliceName("NAME", o.Name); err != nil {
 		return err
 	}
 	return nil
@@ -86,14 +87,14 @@ func (o *ResourceSliceOptions) Validate() error {
 
 // Run imports the slice's credential.
 func (o *ResourceSliceOptions) Run(ctx context.Context) error {
-	var via *handshake.Cluster
+	var via *member.Cluster
 	if o.answer == nil {
 		var err error
-		if via, err = o.cluster.ViaPairing(ctx, o.RemoteClusterID); err != nil {
+		if via, err = handshake.ViaPairing(ctx, o.cluster, o.RemoteClusterID); err != nil {
 			return err
 		}
 	}
-	res, err := o.cluster.ImportSlice(ctx, handshake.ImportSliceOptions{ProviderID: o.RemoteClusterID, Name: o.Name, Answer: o.answer,
+	res, err := handshake.ImportSlice(ctx, o.cluster, handshake.ImportSliceOptions{ProviderID: o.RemoteClusterID, Name: o.Name, Answer: o.answer,
 		Provider: via, FromFile: o.answer != nil})
 	if err != nil {
 		return flags.RemoteIDError(err)
@@ -103,7 +104,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 		verb = "unchanged"
 	}
 	_, err = fmt.Fprintf(o.Out, "identity.federate.dev/%s %s (granted %s in namespace %s, user %s, expires %s, kubeconfig in secret %s/%s)\n",
-		handshake.SliceIdentityName(o.RemoteClusterID, o.Name), verb, handshake.FormatResourceList(res.Granted), res.Namespace, res.User,
-		res.NotAfter.UTC().Format(time.RFC3339), handshake.SystemNamespace, res.KubeconfigSecret)
+		member.SliceIdentityName(o.RemoteClusterID, o.Name), verb, handshake.FormatResourceList(res.Granted), res.Namespace, res.User,
+		res.NotAfter.UTC().Format(time.RFC3339), member.SystemNamespace, res.KubeconfigSecret)
 	return err
 }

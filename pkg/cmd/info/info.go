@@ -15,6 +15,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Options are the flags of `info`.
@@ -22,7 +23,7 @@ type Options struct {
 	Output *printers.Flags
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -51,7 +52,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 // Complete builds the cluster client.
 func (o *Options) Complete(_ *cobra.Command, _ []string) error {
 	var err error
-	o.cluster, _, err = flags.Cluster(o.f, handshake.Discard)
+	o.cluster, _, err = flags.Cluster(o.f, member.Discard)
 	return err
 }
 
@@ -60,7 +61,7 @@ func (o *Options) Validate() error { return nil }
 
 // Run prints the information.
 func (o *Options) Run(ctx context.Context) error {
-	info, err := o.cluster.Pairings(ctx)
+	info, err := handshake.Pairings(ctx, o.cluster)
 	if err != nil {
 		return err
 	}

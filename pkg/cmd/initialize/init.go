@@ -11,6 +11,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Options are the flags of `init`.
@@ -18,7 +19,7 @@ type Options struct {
 	ClusterID string
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -66,8 +67,8 @@ func (o *Options) Validate() error {
 
 // Run initializes the cluster.
 func (o *Options) Run(ctx context.Context) error {
-	self, err := o.cluster.Init(ctx, o.ClusterID)
-	var conflict *handshake.IDConflictError
+	self, err := handshake.Init(ctx, o.cluster, o.ClusterID)
+	var conflict *member.IDConflictError
 	if errors.As(err, &conflict) {
 		return fmt.Errorf("--cluster-id: %w", err)
 	}

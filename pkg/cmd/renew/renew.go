@@ -16,6 +16,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Options are the flags of `renew`.
@@ -126,14 +127,14 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	report, err := local.Status(ctx, false)
+	report, err := handshake.Status(ctx, local, false)
 	if err != nil {
 		return err
 	}
 	due := map[string]*time.Time{} // provider -> its earliest expiry
 	deadline := o.f.ServerNow().Add(o.ExpiringWithin)
 	for _, s := range report.Credentials {
-		if s.Role != handshake.RoleConsumer || s.Kind == handshake.KindExchange || s.NotAfter == nil {
+		if s.Role != member.RoleConsumer || s.Kind == handshake.KindExchange || s.NotAfter == nil {
 			continue
 		}
 		if first, ok := due[s.RemoteClusterID]; !ok || s.NotAfter.Before(*first) {

@@ -13,6 +13,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // ExchangeOptions are the flags of `request exchange`.
@@ -22,7 +23,7 @@ type ExchangeOptions struct {
 	Output          *printers.Flags
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -76,7 +77,7 @@ func (o *ExchangeOptions) Validate() error {
 
 // Run leaves the request and prints its name.
 func (o *ExchangeOptions) Run(ctx context.Context) error {
-	res, err := o.cluster.ResolveExchange(ctx, o.Source.Request(o.RemoteClusterID), exchange.Client{})
+	res, err := handshake.ResolveExchange(ctx, o.cluster, o.Source.Request(o.RemoteClusterID), exchange.Client{})
 	if errors.Is(err, handshake.ErrNoExchangeRule) {
 		return fmt.Errorf("--for-user %q: %w", o.Source.User, err)
 	}
@@ -87,13 +88,13 @@ func (o *ExchangeOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("--for-user %q: rule %q is a privileged rule, which hands out the pairing's own kubeconfig and needs no request: kubectl federate get kubeconfig --remote-cluster-id %s prints it",
 			o.Source.User, res.Rule.Name, o.RemoteClusterID)
 	}
-	via, err := o.cluster.ViaPairing(ctx, o.RemoteClusterID)
+	via, err := handshake.ViaPairing(ctx, o.cluster, o.RemoteClusterID)
 	if err != nil {
 		return err
 	}
 	opts := handshake.ExchangeOptions{ProviderID: o.RemoteClusterID, Rule: res.Rule.Name, Target: *res.Target, Scope: res.Rule.GrantScope()}
 	out := ExchangeRequested{ProviderID: o.RemoteClusterID, Rule: res.Rule.Name, Target: *res.Target, Scope: opts.Scope}
-	got, err := o.cluster.RequestExchange(ctx, via, opts)
+	got, err := handshake.RequestExchange(ctx, o.cluster, via, opts)
 	var pending *handshake.ExchangePendingError
 	switch {
 	case errors.As(err, &pending):
@@ -107,7 +108,7 @@ func (o *ExchangeOptions) Run(ctx context.Context) error {
 			o.RemoteClusterID + " --for-user " + o.Source.User + " prints its kubeconfig")
 	}
 	if !o.Output.Human() {
-		obj, err := views.Object(views.KindExchangeSubmission, out.Request, map[string]string{handshake.LabelRemoteClusterID: o.RemoteClusterID, handshake.LabelRole: handshake.RoleConsumer}, out)
+		obj, err := views.Object(views.KindExchangeSubmission, out.Request, map[string]string{member.LabelRemoteClusterID: o.RemoteClusterID, member.LabelRole: member.RoleConsumer}, out)
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // NewCmd returns the `request` group.
@@ -33,7 +34,7 @@ type NamespaceOptions struct {
 
 	f       *cmdutil.Factory
 	oneShot bool
-	local   *handshake.Cluster
+	local   *member.Cluster
 	pair    *flags.Pair
 	cmdutil.Streams
 }
@@ -113,7 +114,7 @@ func (o *NamespaceOptions) Run(ctx context.Context) error {
 		_, err := fmt.Fprintf(o.Out, "namespace/%s granted\n", o.Name)
 		return err
 	}
-	via, err := o.local.ViaPairing(ctx, o.RemoteClusterID)
+	via, err := handshake.ViaPairing(ctx, o.local, o.RemoteClusterID)
 	if err != nil {
 		return err
 	}
@@ -122,13 +123,13 @@ func (o *NamespaceOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		list, err := via.ExtraNamespaces(ctx, self.ClusterID, true)
+		list, err := handshake.ExtraNamespaces(ctx, via, self.ClusterID, true)
 		if err != nil {
 			return err
 		}
 		return views.Namespaces(o.Out, o.Output, list)
 	}
-	if err := o.local.RequestNamespace(ctx, via, o.Name, o.Reason); err != nil {
+	if err := handshake.RequestNamespace(ctx, o.local, via, o.Name, o.Reason); err != nil {
 		return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Pair.Timeout.String())
 	}
 	_, err = fmt.Fprintf(o.Out, "namespacerequest/%s created\n", o.Name)
@@ -148,10 +149,10 @@ func (o *NamespaceOptions) both(ctx context.Context) error {
 	if o.RemoteClusterID != "" && o.RemoteClusterID != pSelf.ClusterID {
 		return fmt.Errorf("--remote-cluster-id %q: the provider is initialized with cluster ID %q", o.RemoteClusterID, pSelf.ClusterID)
 	}
-	if err := o.pair.Consumer.RequestNamespace(ctx, o.pair.Provider, o.Name, o.Reason); err != nil {
+	if err := handshake.RequestNamespace(ctx, o.pair.Consumer, o.pair.Provider, o.Name, o.Reason); err != nil {
 		return fmt.Errorf("provider: %w", err)
 	}
-	if err := o.pair.Provider.GrantNamespace(ctx, handshake.GrantNamespaceOptions{ConsumerID: cSelf.ClusterID, Name: o.Name}); err != nil {
+	if err := handshake.GrantNamespace(ctx, o.pair.Provider, handshake.GrantNamespaceOptions{ConsumerID: cSelf.ClusterID, Name: o.Name}); err != nil {
 		return fmt.Errorf("provider: %w", err)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // NamespaceOptions are the flags of `revoke namespace`.
@@ -21,7 +22,7 @@ type NamespaceOptions struct {
 	IgnoreNotFound  bool
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -69,7 +70,7 @@ func (o *NamespaceOptions) Validate() error {
 func (o *NamespaceOptions) Run(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	outcome, err := o.cluster.RevokeNamespace(ctx, o.RemoteClusterID, o.Name)
+	outcome, err := handshake.RevokeNamespace(ctx, o.cluster, o.RemoteClusterID, o.Name)
 	if o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound) {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Options are the flags of `revoke`.
@@ -21,7 +22,7 @@ type Options struct {
 	IgnoreNotFound  bool
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	cmdutil.Streams
 }
 
@@ -86,9 +87,9 @@ func (o *Options) Run(ctx context.Context) error {
 		return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Timeout.String())
 	}
 	if self.ClusterID == o.RemoteClusterID {
-		return fmt.Errorf("--remote-cluster-id %q: %w", o.RemoteClusterID, handshake.ErrOwnID)
+		return fmt.Errorf("--remote-cluster-id %q: %w", o.RemoteClusterID, member.ErrOwnID)
 	}
-	outcome, err := o.cluster.Revoke(ctx, o.RemoteClusterID)
+	outcome, err := handshake.Revoke(ctx, o.cluster, o.RemoteClusterID)
 	if o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound) {
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Options are the flags of `status`.
@@ -27,7 +28,7 @@ type Options struct {
 	Output         *printers.Flags
 
 	f       *cmdutil.Factory
-	cluster *handshake.Cluster
+	cluster *member.Cluster
 	now     func() time.Time
 	cmdutil.Streams
 }
@@ -87,7 +88,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 // Complete builds the cluster client.
 func (o *Options) Complete(_ *cobra.Command, _ []string) error {
 	var err error
-	o.cluster, _, err = flags.Cluster(o.f, handshake.Discard)
+	o.cluster, _, err = flags.Cluster(o.f, member.Discard)
 	return err
 }
 
@@ -107,7 +108,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.History {
 		return o.printHistory(ctx)
 	}
-	report, err := o.cluster.Status(ctx, o.Check)
+	report, err := handshake.Status(ctx, o.cluster, o.Check)
 	if err != nil {
 		return err
 	}
@@ -240,7 +241,7 @@ func left(t *time.Time, now time.Time) string {
 
 func cordonedCol(s handshake.CredentialState) string {
 	switch {
-	case s.Role != handshake.RoleProvider:
+	case s.Role != member.RoleProvider:
 		return "-"
 	case s.Cordoned:
 		return "yes"
@@ -257,7 +258,7 @@ func check(c *handshake.CredentialCheck) string {
 }
 
 func (o *Options) printHistory(ctx context.Context) error {
-	entries, err := o.cluster.History(ctx)
+	entries, err := handshake.History(ctx, o.cluster)
 	if err != nil {
 		return err
 	}

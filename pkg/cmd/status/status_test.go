@@ -7,6 +7,7 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // The daily monitor (--expiring-within 720h) counts what renew renews: an exchange credential, which lasts
@@ -16,15 +17,15 @@ func TestExpiringWithinCountsWhatRenewRenews(t *testing.T) {
 	at := func(d time.Duration) *time.Time { t := now.Add(d); return &t }
 	o := &Options{ExpiringWithin: 720 * time.Hour, now: func() time.Time { return now }}
 	report := &handshake.StatusReport{Credentials: []handshake.CredentialState{
-		{RemoteClusterID: "gpu-farm", Role: handshake.RoleConsumer, Kind: handshake.KindControlPlane, NotAfter: at(89 * 24 * time.Hour)},
-		{RemoteClusterID: "gpu-farm", Role: handshake.RoleConsumer, Kind: handshake.KindExchange, Name: "mapping-0123", NotAfter: at(29 * 24 * time.Hour)},
-		{RemoteClusterID: "edge-1", Role: handshake.RoleProvider, Kind: handshake.KindExchange, Name: "mapping-0123", NotAfter: at(-time.Hour)},
+		{RemoteClusterID: "gpu-farm", Role: member.RoleConsumer, Kind: handshake.KindControlPlane, NotAfter: at(89 * 24 * time.Hour)},
+		{RemoteClusterID: "gpu-farm", Role: member.RoleConsumer, Kind: handshake.KindExchange, Name: "mapping-0123", NotAfter: at(29 * 24 * time.Hour)},
+		{RemoteClusterID: "edge-1", Role: member.RoleProvider, Kind: handshake.KindExchange, Name: "mapping-0123", NotAfter: at(-time.Hour)},
 	}}
 	if err := o.verdict(report); err != nil {
 		t.Errorf("exchange credentials within the window: %v, want exit 0", err)
 	}
 
-	report.Credentials = append(report.Credentials, handshake.CredentialState{RemoteClusterID: "gpu-farm", Role: handshake.RoleConsumer,
+	report.Credentials = append(report.Credentials, handshake.CredentialState{RemoteClusterID: "gpu-farm", Role: member.RoleConsumer,
 		Kind: handshake.KindResourceSlice, Name: "batch", NotAfter: at(10 * 24 * time.Hour)})
 	var coded *cmdutil.CodedError
 	if err := o.verdict(report); !errors.As(err, &coded) || coded.Code != cmdutil.ExitExpiring {

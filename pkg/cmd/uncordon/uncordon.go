@@ -9,6 +9,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cordon"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // NewCmd returns the `uncordon` group.
@@ -25,8 +26,8 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 		Example: `
 			# Let the consumer "edge-1" start workloads again
 			kubectl federate uncordon tenant --remote-cluster-id edge-1`,
-		Run: func(ctx context.Context, c *handshake.Cluster, id string) (handshake.Outcome, error) {
-			return c.Uncordon(ctx, id)
+		Run: func(ctx context.Context, c *member.Cluster, id string) (handshake.Outcome, error) {
+			return handshake.Uncordon(ctx, c, id)
 		},
 		Done:    "tenant/%s uncordoned",
 		Already: "tenant/%s already uncordoned",

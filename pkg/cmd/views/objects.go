@@ -10,6 +10,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Kinds of the objects -o json|yaml|name|jsonpath|go-template prints for what the commands report. None
@@ -60,10 +61,10 @@ func Object(kind, name string, labels map[string]string, status any) (*unstructu
 func pairing(remote, role string) map[string]string {
 	m := map[string]string{}
 	if remote != "" {
-		m[handshake.LabelRemoteClusterID] = remote
+		m[member.LabelRemoteClusterID] = remote
 	}
 	if role != "" {
-		m[handshake.LabelRole] = role
+		m[member.LabelRole] = role
 	}
 	return m
 }
@@ -97,7 +98,7 @@ func CredentialList(r *handshake.StatusReport) (runtime.Object, error) {
 	}
 	for i := range r.Exports {
 		e := &r.Exports[i]
-		u, err := Object(KindExport, e.Namespace+"."+e.Secret, pairing(e.RemoteClusterID, handshake.RoleConsumer), e)
+		u, err := Object(KindExport, e.Namespace+"."+e.Secret, pairing(e.RemoteClusterID, member.RoleConsumer), e)
 		if err != nil {
 			return nil, err
 		}
@@ -122,9 +123,9 @@ func ClusterInfoObject(info *handshake.ClusterInfo) (runtime.Object, error) {
 // the pairing as seen from where it is listed (the consumer on a provider, the provider on a consumer).
 func SliceList(slices []handshake.SliceInfo) (runtime.Object, error) {
 	return list(slices, func(s *handshake.SliceInfo) (*unstructured.Unstructured, error) {
-		labels := pairing(s.ConsumerID, handshake.RoleProvider)
+		labels := pairing(s.ConsumerID, member.RoleProvider)
 		if s.ProviderID != "" {
-			labels = pairing(s.ProviderID, handshake.RoleConsumer)
+			labels = pairing(s.ProviderID, member.RoleConsumer)
 		}
 		return Object(KindResourceSliceInfo, s.Name, labels, s)
 	})
@@ -140,6 +141,6 @@ func NamespaceList(namespaces []handshake.NamespaceInfo) (runtime.Object, error)
 // ExchangeList is the provider's exchange requests as a List of ExchangeRequestInfo.
 func ExchangeList(requests []handshake.ExchangeInfo) (runtime.Object, error) {
 	return list(requests, func(e *handshake.ExchangeInfo) (*unstructured.Unstructured, error) {
-		return Object(KindExchangeRequestInfo, e.Name, pairing(e.ConsumerID, handshake.RoleProvider), e)
+		return Object(KindExchangeRequestInfo, e.Name, pairing(e.ConsumerID, member.RoleProvider), e)
 	})
 }

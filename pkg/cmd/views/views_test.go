@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // The provider sees why the consumer asked for a namespace, as text the tenant wrote: quoted, with no
@@ -43,7 +44,7 @@ func TestNamespacesShowTheConsumersReason(t *testing.T) {
 // namespace and Secret, labelled with the pairing.
 func TestCredentialListCarriesExports(t *testing.T) {
 	obj, err := CredentialList(&handshake.StatusReport{
-		Credentials: []handshake.CredentialState{{Role: handshake.RoleConsumer, RemoteClusterID: "gpu-farm", Kind: "pairing"}},
+		Credentials: []handshake.CredentialState{{Role: member.RoleConsumer, RemoteClusterID: "gpu-farm", Kind: "pairing"}},
 		Exports:     []handshake.ExportState{{RemoteClusterID: "gpu-farm", Format: "argocd", Namespace: "argocd", Name: "gpu-farm", Secret: "gpu-farm"}},
 	})
 	if err != nil {
@@ -54,7 +55,7 @@ func TestCredentialListCarriesExports(t *testing.T) {
 		t.Fatalf("got %#v", obj)
 	}
 	e := l.Items[1]
-	if e.GetKind() != KindExport || e.GetName() != "argocd.gpu-farm" || e.GetLabels()[handshake.LabelRemoteClusterID] != "gpu-farm" {
+	if e.GetKind() != KindExport || e.GetName() != "argocd.gpu-farm" || e.GetLabels()[member.LabelRemoteClusterID] != "gpu-farm" {
 		t.Errorf("export item: kind %s name %s labels %v", e.GetKind(), e.GetName(), e.GetLabels())
 	}
 	if f, _, _ := unstructured.NestedString(e.Object, "status", "format"); f != "argocd" {

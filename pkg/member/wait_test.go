@@ -1,4 +1,4 @@
-package handshake
+package member
 
 import (
 	"context"
@@ -40,14 +40,14 @@ func (w *expiringWatcher) currentVersion(_ context.Context, name string) (string
 func TestWaitDeletedFromAnExpiredVersion(t *testing.T) {
 	c := &Cluster{}
 	w := &expiringWatcher{current: "500"}
-	if err := c.waitDeleted(t.Context(), w, "ns", "3"); err != nil {
+	if err := c.WaitDeleted(t.Context(), w, "ns", "3"); err != nil {
 		t.Fatalf("waitDeleted from an expired version: %v", err)
 	}
 	if len(w.watched) != 2 || w.watched[0] != "3" || w.watched[1] != "500" {
 		t.Fatalf("watched from %v, want [3 500]", w.watched)
 	}
 	gone := &expiringWatcher{}
-	if err := c.waitDeleted(t.Context(), gone, "ns", "3"); err != nil {
+	if err := c.WaitDeleted(t.Context(), gone, "ns", "3"); err != nil {
 		t.Fatalf("waitDeleted of an object gone meanwhile: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package handshake
+package credential
 
 import (
 	"crypto/ed25519"
@@ -6,7 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // messageContext separates handshake signatures from every other use of an Ed25519 key. v2 added the
@@ -55,7 +59,7 @@ func VerifySignature(publicKey, msg, sig []byte) error {
 // certificate. The name reveals nothing of the nonce.
 func ExpectedUser(consumerID, nonce string) string {
 	sum := sha256.Sum256([]byte(userContext + " user\n" + nonce))
-	return UserPrefix + consumerID + ":" + hex.EncodeToString(sum[:8])
+	return member.UserPrefix + consumerID + ":" + hex.EncodeToString(sum[:8])
 }
 
 // Fingerprint is the printable SHA-256 fingerprint of a handshake public key.
@@ -92,5 +96,15 @@ func SliceMessage(providerID, consumerID, slice, class string, resources map[str
 // earlier certificate of the same slice.
 func SliceUser(consumerID, slice string, publicKeyDER []byte) string {
 	sum := sha256.Sum256(append([]byte(sliceContext+" user\n"), publicKeyDER...))
-	return UserPrefix + consumerID + ":slice-" + slice + ":" + hex.EncodeToString(sum[:8])
+	return member.UserPrefix + consumerID + ":slice-" + slice + ":" + hex.EncodeToString(sum[:8])
+}
+
+// canonicalResources is the signed form of a slice's resources: sorted name=value lines, the values
+// exactly as written.
+func canonicalResources(m map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		b.WriteString(k + "=" + m[k] + "\n")
+	}
+	return b.String()
 }

@@ -1,4 +1,4 @@
-package handshake
+package member
 
 import (
 	"crypto/sha256"
@@ -125,10 +125,10 @@ func ValidateSliceName(what, name string) error {
 		return fmt.Errorf("%s: must not be empty", what)
 	}
 	if len(name) > MaxSliceNameLength {
-		return fmt.Errorf("%s %q: must be at most %d characters, got %d", what, truncate(name), MaxSliceNameLength, len(name))
+		return fmt.Errorf("%s %q: must be at most %d characters, got %d", what, Truncate(name), MaxSliceNameLength, len(name))
 	}
 	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
-		return fmt.Errorf("%s %q: must be a DNS label (lowercase letters, digits and '-', starting and ending with a letter or digit)", what, truncate(name))
+		return fmt.Errorf("%s %q: must be a DNS label (lowercase letters, digits and '-', starting and ending with a letter or digit)", what, Truncate(name))
 	}
 	return nil
 }
@@ -140,17 +140,22 @@ func ValidateClusterID(what, id string) error {
 		return fmt.Errorf("%s: must not be empty", what)
 	}
 	if len(id) > MaxClusterIDLength {
-		return fmt.Errorf("%s %q: must be at most %d characters, got %d", what, truncate(id), MaxClusterIDLength, len(id))
+		return fmt.Errorf("%s %q: must be at most %d characters, got %d", what, Truncate(id), MaxClusterIDLength, len(id))
 	}
 	if errs := validation.IsDNS1123Label(id); len(errs) > 0 {
-		return fmt.Errorf("%s %q: must be a DNS label (lowercase letters, digits and '-', starting and ending with a letter or digit)", what, truncate(id))
+		return fmt.Errorf("%s %q: must be a DNS label (lowercase letters, digits and '-', starting and ending with a letter or digit)", what, Truncate(id))
 	}
 	return nil
 }
 
-func truncate(s string) string {
+// Truncate shortens a value quoted in an error, so a hostile input cannot flood the terminal.
+func Truncate(s string) string {
 	if len(s) > 70 {
 		return s[:67] + "..."
 	}
 	return strings.ToValidUTF8(s, "?")
 }
+
+// LabelExchange carries, on a provider's RBAC and CSR, the hash of the request they serve; on a
+// consumer's Secrets, the hash of the grant (rule, target, scope) they hold a credential for.
+const LabelExchange = "federate.dev/exchange"

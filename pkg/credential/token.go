@@ -1,4 +1,4 @@
-package handshake
+package credential
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Credential modes: what a provider issues for an identity.
@@ -56,12 +58,12 @@ type issuedToken struct {
 	NotAfter time.Time
 }
 
-// issueToken (provider) makes a new credential ServiceAccount in ns and requests a token of it valid for
+// IssueToken (provider) makes a new credential ServiceAccount in ns and requests a token of it valid for
 // expiration, or less if the API server caps it. The caller binds the new user and then calls
 // deleteCredentialAccounts to end the earlier ones.
-func (c *Cluster) issueToken(ctx context.Context, ns string, labels map[string]string, expiration time.Duration) (*issuedToken, error) {
+func IssueToken(ctx context.Context, c *member.Cluster, ns string, labels map[string]string, expiration time.Duration) (*issuedToken, error) {
 	if c.DryRun {
-		return nil, &DryRunStop{At: "the token request in " + ns, Why: "a dry run creates no ServiceAccount, so the API server issues no token the next steps need"}
+		return nil, &member.DryRunStop{At: "the token request in " + ns, Why: "a dry run creates no ServiceAccount, so the API server issues no token the next steps need"}
 	}
 	no := false
 	sas := c.Kube.CoreV1().ServiceAccounts(ns)
@@ -87,35 +89,35 @@ func (c *Cluster) issueToken(ctx context.Context, ns string, labels map[string]s
 		_ = sas.Delete(context.WithoutCancel(ctx), sa.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		return nil, fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", ns, sa.Name, err)
 	}
-	return &issuedToken{Token: tr.Status.Token, User: serviceAccountUser(ns, sa.Name), NotAfter: tr.Status.ExpirationTimestamp.Time}, nil
+	return &issuedToken{Token: tr.Status.Token, User: ServiceAccountUser(ns, sa.Name), NotAfter: tr.Status.ExpirationTimestamp.Time}, nil
 }
 
-// deleteCredentialAccounts deletes the credential ServiceAccounts of ns but keepUser's ("" for all), which
+// DeleteCredentialAccounts deletes the credential ServiceAccounts of ns but keepUser's ("" for all), which
 // ends every token issued for them: the API server refuses them once its cache of successful token
 // authentications (10 s) has forgotten them, and they are bound to nothing from the moment the
 // RoleBinding moved on.
-func (c *Cluster) deleteCredentialAccounts(ctx context.Context, ns, keepUser string) error {
+func DeleteCredentialAccounts(ctx context.Context, c *member.Cluster, ns, keepUser string) error {
 	sas := c.Kube.CoreV1().ServiceAccounts(ns)
 	// By name, not by label: a tenant whose role lets it edit ServiceAccounts could drop a label, never
 	// the name. Only kubectl federate names one so in a sandbox (and the tenant could only make one of its
 	// own, which goes too).
-	list, err := c.serviceAccountsRead(ns).take(ctx, c)
+	list, err := c.ServiceAccountsRead(ns).Take(ctx, c)
 	if err != nil {
-		return ignoreNotFound(err)
+		return member.IgnoreNotFound(err)
 	}
 	var errs []error
 	for i := range list.Items {
 		sa := &list.Items[i]
-		if !strings.HasPrefix(sa.Name, CredentialServiceAccount+"-") || serviceAccountUser(ns, sa.Name) == keepUser {
+		if !strings.HasPrefix(sa.Name, CredentialServiceAccount+"-") || ServiceAccountUser(ns, sa.Name) == keepUser {
 			continue
 		}
-		errs = append(errs, ignoreNotFound(sas.Delete(ctx, sa.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &sa.UID}})))
+		errs = append(errs, member.IgnoreNotFound(sas.Delete(ctx, sa.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &sa.UID}})))
 	}
 	return errors.Join(errs...)
 }
 
-// shortenedWarning says when a credential expires earlier than asked, or "" when it does not.
-func shortenedWarning(what, by string, lifetime, asked time.Duration, notAfter time.Time) string {
+// ShortenedWarning says when a credential expires earlier than asked, or "" when it does not.
+func ShortenedWarning(what, by string, lifetime, asked time.Duration, notAfter time.Time) string {
 	if lifetime >= asked-time.Minute {
 		return ""
 	}
@@ -123,26 +125,26 @@ func shortenedWarning(what, by string, lifetime, asked time.Duration, notAfter t
 		by, what, lifetime.Round(time.Second), asked, notAfter.UTC().Format(time.RFC3339))
 }
 
-// subjectFor is the RBAC subject of an issued identity's user: a ServiceAccount for a token, else a user.
-func subjectFor(user string) rbacv1.Subject {
-	if ns, name, err := splitServiceAccountUser(user); err == nil {
+// SubjectFor is the RBAC subject of an issued identity's user: a ServiceAccount for a token, else a user.
+func SubjectFor(user string) rbacv1.Subject {
+	if ns, name, err := SplitServiceAccountUser(user); err == nil {
 		return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}
 	}
 	return rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}
 }
 
-// subjectUser is the inverse of subjectFor.
-func subjectUser(s rbacv1.Subject) string {
+// SubjectUser is the inverse of subjectFor.
+func SubjectUser(s rbacv1.Subject) string {
 	if s.Kind == rbacv1.ServiceAccountKind {
-		return serviceAccountUser(s.Namespace, s.Name)
+		return ServiceAccountUser(s.Namespace, s.Name)
 	}
 	return s.Name
 }
 
-// tokenClaims reads the subject and expiry of a ServiceAccount token without verifying its signature:
+// TokenClaims reads the subject and expiry of a ServiceAccount token without verifying its signature:
 // the consumer checks the token's authenticity with the integrity MAC of the Identity that carries it
 // (or by the provider accepting it), and needs only to know whom it names and until when.
-func tokenClaims(field, token string) (user string, notAfter time.Time, err error) {
+func TokenClaims(field, token string) (user string, notAfter time.Time, err error) {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
 		return "", time.Time{}, fmt.Errorf("%s: is not a JSON Web Token", field)
@@ -158,8 +160,8 @@ func tokenClaims(field, token string) (user string, notAfter time.Time, err erro
 	if err := json.Unmarshal(payload, &claims); err != nil {
 		return "", time.Time{}, fmt.Errorf("%s: claims: %w", field, err)
 	}
-	if _, _, err := splitServiceAccountUser(claims.Sub); err != nil {
-		return "", time.Time{}, fmt.Errorf("%s: subject %q is not a ServiceAccount", field, truncate(claims.Sub))
+	if _, _, err := SplitServiceAccountUser(claims.Sub); err != nil {
+		return "", time.Time{}, fmt.Errorf("%s: subject %q is not a ServiceAccount", field, member.Truncate(claims.Sub))
 	}
 	if claims.Exp == 0 {
 		return "", time.Time{}, fmt.Errorf("%s: has no expiry", field)
@@ -167,14 +169,15 @@ func tokenClaims(field, token string) (user string, notAfter time.Time, err erro
 	return claims.Sub, time.Unix(claims.Exp, 0), nil
 }
 
-// serviceAccountPrefix starts the user name of every ServiceAccount token.
-const serviceAccountPrefix = "system:serviceaccount:"
+// ServiceAccountPrefix starts the user name of every ServiceAccount token.
+const ServiceAccountPrefix = "system:serviceaccount:"
 
-func serviceAccountUser(ns, name string) string { return serviceAccountPrefix + ns + ":" + name }
+// ServiceAccountUser is the user name the API server gives the tokens of ServiceAccount ns/name.
+func ServiceAccountUser(ns, name string) string { return ServiceAccountPrefix + ns + ":" + name }
 
-// splitServiceAccountUser returns the namespace and name of a ServiceAccount's user name.
-func splitServiceAccountUser(user string) (ns, name string, err error) {
-	rest, ok := strings.CutPrefix(user, serviceAccountPrefix)
+// SplitServiceAccountUser returns the namespace and name of a ServiceAccount's user name.
+func SplitServiceAccountUser(user string) (ns, name string, err error) {
+	rest, ok := strings.CutPrefix(user, ServiceAccountPrefix)
 	if !ok {
 		return "", "", errors.New("not a ServiceAccount user")
 	}
@@ -185,8 +188,8 @@ func splitServiceAccountUser(user string) (ns, name string, err error) {
 	return ns, name, nil
 }
 
-// isCredentialUser tells whether user is a credential ServiceAccount of namespace ns.
-func isCredentialUser(user, ns string) bool {
-	gotNS, name, err := splitServiceAccountUser(user)
+// IsCredentialUser tells whether user is a credential ServiceAccount of namespace ns.
+func IsCredentialUser(user, ns string) bool {
+	gotNS, name, err := SplitServiceAccountUser(user)
 	return err == nil && gotNS == ns && strings.HasPrefix(name, CredentialServiceAccount+"-")
 }

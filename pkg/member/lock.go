@@ -1,4 +1,4 @@
-package handshake
+package member
 
 import (
 	"context"
@@ -18,11 +18,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// lockPair takes a Lease in the provider's federate-system namespace for one consumer, so concurrent
+// LockPair takes a Lease in the provider's federate-system namespace for one consumer, so concurrent
 // authenticate runs for the same pair take turns instead of interleaving their steps. A lease left by a
 // run that died expires after ttl. The returned function releases it; contended tells whether another
 // run held it first (so what was read before it was taken may predate that run's writes).
-func (c *Cluster) lockPair(ctx context.Context, consumerID string, ttl time.Duration) (release func(), contended bool, err error) {
+func (c *Cluster) LockPair(ctx context.Context, consumerID string, ttl time.Duration) (release func(), contended bool, err error) {
 	leases := c.Kube.CoordinationV1().Leases(SystemNamespace)
 	name := "authenticate-" + consumerID
 	host, _ := os.Hostname()
@@ -30,7 +30,7 @@ func (c *Cluster) lockPair(ctx context.Context, consumerID string, ttl time.Dura
 	seconds := int32(min(max(ttl/time.Second, 1), 24*3600)) //nolint:gosec // bounded to [1, 86400] just before
 	waited := false
 	for {
-		now := metav1.NewMicroTime(c.now())
+		now := metav1.NewMicroTime(c.CurrentTime())
 		lease := &coordv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: TenantLabels(consumerID)},
 			Spec:       coordv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, AcquireTime: &now, RenewTime: &now},
@@ -40,7 +40,7 @@ func (c *Cluster) lockPair(ctx context.Context, consumerID string, ttl time.Dura
 			var once sync.Once
 			release := func() {
 				once.Do(func() {
-					dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+					dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
 					defer cancel()
 					_ = leases.Delete(dctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &created.UID}})
 				})
@@ -58,7 +58,7 @@ func (c *Cluster) lockPair(ctx context.Context, consumerID string, ttl time.Dura
 		if err != nil {
 			return nil, false, err
 		}
-		if expired(held, c.now()) || holderDead(held) {
+		if expired(held, c.CurrentTime()) || holderDead(held) {
 			// Its holder died: remove exactly that lease and try again.
 			err := leases.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &held.UID, ResourceVersion: &held.ResourceVersion}})
 			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
@@ -67,11 +67,11 @@ func (c *Cluster) lockPair(ctx context.Context, consumerID string, ttl time.Dura
 			continue
 		}
 		if !waited {
-			c.report().Info("Another authenticate for this pair is running; waiting for it to finish")
+			c.Reporter().Info("Another authenticate for this pair is running; waiting for it to finish")
 			waited = true
 		}
 		wctx, cancel := context.WithDeadline(ctx, leaseExpiry(held))
-		err = c.waitDeleted(wctx, deletable[*coordv1.Lease](leases), name, held.ResourceVersion)
+		err = c.WaitDeleted(wctx, Deletable[*coordv1.Lease](leases), name, held.ResourceVersion)
 		cancel()
 		if err != nil && ctx.Err() != nil {
 			return nil, false, fmt.Errorf("waiting for the other authenticate run: %w", err)

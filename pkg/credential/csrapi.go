@@ -1,4 +1,4 @@
-package handshake
+package credential
 
 import (
 	"context"
@@ -13,18 +13,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
-// issuedSlack is how much later than asked a certificate may expire: clock skew between this CLI's view of
+// IssuedSlack is how much later than asked a certificate may expire: clock skew between this CLI's view of
 // the API server's clock (one-second Date headers) and the signer's, and the time the signer took.
-const issuedSlack = 2 * time.Minute
+const IssuedSlack = 2 * time.Minute
 
-// createCSR submits the consumer's CSR to the kube-apiserver-client signer under a name the API server
+// CreateCSR submits the consumer's CSR to the kube-apiserver-client signer under a name the API server
 // generates, so that nobody can pre-create "our" CSR: the run approves exactly the object this call
 // returns, never one it finds.
 // labels carry at least TenantLabels(consumerID), which unauthenticate removes CSRs by.
-func (c *Cluster) createCSR(ctx context.Context, consumerID string, labels map[string]string, csrPEM []byte, expiration time.Duration) (*certv1.CertificateSigningRequest, error) {
+func CreateCSR(ctx context.Context, c *member.Cluster, consumerID string, labels map[string]string, csrPEM []byte, expiration time.Duration) (*certv1.CertificateSigningRequest, error) {
 	seconds := int32(min(expiration/time.Second, 1<<31-1)) //nolint:gosec // bounded just before
 	obj, err := c.Kube.CertificatesV1().CertificateSigningRequests().Create(ctx, &certv1.CertificateSigningRequest{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "federate-" + consumerID + "-", Labels: labels},
@@ -41,22 +44,22 @@ func (c *Cluster) createCSR(ctx context.Context, consumerID string, labels map[s
 	return obj, nil
 }
 
-// deleteCSR removes the run's CSR, best effort, also when issuance failed, with a fresh context so that an
+// DeleteCSR removes the run's CSR, best effort, also when issuance failed, with a fresh context so that an
 // expired --timeout still cleans up; the UID precondition makes sure it is the object this run created.
-func (c *Cluster) deleteCSR(ctx context.Context, obj *certv1.CertificateSigningRequest) {
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+func DeleteCSR(ctx context.Context, c *member.Cluster, obj *certv1.CertificateSigningRequest) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), member.CleanupTimeout)
 	defer cancel()
 	_ = c.Kube.CertificatesV1().CertificateSigningRequests().Delete(dctx, obj.Name, metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: &obj.UID},
 	})
 }
 
-// removeStaleCSRs deletes this consumer's CSRs that the same operator created in runs that died before
+// RemoveStaleCSRs deletes this consumer's CSRs that the same operator created in runs that died before
 // they could delete theirs. It runs only once this run holds the nonce, so no live run's CSR is among them:
 // a concurrent run for the same nonce has lost, and deletes only its own.
-func (c *Cluster) removeStaleCSRs(ctx context.Context, consumerID string, ours *certv1.CertificateSigningRequest) error {
+func RemoveStaleCSRs(ctx context.Context, c *member.Cluster, consumerID string, ours *certv1.CertificateSigningRequest) error {
 	csrs := c.Kube.CertificatesV1().CertificateSigningRequests()
-	list, err := c.tenantCSRsRead(consumerID).take(ctx, c)
+	list, err := TenantCSRsRead(c, consumerID).Take(ctx, c)
 	if err != nil {
 		return fmt.Errorf("listing stale CertificateSigningRequests: %w", err)
 	}
@@ -74,11 +77,11 @@ func (c *Cluster) removeStaleCSRs(ctx context.Context, consumerID string, ours *
 	return errors.Join(errs...)
 }
 
-// approveAndWait approves the CSR this run created (the update carries its resourceVersion, so it applies
+// ApproveAndWait approves the CSR this run created (the update carries its resourceVersion, so it applies
 // to that very object, unchanged since) and watches for the certificate for at most signerTimeout
 // (0: DefaultSignerTimeout): past it, ErrNoCertificate. The watch starts from the version this run created,
 // at the same time as the approval: the certificate is seen one round trip after the request, not two.
-func (c *Cluster) approveAndWait(ctx context.Context, obj *certv1.CertificateSigningRequest, signerTimeout time.Duration) ([]byte, error) {
+func ApproveAndWait(ctx context.Context, c *member.Cluster, obj *certv1.CertificateSigningRequest, signerTimeout time.Duration) ([]byte, error) {
 	if signerTimeout <= 0 {
 		signerTimeout = DefaultSignerTimeout
 	}
@@ -87,7 +90,7 @@ func (c *Cluster) approveAndWait(ctx context.Context, obj *certv1.CertificateSig
 		if name == "" {
 			name = obj.GenerateName + "*" // a client dry run: the server never named it
 		}
-		return nil, &DryRunStop{At: "the approval of CertificateSigningRequest " + name,
+		return nil, &member.DryRunStop{At: "the approval of CertificateSigningRequest " + name,
 			Why: "a dry run creates no CertificateSigningRequest, so no signer issues the certificate the next steps need"}
 	}
 	csrs := c.Kube.CertificatesV1().CertificateSigningRequests()
@@ -102,7 +105,7 @@ func (c *Cluster) approveAndWait(ctx context.Context, obj *certv1.CertificateSig
 	defer cancel()
 	watched := make(chan error, 1)
 	go func() {
-		watched <- c.waitFor(wctx, csrs, name, obj.ResourceVersion, func(ev watch.Event) (bool, error) {
+		watched <- c.WaitFor(wctx, csrs, name, obj.ResourceVersion, func(ev watch.Event) (bool, error) {
 			if ev.Type == watch.Deleted {
 				return false, fmt.Errorf("CertificateSigningRequest %s was deleted before it was signed", name)
 			}
@@ -139,15 +142,15 @@ func (c *Cluster) approveAndWait(ctx context.Context, obj *certv1.CertificateSig
 	return cert, nil
 }
 
-// checkIssued refuses a certificate that is not exactly what was asked: the request's public key and
+// CheckIssued refuses a certificate that is not exactly what was asked: the request's public key and
 // subject, valid for client authentication, and expiring no later than latest.
-func checkIssued(certPEM []byte, req *x509.CertificateRequest, latest time.Time) (*x509.Certificate, error) {
-	cert, err := parseCertificate("issued certificate", certPEM)
+func CheckIssued(certPEM []byte, req *x509.CertificateRequest, latest time.Time) (*x509.Certificate, error) {
+	cert, err := ParseCertificate("issued certificate", certPEM)
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case !samePublicKey(cert.PublicKey, req.PublicKey):
+	case !SamePublicKey(cert.PublicKey, req.PublicKey):
 		return nil, errors.New("issued certificate: certifies another public key than the request's")
 	case cert.Subject.CommonName != req.Subject.CommonName || !slices.Equal(cert.Subject.Organization, req.Subject.Organization):
 		return nil, fmt.Errorf("issued certificate: subject %q differs from the request's %q", cert.Subject.String(), req.Subject.String())
@@ -157,4 +160,13 @@ func checkIssued(certPEM []byte, req *x509.CertificateRequest, latest time.Time)
 		return nil, fmt.Errorf("issued certificate: expires at %s, later than asked (%s)", cert.NotAfter.UTC().Format(time.RFC3339), latest.UTC().Format(time.RFC3339))
 	}
 	return cert, nil
+}
+
+// TenantCSRsRead lists the CSRs of a consumer's pairing identity: not a slice's (LabelSlice) nor an
+// exchange credential's (LabelExchange), which belong to other issuances.
+func TenantCSRsRead(c *member.Cluster, consumerID string) member.Read[*certv1.CertificateSigningRequestList] {
+	return member.NewRead[*certv1.CertificateSigningRequestList]("CSRs/"+consumerID, func(ctx context.Context) (*certv1.CertificateSigningRequestList, error) {
+		return c.Kube.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{
+			LabelSelector: labels.SelectorFromSet(member.TenantLabels(consumerID)).String() + ",!" + member.LabelSlice + ",!" + member.LabelExchange})
+	})
 }

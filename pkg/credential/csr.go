@@ -1,4 +1,4 @@
-package handshake
+package credential
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Client key algorithms for issued identities.
@@ -25,9 +27,6 @@ const (
 
 // KeyAlgorithms lists the accepted --key-algorithm values.
 var KeyAlgorithms = []string{KeyECDSAP256, KeyEd25519, KeyRSA3072}
-
-// MaxPEMSize bounds any PEM document read from a Tenant or an Identity.
-const MaxPEMSize = 16 << 10
 
 // NewClientKey generates a fresh TLS client key.
 func NewClientKey(alg string) (crypto.Signer, error) {
@@ -46,37 +45,12 @@ func NewClientKey(alg string) (crypto.Signer, error) {
 // NewCSR returns a PEM CSR for user in TenantGroup, with nothing else in it.
 func NewCSR(user string, key crypto.Signer) ([]byte, error) {
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
-		Subject: pkix.Name{CommonName: user, Organization: []string{TenantGroup}},
+		Subject: pkix.Name{CommonName: user, Organization: []string{member.TenantGroup}},
 	}, key)
 	if err != nil {
 		return nil, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}), nil
-}
-
-// DecodePEM returns the DER of the single PEM block of type typ in data; anything else (other blocks,
-// trailing bytes, headers) is refused. field names the source in errors.
-func DecodePEM(field string, data []byte, typ string) ([]byte, error) {
-	if len(data) == 0 {
-		return nil, fmt.Errorf("%s: is empty", field)
-	}
-	if len(data) > MaxPEMSize {
-		return nil, fmt.Errorf("%s: is %d bytes, more than the %d allowed", field, len(data), MaxPEMSize)
-	}
-	block, rest := pem.Decode(data)
-	if block == nil {
-		return nil, fmt.Errorf("%s: is not PEM", field)
-	}
-	if block.Type != typ {
-		return nil, fmt.Errorf("%s: PEM block is %q, want %q", field, block.Type, typ)
-	}
-	if len(block.Headers) > 0 {
-		return nil, fmt.Errorf("%s: PEM block has headers", field)
-	}
-	if len(bytes.TrimSpace(rest)) > 0 {
-		return nil, fmt.Errorf("%s: has data after the %s block", field, typ)
-	}
-	return block.Bytes, nil
 }
 
 // CheckCSR verifies a PEM CSR exactly (ParseCSR, then CheckCSRSubject) and returns the parsed CSR.
@@ -91,7 +65,7 @@ func CheckCSR(csrPEM []byte, expectedUser string) (*x509.CertificateRequest, err
 // ParseCSR decodes a PEM CSR once, with a valid self-signature and an allowed key type; csr.Raw is its
 // DER, which the handshake signature covers.
 func ParseCSR(csrPEM []byte) (*x509.CertificateRequest, error) {
-	der, err := DecodePEM("spec.csr", csrPEM, "CERTIFICATE REQUEST")
+	der, err := member.DecodePEM("spec.csr", csrPEM, "CERTIFICATE REQUEST")
 	if err != nil {
 		return nil, err
 	}
@@ -113,10 +87,10 @@ func ParseCSR(csrPEM []byte) (*x509.CertificateRequest, error) {
 func CheckCSRSubject(csr *x509.CertificateRequest, expectedUser string) error {
 	s := csr.Subject
 	if s.CommonName != expectedUser {
-		return fmt.Errorf("spec.csr: subject CN %q is not the user expected for this consumer and nonce (%q)", truncate(s.CommonName), expectedUser)
+		return fmt.Errorf("spec.csr: subject CN %q is not the user expected for this consumer and nonce (%q)", member.Truncate(s.CommonName), expectedUser)
 	}
-	if len(s.Organization) != 1 || s.Organization[0] != TenantGroup {
-		return fmt.Errorf("spec.csr: subject O must be exactly [%q], got %q", TenantGroup, s.Organization)
+	if len(s.Organization) != 1 || s.Organization[0] != member.TenantGroup {
+		return fmt.Errorf("spec.csr: subject O must be exactly [%q], got %q", member.TenantGroup, s.Organization)
 	}
 	if len(s.Names) != 2 || len(s.ExtraNames) > 0 {
 		return fmt.Errorf("spec.csr: subject must hold only CN and O, it has %d attributes", len(s.Names))
@@ -150,8 +124,8 @@ func checkKey(pub any) error {
 	return nil
 }
 
-// samePublicKey compares two public keys by their PKIX encoding.
-func samePublicKey(a, b any) bool {
+// SamePublicKey compares two public keys by their PKIX encoding.
+func SamePublicKey(a, b any) bool {
 	da, err1 := x509.MarshalPKIXPublicKey(a)
 	db, err2 := x509.MarshalPKIXPublicKey(b)
 	return err1 == nil && err2 == nil && bytes.Equal(da, db)
@@ -167,26 +141,40 @@ func ValidateKeyAlgorithm(alg string) error {
 	return fmt.Errorf("%q: must be one of %s", alg, strings.Join(KeyAlgorithms, ", "))
 }
 
-// clientKey is a client key with its PKIX public key DER, which names a slice's user.
-type clientKey struct {
+// ClientKey is a client key with its PKIX public key DER, which names a slice's user.
+type ClientKey struct {
 	crypto.Signer
-	spki []byte
+	Spki []byte
 }
 
-func newClientKey(s crypto.Signer) (*clientKey, error) {
+// ClientKeyFrom wraps a signer that already exists (a slice's key, kept across renewals) as a ClientKey.
+func ClientKeyFrom(s crypto.Signer) (*ClientKey, error) {
 	der, err := x509.MarshalPKIXPublicKey(s.Public())
 	if err != nil {
 		return nil, err
 	}
-	return &clientKey{Signer: s, spki: der}, nil
+	return &ClientKey{Signer: s, Spki: der}, nil
 }
 
-// clientAuth tells whether a certificate is valid for client authentication.
-func clientAuth(cert *x509.Certificate) bool {
+// ClientAuth tells whether a certificate is valid for client authentication.
+func ClientAuth(cert *x509.Certificate) bool {
 	for _, u := range cert.ExtKeyUsage {
 		if u == x509.ExtKeyUsageClientAuth {
 			return true
 		}
 	}
 	return false
+}
+
+// ParseCertificate decodes one PEM certificate; errors name field.
+func ParseCertificate(field string, data []byte) (*x509.Certificate, error) {
+	der, err := member.DecodePEM(field, data, "CERTIFICATE")
+	if err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot be parsed: %w", field, err)
+	}
+	return cert, nil
 }

@@ -1,4 +1,4 @@
-package handshake
+package member
 
 import (
 	"time"
@@ -25,27 +25,29 @@ func (discard) Begin(string, string) func(error) { return func(error) {} }
 func (discard) Warn(string)                      {}
 func (discard) Info(string)                      {}
 
-// fallbackError ends a step as a warning (see Reporter.Begin) and still carries the error, for the caller
+// FallbackError ends a step as a warning (see Reporter.Begin) and still carries the error, for the caller
 // to choose the other way by.
-type fallbackError struct {
-	err error
-	msg string
+type FallbackError struct {
+	Err error
+	Msg string
 }
 
-func (e *fallbackError) Error() string       { return e.err.Error() }
-func (e *fallbackError) Unwrap() error       { return e.err }
-func (e *fallbackError) StepWarning() string { return e.msg }
+func (e *FallbackError) Error() string { return e.Err.Error() }
+func (e *FallbackError) Unwrap() error { return e.Err }
 
-// step runs fn as one reported step.
-func step(r Reporter, running, done string, fn func() error) error {
+// StepWarning is the warning the step reports instead of failing.
+func (e *FallbackError) StepWarning() string { return e.Msg }
+
+// Step runs fn as one reported step.
+func Step(r Reporter, running, done string, fn func() error) error {
 	end := r.Begin(running, done)
 	err := fn()
 	end(err)
 	return err
 }
 
-// cleanupTimeout bounds best-effort cleanups (a CSR object, a lease) that run after the command's own
+// CleanupTimeout bounds best-effort cleanups (a CSR object, a lease) that run after the command's own
 // deadline may have passed.
 // Two of them may run one after the other past a --timeout, so each gets one second: plenty for one small
 // request, and the command still ends soon after its deadline.
-const cleanupTimeout = time.Second
+const CleanupTimeout = time.Second

@@ -1,4 +1,4 @@
-package handshake
+package credential
 
 import (
 	"crypto/hmac"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // identity.yaml travels from the provider's administrator to the consumer's through a channel neither
@@ -78,7 +79,7 @@ func VerifyIdentity(key []byte, s *v1alpha1.IdentitySpec) error {
 	}
 	for name := range s.Integrity {
 		if !known[name] {
-			return fmt.Errorf("spec.integrity.%s: is not a field of an Identity", truncate(name))
+			return fmt.Errorf("spec.integrity.%s: is not a field of an Identity", member.Truncate(name))
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package handshake
+package member
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// parallel runs the functions at once and joins their errors.
-func parallel(fns ...func() error) error {
+// Parallel runs the functions at once and joins their errors.
+func Parallel(fns ...func() error) error {
 	errs := make([]error, len(fns))
 	var wg sync.WaitGroup
 	for i, fn := range fns {
@@ -32,9 +32,9 @@ func parallel(fns ...func() error) error {
 	return errors.Join(errs...)
 }
 
-// background runs fn in a goroutine and returns what waits for its error; the waiter may be called more
+// Background runs fn in a goroutine and returns what waits for its error; the waiter may be called more
 // than once.
-func background(fn func() error) func() error {
+func Background(fn func() error) func() error {
 	done := make(chan struct{})
 	var err error
 	go func() {
@@ -52,9 +52,9 @@ type watcher interface {
 	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
 }
 
-// waitFor watches the object called name from resourceVersion until done says so. A deletion of the
+// WaitFor watches the object called name from resourceVersion until done says so. A deletion of the
 // object ends the wait if done accepts the Deleted event.
-func (c *Cluster) waitFor(ctx context.Context, w watcher, name, resourceVersion string, done func(watch.Event) (bool, error)) error {
+func (c *Cluster) WaitFor(ctx context.Context, w watcher, name, resourceVersion string, done func(watch.Event) (bool, error)) error {
 	if c.DryRun {
 		return nil // a dry run's writes have no effect to wait for
 	}
@@ -94,9 +94,9 @@ func (c *Cluster) waitFor(ctx context.Context, w watcher, name, resourceVersion 
 	}
 }
 
-// ensureNamespace creates a namespace, or accepts an existing one; one that is being deleted (a previous
+// EnsureNamespace creates a namespace, or accepts an existing one; one that is being deleted (a previous
 // unauthenticate) is waited out and created again.
-func (c *Cluster) ensureNamespace(ctx context.Context, name string, labels map[string]string) error {
+func (c *Cluster) EnsureNamespace(ctx context.Context, name string, labels map[string]string) error {
 	if c.ensured[name] {
 		return nil
 	}
@@ -128,17 +128,17 @@ func (c *Cluster) createNamespace(ctx context.Context, name string, labels map[s
 	if existing.DeletionTimestamp == nil {
 		return nil
 	}
-	if err := c.waitDeleted(ctx, deletable[*corev1.Namespace](nss), name, existing.ResourceVersion); err != nil {
+	if err := c.WaitDeleted(ctx, Deletable[*corev1.Namespace](nss), name, existing.ResourceVersion); err != nil {
 		return fmt.Errorf("waiting for namespace %s to finish terminating: %w", name, err)
 	}
 	_, err = nss.Create(ctx, ns, metav1.CreateOptions{})
 	return err
 }
 
-// waitDeleted waits until the named object is gone.
-func (c *Cluster) waitDeleted(ctx context.Context, w deletionWatcher, name, resourceVersion string) error {
+// WaitDeleted waits until the named object is gone.
+func (c *Cluster) WaitDeleted(ctx context.Context, w deletionWatcher, name, resourceVersion string) error {
 	for {
-		err := c.waitFor(ctx, w, name, resourceVersion, func(ev watch.Event) (bool, error) {
+		err := c.WaitFor(ctx, w, name, resourceVersion, func(ev watch.Event) (bool, error) {
 			return ev.Type == watch.Deleted, nil
 		})
 		if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
@@ -166,8 +166,8 @@ type getWatcher[T metav1.Object] interface {
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
 }
 
-// deletable makes a typed client a deletionWatcher.
-func deletable[T metav1.Object](w getWatcher[T]) deletionWatcher { return typedDeletion[T]{w} }
+// Deletable makes a typed client a deletionWatcher.
+func Deletable[T metav1.Object](w getWatcher[T]) deletionWatcher { return typedDeletion[T]{w} }
 
 type typedDeletion[T metav1.Object] struct{ getWatcher[T] }
 
@@ -179,10 +179,10 @@ func (t typedDeletion[T]) currentVersion(ctx context.Context, name string) (stri
 	return o.GetResourceVersion(), nil
 }
 
-// applyStatus server-side applies a typed object's status through its status subresource, without its
+// ApplyStatus server-side applies a typed object's status through its status subresource, without its
 // spec (which this request would not change anyway).
-func (c *Cluster) applyStatus(ctx context.Context, gvr schema.GroupVersionResource, obj any) error {
-	u, err := toUnstructured(obj)
+func (c *Cluster) ApplyStatus(ctx context.Context, gvr schema.GroupVersionResource, obj any) error {
+	u, err := ToUnstructured(obj)
 	if err != nil {
 		return err
 	}
@@ -191,9 +191,9 @@ func (c *Cluster) applyStatus(ctx context.Context, gvr schema.GroupVersionResour
 	return err
 }
 
-// applyTyped server-side-applies a typed object through the dynamic client.
-func (c *Cluster) applyTyped(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj any) error {
-	u, err := toUnstructured(obj)
+// ApplyTyped server-side-applies a typed object through the dynamic client.
+func (c *Cluster) ApplyTyped(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj any) error {
+	u, err := ToUnstructured(obj)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,8 @@ func (c *Cluster) applyTyped(ctx context.Context, gvr schema.GroupVersionResourc
 	return err
 }
 
-func toUnstructured(obj any) (*unstructured.Unstructured, error) {
+// ToUnstructured converts a typed object for the dynamic client, without the fields apply refuses.
+func ToUnstructured(obj any) (*unstructured.Unstructured, error) {
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
@@ -215,12 +216,13 @@ func toUnstructured(obj any) (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
-func fromUnstructured(u *unstructured.Unstructured, into any) error {
+// FromUnstructured converts what the dynamic client returned into a typed object.
+func FromUnstructured(u *unstructured.Unstructured, into any) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
 }
 
-// ignoreNotFound treats "already gone" as success, and a missing CRD (never initialized) likewise.
-func ignoreNotFound(err error) error {
+// IgnoreNotFound treats "already gone" as success, and a missing CRD (never initialized) likewise.
+func IgnoreNotFound(err error) error {
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
