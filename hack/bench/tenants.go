@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -49,7 +51,7 @@ func newProvider(ctx context.Context, c *kubeenv.Cluster) (*provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	self, err := handshake.Init(ctx, cl, c.Name)
+	self, err := sandbox.Init(ctx, cl, c.Name)
 	if err != nil {
 		return nil, err
 	}

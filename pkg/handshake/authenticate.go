@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
@@ -22,7 +24,7 @@ type AuthenticateOptions struct {
 	CA           []byte
 	Expiration   time.Duration
 	ClusterRole  string
-	Sandbox      SandboxOptions
+	Sandbox      sandbox.Options
 	// Credential, SignerTimeout, MaxExpiration and Given: as in IssueOptions; Given also names the proxy
 	// URL (SettingProxyURL), which a renewal otherwise keeps.
 	Credential    string
@@ -44,11 +46,11 @@ func Authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 	pDone := make(chan error, 1)
 	go func() {
 		var err error
-		pSelf, err = Init(ctx, provider, o.ProviderID)
+		pSelf, err = sandbox.Init(ctx, provider, o.ProviderID)
 		pDone <- wrapSide("provider", err)
 	}()
 	// The consumer issues nothing here: its own sandbox objects are not this run's concern.
-	cSelf, cErr := initialize(ctx, consumer, o.ConsumerID, false)
+	cSelf, cErr := sandbox.Initialize(ctx, consumer, o.ConsumerID, false)
 	if err := errors.Join(wrapSide("consumer", cErr), <-pDone); err != nil {
 		return nil, err
 	}

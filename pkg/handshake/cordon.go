@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	corev1 "k8s.io/api/core/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,10 +19,6 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
-
-// LabelCordoned marks the namespaces of a cordoned consumer; the cordon admission policies are bound to
-// the sandboxes that carry it.
-const LabelCordoned = "federate.dev/cordoned"
 
 // Cordon (provider) keeps a consumer from starting new workloads in every namespace it was granted, while
 // what runs keeps running: its namespaces get LabelCordoned, which the cordon admission policies select,
@@ -63,7 +61,7 @@ func Drain(ctx context.Context, c *member.Cluster, consumerID string) error {
 // consumer is known to have a Tenant here (else a *NotFoundError), and whether all of them are cordoned.
 func consumerNamespaces(ctx context.Context, c *member.Cluster, consumerID string) ([]string, bool, error) {
 	// The cordon policies must exist before a namespace is labelled for them.
-	if _, err := loadCurrent(ctx, c); err != nil {
+	if _, err := sandbox.LoadCurrent(ctx, c); err != nil {
 		return nil, false, err
 	}
 	ns := member.TenantNamespace(consumerID)
@@ -88,11 +86,11 @@ func consumerNamespaces(ctx context.Context, c *member.Cluster, consumerID strin
 		return nil, false, tenantErr
 	}
 	names := []string{ns}
-	cordoned := nsErr == nil && own.Labels[LabelCordoned] == "true"
+	cordoned := nsErr == nil && own.Labels[sandbox.LabelCordoned] == "true"
 	for _, g := range granted {
 		if g.DeletionTimestamp == nil {
 			names = append(names, g.Name)
-			cordoned = cordoned && g.Labels[LabelCordoned] == "true"
+			cordoned = cordoned && g.Labels[sandbox.LabelCordoned] == "true"
 		}
 	}
 	return names, cordoned, nil
@@ -119,7 +117,7 @@ func setCordon(ctx context.Context, c *member.Cluster, consumerID string, on boo
 		label = `"true"`
 	}
 	return Done, member.Step(c.Reporter(), running, done, func() error {
-		patch := []byte(`{"metadata":{"labels":{"` + LabelCordoned + `":` + label + `}}}`)
+		patch := []byte(`{"metadata":{"labels":{"` + sandbox.LabelCordoned + `":` + label + `}}}`)
 		jobs := make([]func() error, 0, len(names)+1)
 		for _, ns := range names {
 			jobs = append(jobs, func() error {
@@ -170,11 +168,11 @@ func waitCordoned(ctx context.Context, c *member.Cluster, ns string, on bool) er
 	}
 	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 	p := cordonProbe(ns)
-	deadline := time.Now().Add(policyTimeout)
+	deadline := time.Now().Add(sandbox.PolicyTimeout)
 	pause := 50 * time.Millisecond
 	for {
 		_, err := c.Kube.CoreV1().Pods(ns).Create(ctx, p, dry)
-		cordoned := err != nil && strings.Contains(err.Error(), SandboxName+"-cordon")
+		cordoned := err != nil && strings.Contains(err.Error(), sandbox.SandboxName+"-cordon")
 		switch {
 		case apierrors.IsNotFound(err):
 			return nil // the namespace is gone: nothing runs there
@@ -183,7 +181,7 @@ func waitCordoned(ctx context.Context, c *member.Cluster, ns string, on bool) er
 		case cordoned == on:
 			return nil
 		case time.Now().After(deadline):
-			return fmt.Errorf("%w: admission in %s did not %s within %s", ErrNotEnforced, ns, map[bool]string{true: "refuse the tenant's new pods", false: "admit the tenant's pods again"}[on], policyTimeout)
+			return fmt.Errorf("%w: admission in %s did not %s within %s", sandbox.ErrNotEnforced, ns, map[bool]string{true: "refuse the tenant's new pods", false: "admit the tenant's pods again"}[on], sandbox.PolicyTimeout)
 		}
 		select {
 		case <-ctx.Done():
@@ -198,7 +196,7 @@ func waitCordoned(ctx context.Context, c *member.Cluster, ns string, on bool) er
 func cordonProbe(ns string) *corev1.Pod {
 	yes, no := true, false
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "federate-cordon-probe", Namespace: ns, Annotations: map[string]string{AnnotationCordonProbe: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "federate-cordon-probe", Namespace: ns, Annotations: map[string]string{sandbox.AnnotationCordonProbe: "true"}},
 		Spec: corev1.PodSpec{
 			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &yes, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 			Containers: []corev1.Container{{Name: "probe", Image: "registry.k8s.io/pause:3.10", SecurityContext: &corev1.SecurityContext{

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/member"
@@ -34,7 +36,7 @@ func TestCordonConfirmsAdmission(t *testing.T) {
 		}
 	}
 	got, err := provider.kube.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{})
-	if err != nil || got.Labels[LabelCordoned] != "true" {
+	if err != nil || got.Labels[sandbox.LabelCordoned] != "true" {
 		t.Fatalf("namespace after cordon: %v %v", got.Labels, err)
 	}
 	if !provider.tenant(t).Status.Cordoned {
@@ -48,7 +50,7 @@ func TestCordonConfirmsAdmission(t *testing.T) {
 		t.Fatalf("Uncordon: %v %v", out, err)
 	}
 	got, _ = provider.kube.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{})
-	if _, still := got.Labels[LabelCordoned]; still || provider.tenant(t).Status.Cordoned {
+	if _, still := got.Labels[sandbox.LabelCordoned]; still || provider.tenant(t).Status.Cordoned {
 		t.Errorf("after uncordon: labels %v, status cordoned %v", got.Labels, provider.tenant(t).Status.Cordoned)
 	}
 	if err := Drain(t.Context(), provider.Cluster, "consumer"); err != nil {

@@ -1,20 +1,16 @@
 // Package handshake is the protocol: the provider's and the consumer's steps, each written once, as
 // functions over one cluster's clients (a member.Cluster); credentials are issued and checked through
-// package credential. The manual commands call one step each; authenticate calls them
+// package credential, into sandboxes that package sandbox builds and proves. The manual commands call one step each; authenticate calls them
 // all in one process. Nothing here prints: progress goes through a Reporter. Errors name what is wrong in
 // domain terms (a field, a cluster, an object), never a command's flag.
 //
 // One job per file:
 //
-//	install.go    init: federate-system, CRDs, the tenant ClusterRole, the sandbox admission policies
 //	nonces.go     the provider's nonces (create, get, prune expired)
 //	tenant.go     the consumer's request: client key, CSR, signed Tenant
 //	decode.go     strict decoding of tenant.yaml and identity.yaml
 //	verify.go     shape checks of a Tenant and an Identity
 //	issue.go      the provider's issuance: verify, request, consume, sandbox, approve, bind, record
-//	sandbox.go    the tenant sandbox: namespace, quota, limits, network policy, ServiceAccount
-//	admission.go  the sandbox's ValidatingAdmissionPolicies
-//	rbac.go       the tenant ClusterRole and its RoleBinding
 //	import.go     the consumer's import: verify the identity, store the kubeconfig and Identity
 //	authenticate.go  the four steps in one process
 //	slice.go      resource slices: resources, classes, the grant and the slice's sandbox
@@ -27,11 +23,7 @@
 //	revoke.go     take a tenant's rights away, in every namespace it was granted, and stop what it runs
 //	remove.go     unauthenticate: both sides' removal
 //	info.go       what this cluster provides and holds
-//	impersonation.go  detect constrained impersonation on a provider, never assume it
-//	enforce.go    prove that the API server enforces a sandbox before anything is bound to it
-//	quota.go      one quota total per consumer, carved into its grants, recorded in the Tenant
 //	settings.go   what a pairing was given, kept across renewals and re-grants
-//	reconcile.go  restore or upgrade the sandbox policies, bindings and tenant role this version installs
 //	renew.go      renew: a new credential with the pairing's recorded settings
 //	revoked.go    the revocation record: nothing revoked regains rights
 //	cordon.go     cordon, uncordon and drain of a consumer on a provider

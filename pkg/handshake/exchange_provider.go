@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -231,7 +233,7 @@ type ReachError struct {
 
 func (e *ReachError) Error() string {
 	what := "its scope holds"
-	if e.Mode == ModeUnconstrained {
+	if e.Mode == sandbox.ModeUnconstrained {
 		what = "without constrained impersonation its target may do all it may, which holds"
 	}
 	return fmt.Sprintf("ExchangeRequest %s was not answered: %s %s; answer it only if you accept that, explicitly, for this request", e.Name, what, strings.Join(e.Reach, ", "))
@@ -285,7 +287,7 @@ func AllowExchange(ctx context.Context, c *member.Cluster, o AllowExchangeOption
 		}
 		return nil, nf
 	}
-	support, err := ConstrainedImpersonation(ctx, c)
+	support, err := sandbox.ConstrainedImpersonation(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -333,17 +335,17 @@ func allowExchange(ctx context.Context, c *member.Cluster, o AllowExchangeOption
 		return &info, err
 	}
 	issued := r.Status.Phase == ExchangeIssued && r.Status.NotAfter != nil && c.CurrentTime().Before(r.Status.NotAfter.Time)
-	mode := ModeConstrained
+	mode := sandbox.ModeConstrained
 	switch {
 	case issued && r.Status.Mode != "":
 		mode = r.Status.Mode // an answer given is kept as it was given
 	case !support.Constrained && !o.AllowUnconstrained:
 		return &info, &UnconstrainedError{Name: r.Name, Reason: support.Reason}
 	case !support.Constrained:
-		mode = ModeUnconstrained
+		mode = sandbox.ModeUnconstrained
 	}
 	reach := s.Reach()
-	if mode == ModeUnconstrained {
+	if mode == sandbox.ModeUnconstrained {
 		var err error
 		if reach, err = TargetReach(ctx, c, t); err != nil {
 			return &info, err
@@ -356,7 +358,7 @@ func allowExchange(ctx context.Context, c *member.Cluster, o AllowExchangeOption
 	if len(reach) > 0 && !accepted {
 		rep.Warn(fmt.Sprintf("ExchangeRequest %s reaches beyond a namespaced share, accepted as asked: %s", r.Name, strings.Join(reach, ", ")))
 	}
-	if mode == ModeUnconstrained {
+	if mode == sandbox.ModeUnconstrained {
 		rep.Warn(fmt.Sprintf("ExchangeRequest %s is answered without constrained impersonation (%s): its credential may do everything %s%s may do on this cluster, now and later",
 			r.Name, support.Reason, t.User, groupsNote(t.Groups)))
 	}
@@ -424,7 +426,7 @@ func exchangeLifetime(r member.Reporter, given time.Duration, req *v1alpha1.Exch
 }
 
 func exchangeGrantNote(name, mode string, t exchange.Target, s exchange.Scope) string {
-	if mode == ModeUnconstrained {
+	if mode == sandbox.ModeUnconstrained {
 		return "ClusterRole and ClusterRoleBinding " + name + ": impersonate user " + t.User + groupsNote(t.Groups) + " (unconstrained)"
 	}
 	return "RBAC " + name + ": act as " + t.User + groupsNote(t.Groups) + " only for " + s.String()
@@ -507,20 +509,20 @@ func applyExchangeRBAC(ctx context.Context, c *member.Cluster, consumerID, hash,
 		return metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: kind}
 	}
 
-	rules := targetRules(t, mode == ModeConstrained)
+	rules := sandbox.TargetRules(t, mode == sandbox.ModeConstrained)
 	var roles []*rbacv1.ClusterRole
 	var bindings []func() error
-	if mode == ModeConstrained {
-		rules = append(rules, alwaysOn()...)
+	if mode == sandbox.ModeConstrained {
+		rules = append(rules, sandbox.AlwaysOn()...)
 		if s.ClusterWide() {
-			rules = append(rules, scopeRules(s)...)
+			rules = append(rules, sandbox.ScopeRules(s)...)
 		} else {
 			on := name + "-on"
-			roles = append(roles, &rbacv1.ClusterRole{TypeMeta: tm("ClusterRole"), ObjectMeta: meta(on, ""), Rules: scopeRules(s)})
+			roles = append(roles, &rbacv1.ClusterRole{TypeMeta: tm("ClusterRole"), ObjectMeta: meta(on, ""), Rules: sandbox.ScopeRules(s)})
 			for _, ns := range s.Namespaces {
 				rb := &rbacv1.RoleBinding{TypeMeta: tm("RoleBinding"), ObjectMeta: bmeta(name, ns), Subjects: subjects, RoleRef: roleRef(on)}
 				bindings = append(bindings, func() error {
-					return wrapApply("RoleBinding "+name, ns, c.ApplyTyped(ctx, rbGVR, ns, rb))
+					return sandbox.WrapApply("RoleBinding "+name, ns, c.ApplyTyped(ctx, rbGVR, ns, rb))
 				})
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,7 +110,7 @@ func TestExchangeFlowOnFakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	answered, err := AllowExchange(t.Context(), provider.Cluster, AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}})
-	if err != nil || len(answered) != 1 || answered[0].Phase != ExchangeIssued || answered[0].Mode != ModeConstrained {
+	if err != nil || len(answered) != 1 || answered[0].Phase != ExchangeIssued || answered[0].Mode != sandbox.ModeConstrained {
 		t.Fatalf("AllowExchange: %+v %v", answered, err)
 	}
 	hash := strings.TrimPrefix(name, "mapping-")
@@ -119,7 +121,7 @@ func TestExchangeFlowOnFakes(t *testing.T) {
 		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"groups"}, Verbs: []string{"impersonate:user-info"}, ResourceNames: []string{"team-a"}},
 		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"uids"}, Verbs: []string{"impersonate:user-info"}, ResourceNames: []string{"42"}},
 	}
-	want = append(want, alwaysOn()...)
+	want = append(want, sandbox.AlwaysOn()...)
 	if fmtAny(role.Rules) != fmtAny(want) {
 		t.Errorf("ClusterRole rules %v, want %v", role.Rules, want)
 	}
@@ -329,11 +331,11 @@ func TestAllowExchangeRefuses(t *testing.T) {
 		t.Error("a refused unconstrained grant created something")
 	}
 	answered, err := AllowExchange(t.Context(), provider.Cluster, AllowExchangeOptions{ConsumerID: "consumer", Names: []string{name}, AllowUnconstrained: true})
-	if err != nil || len(answered) != 1 || answered[0].Mode != ModeUnconstrained {
+	if err != nil || len(answered) != 1 || answered[0].Mode != sandbox.ModeUnconstrained {
 		t.Fatalf("the accepted fallback: %+v %v", answered, err)
 	}
 	role := getClusterRole(t, provider, exchangeRBACName("consumer", name))
-	if fmtAny(role.Rules) != fmtAny(targetRules(exchange.Target{User: "alice"}, false)) {
+	if fmtAny(role.Rules) != fmtAny(sandbox.TargetRules(exchange.Target{User: "alice"}, false)) {
 		t.Errorf("unconstrained rules %v", role.Rules)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
@@ -50,10 +52,10 @@ func newFakeCluster(t *testing.T, objects ...runtime.Object) *fakeCluster {
 func fakePair(t *testing.T) (consumer, provider *fakeCluster) {
 	t.Helper()
 	consumer, provider = newFakeCluster(t), newFakeCluster(t)
-	if _, err := Init(t.Context(), consumer.Cluster, "consumer"); err != nil {
+	if _, err := sandbox.Init(t.Context(), consumer.Cluster, "consumer"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Init(t.Context(), provider.Cluster, "provider"); err != nil {
+	if _, err := sandbox.Init(t.Context(), provider.Cluster, "provider"); err != nil {
 		t.Fatal(err)
 	}
 	return consumer, provider

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	coordv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -65,7 +67,7 @@ func TestManualFlowOnFakes(t *testing.T) {
 		t.Fatalf("the identity's MACs: %v", err)
 	}
 	st := provider.tenant(t).Status
-	if st.Phase != PhaseActive || st.User != credential.ExpectedUser("consumer", n) || st.Sandbox == nil || st.Sandbox.PodSecurity != PodSecurityRestricted {
+	if st.Phase != PhaseActive || st.User != credential.ExpectedUser("consumer", n) || st.Sandbox == nil || st.Sandbox.PodSecurity != sandbox.PodSecurityRestricted {
 		t.Errorf("Tenant status %+v", st)
 	}
 	rb, err := provider.kube.RbacV1().RoleBindings(member.TenantNamespace("consumer")).Get(t.Context(), member.RoleBindingName, metav1.GetOptions{})
@@ -126,7 +128,7 @@ func TestSandboxObjects(t *testing.T) {
 	consumer, provider := fakePair(t)
 	tenant, _ := manualFlow(t, consumer, provider)
 	o := issueOptions(tenant)
-	o.Sandbox = SandboxOptions{PodSecurity: PodSecurityBaseline, PriorityClasses: []string{"batch"}, Quota: mustResources(map[string]string{"pods": "3"}),
+	o.Sandbox = sandbox.Options{PodSecurity: sandbox.PodSecurityBaseline, PriorityClasses: []string{"batch"}, Quota: sandbox.MustResources(map[string]string{"pods": "3"}),
 		StorageClasses: []string{"fast"}, Tolerations: []string{"example.com/gpu"}, RuntimeClasses: []string{"gvisor"}, Schedulers: []string{"batch-scheduler"}}
 	if _, err := IssueIdentity(t.Context(), provider.Cluster, o); err != nil {
 		t.Fatal(err)
@@ -136,14 +138,14 @@ func TestSandboxObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, v := range map[string]string{LabelSandbox: "true", psaPrefix + "enforce": "baseline", psaPrefix + "warn": "baseline",
-		psaPrefix + "audit": "baseline", member.LabelRole: member.RoleProvider, member.LabelRemoteClusterID: "consumer"} {
+	for k, v := range map[string]string{sandbox.LabelSandbox: "true", sandbox.PsaPrefix + "enforce": "baseline", sandbox.PsaPrefix + "warn": "baseline",
+		sandbox.PsaPrefix + "audit": "baseline", member.LabelRole: member.RoleProvider, member.LabelRemoteClusterID: "consumer"} {
 		if live.Labels[k] != v {
 			t.Errorf("namespace label %s = %q, want %q", k, live.Labels[k], v)
 		}
 	}
-	for k, v := range map[string]string{AnnotationPriorityClasses: "batch", AnnotationStorageClasses: "fast", AnnotationTolerations: "example.com/gpu",
-		AnnotationRuntimeClasses: "gvisor", AnnotationSchedulers: "batch-scheduler"} {
+	for k, v := range map[string]string{sandbox.AnnotationPriorityClasses: "batch", sandbox.AnnotationStorageClasses: "fast", sandbox.AnnotationTolerations: "example.com/gpu",
+		sandbox.AnnotationRuntimeClasses: "gvisor", sandbox.AnnotationSchedulers: "batch-scheduler"} {
 		if live.Annotations[k] != v {
 			t.Errorf("namespace annotation %s = %q, want %q", k, live.Annotations[k], v)
 		}
@@ -159,18 +161,18 @@ func TestSandboxObjects(t *testing.T) {
 		}
 		return u
 	}
-	hard, _, _ := unstructured.NestedStringMap(get(resourceQuotaGVR, SandboxName).Object, "spec", "hard")
+	hard, _, _ := unstructured.NestedStringMap(get(sandbox.ResourceQuotaGVR, sandbox.SandboxName).Object, "spec", "hard")
 	if hard["pods"] != "3" || hard["services.nodeports"] != "0" || hard["services.loadbalancers"] != "0" || hard["limits.cpu"] != "10" {
 		t.Errorf("quota %v", hard)
 	}
-	if lim, _, _ := unstructured.NestedSlice(get(limitRangeGVR, SandboxName).Object, "spec", "limits"); len(lim) != 1 {
+	if lim, _, _ := unstructured.NestedSlice(get(sandbox.LimitRangeGVR, sandbox.SandboxName).Object, "spec", "limits"); len(lim) != 1 {
 		t.Errorf("limit range %v", lim)
 	}
-	except, _, _ := unstructured.NestedSlice(get(networkPolicyGVR, SandboxName).Object, "spec", "egress")
+	except, _, _ := unstructured.NestedSlice(get(sandbox.NetworkPolicyGVR, sandbox.SandboxName).Object, "spec", "egress")
 	if !strings.Contains(fmtAny(except), "169.254.0.0/16") || !strings.Contains(fmtAny(except), "fe80::/10") {
 		t.Errorf("network policy egress %v", except)
 	}
-	if auto, _, _ := unstructured.NestedBool(get(serviceAccountGVR, "default").Object, "automountServiceAccountToken"); auto {
+	if auto, _, _ := unstructured.NestedBool(get(sandbox.ServiceAccountGVR, "default").Object, "automountServiceAccountToken"); auto {
 		t.Error("default ServiceAccount mounts a token")
 	}
 	// The probes were sent as dry runs only: nothing was created by them.
@@ -441,17 +443,17 @@ func TestNonceLifecycleOnFakes(t *testing.T) {
 // init refuses another ID on an initialized cluster, and a re-run changes nothing.
 func TestInitOnFakes(t *testing.T) {
 	c := newFakeCluster(t)
-	self, err := Init(t.Context(), c.Cluster, "")
+	self, err := sandbox.Init(t.Context(), c.Cluster, "")
 	if err != nil || self.ClusterID != "cluster-01234567" {
 		t.Fatalf("default ID: %+v %v", self, err)
 	}
 	fresh := &member.Cluster{Kube: c.kube, Dynamic: c.dyn, Now: c.Now}
 	var ic *member.IDConflictError
-	if _, err := Init(t.Context(), fresh, "other"); !errors.As(err, &ic) || ic.Have != "cluster-01234567" {
+	if _, err := sandbox.Init(t.Context(), fresh, "other"); !errors.As(err, &ic) || ic.Have != "cluster-01234567" {
 		t.Errorf("another ID: %v", err)
 	}
 	c.kube.ClearActions()
-	if _, err := Init(t.Context(), fresh, ""); err != nil {
+	if _, err := sandbox.Init(t.Context(), fresh, ""); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range c.actions() {
@@ -515,27 +517,27 @@ func TestDeadLeaseHolderIsTakenOver(t *testing.T) {
 
 // Sandbox options: defaults, overrides, and every refusal names its input.
 func TestSandboxOptions(t *testing.T) {
-	o, err := SandboxOptions{}.Validate()
-	if err != nil || o.PodSecurity != PodSecurityRestricted || o.Quota.Pods().String() != "20" {
+	o, err := sandbox.Options{}.Validate()
+	if err != nil || o.PodSecurity != sandbox.PodSecurityRestricted || o.Quota.Pods().String() != "20" {
 		t.Fatalf("defaults: %+v %v", o, err)
 	}
-	q, err := ParseResourceList("--quota", "pods=50, requests.cpu=16")
+	q, err := sandbox.ParseResourceList("--quota", "pods=50, requests.cpu=16")
 	if err != nil || len(q) != 2 {
 		t.Fatalf("ParseResourceList: %v %v", q, err)
 	}
-	o, _ = SandboxOptions{Quota: q}.Validate()
-	if got := FormatResourceList(o.Status().Quota); !strings.Contains(got, "pods=50") || !strings.Contains(got, "services.nodeports=0") {
+	o, _ = sandbox.Options{Quota: q}.Validate()
+	if got := sandbox.FormatResourceList(o.Status().Quota); !strings.Contains(got, "pods=50") || !strings.Contains(got, "services.nodeports=0") {
 		t.Errorf("merged quota %s", got)
 	}
 	for in, want := range map[string]string{"pods": "NAME=QUANTITY", "pods=x": "not a quantity", "pods=-1": "negative",
 		"pods=1,pods=2": "given twice", "=1": "NAME=QUANTITY", "a b=1": "not a resource name"} {
-		if _, err := ParseResourceList("--quota", in); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := sandbox.ParseResourceList("--quota", in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
 		}
 	}
-	for _, bad := range []SandboxOptions{
+	for _, bad := range []sandbox.Options{
 		{PodSecurity: "none"}, {PriorityClasses: []string{"system-node-critical"}}, {PriorityClasses: []string{"Not_A_Name"}},
-		{DefaultRequests: mustResources(map[string]string{"cpu": "4"})},
+		{DefaultRequests: sandbox.MustResources(map[string]string{"cpu": "4"})},
 	} {
 		if _, err := bad.Validate(); err == nil {
 			t.Errorf("%+v accepted", bad)
@@ -617,7 +619,7 @@ func TestManualFlowNamesNeverInitializedClusters(t *testing.T) {
 
 	// A consumer initialized as another cluster is refused, naming both IDs, with nothing written.
 	other := newFakeCluster(t)
-	if _, err := Init(t.Context(), other.Cluster, "edge-2"); err != nil {
+	if _, err := sandbox.Init(t.Context(), other.Cluster, "edge-2"); err != nil {
 		t.Fatal(err)
 	}
 	other.kube.ClearActions()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	authv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -42,7 +44,7 @@ func TestConstrainedImpersonationProbe(t *testing.T) {
 			who := r.Header.Get("Impersonate-User")
 			reads = append(reads, r.Method+" "+r.URL.Path+" as "+who)
 			w.Header().Set("Content-Type", "application/json")
-			if r.Header.Get("Authorization") != "Bearer "+token || !strings.HasPrefix(who, member.UserPrefix+probeName) {
+			if r.Header.Get("Authorization") != "Bearer "+token || !strings.HasPrefix(who, member.UserPrefix+sandbox.ProbeName) {
 				w.WriteHeader(http.StatusUnauthorized)
 				_ = json.NewEncoder(w).Encode(metav1.Status{Status: metav1.StatusFailure, Code: 401, Reason: metav1.StatusReasonUnauthorized})
 				return
@@ -58,7 +60,7 @@ func TestConstrainedImpersonationProbe(t *testing.T) {
 		}))
 		f.Config = &rest.Config{Host: srv.URL}
 
-		got, err := ConstrainedImpersonation(t.Context(), f.Cluster)
+		got, err := sandbox.ConstrainedImpersonation(t.Context(), f.Cluster)
 		srv.Close()
 		if err != nil {
 			t.Fatalf("honours=%v: %v", honours, err)
@@ -66,7 +68,7 @@ func TestConstrainedImpersonationProbe(t *testing.T) {
 		if got.Constrained != honours || got.Reason == "" {
 			t.Errorf("honours=%v: the probe found %+v", honours, got)
 		}
-		want := "GET /api/v1/namespaces/" + member.SystemNamespace + "/configmaps/" + member.ClusterConfigMap + " as " + member.UserPrefix + probeName
+		want := "GET /api/v1/namespaces/" + member.SystemNamespace + "/configmaps/" + member.ClusterConfigMap + " as " + member.UserPrefix + sandbox.ProbeName
 		if len(reads) != 1 || !strings.HasPrefix(reads[0], want) {
 			t.Errorf("honours=%v: the probe read %v, want one %q...", honours, reads, want)
 		}
@@ -75,7 +77,7 @@ func TestConstrainedImpersonationProbe(t *testing.T) {
 		bindings, _ := f.kube.RbacV1().ClusterRoleBindings().List(t.Context(), metav1.ListOptions{})
 		sas, _ := f.kube.CoreV1().ServiceAccounts(member.SystemNamespace).List(t.Context(), metav1.ListOptions{})
 		for _, n := range append(append(names(roles.Items), names(bindings.Items)...), names(sas.Items)...) {
-			if strings.HasPrefix(n, probeName) {
+			if strings.HasPrefix(n, sandbox.ProbeName) {
 				t.Errorf("honours=%v: the probe left %s", honours, n)
 			}
 		}
@@ -84,7 +86,7 @@ func TestConstrainedImpersonationProbe(t *testing.T) {
 		}
 		// Asked again, the process's answer is reused: nothing is created a second time.
 		before := len(f.Actions())
-		if again, err := ConstrainedImpersonation(t.Context(), f.Cluster); err != nil || again != got || len(f.Actions()) != before {
+		if again, err := sandbox.ConstrainedImpersonation(t.Context(), f.Cluster); err != nil || again != got || len(f.Actions()) != before {
 			t.Errorf("honours=%v: a second probe: %+v %v, %d new requests", honours, again, err, len(f.Actions())-before)
 		}
 	}
@@ -108,8 +110,8 @@ func names[T any, PT interface {
 // exactly the target.
 func TestExchangeRBACRules(t *testing.T) {
 	target := exchange.Target{User: "alice", Groups: []string{"kubeadm:cluster-admins"}, UID: "42"}
-	constrained := targetRules(target, true)
-	legacy := targetRules(target, false)
+	constrained := sandbox.TargetRules(target, true)
+	legacy := sandbox.TargetRules(target, false)
 	for _, r := range constrained {
 		if r.APIGroups[0] != "authentication.k8s.io" || !slices.Equal(r.Verbs, []string{"impersonate:user-info"}) {
 			t.Errorf("constrained target rule %+v", r)
@@ -124,7 +126,7 @@ func TestExchangeRBACRules(t *testing.T) {
 	}
 
 	scope := exchange.Scope{Verbs: []string{"list", "get", "get"}, Resources: []string{"pods", "pods/log", "deployments.apps"}, Namespaces: []string{"team-a"}}
-	rules := scopeRules(scope)
+	rules := sandbox.ScopeRules(scope)
 	want := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"pods", "pods/log"}, Verbs: []string{"impersonate-on:user-info:get", "impersonate-on:user-info:list"}},
 		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"impersonate-on:user-info:get", "impersonate-on:user-info:list"}},
@@ -137,11 +139,11 @@ func TestExchangeRBACRules(t *testing.T) {
 			t.Errorf("scope rule %d: %+v, want %+v", i, rules[i], want[i])
 		}
 	}
-	every := scopeRules(exchange.Scope{Verbs: []string{"*"}, Resources: []string{"configmaps"}})
-	if len(every) != 1 || len(every[0].Verbs) != len(everyVerb) || slices.Contains(every[0].Verbs, "impersonate-on:user-info:*") {
+	every := sandbox.ScopeRules(exchange.Scope{Verbs: []string{"*"}, Resources: []string{"configmaps"}})
+	if len(every) != 1 || len(every[0].Verbs) != len(sandbox.EveryVerb) || slices.Contains(every[0].Verbs, "impersonate-on:user-info:*") {
 		t.Errorf(`"*" became %+v, want every verb spelled out`, every)
 	}
-	for _, r := range append(append(rules, every...), alwaysOn()...) {
+	for _, r := range append(append(rules, every...), sandbox.AlwaysOn()...) {
 		for _, v := range r.Verbs {
 			if v == "impersonate" || v == "*" || !strings.HasPrefix(v, "impersonate-on:user-info:") {
 				t.Errorf("rule %+v holds %q: a constrained credential's scope holds only impersonate-on verbs", r, v)

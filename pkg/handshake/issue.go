@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	certv1 "k8s.io/api/certificates/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,7 +45,7 @@ type IssueOptions struct {
 	CA          []byte           // PEM bundle verifying APIServer; may be empty
 	Expiration  time.Duration    // requested certificate lifetime
 	ClusterRole string           // bound in the tenant namespace; "" means DefaultClusterRole
-	Sandbox     SandboxOptions   // the guardrails of the tenant namespace
+	Sandbox     sandbox.Options  // the guardrails of the tenant namespace
 	// Credential is CredentialCertificate (""), CredentialToken or CredentialAuto.
 	Credential string
 	// SignerTimeout bounds the wait for a certificate once the CSR is approved (0: DefaultSignerTimeout).
@@ -76,7 +78,7 @@ func IssueIdentity(ctx context.Context, c *member.Cluster, o IssueOptions) (*v1a
 		prefetchIssue(ctx, c, o.ConsumerID)
 		startOperator(ctx, c)
 	}
-	self, err := loadCurrent(ctx, c)
+	self, err := sandbox.LoadCurrent(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -197,15 +199,15 @@ func IssueIdentity(ctx context.Context, c *member.Cluster, o IssueOptions) (*v1a
 
 	// The request is genuine. A tenant namespace that is not ours, or a total smaller than what the
 	// consumer's grants hold, is refused before anything is written.
-	if err := checkOwnNamespace(ctx, c, ns, tenantOwner(o.ConsumerID)); err != nil {
+	if err := sandbox.CheckOwnNamespace(ctx, c, ns, sandbox.TenantOwner(o.ConsumerID)); err != nil {
 		return nil, err
 	}
-	ledger, err := ledgerRead(c, o.ConsumerID).Peek(ctx, c)
+	ledger, err := sandbox.LedgerRead(c, o.ConsumerID).Peek(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTotal(o.ConsumerID, o.Sandbox.Quota, ledger.granted("")); err != nil {
-		if ledger.cm != nil {
+	if err := sandbox.CheckTotal(o.ConsumerID, o.Sandbox.Quota, ledger.Granted("")); err != nil {
+		if ledger.Cm != nil {
 			return nil, err
 		}
 		// Grants from before totals were tracked (no ledger yet): the renewal goes on, and the tenant
@@ -284,7 +286,7 @@ func IssueIdentity(ctx context.Context, c *member.Cluster, o IssueOptions) (*v1a
 					return nil
 				}
 				return member.Parallel(
-					func() error { return bindRole(ctx, c, ns, user, o.ClusterRole, o.ConsumerID, recordedUser) },
+					func() error { return sandbox.BindRole(ctx, c, ns, user, o.ClusterRole, o.ConsumerID, recordedUser) },
 					func() error { return rebindExtra(ctx, c, o.ConsumerID, user, o.ClusterRole, recordedUser) },
 				)
 			})
@@ -299,7 +301,7 @@ func IssueIdentity(ctx context.Context, c *member.Cluster, o IssueOptions) (*v1a
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), member.CleanupTimeout)
 		defer cancel()
 		return member.Parallel(
-			func() error { return bindRole(cctx, c, ns, recordedUser, o.ClusterRole, o.ConsumerID) },
+			func() error { return sandbox.BindRole(cctx, c, ns, recordedUser, o.ClusterRole, o.ConsumerID) },
 			func() error { return rebindExtra(cctx, c, o.ConsumerID, recordedUser, o.ClusterRole) },
 		)
 	}
@@ -368,7 +370,7 @@ func IssueIdentity(ctx context.Context, c *member.Cluster, o IssueOptions) (*v1a
 			// The tenant namespace and every extra namespace: the new user everywhere, no older one anywhere.
 			// Bound to nothing from now on, the tokens of earlier issuances die with their ServiceAccounts.
 			return member.Parallel(
-				func() error { return bindRole(ctx, c, ns, user, o.ClusterRole, o.ConsumerID) },
+				func() error { return sandbox.BindRole(ctx, c, ns, user, o.ClusterRole, o.ConsumerID) },
 				func() error { return rebindExtra(ctx, c, o.ConsumerID, user, o.ClusterRole) },
 				func() error { return credential.DeleteCredentialAccounts(ctx, c, ns, keep) },
 			)
@@ -565,17 +567,17 @@ func buildSandbox(ctx context.Context, c *member.Cluster, ns string, o IssueOpti
 			also = append(also, func() error { return applyTenantSpec(ctx, c, ns, o.ConsumerID, tenant) })
 		}
 		sb := o.Sandbox
-		var ledger *grantLedger
+		var ledger *sandbox.GrantLedger
 		recorded := member.Background(func() error {
 			var err error
-			ledger, err = recordTotal(ctx, c, o.ConsumerID, sb.Quota)
+			ledger, err = sandbox.RecordTotal(ctx, c, o.ConsumerID, sb.Quota)
 			return err
 		})
-		sb.share = func() (*grantLedger, error) {
+		sb.Share = func() (*sandbox.GrantLedger, error) {
 			err := recorded()
 			return ledger, err
 		}
-		err := ensureSandbox(ctx, c, ns, tenantOwner(o.ConsumerID), sb, also...)
+		err := sandbox.EnsureSandbox(ctx, c, ns, sandbox.TenantOwner(o.ConsumerID), sb, also...)
 		if rerr := recorded(); err == nil {
 			err = rerr // not read by the sandbox (its namespace failed first)
 		}
@@ -606,6 +608,6 @@ func prefetchIssue(ctx context.Context, c *member.Cluster, consumerID string) {
 	credential.TenantCSRsRead(c, consumerID).Start(ctx, c)
 	c.NamespacesOfRead(consumerID, member.KindExtra).Start(ctx, c)
 	// The tenant namespace's quota is the total less the grants: the ledger and the quota as it is.
-	ledgerRead(c, consumerID).Start(ctx, c)
-	quotaRead(c, ns).Start(ctx, c)
+	sandbox.LedgerRead(c, consumerID).Start(ctx, c)
+	sandbox.QuotaRead(c, ns).Start(ctx, c)
 }

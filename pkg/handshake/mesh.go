@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -68,7 +70,7 @@ func initMembers(ctx context.Context, members []*MeshMember) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			self, err := Init(ctx, m.New(member.Discard), "")
+			self, err := sandbox.Init(ctx, m.New(member.Discard), "")
 			if err != nil {
 				errs[i] = fmt.Errorf("%s: %w", m.Name, err)
 				return

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,15 +56,6 @@ func ValidateExtraNamespace(what, name string) error {
 	return nil
 }
 
-// ownerOf reads a provider namespace's owner from its labels.
-func ownerOf(l map[string]string) nsOwner {
-	kind := l[member.LabelNamespaceKind]
-	if kind == "" {
-		kind = member.KindTenant
-	}
-	return nsOwner{consumerID: l[member.LabelRemoteClusterID], kind: kind, slice: l[member.LabelSlice]}
-}
-
 // grantedNamespaces lists a consumer's namespaces other than its tenant namespace: its slices' and its
 // extra ones.
 func grantedNamespaces(ctx context.Context, c *member.Cluster, consumerID string) ([]corev1.Namespace, error) {
@@ -87,7 +80,7 @@ func rebindExtra(ctx context.Context, c *member.Cluster, consumerID, user, clust
 			if ns.DeletionTimestamp != nil {
 				return nil
 			}
-			return bindRole(ctx, c, ns.Name, user, clusterRole, consumerID, also...)
+			return sandbox.BindRole(ctx, c, ns.Name, user, clusterRole, consumerID, also...)
 		}
 	}
 	return member.Parallel(jobs...)
@@ -99,7 +92,7 @@ type GrantNamespaceOptions struct {
 	Name       string
 	// Sandbox, if set, replaces the guardrails of the consumer's tenant namespace (Pod Security level,
 	// container defaults, priority classes), which are the default; its Quota is not read.
-	Sandbox *SandboxOptions
+	Sandbox *sandbox.Options
 	// Quota is the namespace's quota over DefaultGrantQuota, carved out of the consumer's total.
 	Quota corev1.ResourceList
 }
@@ -117,21 +110,21 @@ func GrantNamespace(ctx context.Context, c *member.Cluster, o GrantNamespaceOpti
 	if err != nil {
 		return err
 	}
-	var sb SandboxOptions
+	var sb sandbox.Options
 	if o.Sandbox != nil {
 		sb = *o.Sandbox
-	} else if sb, err = sandboxFromStatus(tenant.Status.Sandbox); err != nil {
+	} else if sb, err = sandbox.FromStatus(tenant.Status.Sandbox); err != nil {
 		return fmt.Errorf("the sandbox recorded in Tenant %s/%s: %w", tenant.Namespace, tenant.Name, err)
 	}
 	if sb, err = sb.Validate(); err != nil {
 		return err
 	}
-	total, err := recordedTotal(tenant)
+	total, err := sandbox.RecordedTotal(tenant)
 	if err != nil {
 		return err
 	}
 	r := c.Reporter()
-	owner := nsOwner{consumerID: o.ConsumerID, kind: member.KindExtra}
+	owner := sandbox.NsOwner{ConsumerID: o.ConsumerID, Kind: member.KindExtra}
 	refuseTaken := func(err error) error {
 		if errors.Is(err, member.ErrNameTaken) {
 			_ = answerNamespaceRequest(ctx, c, o.ConsumerID, o.Name, NamespaceRefused, "the namespace name is already taken on the provider")
@@ -139,28 +132,28 @@ func GrantNamespace(ctx context.Context, c *member.Cluster, o GrantNamespaceOpti
 		return err
 	}
 	// A name that is not ours is refused before any share is held.
-	if err := checkOwnNamespace(ctx, c, o.Name, owner); err != nil {
+	if err := sandbox.CheckOwnNamespace(ctx, c, o.Name, owner); err != nil {
 		return refuseTaken(err)
 	}
-	held, err := reserveGrant(ctx, c, o.ConsumerID, namespaceGrantKey(o.Name), fmt.Sprintf("namespace %q", o.Name), merged(DefaultGrantQuota(), o.Quota), total)
+	held, err := sandbox.ReserveGrant(ctx, c, o.ConsumerID, sandbox.NamespaceGrantKey(o.Name), fmt.Sprintf("namespace %q", o.Name), sandbox.Merged(sandbox.DefaultGrantQuota(), o.Quota), total)
 	if err != nil {
 		return err
 	}
-	sb.Quota = held.want
+	sb.Quota = held.Want
 	if err := member.Step(r, "Building the sandbox "+o.Name, "Sandbox "+o.Name+" ready for "+o.ConsumerID+" (Pod Security "+sb.PodSecurity+", quota, limits, network policy)", func() error {
-		if err := shrinkTenant(ctx, c, held); err != nil {
+		if err := sandbox.ShrinkTenant(ctx, c, held); err != nil {
 			return err
 		}
-		return ensureSandbox(ctx, c, o.Name, owner, sb)
+		return sandbox.EnsureSandbox(ctx, c, o.Name, owner, sb)
 	}); err != nil {
-		cancelGrant(ctx, c, held, o.Name, owner)
+		sandbox.CancelGrant(ctx, c, held, o.Name, owner)
 		return refuseTaken(err)
 	}
-	if err := settleGrant(ctx, c, held); err != nil {
+	if err := sandbox.SettleGrant(ctx, c, held); err != nil {
 		return err
 	}
 	if err := member.Step(r, "Binding ClusterRole "+tenant.Status.ClusterRole, "ClusterRole "+tenant.Status.ClusterRole+" bound in "+o.Name+" to the pairing's identity", func() error {
-		return bindRole(ctx, c, o.Name, tenant.Status.User, tenant.Status.ClusterRole, o.ConsumerID)
+		return sandbox.BindRole(ctx, c, o.Name, tenant.Status.User, tenant.Status.ClusterRole, o.ConsumerID)
 	}); err != nil {
 		return err
 	}
@@ -199,7 +192,7 @@ func RevokeNamespace(ctx context.Context, c *member.Cluster, consumerID, name st
 	if err := ValidateExtraNamespace("namespace", name); err != nil {
 		return Done, err
 	}
-	owner := nsOwner{consumerID: consumerID, kind: member.KindExtra}
+	owner := sandbox.NsOwner{ConsumerID: consumerID, Kind: member.KindExtra}
 	if outcome, err := extraNamespaceGone(ctx, c, consumerID, name, owner); err != nil || outcome == Already {
 		return outcome, err
 	}
@@ -210,7 +203,7 @@ func RevokeNamespace(ctx context.Context, c *member.Cluster, consumerID, name st
 		// Its share of the consumer's total goes back to the tenant namespace once it (and its quota) is gone.
 		deleted := deleteNamespace(ctx, c, name, consumerID)
 		if deleted == nil {
-			deleted = releaseGrant(ctx, c, consumerID, namespaceGrantKey(name))
+			deleted = sandbox.ReleaseGrant(ctx, c, consumerID, sandbox.NamespaceGrantKey(name))
 		}
 		if err := errors.Join(deleted,
 			member.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.NamespaceRequestGVR).Namespace(member.TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{}))); err != nil {
@@ -224,9 +217,9 @@ func RevokeNamespace(ctx context.Context, c *member.Cluster, consumerID, name st
 // extraNamespaceGone answers, before anything is changed, a revocation of an extra namespace this cluster
 // has no live grant of: Already if it was revoked before, else a *NotFoundError naming the consumer's extra
 // namespaces. Done means the namespace is there to revoke.
-func extraNamespaceGone(ctx context.Context, c *member.Cluster, consumerID, name string, owner nsOwner) (Outcome, error) {
+func extraNamespaceGone(ctx context.Context, c *member.Cluster, consumerID, name string, owner sandbox.NsOwner) (Outcome, error) {
 	ns, err := c.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-	if err == nil && owner.owns(ns.Labels) {
+	if err == nil && owner.Owns(ns.Labels) {
 		return Done, nil
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -332,22 +325,4 @@ func ExtraNamespaces(ctx context.Context, c *member.Cluster, consumerID string, 
 		out = append(out, *byName[name])
 	}
 	return out, nil
-}
-
-// sandboxFromStatus turns a recorded sandbox back into options.
-func sandboxFromStatus(st *v1alpha1.SandboxStatus) (SandboxOptions, error) {
-	if st == nil {
-		return SandboxOptions{}, nil
-	}
-	o := SandboxOptions{PodSecurity: st.PodSecurity, PriorityClasses: st.PriorityClasses, StorageClasses: st.StorageClasses,
-		Tolerations: st.Tolerations, RuntimeClasses: st.RuntimeClasses, Schedulers: st.Schedulers}
-	var err error
-	if o.Quota, err = ParseResourceList("quota", FormatResourceList(st.Quota)); err != nil {
-		return o, err
-	}
-	if o.DefaultRequests, err = ParseResourceList("defaultRequests", FormatResourceList(st.DefaultRequests)); err != nil {
-		return o, err
-	}
-	o.DefaultLimits, err = ParseResourceList("defaultLimits", FormatResourceList(st.DefaultLimits))
-	return o, err
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
@@ -25,7 +27,7 @@ type NonceOptions struct {
 // there is none, after removing every expired nonce. It touches nothing outside federate-system: the consumer's sandbox is created when its identity is
 // issued.
 func CreateNonce(ctx context.Context, c *member.Cluster, o NonceOptions) (*nonce.Nonce, bool, error) {
-	self, _, err := initializeAs(ctx, c, o.ClusterID, false) // the issuance checks the sandbox's objects
+	self, _, err := sandbox.InitializeAs(ctx, c, o.ClusterID, false) // the issuance checks the sandbox's objects
 	if err != nil {
 		return nil, false, err
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -104,7 +106,7 @@ func createCounted(ctx context.Context, c *member.Cluster, provider *member.Clus
 			return nil, errors.Join(err, nerr)
 		}
 		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		werr := c.WaitFor(wctx, quotas, SandboxName, "", counted)
+		werr := c.WaitFor(wctx, quotas, sandbox.SandboxName, "", counted)
 		cancel()
 		if werr != nil && (ctx.Err() != nil || !errors.Is(werr, context.DeadlineExceeded)) {
 			return nil, errors.Join(err, werr)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -23,12 +25,12 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
-func rl(m map[string]string) corev1.ResourceList { return mustResources(m) }
+func rl(m map[string]string) corev1.ResourceList { return sandbox.MustResources(m) }
 
 // Every grant bounds everything the total does (a resource its quota leaves out is unbounded in its
 // namespace), and the defaults are modest: four grants with nothing chosen fit in the default total.
 func TestDefaultGrantQuotaIsCompleteAndModest(t *testing.T) {
-	total, grant := DefaultQuota(), DefaultGrantQuota()
+	total, grant := sandbox.DefaultQuota(), sandbox.DefaultGrantQuota()
 	if got, want := slices.Sorted(maps.Keys(grant)), slices.Sorted(maps.Keys(total)); !slices.Equal(got, want) {
 		t.Errorf("DefaultGrantQuota names %v, DefaultQuota %v", got, want)
 	}
@@ -45,74 +47,76 @@ func TestDefaultGrantQuotaIsCompleteAndModest(t *testing.T) {
 
 func TestTotalsArithmetic(t *testing.T) {
 	total := rl(map[string]string{"pods": "20", "requests.cpu": "4", "requests.memory": "8Gi", "services.nodeports": "0"})
-	granted := sumQuotas(rl(map[string]string{"pods": "4", "requests.cpu": "1500m"}), rl(map[string]string{"pods": "4", "requests.cpu": "1", "requests.memory": "2Gi"}))
+	granted := sandbox.SumQuotas(rl(map[string]string{"pods": "4", "requests.cpu": "1500m"}), rl(map[string]string{"pods": "4", "requests.cpu": "1", "requests.memory": "2Gi"}))
 	if got := fmtList(granted); got != "pods=8,requests.cpu=2500m,requests.memory=2Gi" {
 		t.Errorf("sum %s", got)
 	}
-	if got := fmtList(tenantShare(total, granted)); got != "pods=12,requests.cpu=1500m,requests.memory=6Gi,services.nodeports=0" {
+	if got := fmtList(sandbox.TenantShare(total, granted)); got != "pods=12,requests.cpu=1500m,requests.memory=6Gi,services.nodeports=0" {
 		t.Errorf("tenant share %s", got)
 	}
 	used := rl(map[string]string{"pods": "10", "requests.cpu": "2", "requests.memory": "1Gi"})
-	remaining := remainingOf(total, granted, used)
+	remaining := sandbox.RemainingOf(total, granted, used)
 	if got := fmtList(remaining); got != "pods=2,requests.cpu=0,requests.memory=5Gi,services.nodeports=0" {
 		t.Errorf("remaining %s (never below zero)", got)
 	}
 	want := rl(map[string]string{"pods": "3", "requests.cpu": "100m", "requests.memory": "5Gi", "requests.nvidia.com/gpu": "1"})
-	if got := overRemaining(want, remaining); !slices.Equal(got, []corev1.ResourceName{"pods", "requests.cpu"}) {
+	if got := sandbox.OverRemaining(want, remaining); !slices.Equal(got, []corev1.ResourceName{"pods", "requests.cpu"}) {
 		t.Errorf("over %v (a resource the total does not name is not carved)", got)
 	}
 	// A grant that converges is refused only for what it raises.
 	held := rl(map[string]string{"pods": "3", "requests.cpu": "50m"})
-	if got := fmtList(needsMore(want, held, remaining)); got != "requests.cpu=100m" {
+	if got := fmtList(sandbox.NeedsMore(want, held, remaining)); got != "requests.cpu=100m" {
 		t.Errorf("needs more %s", got)
 	}
-	if got := fmtList(completeGrant(rl(map[string]string{"pods": "2"}), total)); got != "pods=2,requests.cpu=0,requests.memory=0,services.nodeports=0" {
+	if got := fmtList(sandbox.CompleteGrant(rl(map[string]string{"pods": "2"}), total)); got != "pods=2,requests.cpu=0,requests.memory=0,services.nodeports=0" {
 		t.Errorf("complete %s", got)
 	}
-	if got := fmtList(maxQuota(rl(map[string]string{"pods": "2", "secrets": "5"}), rl(map[string]string{"pods": "3", "configmaps": "1"}))); got != "configmaps=1,pods=3,secrets=5" {
+	if got := fmtList(sandbox.MaxQuota(rl(map[string]string{"pods": "2", "secrets": "5"}), rl(map[string]string{"pods": "3", "configmaps": "1"}))); got != "configmaps=1,pods=3,secrets=5" {
 		t.Errorf("max %s", got)
 	}
-	if !sameQuota(rl(map[string]string{"requests.cpu": "1000m"}), rl(map[string]string{"requests.cpu": "1"})) ||
-		sameQuota(rl(map[string]string{"pods": "1"}), rl(map[string]string{"pods": "1", "secrets": "0"})) {
+	if !sandbox.SameQuota(rl(map[string]string{"requests.cpu": "1000m"}), rl(map[string]string{"requests.cpu": "1"})) ||
+		sandbox.SameQuota(rl(map[string]string{"pods": "1"}), rl(map[string]string{"pods": "1", "secrets": "0"})) {
 		t.Error("sameQuota compares amounts, and names")
 	}
-	err := checkTotal("edge-1", total, rl(map[string]string{"pods": "21", "requests.cpu": "4"}))
-	if !errors.Is(err, ErrBelowGranted) || !strings.Contains(err.Error(), "pods 20 (granted: 21)") || strings.Contains(err.Error(), "requests.cpu") {
+	err := sandbox.CheckTotal("edge-1", total, rl(map[string]string{"pods": "21", "requests.cpu": "4"}))
+	if !errors.Is(err, sandbox.ErrBelowGranted) || !strings.Contains(err.Error(), "pods 20 (granted: 21)") || strings.Contains(err.Error(), "requests.cpu") {
 		t.Errorf("checkTotal: %v", err)
 	}
 }
 
 func podsOf(l corev1.ResourceList) string { return l.Pods().String() }
 
-func fmtList(l corev1.ResourceList) string { return FormatResourceList(formatResources(l)) }
+func fmtList(l corev1.ResourceList) string {
+	return sandbox.FormatResourceList(sandbox.FormatResources(l))
+}
 
 func TestRemainingErrorListsWhatRemains(t *testing.T) {
-	err := error(&RemainingError{ConsumerID: "edge-1", Grant: `resource slice "big"`,
+	err := error(&sandbox.RemainingError{ConsumerID: "edge-1", Grant: `resource slice "big"`,
 		Needs:     rl(map[string]string{"requests.cpu": "8"}),
 		Remaining: rl(map[string]string{"requests.cpu": "1", "requests.memory": "2Gi", "pods": "3"})})
 	want := `resource slice "big" needs requests.cpu 8, more than remains of consumer "edge-1"'s total; remaining for consumer "edge-1": pods 3, requests.cpu 1, requests.memory 2Gi`
-	if err.Error() != want || !errors.Is(err, ErrOverTotal) {
+	if err.Error() != want || !errors.Is(err, sandbox.ErrOverTotal) {
 		t.Errorf("got  %s\nwant %s", err, want)
 	}
 }
 
 func TestLedgerRoundTrip(t *testing.T) {
-	l := &grantLedger{total: DefaultQuota(), generation: 7, grants: map[string]corev1.ResourceList{
-		sliceGrantKey("batch"): rl(map[string]string{"pods": "2", "requests.cpu": "500m"}), namespaceGrantKey("ci"): DefaultGrantQuota()}}
-	cm := l.configMap("edge-1")
+	l := &sandbox.GrantLedger{Total: sandbox.DefaultQuota(), Generation: 7, Grants: map[string]corev1.ResourceList{
+		sandbox.SliceGrantKey("batch"): rl(map[string]string{"pods": "2", "requests.cpu": "500m"}), sandbox.NamespaceGrantKey("ci"): sandbox.DefaultGrantQuota()}}
+	cm := l.ConfigMap("edge-1")
 	if cm.Name != "federate-grants-edge-1" || cm.Namespace != member.SystemNamespace || cm.Labels[member.LabelRemoteClusterID] != "edge-1" || cm.Labels[member.LabelRole] != member.RoleProvider {
 		t.Errorf("ledger ConfigMap %s/%s labels %v", cm.Namespace, cm.Name, cm.Labels)
 	}
-	back, err := parseLedger(cm)
+	back, err := sandbox.ParseLedger(cm)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.generation != 7 || !sameQuota(back.total, l.total) || back.slices() != 1 || len(back.grants) != 2 ||
-		!sameQuota(back.granted(sliceGrantKey("batch")), DefaultGrantQuota()) {
+	if back.Generation != 7 || !sandbox.SameQuota(back.Total, l.Total) || back.Slices() != 1 || len(back.Grants) != 2 ||
+		!sandbox.SameQuota(back.Granted(sandbox.SliceGrantKey("batch")), sandbox.DefaultGrantQuota()) {
 		t.Errorf("round trip: %+v", back)
 	}
 	cm.Data["slice.x"] = "pods=lots"
-	if _, err := parseLedger(cm); err == nil || !strings.Contains(err.Error(), "slice.x") {
+	if _, err := sandbox.ParseLedger(cm); err == nil || !strings.Contains(err.Error(), "slice.x") {
 		t.Errorf("a corrupt entry: %v", err)
 	}
 }
@@ -159,13 +163,13 @@ func withResourceVersions(f *fakeCluster, before func(clienttesting.ObjectTracke
 	})
 }
 
-func readLedgerOf(t *testing.T, f *fakeCluster, consumerID string) *grantLedger {
+func readLedgerOf(t *testing.T, f *fakeCluster, consumerID string) *sandbox.GrantLedger {
 	t.Helper()
-	cm, err := f.kube.CoreV1().ConfigMaps(member.SystemNamespace).Get(t.Context(), GrantsLedgerName(consumerID), metav1.GetOptions{})
+	cm, err := f.kube.CoreV1().ConfigMaps(member.SystemNamespace).Get(t.Context(), sandbox.GrantsLedgerName(consumerID), metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the ledger: %v", err)
 	}
-	l, err := parseLedger(cm)
+	l, err := sandbox.ParseLedger(cm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,8 +185,8 @@ func TestLedgerReservationsAreAtomic(t *testing.T) {
 		held  int
 		err   error
 	}{
-		{"cap", DefaultQuota(), MaxSlicesPerConsumer, ErrTooManySlices},
-		{"total", merged(DefaultQuota(), rl(map[string]string{"requests.cpu": "1"})), 3, ErrOverTotal},
+		{"cap", sandbox.DefaultQuota(), sandbox.MaxSlicesPerConsumer, sandbox.ErrTooManySlices},
+		{"total", sandbox.Merged(sandbox.DefaultQuota(), rl(map[string]string{"requests.cpu": "1"})), 3, sandbox.ErrOverTotal},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeCluster(t)
@@ -192,7 +196,7 @@ func TestLedgerReservationsAreAtomic(t *testing.T) {
 			var wg sync.WaitGroup
 			for i := range errs {
 				wg.Go(func() {
-					_, errs[i] = reserveGrant(t.Context(), f.Cluster, "edge-1", sliceGrantKey(fmt.Sprintf("s%d", i)), "a slice", want, tc.total)
+					_, errs[i] = sandbox.ReserveGrant(t.Context(), f.Cluster, "edge-1", sandbox.SliceGrantKey(fmt.Sprintf("s%d", i)), "a slice", want, tc.total)
 				})
 			}
 			wg.Wait()
@@ -206,13 +210,13 @@ func TestLedgerReservationsAreAtomic(t *testing.T) {
 				}
 			}
 			l := readLedgerOf(t, f, "edge-1")
-			if ok != tc.held || l.slices() != tc.held {
-				t.Errorf("%d reservations succeeded and the ledger holds %d slices, want %d", ok, l.slices(), tc.held)
+			if ok != tc.held || l.Slices() != tc.held {
+				t.Errorf("%d reservations succeeded and the ledger holds %d slices, want %d", ok, l.Slices(), tc.held)
 			}
-			if l.generation != int64(tc.held) {
-				t.Errorf("generation %d after %d writes", l.generation, tc.held)
+			if l.Generation != int64(tc.held) {
+				t.Errorf("generation %d after %d writes", l.Generation, tc.held)
 			}
-			if g, tq := l.granted("")[corev1.ResourceRequestsCPU], l.total[corev1.ResourceRequestsCPU]; g.Cmp(tq) > 0 {
+			if g, tq := l.Granted("")[corev1.ResourceRequestsCPU], l.Total[corev1.ResourceRequestsCPU]; g.Cmp(tq) > 0 {
 				t.Errorf("granted cpu %s over the total %s", g.String(), tq.String())
 			}
 		})
@@ -223,7 +227,7 @@ func TestLedgerReservationsAreAtomic(t *testing.T) {
 // other writer's grant is kept, and counts against what remains.
 func TestLedgerConflictReadsAgain(t *testing.T) {
 	f := newFakeCluster(t)
-	total := merged(DefaultQuota(), rl(map[string]string{"requests.cpu": "1"}))
+	total := sandbox.Merged(sandbox.DefaultQuota(), rl(map[string]string{"requests.cpu": "1"}))
 	once, armed := sync.Once{}, false
 	withResourceVersions(f, func(tr clienttesting.ObjectTracker) {
 		if !armed {
@@ -231,39 +235,39 @@ func TestLedgerConflictReadsAgain(t *testing.T) {
 		}
 		once.Do(func() { // another administrator takes most of the CPU first
 			gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
-			obj, err := tr.Get(gvr, member.SystemNamespace, GrantsLedgerName("edge-1"))
+			obj, err := tr.Get(gvr, member.SystemNamespace, sandbox.GrantsLedgerName("edge-1"))
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			l, err := parseLedger(obj.(*corev1.ConfigMap))
+			l, err := sandbox.ParseLedger(obj.(*corev1.ConfigMap))
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			l.grants[namespaceGrantKey("other")] = rl(map[string]string{"requests.cpu": "800m"})
-			l.generation++
-			cm := l.configMap("edge-1")
+			l.Grants[sandbox.NamespaceGrantKey("other")] = rl(map[string]string{"requests.cpu": "800m"})
+			l.Generation++
+			cm := l.ConfigMap("edge-1")
 			cm.ResourceVersion = "concurrent"
 			if err := tr.Update(gvr, cm, member.SystemNamespace); err != nil {
 				t.Error(err)
 			}
 		})
 	})
-	if _, err := reserveGrant(t.Context(), f.Cluster, "edge-1", namespaceGrantKey("ci"), "namespace", rl(map[string]string{"requests.cpu": "100m"}), total); err != nil {
+	if _, err := sandbox.ReserveGrant(t.Context(), f.Cluster, "edge-1", sandbox.NamespaceGrantKey("ci"), "namespace", rl(map[string]string{"requests.cpu": "100m"}), total); err != nil {
 		t.Fatal(err)
 	}
 	armed = true
-	_, err := reserveGrant(t.Context(), f.Cluster, "edge-1", sliceGrantKey("s"), `resource slice "s"`, rl(map[string]string{"requests.cpu": "500m"}), total)
-	var re *RemainingError
+	_, err := sandbox.ReserveGrant(t.Context(), f.Cluster, "edge-1", sandbox.SliceGrantKey("s"), `resource slice "s"`, rl(map[string]string{"requests.cpu": "500m"}), total)
+	var re *sandbox.RemainingError
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "requests.cpu 100m") {
 		t.Fatalf("after losing the race: %v, want refused with 100m of CPU remaining", err)
 	}
 	l := readLedgerOf(t, f, "edge-1")
-	if _, ok := l.grants[namespaceGrantKey("other")]; !ok || l.slices() != 0 {
-		t.Errorf("the ledger after the conflict: %v", slices.Sorted(maps.Keys(l.grants)))
+	if _, ok := l.Grants[sandbox.NamespaceGrantKey("other")]; !ok || l.Slices() != 0 {
+		t.Errorf("the ledger after the conflict: %v", slices.Sorted(maps.Keys(l.Grants)))
 	}
-	if _, err := reserveGrant(t.Context(), f.Cluster, "edge-1", sliceGrantKey("s"), "", rl(map[string]string{"requests.cpu": "100m"}), total); err != nil {
+	if _, err := sandbox.ReserveGrant(t.Context(), f.Cluster, "edge-1", sandbox.SliceGrantKey("s"), "", rl(map[string]string{"requests.cpu": "100m"}), total); err != nil {
 		t.Errorf("what remains: %v", err)
 	}
 }
@@ -272,23 +276,23 @@ func TestLedgerConflictReadsAgain(t *testing.T) {
 func TestTenantQuotaFollowsNewerGenerationsOnly(t *testing.T) {
 	f := newFakeCluster(t)
 	total := rl(map[string]string{"pods": "20"})
-	newer := &grantLedger{total: total, generation: 5, grants: map[string]corev1.ResourceList{"slice.a": rl(map[string]string{"pods": "4"})}}
-	older := &grantLedger{total: total, generation: 4, grants: map[string]corev1.ResourceList{}}
-	if err := applyTenantQuota(t.Context(), f.Cluster, "edge-1", newer, nil, false, true); err != nil {
+	newer := &sandbox.GrantLedger{Total: total, Generation: 5, Grants: map[string]corev1.ResourceList{"slice.a": rl(map[string]string{"pods": "4"})}}
+	older := &sandbox.GrantLedger{Total: total, Generation: 4, Grants: map[string]corev1.ResourceList{}}
+	if err := sandbox.ApplyTenantQuota(t.Context(), f.Cluster, "edge-1", newer, nil, false, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := applyTenantQuota(t.Context(), f.Cluster, "edge-1", older, nil, false, true); err != nil {
+	if err := sandbox.ApplyTenantQuota(t.Context(), f.Cluster, "edge-1", older, nil, false, true); err != nil {
 		t.Fatal(err)
 	}
-	q, err := quotaRead(f.Cluster, member.TenantNamespace("edge-1")).Get(t.Context())
+	q, err := sandbox.QuotaRead(f.Cluster, member.TenantNamespace("edge-1")).Get(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmtList(q.Spec.Hard); got != "pods=16" || quotaGeneration(q) != 5 {
-		t.Errorf("tenant quota %s at generation %d, want pods=16 at 5", got, quotaGeneration(q))
+	if got := fmtList(q.Spec.Hard); got != "pods=16" || sandbox.QuotaGeneration(q) != 5 {
+		t.Errorf("tenant quota %s at generation %d, want pods=16 at 5", got, sandbox.QuotaGeneration(q))
 	}
 	writes := len(f.dyn.Actions())
-	if err := applyTenantQuota(t.Context(), f.Cluster, "edge-1", newer, q, true, true); err != nil || len(f.dyn.Actions()) != writes {
+	if err := sandbox.ApplyTenantQuota(t.Context(), f.Cluster, "edge-1", newer, q, true, true); err != nil || len(f.dyn.Actions()) != writes {
 		t.Errorf("an unchanged quota was written again (%v)", err)
 	}
 }
@@ -299,39 +303,39 @@ func TestTenantQuotaWriteConflictReadsAgain(t *testing.T) {
 	f := newFakeCluster(t)
 	ns := member.TenantNamespace("edge-1")
 	total := rl(map[string]string{"pods": "20"})
-	if err := applyTenantQuota(t.Context(), f.Cluster, "edge-1", &grantLedger{total: total, generation: 1, grants: map[string]corev1.ResourceList{}}, nil, false, true); err != nil {
+	if err := sandbox.ApplyTenantQuota(t.Context(), f.Cluster, "edge-1", &sandbox.GrantLedger{Total: total, Generation: 1, Grants: map[string]corev1.ResourceList{}}, nil, false, true); err != nil {
 		t.Fatal(err)
 	}
 	applies := 0
-	f.dyn.PrependReactor("patch", resourceQuotaGVR.Resource, func(a clienttesting.Action) (bool, runtime.Object, error) {
+	f.dyn.PrependReactor("patch", sandbox.ResourceQuotaGVR.Resource, func(a clienttesting.Action) (bool, runtime.Object, error) {
 		applies++
 		if applies > 1 {
 			return false, nil, nil
 		}
 		// Another writer lands generation 9 first.
-		obj, err := f.dyn.Tracker().Get(resourceQuotaGVR, ns, SandboxName)
+		obj, err := f.dyn.Tracker().Get(sandbox.ResourceQuotaGVR, ns, sandbox.SandboxName)
 		if err != nil {
 			return true, nil, err
 		}
 		u := obj.(*unstructured.Unstructured).DeepCopy()
-		u.SetAnnotations(map[string]string{AnnotationGrantsGeneration: "9"})
+		u.SetAnnotations(map[string]string{sandbox.AnnotationGrantsGeneration: "9"})
 		_ = unstructured.SetNestedField(u.Object, "1", "spec", "hard", "pods")
 		_ = unstructured.SetNestedField(u.Object, "1", "status", "hard", "pods")
-		if err := f.dyn.Tracker().Update(resourceQuotaGVR, u, ns); err != nil {
+		if err := f.dyn.Tracker().Update(sandbox.ResourceQuotaGVR, u, ns); err != nil {
 			return true, nil, err
 		}
-		return true, nil, apierrors.NewConflict(resourceQuotaGVR.GroupResource(), SandboxName, errors.New("the object has been modified"))
+		return true, nil, apierrors.NewConflict(sandbox.ResourceQuotaGVR.GroupResource(), sandbox.SandboxName, errors.New("the object has been modified"))
 	})
-	older := &grantLedger{total: total, generation: 5, grants: map[string]corev1.ResourceList{"slice.a": rl(map[string]string{"pods": "4"})}}
-	if err := applyTenantQuota(t.Context(), f.Cluster, "edge-1", older, nil, false, true); err != nil {
+	older := &sandbox.GrantLedger{Total: total, Generation: 5, Grants: map[string]corev1.ResourceList{"slice.a": rl(map[string]string{"pods": "4"})}}
+	if err := sandbox.ApplyTenantQuota(t.Context(), f.Cluster, "edge-1", older, nil, false, true); err != nil {
 		t.Fatal(err)
 	}
-	q, err := quotaRead(f.Cluster, ns).Get(t.Context())
+	q, err := sandbox.QuotaRead(f.Cluster, ns).Get(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if applies != 1 || podsOf(q.Spec.Hard) != "1" || quotaGeneration(q) != 9 {
-		t.Errorf("after a conflict: %d applies, pods %s at generation %d; want 1 apply and generation 9's pods=1 kept", applies, podsOf(q.Spec.Hard), quotaGeneration(q))
+	if applies != 1 || podsOf(q.Spec.Hard) != "1" || sandbox.QuotaGeneration(q) != 9 {
+		t.Errorf("after a conflict: %d applies, pods %s at generation %d; want 1 apply and generation 9's pods=1 kept", applies, podsOf(q.Spec.Hard), sandbox.QuotaGeneration(q))
 	}
 }
 
@@ -351,7 +355,7 @@ func TestClassMaximaCoverEveryQuota(t *testing.T) {
 			t.Errorf("slice quota %s = %s, want %s", name, got.String(), want)
 		}
 	}
-	if got, want := slices.Sorted(maps.Keys(q)), slices.Sorted(maps.Keys(DefaultQuota())); !slices.Equal(got, want) {
+	if got, want := slices.Sorted(maps.Keys(q)), slices.Sorted(maps.Keys(sandbox.DefaultQuota())); !slices.Equal(got, want) {
 		t.Errorf("a slice's quota names %v, want every resource of the default total", got)
 	}
 	// Without a class maximum: the allowance, and room for twice the pods asked.
@@ -382,10 +386,10 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 	consumer, provider := pairedFakes(t)
 	ctx := t.Context()
 	via, _ := ViaPairing(ctx, consumer.Cluster, "provider")
-	total := DefaultQuota()
+	total := sandbox.DefaultQuota()
 	tenantQuota := func() corev1.ResourceList {
 		t.Helper()
-		q, err := quotaRead(provider.Cluster, member.TenantNamespace("consumer")).Get(ctx)
+		q, err := sandbox.QuotaRead(provider.Cluster, member.TenantNamespace("consumer")).Get(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -399,20 +403,20 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 		}
 		var all []corev1.ResourceList
 		for _, ns := range nss {
-			q, err := quotaRead(provider.Cluster, ns.Name).Get(ctx)
+			q, err := sandbox.QuotaRead(provider.Cluster, ns.Name).Get(ctx)
 			if err != nil {
 				t.Fatalf("%s: quota of %s: %v", when, ns.Name, err)
 			}
 			all = append(all, q.Spec.Hard)
 		}
-		sum := sumQuotas(all...)
+		sum := sandbox.SumQuotas(all...)
 		for name, tq := range total {
 			if s := sum[name]; s.Cmp(tq) > 0 {
 				t.Errorf("%s: the %d namespaces' %s add up to %s, over the total %s", when, len(nss), name, s.String(), tq.String())
 			}
 		}
 	}
-	if !sameQuota(tenantQuota(), total) {
+	if !sandbox.SameQuota(tenantQuota(), total) {
 		t.Errorf("a fresh pairing's tenant quota: %s", fmtList(tenantQuota()))
 	}
 
@@ -440,7 +444,7 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 	}
 	before := len(provider.kube.Actions())
 	_, err := AcceptSlice(ctx, provider.Cluster, AcceptSliceOptions{ConsumerID: "consumer", Name: "big"})
-	if !errors.Is(err, ErrOverTotal) || !strings.Contains(err.Error(), `remaining for consumer "consumer": `) || !strings.Contains(err.Error(), "requests.cpu 1500m") {
+	if !errors.Is(err, sandbox.ErrOverTotal) || !strings.Contains(err.Error(), `remaining for consumer "consumer": `) || !strings.Contains(err.Error(), "requests.cpu 1500m") {
 		t.Fatalf("a slice beyond what remains: %v", err)
 	}
 	for _, a := range provider.kube.Actions()[before:] {
@@ -451,7 +455,7 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 	if ok, _ := HasSliceNamespace(ctx, provider.Cluster, "consumer", "big"); ok {
 		t.Error("the refused slice has a namespace")
 	}
-	if err := GrantNamespace(ctx, provider.Cluster, GrantNamespaceOptions{ConsumerID: "consumer", Name: "ci2", Quota: rl(map[string]string{"pods": "13"})}); !errors.Is(err, ErrOverTotal) {
+	if err := GrantNamespace(ctx, provider.Cluster, GrantNamespaceOptions{ConsumerID: "consumer", Name: "ci2", Quota: rl(map[string]string{"pods": "13"})}); !errors.Is(err, sandbox.ErrOverTotal) {
 		t.Errorf("a namespace beyond what remains: %v", err)
 	}
 	if _, err := provider.kube.CoreV1().Namespaces().Get(ctx, "ci2", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -464,16 +468,16 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, o); err != nil {
 		t.Fatal(err)
 	}
-	if !sameQuota(tenantQuota(), share) {
+	if !sandbox.SameQuota(tenantQuota(), share) {
 		t.Errorf("after a renewal the tenant quota is %s, want its share %s", fmtList(tenantQuota()), fmtList(share))
 	}
 	low := o
 	low.Sandbox.Quota = rl(map[string]string{"requests.cpu": "2"})
 	low.Given = Given{SettingQuota: true} // a renewal keeps the recorded quota unless one is given
-	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, low); !errors.Is(err, ErrBelowGranted) {
+	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, low); !errors.Is(err, sandbox.ErrBelowGranted) {
 		t.Errorf("a renewal with less CPU than granted: %v", err)
 	}
-	if !sameQuota(tenantQuota(), share) {
+	if !sandbox.SameQuota(tenantQuota(), share) {
 		t.Errorf("a refused renewal changed the tenant quota to %s", fmtList(tenantQuota()))
 	}
 	more := o
@@ -485,8 +489,8 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 	if got := tenantQuota()[corev1.ResourceRequestsCPU]; got.String() != "7500m" {
 		t.Errorf("a renewal with a total of 10 CPUs leaves %s to the tenant namespace, want 7500m", got.String())
 	}
-	if l := readLedgerOf(t, provider, "consumer"); l.total.Name(corev1.ResourceRequestsCPU, resource.DecimalSI).String() != "10" {
-		t.Errorf("the ledger's total after the renewal: %s", fmtList(l.total))
+	if l := readLedgerOf(t, provider, "consumer"); l.Total.Name(corev1.ResourceRequestsCPU, resource.DecimalSI).String() != "10" {
+		t.Errorf("the ledger's total after the renewal: %s", fmtList(l.Total))
 	}
 	// A plain renewal keeps the total it was given last (10 CPUs); the default comes back only when asked.
 	back := o
@@ -503,16 +507,16 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 	if _, err := RevokeNamespace(ctx, provider.Cluster, "consumer", "ci"); err != nil {
 		t.Fatal(err)
 	}
-	if !sameQuota(tenantQuota(), total) {
+	if !sandbox.SameQuota(tenantQuota(), total) {
 		t.Errorf("with no grant left, the tenant quota is %s, want the total", fmtList(tenantQuota()))
 	}
-	if l := readLedgerOf(t, provider, "consumer"); len(l.grants) != 0 {
-		t.Errorf("the ledger still holds %v", slices.Sorted(maps.Keys(l.grants)))
+	if l := readLedgerOf(t, provider, "consumer"); len(l.Grants) != 0 {
+		t.Errorf("the ledger still holds %v", slices.Sorted(maps.Keys(l.Grants)))
 	}
 	if _, err := Unauthenticate(ctx, consumer.Cluster, provider.Cluster, UnauthenticateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := provider.kube.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, GrantsLedgerName("consumer"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := provider.kube.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, sandbox.GrantsLedgerName("consumer"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("unauthenticate left the ledger: %v", err)
 	}
 }
@@ -525,27 +529,27 @@ func TestLedgerIsMadeUpFromExistingGrants(t *testing.T) {
 	if err := GrantNamespace(ctx, provider.Cluster, GrantNamespaceOptions{ConsumerID: "consumer", Name: "old", Quota: rl(map[string]string{"pods": "6"})}); err != nil {
 		t.Fatal(err)
 	}
-	if err := provider.kube.CoreV1().ConfigMaps(member.SystemNamespace).Delete(ctx, GrantsLedgerName("consumer"), metav1.DeleteOptions{}); err != nil {
+	if err := provider.kube.CoreV1().ConfigMaps(member.SystemNamespace).Delete(ctx, sandbox.GrantsLedgerName("consumer"), metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := readLedger(ctx, provider.Cluster, "consumer")
+	l, err := sandbox.ReadLedger(ctx, provider.Cluster, "consumer")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.cm != nil || l.total != nil || len(l.grants) != 1 || podsOf(l.grants[namespaceGrantKey("old")]) != "6" {
+	if l.Cm != nil || l.Total != nil || len(l.Grants) != 1 || podsOf(l.Grants[sandbox.NamespaceGrantKey("old")]) != "6" {
 		t.Fatalf("made up: %+v", l)
 	}
 	o := AuthenticateOptions{ConsumerID: "consumer", ProviderID: "provider", APIServer: "https://provider.example:6443", CA: testCAPEM, Expiration: time.Hour,
-		Sandbox: SandboxOptions{Quota: rl(map[string]string{"pods": "5"})}, Given: Given{SettingQuota: true}}
+		Sandbox: sandbox.Options{Quota: rl(map[string]string{"pods": "5"})}, Given: Given{SettingQuota: true}}
 	if _, err := Authenticate(ctx, consumer.Cluster, provider.Cluster, o); err != nil {
 		t.Fatalf("a renewal over grants from before the ledger: %v", err)
 	}
 	l = readLedgerOf(t, provider, "consumer")
-	if podsOf(l.total) != "5" || podsOf(l.grants[namespaceGrantKey("old")]) != "6" {
-		t.Errorf("recorded: total %s, grants %v", fmtList(l.total), l.grants)
+	if podsOf(l.Total) != "5" || podsOf(l.Grants[sandbox.NamespaceGrantKey("old")]) != "6" {
+		t.Errorf("recorded: total %s, grants %v", fmtList(l.Total), l.Grants)
 	}
-	q, _ := quotaRead(provider.Cluster, member.TenantNamespace("consumer")).Get(ctx)
-	if q.Spec.Hard.Pods().String() != "0" || quotaGeneration(q) <= 1 {
-		t.Errorf("the tenant namespace keeps pods %s (generation %d), want 0 beyond a generation the deleted ledger left", q.Spec.Hard.Pods().String(), quotaGeneration(q))
+	q, _ := sandbox.QuotaRead(provider.Cluster, member.TenantNamespace("consumer")).Get(ctx)
+	if q.Spec.Hard.Pods().String() != "0" || sandbox.QuotaGeneration(q) <= 1 {
+		t.Errorf("the tenant namespace keeps pods %s (generation %d), want 0 beyond a generation the deleted ledger left", q.Spec.Hard.Pods().String(), sandbox.QuotaGeneration(q))
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,25 +17,25 @@ import (
 
 // What the API server fills in is not a change; what anyone adds, even a field we never set, is.
 func TestPolicyComparisonIsSemantic(t *testing.T) {
-	want := sandboxPolicy("pods")
+	want := sandbox.Policy("pods")
 	served := want.DeepCopy()
 	served.Spec.FailurePolicy = nil
-	defaultMatchResources(served.Spec.MatchConstraints)
-	if !samePolicySpec(served.Spec, want.Spec) {
+	sandbox.DefaultMatchResources(served.Spec.MatchConstraints)
+	if !sandbox.SamePolicySpec(served.Spec, want.Spec) {
 		t.Error("the served defaults count as a change")
 	}
 	off := served.DeepCopy()
 	off.Spec.MatchConditions = []admissionv1.MatchCondition{{Name: "off", Expression: "false"}}
 	edited := served.DeepCopy()
 	edited.Spec.Validations[0].Expression = "true"
-	audit := sandboxPolicyBinding("pods")
+	audit := sandbox.PolicyBinding("pods")
 	audit.Spec.ValidationActions = []admissionv1.ValidationAction{admissionv1.Audit}
-	narrowed := sandboxPolicyBinding("pods")
+	narrowed := sandbox.PolicyBinding("pods")
 	narrowed.Spec.MatchResources.ObjectSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}}
-	if samePolicySpec(off.Spec, want.Spec) || samePolicySpec(edited.Spec, want.Spec) {
+	if sandbox.SamePolicySpec(off.Spec, want.Spec) || sandbox.SamePolicySpec(edited.Spec, want.Spec) {
 		t.Error("an added match condition or an edited expression is not a change")
 	}
-	if sameBindingSpec(audit.Spec, sandboxPolicyBinding("pods").Spec) || sameBindingSpec(narrowed.Spec, sandboxPolicyBinding("pods").Spec) {
+	if sandbox.SameBindingSpec(audit.Spec, sandbox.PolicyBinding("pods").Spec) || sandbox.SameBindingSpec(narrowed.Spec, sandbox.PolicyBinding("pods").Spec) {
 		t.Error("a binding that only audits, or selects fewer objects, is not a change")
 	}
 }
@@ -43,16 +45,16 @@ func TestPolicyComparisonIsSemantic(t *testing.T) {
 func TestSandboxPoliciesAreRestored(t *testing.T) {
 	consumer, provider := fakePair(t)
 	ctx := t.Context()
-	policies, bindings := provider.dyn.Resource(policyGVR), provider.dyn.Resource(policyBindingGVR)
+	policies, bindings := provider.dyn.Resource(sandbox.PolicyGVR), provider.dyn.Resource(sandbox.PolicyBindingGVR)
 	tamper := func() {
 		t.Helper()
-		if err := policies.Delete(ctx, SandboxName+"-pods", metav1.DeleteOptions{}); err != nil {
+		if err := policies.Delete(ctx, sandbox.SandboxName+"-pods", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := bindings.Delete(ctx, SandboxName+"-persistentvolumeclaims", metav1.DeleteOptions{}); err != nil {
+		if err := bindings.Delete(ctx, sandbox.SandboxName+"-persistentvolumeclaims", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		u, err := policies.Get(ctx, SandboxName+"-secrets", metav1.GetOptions{})
+		u, err := policies.Get(ctx, sandbox.SandboxName+"-secrets", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,30 +62,30 @@ func TestSandboxPoliciesAreRestored(t *testing.T) {
 		if _, err := policies.Update(ctx, u, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		role, err := provider.dyn.Resource(clusterRoleGVR).Get(ctx, member.DefaultClusterRole, metav1.GetOptions{})
+		role, err := provider.dyn.Resource(sandbox.ClusterRoleGVR).Get(ctx, member.DefaultClusterRole, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		_ = unstructured.SetNestedSlice(role.Object, []any{map[string]any{"apiGroups": []any{"*"}, "resources": []any{"*"}, "verbs": []any{"*"}}}, "rules")
-		if _, err := provider.dyn.Resource(clusterRoleGVR).Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+		if _, err := provider.dyn.Resource(sandbox.ClusterRoleGVR).Update(ctx, role, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	intact := func(step string) {
 		t.Helper()
-		for _, res := range SandboxPolicyResources {
-			u, err := policies.Get(ctx, SandboxName+"-"+res, metav1.GetOptions{})
+		for _, res := range sandbox.SandboxPolicyResources {
+			u, err := policies.Get(ctx, sandbox.SandboxName+"-"+res, metav1.GetOptions{})
 			var p admissionv1.ValidatingAdmissionPolicy
-			if err != nil || member.FromUnstructured(u, &p) != nil || !samePolicySpec(p.Spec, sandboxPolicy(res).Spec) {
+			if err != nil || member.FromUnstructured(u, &p) != nil || !sandbox.SamePolicySpec(p.Spec, sandbox.Policy(res).Spec) {
 				t.Errorf("%s: policy %s not restored (%v)", step, res, err)
 			}
-			u, err = bindings.Get(ctx, SandboxName+"-"+res, metav1.GetOptions{})
+			u, err = bindings.Get(ctx, sandbox.SandboxName+"-"+res, metav1.GetOptions{})
 			var b admissionv1.ValidatingAdmissionPolicyBinding
-			if err != nil || member.FromUnstructured(u, &b) != nil || !sameBindingSpec(b.Spec, sandboxPolicyBinding(res).Spec) {
+			if err != nil || member.FromUnstructured(u, &b) != nil || !sandbox.SameBindingSpec(b.Spec, sandbox.PolicyBinding(res).Spec) {
 				t.Errorf("%s: binding %s not restored (%v)", step, res, err)
 			}
 		}
-		role, err := provider.dyn.Resource(clusterRoleGVR).Get(ctx, member.DefaultClusterRole, metav1.GetOptions{})
+		role, err := provider.dyn.Resource(sandbox.ClusterRoleGVR).Get(ctx, member.DefaultClusterRole, metav1.GetOptions{})
 		if err != nil || !strings.Contains(fmtAny(role.Object["rules"]), "pods/exec") || strings.Contains(fmtAny(role.Object["rules"]), `"*"`) {
 			t.Errorf("%s: ClusterRole %s not restored: %v %v", step, member.DefaultClusterRole, role, err)
 		}
@@ -91,7 +93,7 @@ func TestSandboxPoliciesAreRestored(t *testing.T) {
 	writes := func() []string {
 		var out []string
 		for _, a := range provider.dyn.Actions() {
-			if r := a.GetResource().Resource; (r == policyGVR.Resource || r == policyBindingGVR.Resource || r == clusterRoleGVR.Resource) && a.GetVerb() != "get" && a.GetVerb() != "list" {
+			if r := a.GetResource().Resource; (r == sandbox.PolicyGVR.Resource || r == sandbox.PolicyBindingGVR.Resource || r == sandbox.ClusterRoleGVR.Resource) && a.GetVerb() != "get" && a.GetVerb() != "list" {
 				out = append(out, a.GetVerb()+" "+r)
 			}
 		}
@@ -100,12 +102,12 @@ func TestSandboxPoliciesAreRestored(t *testing.T) {
 
 	// init, on a fresh client (a new process).
 	tamper()
-	if _, err := Init(ctx, &member.Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now}, ""); err != nil {
+	if _, err := sandbox.Init(ctx, &member.Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now}, ""); err != nil {
 		t.Fatal(err)
 	}
 	intact("init")
 	provider.dyn.ClearActions()
-	if _, err := Init(ctx, &member.Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now}, ""); err != nil {
+	if _, err := sandbox.Init(ctx, &member.Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if w := writes(); len(w) != 0 {
@@ -131,7 +133,7 @@ func TestSandboxPoliciesAreRestored(t *testing.T) {
 	}
 	// The consumer's side reads none of them (a consumer operator may not).
 	for _, a := range consumer.dyn.Actions() {
-		if r := a.GetResource().Resource; r == policyGVR.Resource || r == policyBindingGVR.Resource {
+		if r := a.GetResource().Resource; r == sandbox.PolicyGVR.Resource || r == sandbox.PolicyBindingGVR.Resource {
 			t.Errorf("the consumer's side of authenticate sent %s %s", a.GetVerb(), r)
 		}
 	}
@@ -165,15 +167,15 @@ func TestOlderGenerationIsUpgradedSilently(t *testing.T) {
 	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := provider.dyn.Resource(policyGVR).Delete(ctx, SandboxName+"-cordon-jobs", metav1.DeleteOptions{}); err != nil {
+	if err := provider.dyn.Resource(sandbox.PolicyGVR).Delete(ctx, sandbox.SandboxName+"-cordon-jobs", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	w := &warnings{}
 	c := &member.Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now, Report: w}
-	if _, err := loadCurrent(ctx, c); err != nil {
+	if _, err := sandbox.LoadCurrent(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := provider.dyn.Resource(policyGVR).Get(ctx, SandboxName+"-cordon-jobs", metav1.GetOptions{}); err != nil {
+	if _, err := provider.dyn.Resource(sandbox.PolicyGVR).Get(ctx, sandbox.SandboxName+"-cordon-jobs", metav1.GetOptions{}); err != nil {
 		t.Errorf("the upgrade did not install the policy: %v", err)
 	}
 	if cm, _ = cms.Get(ctx, member.ClusterConfigMap, metav1.GetOptions{}); cm.Annotations[member.InstallGenAnnot] != member.InstallGeneration {
@@ -184,7 +186,7 @@ func TestOlderGenerationIsUpgradedSilently(t *testing.T) {
 	}
 	// A second issuance in the same process reads nothing again.
 	provider.dyn.ClearActions()
-	if _, err := loadCurrent(ctx, c); err != nil || len(provider.dyn.Actions()) != 0 {
+	if _, err := sandbox.LoadCurrent(ctx, c); err != nil || len(provider.dyn.Actions()) != 0 {
 		t.Errorf("a second loadCurrent: %v, %d requests", err, len(provider.dyn.Actions()))
 	}
 }

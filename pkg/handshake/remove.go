@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,7 +45,7 @@ func RemoveTenant(ctx context.Context, c *member.Cluster, consumerID string, kee
 			c.Nonces().Delete(ctx, consumerID),
 			member.IgnoreNotFound(c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Delete(ctx, sliceDecisionsName(consumerID), metav1.DeleteOptions{})),
 			// A later pairing makes the ledger up again from whatever namespaces are kept.
-			member.IgnoreNotFound(c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Delete(ctx, GrantsLedgerName(consumerID), metav1.DeleteOptions{})),
+			member.IgnoreNotFound(c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Delete(ctx, sandbox.GrantsLedgerName(consumerID), metav1.DeleteOptions{})),
 			member.IgnoreNotFound(c.Kube.CoordinationV1().Leases(member.SystemNamespace).Delete(ctx, "authenticate-"+consumerID, metav1.DeleteOptions{})),
 			member.IgnoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{},
 				metav1.ListOptions{LabelSelector: labels.SelectorFromSet(member.TenantLabels(consumerID)).String()})),
@@ -317,7 +319,7 @@ func holdsTenant(ctx context.Context, c *member.Cluster, consumerID string) (boo
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
-	return err == nil && tenantOwner(consumerID).owns(ns.Labels), err
+	return err == nil && sandbox.TenantOwner(consumerID).Owns(ns.Labels), err
 }
 
 // holdsIdentity tells whether this cluster, as a consumer, holds anything for providerID: an Identity, a

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
@@ -14,12 +16,12 @@ import (
 type RenewOptions struct {
 	APIServer     string // what the consumer's kubeconfig points at, if given
 	CA            []byte
-	ProxyURL      string         // if given
-	Expiration    time.Duration  // if given
-	MaxExpiration time.Duration  // if given
-	ClusterRole   string         // if given
-	Sandbox       SandboxOptions // what was given
-	Credential    string         // if given
+	ProxyURL      string          // if given
+	Expiration    time.Duration   // if given
+	MaxExpiration time.Duration   // if given
+	ClusterRole   string          // if given
+	Sandbox       sandbox.Options // what was given
+	Credential    string          // if given
 	KeyAlgorithm  string
 	SignerTimeout time.Duration
 	// Given names the settings given explicitly (API server, lifetime, maximum lifetime); every other
@@ -44,7 +46,11 @@ func Renew(ctx context.Context, consumer, provider *member.Cluster, o RenewOptio
 	if err := member.Parallel(
 		func() error { var err error; cSelf, err = consumer.Load(ctx); return wrapSide("consumer", err) },
 		// The provider issues: its sandbox's objects are checked with its record (see loadCurrent).
-		func() error { var err error; pSelf, err = loadCurrent(ctx, provider); return wrapSide("provider", err) },
+		func() error {
+			var err error
+			pSelf, err = sandbox.LoadCurrent(ctx, provider)
+			return wrapSide("provider", err)
+		},
 	); err != nil {
 		return nil, err
 	}

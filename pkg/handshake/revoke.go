@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	corev1 "k8s.io/api/core/v1"
 
 	authzv1 "k8s.io/api/authorization/v1"
@@ -68,7 +70,7 @@ func Revoke(ctx context.Context, c *member.Cluster, consumerID string) (Outcome,
 		return Done, nsErr
 	case tenant != nil && tenant.Status.Phase == PhaseRevoked:
 		return Already, nil
-	case tenant == nil && (own == nil || nsErr != nil || !tenantOwner(consumerID).owns(own.Labels)) && len(granted) == 0:
+	case tenant == nil && (own == nil || nsErr != nil || !sandbox.TenantOwner(consumerID).Owns(own.Labels)) && len(granted) == 0:
 		// Nothing here for this consumer: removed earlier, or never known.
 		return consumerGone(ctx, c, consumerID)
 	}
@@ -99,9 +101,9 @@ func Revoke(ctx context.Context, c *member.Cluster, consumerID string) (Outcome,
 		return Done, err
 	}
 	stop := func() error {
-		jobs := []func() error{func() error { return stopIn(ctx, c, ns, tenantOwner(consumerID)) }}
+		jobs := []func() error{func() error { return stopIn(ctx, c, ns, sandbox.TenantOwner(consumerID)) }}
 		for _, g := range granted {
-			jobs = append(jobs, func() error { return stopIn(ctx, c, g.Name, ownerOf(g.Labels)) })
+			jobs = append(jobs, func() error { return stopIn(ctx, c, g.Name, sandbox.OwnerOf(g.Labels)) })
 		}
 		return member.Parallel(jobs...)
 	}
@@ -311,10 +313,10 @@ func confirmRefused(ctx context.Context, c *member.Cluster, cut []boundUser) err
 
 // waitDenied repeats a SubjectAccessReview until it is denied.
 func waitDenied(ctx context.Context, c *member.Cluster, user string, groups []string, a authzv1.ResourceAttributes) error {
-	deadline := time.Now().Add(policyTimeout)
+	deadline := time.Now().Add(sandbox.PolicyTimeout)
 	pause := 50 * time.Millisecond
 	for {
-		allowed, err := accessReview(ctx, c, user, groups, a)
+		allowed, err := sandbox.AccessReview(ctx, c, user, groups, a)
 		if err != nil {
 			return fmt.Errorf("confirming that %s may no longer %s %s: %w", user, a.Verb, a.Resource, err)
 		}
@@ -322,7 +324,7 @@ func waitDenied(ctx context.Context, c *member.Cluster, user string, groups []st
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return &member.StillAllowedError{User: user, What: fmt.Sprintf("%s %s%s %s", a.Verb, a.Resource, nsNoteOf(a.Namespace), a.Name), After: policyTimeout}
+			return &member.StillAllowedError{User: user, What: fmt.Sprintf("%s %s%s %s", a.Verb, a.Resource, nsNoteOf(a.Namespace), a.Name), After: sandbox.PolicyTimeout}
 		}
 		select {
 		case <-ctx.Done():
@@ -338,17 +340,6 @@ func nsNoteOf(ns string) string {
 		return ""
 	}
 	return " in " + ns
-}
-
-// accessReview asks whether user, in groups, may do a.
-func accessReview(ctx context.Context, c *member.Cluster, user string, groups []string, a authzv1.ResourceAttributes) (bool, error) {
-	r, err := c.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{
-		Spec: authzv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &a},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		return false, err
-	}
-	return r.Status.Allowed, nil
 }
 
 // ourRoleBinding reads the tenant RoleBinding of a namespace: nil if there is none; an error if one of
@@ -375,7 +366,7 @@ func deleteRoleBinding(ctx context.Context, c *member.Cluster, ns, consumerID st
 }
 
 // stopIn stops what runs in a namespace created for owner; a namespace of another owner is not touched.
-func stopIn(ctx context.Context, c *member.Cluster, ns string, owner nsOwner) error {
+func stopIn(ctx context.Context, c *member.Cluster, ns string, owner sandbox.NsOwner) error {
 	live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -386,14 +377,14 @@ func stopIn(ctx context.Context, c *member.Cluster, ns string, owner nsOwner) er
 	if live.DeletionTimestamp != nil {
 		return nil // the namespace controller is already removing everything in it
 	}
-	if !owner.owns(live.Labels) {
+	if !owner.Owns(live.Labels) {
 		return fmt.Errorf("namespace %s %w for %s: nothing in it was touched", ns, member.ErrNotOurs, owner)
 	}
 	return stopTenant(ctx, c, ns)
 }
 
 // revokeNamespace takes one granted namespace's rights away and stops what runs there.
-func revokeNamespace(ctx context.Context, c *member.Cluster, ns string, owner nsOwner) error {
+func revokeNamespace(ctx context.Context, c *member.Cluster, ns string, owner sandbox.NsOwner) error {
 	live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -401,10 +392,10 @@ func revokeNamespace(ctx context.Context, c *member.Cluster, ns string, owner ns
 	if err != nil {
 		return err
 	}
-	if !owner.owns(live.Labels) {
+	if !owner.Owns(live.Labels) {
 		return fmt.Errorf("namespace %s %w for %s: left in place", ns, member.ErrNotOurs, owner)
 	}
-	if err := deleteRoleBinding(ctx, c, ns, owner.consumerID); err != nil {
+	if err := deleteRoleBinding(ctx, c, ns, owner.ConsumerID); err != nil {
 		return err
 	}
 	if live.DeletionTimestamp != nil {
@@ -428,7 +419,7 @@ func stopTenant(ctx context.Context, c *member.Cluster, ns string) error {
 	sas := c.Kube.CoreV1().ServiceAccounts(ns)
 	if err := member.IgnoreNotFound(sas.Delete(ctx, "default", metav1.DeleteOptions{})); err != nil {
 		errs = append(errs, err)
-	} else if err := c.ApplyTyped(ctx, serviceAccountGVR, ns, sandboxServiceAccount(ns)); err != nil && !apierrors.IsNotFound(err) {
+	} else if err := c.ApplyTyped(ctx, sandbox.ServiceAccountGVR, ns, sandbox.ServiceAccount(ns)); err != nil && !apierrors.IsNotFound(err) {
 		errs = append(errs, fmt.Errorf("recreating ServiceAccount %s/default: %w", ns, err))
 	}
 	return errors.Join(errs...)

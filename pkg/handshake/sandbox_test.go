@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 )
 
@@ -13,22 +15,22 @@ import (
 // without repeats, and they reach the namespace annotations the policies read and the Tenant's record.
 func TestSandboxAllowLists(t *testing.T) {
 	for _, tc := range []struct {
-		o    SandboxOptions
+		o    sandbox.Options
 		want string
 	}{
-		{SandboxOptions{StorageClasses: []string{"Fast_SSD"}}, `storage class "Fast_SSD": is not a valid name`},
-		{SandboxOptions{Tolerations: []string{"a b"}}, `toleration "a b": is not a valid taint key`},
-		{SandboxOptions{Tolerations: []string{""}}, `toleration "": is not a valid taint key`},
-		{SandboxOptions{Tolerations: []string{"node-role.kubernetes.io/control-plane"}}, "never tolerated"},
-		{SandboxOptions{Tolerations: []string{"node-role.kubernetes.io/etcd"}}, "never tolerated"},
-		{SandboxOptions{RuntimeClasses: []string{"Kata!"}}, `runtime class "Kata!": is not a valid name`},
-		{SandboxOptions{Schedulers: []string{"my_scheduler"}}, `scheduler "my_scheduler": is not a valid name`},
+		{sandbox.Options{StorageClasses: []string{"Fast_SSD"}}, `storage class "Fast_SSD": is not a valid name`},
+		{sandbox.Options{Tolerations: []string{"a b"}}, `toleration "a b": is not a valid taint key`},
+		{sandbox.Options{Tolerations: []string{""}}, `toleration "": is not a valid taint key`},
+		{sandbox.Options{Tolerations: []string{"node-role.kubernetes.io/control-plane"}}, "never tolerated"},
+		{sandbox.Options{Tolerations: []string{"node-role.kubernetes.io/etcd"}}, "never tolerated"},
+		{sandbox.Options{RuntimeClasses: []string{"Kata!"}}, `runtime class "Kata!": is not a valid name`},
+		{sandbox.Options{Schedulers: []string{"my_scheduler"}}, `scheduler "my_scheduler": is not a valid name`},
 	} {
 		if _, err := tc.o.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: err = %v, want %q", tc.o, err, tc.want)
 		}
 	}
-	o, err := SandboxOptions{StorageClasses: []string{"slow", "fast", "slow"}, Tolerations: []string{"example.com/gpu", "CriticalAddonsOnly"},
+	o, err := sandbox.Options{StorageClasses: []string{"slow", "fast", "slow"}, Tolerations: []string{"example.com/gpu", "CriticalAddonsOnly"},
 		RuntimeClasses: []string{"gvisor"}, Schedulers: []string{"batch"}}.Validate()
 	if err != nil {
 		t.Fatal(err)
@@ -36,22 +38,22 @@ func TestSandboxAllowLists(t *testing.T) {
 	if !slices.Equal(o.StorageClasses, []string{"fast", "slow"}) || !slices.Equal(o.Tolerations, []string{"CriticalAddonsOnly", "example.com/gpu"}) {
 		t.Errorf("lists not sorted and deduplicated: %+v", o)
 	}
-	want := map[string]string{AnnotationPriorityClasses: "", AnnotationStorageClasses: "fast,slow", AnnotationTolerations: "CriticalAddonsOnly,example.com/gpu",
-		AnnotationRuntimeClasses: "gvisor", AnnotationSchedulers: "batch"}
-	if got := o.annotations(); !equalMaps(got, want) {
+	want := map[string]string{sandbox.AnnotationPriorityClasses: "", sandbox.AnnotationStorageClasses: "fast,slow", sandbox.AnnotationTolerations: "CriticalAddonsOnly,example.com/gpu",
+		sandbox.AnnotationRuntimeClasses: "gvisor", sandbox.AnnotationSchedulers: "batch"}
+	if got := o.Annotations(); !equalMaps(got, want) {
 		t.Errorf("annotations %v, want %v", got, want)
 	}
 	// Defaults: every list empty, and every annotation still set, so a re-issuance takes choices away.
-	d, _ := SandboxOptions{}.Validate()
-	for k, v := range d.annotations() {
+	d, _ := sandbox.Options{}.Validate()
+	for k, v := range d.Annotations() {
 		if v != "" {
 			t.Errorf("default annotation %s = %q", k, v)
 		}
 	}
-	if len(d.annotations()) != 5 {
-		t.Errorf("default annotations %v", d.annotations())
+	if len(d.Annotations()) != 5 {
+		t.Errorf("default annotations %v", d.Annotations())
 	}
-	back, err := sandboxFromStatus(o.Status())
+	back, err := sandbox.FromStatus(o.Status())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,9 +80,9 @@ func equalMaps(a, b map[string]string) bool {
 func TestSandboxPolicyObjects(t *testing.T) {
 	tenantOnly := []string{"finalizers", "workloads", "statefulsets", "cronjobs", "volumeclaims", "cordon", "cordon-scale", "cordon-jobs", "cordon-cronjobs"}
 	uses := regexp.MustCompile(`variables\.([a-zA-Z]+)`)
-	for _, res := range SandboxPolicyResources {
-		p, b := sandboxPolicy(res), sandboxPolicyBinding(res)
-		if p.Name != SandboxName+"-"+res || b.Name != p.Name || b.Spec.PolicyName != p.Name {
+	for _, res := range sandbox.SandboxPolicyResources {
+		p, b := sandbox.Policy(res), sandbox.PolicyBinding(res)
+		if p.Name != sandbox.SandboxName+"-"+res || b.Name != p.Name || b.Spec.PolicyName != p.Name {
 			t.Errorf("%s: policy %s, binding %s for %s", res, p.Name, b.Name, b.Spec.PolicyName)
 		}
 		if len(p.Spec.Validations) == 0 || p.Spec.FailurePolicy == nil || *p.Spec.FailurePolicy != admissionv1.Fail {
@@ -90,7 +92,7 @@ func TestSandboxPolicyObjects(t *testing.T) {
 			t.Errorf("%s: tenant-only %v, want %v", res, tenant, !tenant)
 		}
 		sel := b.Spec.MatchResources.NamespaceSelector.MatchLabels
-		if sel[LabelSandbox] != "true" || (sel[LabelCordoned] == "true") != strings.HasPrefix(res, "cordon") {
+		if sel[sandbox.LabelSandbox] != "true" || (sel[sandbox.LabelCordoned] == "true") != strings.HasPrefix(res, "cordon") {
 			t.Errorf("%s: binding selects %v", res, sel)
 		}
 		declared := map[string]bool{}
@@ -109,31 +111,31 @@ func TestSandboxPolicyObjects(t *testing.T) {
 		}
 	}
 	// The pods policy reads every allowed list from the namespace, and always refuses the control plane's taints.
-	pods := sandboxPolicy("pods")
+	pods := sandbox.Policy("pods")
 	all := fmtAny(pods.Spec)
-	for _, k := range []string{AnnotationPriorityClasses, AnnotationTolerations, AnnotationRuntimeClasses, AnnotationSchedulers, AnnotationStorageClasses} {
+	for _, k := range []string{sandbox.AnnotationPriorityClasses, sandbox.AnnotationTolerations, sandbox.AnnotationRuntimeClasses, sandbox.AnnotationSchedulers, sandbox.AnnotationStorageClasses} {
 		if !strings.Contains(all, k) {
 			t.Errorf("the pods policy does not read %s", k)
 		}
 	}
-	for _, k := range append(slices.Clone(ControlPlaneTaints), DefaultTolerations...) {
+	for _, k := range append(slices.Clone(sandbox.ControlPlaneTaints), sandbox.DefaultTolerations...) {
 		if !strings.Contains(all, "'"+k+"'") {
 			t.Errorf("the pods policy does not name %s", k)
 		}
 	}
 	// Claims are checked for everyone at creation; a tenant may not set volumeName later.
-	if c := sandboxPolicy("persistentvolumeclaims"); len(c.Spec.MatchConditions) != 0 || !strings.Contains(fmtAny(c.Spec.Validations), "volumeName") ||
+	if c := sandbox.Policy("persistentvolumeclaims"); len(c.Spec.MatchConditions) != 0 || !strings.Contains(fmtAny(c.Spec.Validations), "volumeName") ||
 		!strings.Contains(fmtAny(c.Spec.Validations), "dataSourceRef.namespace") || !strings.Contains(fmtAny(c.Spec.Validations), "storageClassName") {
 		t.Errorf("persistentvolumeclaims policy: %s", fmtAny(c.Spec))
 	}
-	if v := sandboxPolicy("volumeclaims"); !strings.Contains(v.Spec.Validations[0].Expression, "oldObject.spec.volumeName") {
+	if v := sandbox.Policy("volumeclaims"); !strings.Contains(v.Spec.Validations[0].Expression, "oldObject.spec.volumeName") {
 		t.Errorf("volumeclaims policy: %s", fmtAny(v.Spec))
 	}
 	// A cordoned tenant may not raise parallelism nor resume a Job or a CronJob.
-	if j := fmtAny(sandboxPolicy("cordon-jobs").Spec); !strings.Contains(j, "parallelism") || !strings.Contains(j, "suspend") {
+	if j := fmtAny(sandbox.Policy("cordon-jobs").Spec); !strings.Contains(j, "parallelism") || !strings.Contains(j, "suspend") {
 		t.Errorf("cordon-jobs policy: %s", j)
 	}
-	if c := sandboxPolicy("cordon-cronjobs"); !slices.Equal(c.Spec.MatchConstraints.ResourceRules[0].Resources, []string{"cronjobs"}) ||
+	if c := sandbox.Policy("cordon-cronjobs"); !slices.Equal(c.Spec.MatchConstraints.ResourceRules[0].Resources, []string{"cronjobs"}) ||
 		!strings.Contains(fmtAny(c.Spec), "suspend") {
 		t.Errorf("cordon-cronjobs policy: %s", fmtAny(c.Spec))
 	}

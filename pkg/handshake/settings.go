@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -84,7 +86,7 @@ func keepRecorded(o IssueOptions, rec *v1alpha1.Tenant) (IssueOptions, []Change,
 			changes = append(changes, Change{Setting: setting, Old: old, New: now, Widens: widens})
 		}
 	}
-	recSB, err := sandboxFromStatus(st.Sandbox)
+	recSB, err := sandbox.FromStatus(st.Sandbox)
 	if err != nil {
 		return o, nil, fmt.Errorf("the sandbox recorded in Tenant %s/%s: %w", rec.Namespace, rec.Name, err)
 	}
@@ -159,7 +161,7 @@ func keepRecorded(o IssueOptions, rec *v1alpha1.Tenant) (IssueOptions, []Change,
 				widens = true
 			}
 		}
-		note(l.setting, FormatResourceList(formatResources(*l.rec)), FormatResourceList(formatResources(merged)), widens)
+		note(l.setting, sandbox.FormatResourceList(sandbox.FormatResources(*l.rec)), sandbox.FormatResourceList(sandbox.FormatResources(merged)), widens)
 	}
 	for _, l := range []struct {
 		setting string
@@ -176,7 +178,7 @@ func keepRecorded(o IssueOptions, rec *v1alpha1.Tenant) (IssueOptions, []Change,
 		if kept(l.setting) {
 			*l.now = slices.Clone(l.rec)
 		}
-		recList, nowList := sortedSet(l.rec), sortedSet(*l.now)
+		recList, nowList := sandbox.SortedSet(l.rec), sandbox.SortedSet(*l.now)
 		widens := slices.ContainsFunc(nowList, func(v string) bool { return !slices.Contains(recList, v) }) ||
 			(l.anyWhen && len(nowList) == 0 && len(recList) > 0)
 		note(l.setting, strings.Join(recList, ","), strings.Join(nowList, ","), widens)
@@ -205,7 +207,7 @@ func reportChanges(r member.Reporter, changes []Change) {
 	}
 }
 
-func levelRank(level string) int { return slices.Index(PodSecurityLevels, level) }
+func levelRank(level string) int { return slices.Index(sandbox.PodSecurityLevels, level) }
 
 func orCert(mode string) string {
 	if mode == "" {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
@@ -17,7 +19,7 @@ func recordedTenant() *v1alpha1.Tenant {
 	return &v1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: member.TenantNamespace("c")}, Status: v1alpha1.TenantStatus{
 		User: "u", ClusterRole: "viewer-x", Credential: v1alpha1.CredentialToken, APIServer: "https://localhost:6443", CA: []byte("ca"),
 		Lifetime: &metav1.Duration{Duration: 48 * time.Hour}, MaxLifetime: &metav1.Duration{Duration: 72 * time.Hour},
-		Sandbox: &v1alpha1.SandboxStatus{PodSecurity: PodSecurityRestricted, Quota: map[string]string{"pods": "20", "requests.cpu": "4"},
+		Sandbox: &v1alpha1.SandboxStatus{PodSecurity: sandbox.PodSecurityRestricted, Quota: map[string]string{"pods": "20", "requests.cpu": "4"},
 			DefaultLimits: map[string]string{"cpu": "300m", "memory": "256Mi"}, DefaultRequests: map[string]string{"cpu": "100m"},
 			Tolerations: []string{"dedicated"}},
 	}}
@@ -38,7 +40,7 @@ func TestKeepRecordedKeepsEverything(t *testing.T) {
 		t.Errorf("kept %+v", got)
 	}
 	if lim := got.Sandbox.DefaultLimits["cpu"]; lim.String() != "300m" || !slices.Equal(got.Sandbox.Tolerations, []string{"dedicated"}) ||
-		got.Sandbox.PodSecurity != PodSecurityRestricted {
+		got.Sandbox.PodSecurity != sandbox.PodSecurityRestricted {
 		t.Errorf("kept sandbox %+v", got.Sandbox)
 	}
 }
@@ -46,7 +48,7 @@ func TestKeepRecordedKeepsEverything(t *testing.T) {
 // A setting given changes that one setting; widenings say so.
 func TestKeepRecordedChangesWhatIsGiven(t *testing.T) {
 	o := IssueOptions{APIServer: "https://127.0.0.1:6443", Expiration: 30 * 24 * time.Hour, ClusterRole: member.DefaultClusterRole,
-		Sandbox: SandboxOptions{PodSecurity: PodSecurityBaseline, DefaultLimits: mustResources(map[string]string{"cpu": "1"})},
+		Sandbox: sandbox.Options{PodSecurity: sandbox.PodSecurityBaseline, DefaultLimits: sandbox.MustResources(map[string]string{"cpu": "1"})},
 		Given:   Given{SettingLifetime: true, SettingRole: true, SettingPodSecurity: true, SettingDefaultLimits: true}}
 	got, changes, err := keepRecorded(o, recordedTenant())
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -96,7 +98,7 @@ func ParseSliceQuantities(field string, m map[string]string) (corev1.ResourceLis
 // the slice resources themselves (cpu is bounded as cpu, which sets requests.cpu and limits.cpu).
 func ClassQuotaResources() []string {
 	var out []string
-	for name := range DefaultGrantQuota() {
+	for name := range sandbox.DefaultGrantQuota() {
 		if !slices.Contains(sliceQuotaKeys(), name) {
 			out = append(out, string(name))
 		}
@@ -180,10 +182,10 @@ func ValidateSliceClass(name string, s v1alpha1.ResourceSliceClassSpec) (*sliceC
 		cls.clusterRole = member.DefaultClusterRole
 	}
 	if cls.podSecurity == "" {
-		cls.podSecurity = PodSecurityRestricted
+		cls.podSecurity = sandbox.PodSecurityRestricted
 	}
-	if !slices.Contains(PodSecurityLevels, cls.podSecurity) {
-		return nil, fmt.Errorf("podSecurity %q: must be one of %s", member.Truncate(cls.podSecurity), strings.Join(PodSecurityLevels, ", "))
+	if !slices.Contains(sandbox.PodSecurityLevels, cls.podSecurity) {
+		return nil, fmt.Errorf("podSecurity %q: must be one of %s", member.Truncate(cls.podSecurity), strings.Join(sandbox.PodSecurityLevels, ", "))
 	}
 	return cls, nil
 }
@@ -263,7 +265,7 @@ func sliceQuotaKey(name string) corev1.ResourceName {
 // class's maximum; a slice resource not asked for gets the allowance too. Stored pods may be twice its pods
 // (a finished Job's pods stay until the Job goes), unless the class bounds count/pods lower.
 func sliceQuota(granted corev1.ResourceList, cls *sliceClass) corev1.ResourceList {
-	quota := DefaultGrantQuota()
+	quota := sandbox.DefaultGrantQuota()
 	capped := func(q resource.Quantity, maxName corev1.ResourceName) resource.Quantity {
 		if mx, ok := cls.max[maxName]; ok && q.Cmp(mx) > 0 {
 			return mx.DeepCopy()
@@ -277,7 +279,7 @@ func sliceQuota(granted corev1.ResourceList, cls *sliceClass) corev1.ResourceLis
 		key := sliceQuotaKey(name)
 		q, asked := granted[corev1.ResourceName(name)]
 		if !asked {
-			q = capped(DefaultGrantQuota()[key], corev1.ResourceName(name))
+			q = capped(sandbox.DefaultGrantQuota()[key], corev1.ResourceName(name))
 		}
 		quota[key] = q
 		if name == SliceCPU || name == SliceMemory {
@@ -294,9 +296,9 @@ func sliceQuota(granted corev1.ResourceList, cls *sliceClass) corev1.ResourceLis
 
 // sliceSandbox is the sandbox of a slice's namespace: sliceQuota as its quota, which reserveGrant then
 // completes with the rest of the tenant's total; container defaults are no larger than the grant.
-func sliceSandbox(granted corev1.ResourceList, cls *sliceClass) (SandboxOptions, error) {
+func sliceSandbox(granted corev1.ResourceList, cls *sliceClass) (sandbox.Options, error) {
 	quota := sliceQuota(granted, cls)
-	reqs, lims := DefaultContainerRequests(), DefaultContainerLimits()
+	reqs, lims := sandbox.DefaultContainerRequests(), sandbox.DefaultContainerLimits()
 	for _, name := range []corev1.ResourceName{SliceCPU, SliceMemory} {
 		q := quota[sliceQuotaKey(string(name))]
 		if q.Cmp(lims[name]) < 0 {
@@ -306,7 +308,7 @@ func sliceSandbox(granted corev1.ResourceList, cls *sliceClass) (SandboxOptions,
 			reqs[name] = q
 		}
 	}
-	sb, err := SandboxOptions{PodSecurity: cls.podSecurity, Quota: quota, DefaultRequests: reqs, DefaultLimits: lims}.Validate()
+	sb, err := sandbox.Options{PodSecurity: cls.podSecurity, Quota: quota, DefaultRequests: reqs, DefaultLimits: lims}.Validate()
 	sb.Quota = quota // Validate puts the tenant's defaults under what is missing; a slice has only its own
 	return sb, err
 }
@@ -343,7 +345,7 @@ func ApplySliceClass(ctx context.Context, c *member.Cluster, o SliceClassOptions
 	if err != nil {
 		return nil, err
 	}
-	if _, err := initialize(ctx, c, "", false); err != nil { // accepting a slice checks the sandbox's objects
+	if _, err := sandbox.Initialize(ctx, c, "", false); err != nil { // accepting a slice checks the sandbox's objects
 		return nil, err
 	}
 	obj := &v1alpha1.ResourceSliceClass{

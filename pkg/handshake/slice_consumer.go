@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -467,12 +469,12 @@ func grantSeenBy(ctx context.Context, c *member.Cluster, kc []byte, ns string) (
 	if err != nil {
 		return nil, err
 	}
-	u, err := as.Dynamic.Resource(resourceQuotaGVR).Namespace(ns).Get(ctx, SandboxName, metav1.GetOptions{})
+	u, err := as.Dynamic.Resource(sandbox.ResourceQuotaGVR).Namespace(ns).Get(ctx, sandbox.SandboxName, metav1.GetOptions{})
 	if apierrors.IsForbidden(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("the slice's credential cannot read ResourceQuota %s/%s: %w", ns, SandboxName, err)
+		return nil, fmt.Errorf("the slice's credential cannot read ResourceQuota %s/%s: %w", ns, sandbox.SandboxName, err)
 	}
 	q := &corev1.ResourceQuota{}
 	if err := member.FromUnstructured(u, q); err != nil {

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -106,7 +108,7 @@ func ValidateSliceRequest(s *v1alpha1.ResourceSlice, consumerID, providerID, nam
 // bound to the slice's user there, and the grant is recorded in the slice's status, which the consumer
 // reads. Re-running it for a request already granted returns the grant.
 func AcceptSlice(ctx context.Context, c *member.Cluster, o AcceptSliceOptions) (*v1alpha1.ResourceSlice, error) {
-	self, err := loadCurrent(ctx, c)
+	self, err := sandbox.LoadCurrent(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -236,25 +238,25 @@ func AcceptSlice(ctx context.Context, c *member.Cluster, o AcceptSliceOptions) (
 	if mode == "" {
 		mode = credential.CredentialCertificate
 	}
-	owner := nsOwner{consumerID: o.ConsumerID, kind: member.KindSlice, slice: o.Name}
+	owner := sandbox.NsOwner{ConsumerID: o.ConsumerID, Kind: member.KindSlice, Slice: o.Name}
 	// The slice's share of the consumer's total (and its place among the consumer's slices) is held in the
 	// ledger before anything of it exists; the tenant namespace gives that share up while the certificate
 	// is issued, and before the slice's namespace gets its quota.
-	total, err := recordedTotal(tenant)
+	total, err := sandbox.RecordedTotal(tenant)
 	if err != nil {
 		return nil, err
 	}
-	held, err := reserveGrant(ctx, c, o.ConsumerID, sliceGrantKey(o.Name), fmt.Sprintf("resource slice %q", o.Name), sb.Quota, total)
+	held, err := sandbox.ReserveGrant(ctx, c, o.ConsumerID, sandbox.SliceGrantKey(o.Name), fmt.Sprintf("resource slice %q", o.Name), sb.Quota, total)
 	if err != nil {
 		return nil, err
 	}
-	sb.Quota = held.want
-	shrunk := member.Background(func() error { return shrinkTenant(ctx, c, held) })
+	sb.Quota = held.Want
+	shrunk := member.Background(func() error { return sandbox.ShrinkTenant(ctx, c, held) })
 	grantedOK := false
 	defer func() {
 		if !grantedOK {
 			_ = shrunk()
-			cancelGrant(ctx, c, held, ns, owner)
+			sandbox.CancelGrant(ctx, c, held, ns, owner)
 		}
 	}()
 	if kept {
@@ -268,7 +270,7 @@ func AcceptSlice(ctx context.Context, c *member.Cluster, o AcceptSliceOptions) (
 		if err := member.Parallel(func() error {
 			req, err = credential.CreateCSR(ctx, c, o.ConsumerID, csrLabels, slice.Spec.CSR, o.Expiration)
 			return err
-		}, func() error { return checkOwnNamespace(ctx, c, ns, owner) }); err != nil {
+		}, func() error { return sandbox.CheckOwnNamespace(ctx, c, ns, owner) }); err != nil {
 			if req != nil {
 				credential.DeleteCSR(ctx, c, req)
 			}
@@ -307,12 +309,12 @@ func AcceptSlice(ctx context.Context, c *member.Cluster, o AcceptSliceOptions) (
 	if err := shrunk(); err != nil {
 		return nil, err
 	}
-	if err := member.Step(r, "Building the slice's sandbox "+ns, "Sandbox "+ns+" ready (quota "+FormatResourceList(sliceGrant(sb.Quota))+", Pod Security "+cls.podSecurity+")", func() error {
-		return ensureSandbox(ctx, c, ns, owner, sb)
+	if err := member.Step(r, "Building the slice's sandbox "+ns, "Sandbox "+ns+" ready (quota "+sandbox.FormatResourceList(sliceGrant(sb.Quota))+", Pod Security "+cls.podSecurity+")", func() error {
+		return sandbox.EnsureSandbox(ctx, c, ns, owner, sb)
 	}); err != nil {
 		return nil, err
 	}
-	if err := settleGrant(ctx, c, held); err != nil {
+	if err := sandbox.SettleGrant(ctx, c, held); err != nil {
 		return nil, err
 	}
 	credKind := v1alpha1.CredentialCertificate
@@ -342,7 +344,7 @@ func AcceptSlice(ctx context.Context, c *member.Cluster, o AcceptSliceOptions) (
 		// on the namespace, which no namespaced role lets a tenant change.
 		keyPatch := []byte(`{"metadata":{"annotations":{"` + annotationKeyUser + `":"` + keyUser + `"}}}`)
 		if err := member.Parallel(
-			func() error { return bindRole(ctx, c, ns, user, cls.clusterRole, o.ConsumerID) },
+			func() error { return sandbox.BindRole(ctx, c, ns, user, cls.clusterRole, o.ConsumerID) },
 			func() error {
 				_, err := c.Kube.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, keyPatch, metav1.PatchOptions{FieldManager: member.FieldManager})
 				return err
@@ -372,7 +374,7 @@ func AcceptSlice(ctx context.Context, c *member.Cluster, o AcceptSliceOptions) (
 	if err := applySliceStatus(ctx, c, tns, o.Name, st); err != nil {
 		return nil, fmt.Errorf("recording the grant in ResourceSlice %s/%s: %w", tns, o.Name, err)
 	}
-	audit(ctx, c, tenantObject(o.ConsumerID), EventGranted, "resource slice "+o.Name+" granted ("+FormatResourceList(st.Granted)+", "+credKind+") in "+ns,
+	audit(ctx, c, tenantObject(o.ConsumerID), EventGranted, "resource slice "+o.Name+" granted ("+sandbox.FormatResourceList(st.Granted)+", "+credKind+") in "+ns,
 		&Credential{User: user, NotAfter: notAfter})
 	if deniedName && !o.RequireAutoAccept {
 		if err := forgetSliceDecision(ctx, c, o.ConsumerID, deniedNameKey(o.Name)); err != nil {
@@ -409,10 +411,6 @@ func storeSliceToken(ctx context.Context, c *member.Cluster, consumerID, slice, 
 	}
 	return nil
 }
-
-// MaxSlicesPerConsumer bounds the slices one consumer holds on a provider, whatever happens to its
-// requests (which the tenant may withdraw after they are granted); the ledger counts them (quota.go).
-const MaxSlicesPerConsumer = 10
 
 // storeSliceRequest creates or replaces the consumer's request in its tenant namespace.
 func storeSliceRequest(ctx context.Context, c *member.Cluster, rs interface {
@@ -620,13 +618,13 @@ func ConsumerSlices(ctx context.Context, c *member.Cluster, providerID string) (
 // touched. It succeeds when there is nothing left to remove.
 func DeleteSliceProvider(ctx context.Context, c *member.Cluster, consumerID, name string) error {
 	ns := member.SliceNamespace(consumerID, name)
-	owner := nsOwner{consumerID: consumerID, kind: member.KindSlice, slice: name}
+	owner := sandbox.NsOwner{ConsumerID: consumerID, Kind: member.KindSlice, Slice: name}
 	return member.Step(c.Reporter(), "Revoking and removing resource slice "+name+" of "+consumerID, "Resource slice "+name+" of "+consumerID+" revoked and removed (binding, workloads, namespace "+ns+", request)", func() error {
 		// The user bound there is never granted again, whatever the tenant re-submits.
 		// The key's user is on the namespace (a token's slice binds another user); before it was
 		// recorded there, the RoleBinding's certificate user was that user.
 		keyUser, granted := "", false
-		if live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil && owner.owns(live.Labels) {
+		if live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil && owner.Owns(live.Labels) {
 			keyUser, granted = live.Annotations[annotationKeyUser], live.DeletionTimestamp == nil
 		} else if err != nil && !apierrors.IsNotFound(err) {
 			return err
@@ -663,7 +661,7 @@ func DeleteSliceProvider(ctx context.Context, c *member.Cluster, consumerID, nam
 				if err := deleteNamespace(ctx, c, ns, consumerID); err != nil {
 					return err
 				}
-				return releaseGrant(ctx, c, consumerID, sliceGrantKey(name))
+				return sandbox.ReleaseGrant(ctx, c, consumerID, sandbox.SliceGrantKey(name))
 			},
 			func() error {
 				return member.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{}))
@@ -718,7 +716,7 @@ func HasSliceNamespace(ctx context.Context, c *member.Cluster, consumerID, name 
 	if err != nil {
 		return false, err
 	}
-	return nsOwner{consumerID: consumerID, kind: member.KindSlice, slice: name}.owns(ns.Labels), nil
+	return sandbox.NsOwner{ConsumerID: consumerID, Kind: member.KindSlice, Slice: name}.Owns(ns.Labels), nil
 }
 
 // A provider's decisions on a consumer's slices live where only the provider writes: a ConfigMap of

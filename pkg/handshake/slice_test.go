@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -62,7 +64,7 @@ func TestSliceFlowOnFakes(t *testing.T) {
 		t.Errorf("granted %v, want %v (cpu clamped to the class maximum, pods never over it)", granted.Status.Granted, want)
 	}
 	ns := member.SliceNamespace("consumer", "batch")
-	u, err := provider.dyn.Resource(resourceQuotaGVR).Namespace(ns).Get(t.Context(), SandboxName, metav1.GetOptions{})
+	u, err := provider.dyn.Resource(sandbox.ResourceQuotaGVR).Namespace(ns).Get(t.Context(), sandbox.SandboxName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("slice quota: %v", err)
 	}
@@ -114,7 +116,7 @@ func TestSliceFlowOnFakes(t *testing.T) {
 func TestForgedSlicesGrantNothing(t *testing.T) {
 	consumer, provider := pairedFakes(t)
 	other := newFakeCluster(t)
-	if _, err := Init(t.Context(), other.Cluster, "consumer"); err != nil { // same ID, another handshake key
+	if _, err := sandbox.Init(t.Context(), other.Cluster, "consumer"); err != nil { // same ID, another handshake key
 		t.Fatal(err)
 	}
 	other.kube.Tracker().Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: member.KubeconfigSecretName("provider"), Namespace: member.SystemNamespace}}) //nolint:errcheck // a fresh tracker
@@ -288,7 +290,7 @@ func TestSliceDecisionsHold(t *testing.T) {
 	via, _ := ViaPairing(t.Context(), consumer.Cluster, "provider")
 	for _, cls := range []SliceClassOptions{
 		{Name: "small", Spec: v1alpha1.ResourceSliceClassSpec{Max: map[string]string{"cpu": "2"}, AutoAccept: true}},
-		{Name: "big", Spec: v1alpha1.ResourceSliceClassSpec{PodSecurity: PodSecurityPrivileged}},
+		{Name: "big", Spec: v1alpha1.ResourceSliceClassSpec{PodSecurity: sandbox.PodSecurityPrivileged}},
 	} {
 		if _, err := ApplySliceClass(t.Context(), provider.Cluster, cls); err != nil {
 			t.Fatal(err)

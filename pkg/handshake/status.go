@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	authv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -339,7 +341,7 @@ func checkOne(ctx context.Context, c *member.Cluster, s *CredentialState, kc []b
 		return failedCheck(rerr)
 	case !review.Status.Allowed:
 		return &CredentialCheck{State: CheckRevoked, User: s.User, Error: fmt.Sprintf("authenticates, but may not create pods in %s: authorized for nothing it was issued for", s.Namespace)}
-	case perr != nil && strings.Contains(perr.Error(), SandboxName+"-cordon"):
+	case perr != nil && strings.Contains(perr.Error(), sandbox.SandboxName+"-cordon"):
 		return &CredentialCheck{State: CheckCordoned, User: s.User, Error: "the provider cordoned this consumer: it may not start new workloads"}
 	}
 	return &CredentialCheck{OK: true, State: CheckOK, User: s.User}
@@ -458,7 +460,7 @@ func leftoverStates(ctx context.Context, c *member.Cluster) ([]CredentialState, 
 	}
 	if sandboxes != nil {
 		for _, ns := range sandboxes.Items {
-			if ownerOf(ns.Labels).kind != member.KindTenant || ns.Name != member.TenantNamespace(ns.Labels[member.LabelRemoteClusterID]) {
+			if sandbox.OwnerOf(ns.Labels).Kind != member.KindTenant || ns.Name != member.TenantNamespace(ns.Labels[member.LabelRemoteClusterID]) {
 				continue
 			}
 			since := ns.CreationTimestamp.Time
@@ -498,9 +500,9 @@ func tenantSettings(t *v1alpha1.Tenant) map[string]string {
 	}
 	if sb := st.Sandbox; sb != nil {
 		m[SettingPodSecurity] = sb.PodSecurity
-		m[SettingQuota] = FormatResourceList(sb.Quota)
-		m[SettingDefaultRequests] = FormatResourceList(sb.DefaultRequests)
-		m[SettingDefaultLimits] = FormatResourceList(sb.DefaultLimits)
+		m[SettingQuota] = sandbox.FormatResourceList(sb.Quota)
+		m[SettingDefaultRequests] = sandbox.FormatResourceList(sb.DefaultRequests)
+		m[SettingDefaultLimits] = sandbox.FormatResourceList(sb.DefaultLimits)
 		for k, l := range map[string][]string{SettingPriorityClasses: sb.PriorityClasses, SettingStorageClasses: sb.StorageClasses,
 			SettingTolerations: sb.Tolerations, SettingRuntimeClasses: sb.RuntimeClasses, SettingSchedulers: sb.Schedulers} {
 			m[k] = strings.Join(l, ",")

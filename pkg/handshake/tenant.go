@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,7 +52,7 @@ func generateTenant(ctx context.Context, c *member.Cluster, o TenantOptions, hol
 		return nil, nil, fmt.Errorf("provider cluster ID %q: %w", o.ProviderID, member.ErrOwnID)
 	}
 	// The consumer's side issues nothing: its own sandbox objects are not this step's concern.
-	self, created, err := initializeAs(ctx, c, o.ConsumerID, false)
+	self, created, err := sandbox.InitializeAs(ctx, c, o.ConsumerID, false)
 	var conflict *member.IDConflictError
 	if errors.As(err, &conflict) {
 		conflict.Side = "consumer"

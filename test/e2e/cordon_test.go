@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -15,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -52,7 +53,7 @@ func TestCordonAndDrain(t *testing.T) {
 	}
 	for _, ns := range []string{tenantNS, member.SliceNamespace("consumer", "cordon-s1")} {
 		live, err := admin.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		if err != nil || live.Labels[handshake.LabelCordoned] != "true" {
+		if err != nil || live.Labels[sandbox.LabelCordoned] != "true" {
 			t.Errorf("namespace %s after cordon: %v %v", ns, live.Labels, err)
 		}
 	}

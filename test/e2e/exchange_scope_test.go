@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -191,7 +193,7 @@ func TestExchangeScopeBoundsAClusterAdminTarget(t *testing.T) {
 		for _, s := range statusOf(t, mustOn(t, c, "status", "-o", "json")).Credentials {
 			if s.Kind == handshake.KindExchange && s.Target == "alice" {
 				found = true
-				if s.Mode != handshake.ModeConstrained {
+				if s.Mode != sandbox.ModeConstrained {
 					t.Errorf("%s status: mode %q", c.Name, s.Mode)
 				}
 			}
@@ -542,7 +544,7 @@ func TestExchangeWithoutConstrainedImpersonation(t *testing.T) {
 	// A target with a namespaced share: issued, bounded by the target's rights, and warned.
 	carol := strings.TrimSpace(mustOn(t, consumer, "request", "exchange", "--remote-cluster-id", "legacy", "--for-user", "carol").stdout)
 	r = onLegacy("allow", "exchange", carol, "--remote-cluster-id", "consumer", "--allow-unconstrained")
-	if r.code != 0 || !strings.Contains(r.stdout, handshake.ModeUnconstrained) || !strings.Contains(r.stderr, "WARNING") || !strings.Contains(r.stderr, "may do everything carol") {
+	if r.code != 0 || !strings.Contains(r.stdout, sandbox.ModeUnconstrained) || !strings.Contains(r.stderr, "WARNING") || !strings.Contains(r.stderr, "may do everything carol") {
 		t.Errorf("the legacy grant of carol: %s", r)
 	}
 	kc := writeFile(t, "carol.kubeconfig", mustOn(t, consumer, "get", "kubeconfig", "--remote-cluster-id", "legacy", "--for-user", "carol").stdout)
@@ -558,7 +560,7 @@ func TestExchangeWithoutConstrainedImpersonation(t *testing.T) {
 			modes = append(modes, s.Mode)
 		}
 	}
-	if !slices.Equal(modes, []string{handshake.ModeUnconstrained}) {
+	if !slices.Equal(modes, []string{sandbox.ModeUnconstrained}) {
 		t.Errorf("legacy status modes %v", modes)
 	}
 	// Both overrides: issued, with both warnings.

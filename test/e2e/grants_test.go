@@ -30,6 +30,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -290,7 +292,7 @@ func checkGranted(t *testing.T, s *v1alpha1.ResourceSlice, name, class string, g
 	if !strings.HasPrefix(st.User, member.UserPrefix+"consumer:slice-"+name+":") || len(st.Certificate) == 0 || st.NotAfter == nil {
 		t.Errorf("slice %s: user %q, certificate %d bytes, notAfter %v", name, st.User, len(st.Certificate), st.NotAfter)
 	}
-	if st.ClusterRole != member.DefaultClusterRole || st.PodSecurity != handshake.PodSecurityRestricted {
+	if st.ClusterRole != member.DefaultClusterRole || st.PodSecurity != sandbox.PodSecurityRestricted {
 		t.Errorf("slice %s: cluster role %q, pod security %q", name, st.ClusterRole, st.PodSecurity)
 	}
 }
@@ -426,7 +428,7 @@ func TestSliceGrantsConfineEachIdentity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkPSA(t, n, handshake.PodSecurityRestricted)
+		checkPSA(t, n, sandbox.PodSecurityRestricted)
 		if n.Labels[member.LabelNamespaceKind] != member.KindSlice || n.Labels[member.LabelRemoteClusterID] != "consumer" {
 			t.Errorf("namespace %s labels %v: want kind slice of consumer", ns, n.Labels)
 		}
@@ -1059,7 +1061,7 @@ func TestExtraNamespaceFollowsThePairing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkPSA(t, ns, handshake.PodSecurityRestricted)
+	checkPSA(t, ns, sandbox.PodSecurityRestricted)
 	if ns.Labels[member.LabelNamespaceKind] != member.KindExtra || ns.Labels[member.LabelRemoteClusterID] != "consumer" {
 		t.Errorf("namespace %s labels %v: want kind extra of consumer", extraNS, ns.Labels)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,7 +17,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -39,11 +40,11 @@ func TestRenew(t *testing.T) {
 	admin := kubernetes.NewForConfigOrDie(provider.Config)
 	// The sandbox's quota is the tenant's total less what its grants carved (the slice): compared as a
 	// whole before and after, since the renewal must change none of it.
-	before, err := admin.CoreV1().ResourceQuotas(tenantNS).Get(t.Context(), handshake.SandboxName, metav1.GetOptions{})
+	before, err := admin.CoreV1().ResourceQuotas(tenantNS).Get(t.Context(), sandbox.SandboxName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sandbox := tenantStatus(t, provider).Sandbox
+	recorded := tenantStatus(t, provider).Sandbox
 
 	r := mustRun(t, "", "renew", "--remote-cluster-id", "provider", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
 	if !strings.Contains(r.stdout, "pairing/provider renewed: ") || !strings.Contains(r.stdout, "1 resource slice(s)") {
@@ -67,14 +68,14 @@ func TestRenew(t *testing.T) {
 			t.Errorf("%s's old credential after renew: %v, want Forbidden", what, err)
 		}
 	}
-	q, err := admin.CoreV1().ResourceQuotas(tenantNS).Get(t.Context(), handshake.SandboxName, metav1.GetOptions{})
+	q, err := admin.CoreV1().ResourceQuotas(tenantNS).Get(t.Context(), sandbox.SandboxName, metav1.GetOptions{})
 	if err != nil || !equality.Semantic.DeepEqual(q.Spec.Hard, before.Spec.Hard) {
 		t.Errorf("the renewal changed the sandbox's quota: %v -> %v %v", before.Spec.Hard, q.Spec.Hard, err)
 	}
-	if got := tenantStatus(t, provider).Sandbox; !equality.Semantic.DeepEqual(got, sandbox) || sandbox.Quota["pods"] != "7" {
-		t.Errorf("the renewal changed the recorded sandbox: %+v -> %+v (pods=7 asked)", sandbox, got)
+	if got := tenantStatus(t, provider).Sandbox; !equality.Semantic.DeepEqual(got, recorded) || recorded.Quota["pods"] != "7" {
+		t.Errorf("the renewal changed the recorded sandbox: %+v -> %+v (pods=7 asked)", recorded, got)
 	}
-	if q, err := admin.CoreV1().ResourceQuotas(sliceNS).Get(t.Context(), handshake.SandboxName, metav1.GetOptions{}); err != nil ||
+	if q, err := admin.CoreV1().ResourceQuotas(sliceNS).Get(t.Context(), sandbox.SandboxName, metav1.GetOptions{}); err != nil ||
 		q.Spec.Hard.Name(corev1.ResourceLimitsCPU, "").String() != "1" {
 		t.Errorf("the renewal changed the slice's grant: %v %v", q, err)
 	}

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -77,7 +78,7 @@ func TestTotalCountsWorkloadKinds(t *testing.T) {
 			return len(l.Items)
 		}},
 	}
-	total := handshake.DefaultQuota()
+	total := sandbox.DefaultQuota()
 	for _, k := range kinds {
 		t.Run(k.quota, func(t *testing.T) {
 			limit := total[corev1.ResourceName(k.quota)]
@@ -196,7 +197,7 @@ func TestTotalCarvedByGrants(t *testing.T) {
 		}
 	}
 	shareBefore := quotas[tenantNS].Spec.Hard.DeepCopy()
-	t.Logf("tenant namespace's share with an extra namespace and a slice: %s", handshake.FormatResourceList(formatList(shareBefore)))
+	t.Logf("tenant namespace's share with an extra namespace and a slice: %s", sandbox.FormatResourceList(formatList(shareBefore)))
 
 	// A slice beyond what remains (4 CPUs in all: 1 for the extra namespace, 1 for the slice, 0 used):
 	// refused, naming what remains, and nothing is created.
@@ -239,7 +240,7 @@ func TestTotalCarvedByGrants(t *testing.T) {
 		}
 	}
 	checkSumWithinTotal(t, total, quotas)
-	l, err := admin.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, handshake.GrantsLedgerName("consumer"), metav1.GetOptions{})
+	l, err := admin.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, sandbox.GrantsLedgerName("consumer"), metav1.GetOptions{})
 	if err != nil || l.Data["slice."+sliceName] != "" || l.Data["namespace."+nsName] == "" {
 		t.Errorf("the ledger after the deletion: %v (err = %v)", l.Data, err)
 	}
@@ -265,9 +266,9 @@ func TestTotalConcurrentAccepts(t *testing.T) {
 		want  int
 		why   string
 	}{
-		{"cap", "count/resourceslices.federate.dev=20", handshake.MaxSlicesPerConsumer, "already holds 10 resource slices"},
+		{"cap", "count/resourceslices.federate.dev=20", sandbox.MaxSlicesPerConsumer, "already holds 10 resource slices"},
 		{"total", "count/resourceslices.federate.dev=20,requests.cpu=500m", 5, `remaining for consumer "consumer"`},
-		{"cap again", "count/resourceslices.federate.dev=20", handshake.MaxSlicesPerConsumer, "already holds 10 resource slices"},
+		{"cap again", "count/resourceslices.federate.dev=20", sandbox.MaxSlicesPerConsumer, "already holds 10 resource slices"},
 	}
 	for n, round := range rounds {
 		t.Run(round.name, func(t *testing.T) {

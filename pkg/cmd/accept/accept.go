@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
@@ -165,7 +167,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 		return o.Output.PrintObject(o.Out, slice)
 	}
 	_, err = fmt.Fprintf(o.Out, "resourceslice/%s accepted: %s in namespace %s for %s\n", o.Name,
-		handshake.FormatResourceList(slice.Status.Granted), slice.Status.Namespace, o.RemoteClusterID)
+		sandbox.FormatResourceList(slice.Status.Granted), slice.Status.Namespace, o.RemoteClusterID)
 	return err
 }
 
@@ -186,7 +188,7 @@ func (o *ResourceSliceOptions) acceptPending(ctx context.Context, list []handsha
 			continue
 		}
 		if _, err := fmt.Fprintf(o.Out, "resourceslice/%s accepted: %s in namespace %s for %s\n", s.Name,
-			handshake.FormatResourceList(slice.Status.Granted), slice.Status.Namespace, s.ConsumerID); err != nil {
+			sandbox.FormatResourceList(slice.Status.Granted), slice.Status.Namespace, s.ConsumerID); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	clienttesting "k8s.io/client-go/testing"
@@ -21,7 +23,6 @@ import (
 	"github.com/federate-dev/kubectl-federate/internal/fakeapi"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -65,7 +66,7 @@ func (w *World) Domain(name string) *member.Cluster {
 // Init initializes a fake cluster with a cluster ID, as `init --cluster-id` does.
 func (w *World) Init(name, id string) {
 	w.t.Helper()
-	if _, err := handshake.Init(w.t.Context(), w.Domain(name), id); err != nil {
+	if _, err := sandbox.Init(w.t.Context(), w.Domain(name), id); err != nil {
 		w.t.Fatalf("init %s: %v", name, err)
 	}
 }

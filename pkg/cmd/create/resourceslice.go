@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
@@ -161,7 +163,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 		return o.Pair.TimeoutError(ctx, o.Credential.CredentialError(flags.PairError(err)))
 	}
 	o.pair.Printer.Info(fmt.Sprintf("Resource slice %s granted %s in %s as %s until %s; kubeconfig in Secret %s/%s",
-		o.Name, handshake.FormatResourceList(res.Granted), res.Namespace, res.User, res.NotAfter.UTC().Format(time.RFC3339),
+		o.Name, sandbox.FormatResourceList(res.Granted), res.Namespace, res.User, res.NotAfter.UTC().Format(time.RFC3339),
 		member.SystemNamespace, res.KubeconfigSecret))
 	o.pair.Printer.Info(o.Pair.Summary(time.Since(start)))
 	return o.print(slice)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
@@ -77,7 +79,7 @@ func NewCmdResourceSliceClass(f *cmdutil.Factory, streams cmdutil.Streams) *cobr
 	o.OverMax = cmdutil.NewEnum("clamp", "clamp", "deny")
 	cmdutil.AddEnumFlag(cmd, o.OverMax, "over-max", "", "What a request over the maximum gets: the maximum, or a denial")
 	cmd.Flags().StringVar(&o.ClusterRole, "cluster-role", o.ClusterRole, "The ClusterRole bound to a slice's identity in its namespace")
-	o.PodSecurity = cmdutil.NewEnum(handshake.PodSecurityRestricted, handshake.PodSecurityLevels...)
+	o.PodSecurity = cmdutil.NewEnum(sandbox.PodSecurityRestricted, sandbox.PodSecurityLevels...)
 	cmdutil.AddEnumFlag(cmd, o.PodSecurity, "pod-security", "", "Pod Security level enforced in a slice's namespace")
 	cmd.Flags().BoolVar(&o.AutoAccept, "auto-accept", false, "Let \"accept resourceslice --pending\" grant this class's slices without naming them")
 	o.Output = printers.AddFlags(cmd, "", "one line")
@@ -105,7 +107,7 @@ func (o *ResourceSliceClassOptions) Validate() error {
 	}
 	// --max-quota names the other quotas (validated as such below); the slice resources have flags of
 	// their own.
-	quota, err := handshake.ParseResourceList("--max-quota", o.MaxQuota)
+	quota, err := sandbox.ParseResourceList("--max-quota", o.MaxQuota)
 	if err != nil {
 		return err
 	}
@@ -133,7 +135,7 @@ func (o *ResourceSliceClassOptions) Validate() error {
 
 // Run applies the class.
 func (o *ResourceSliceClassOptions) Run(ctx context.Context) error {
-	if o.PodSecurity.String() == handshake.PodSecurityPrivileged {
+	if o.PodSecurity.String() == sandbox.PodSecurityPrivileged {
 		o.cluster.Report.Warn("--pod-security privileged: the slices of this class may run privileged pods, which means root on this cluster's nodes")
 	}
 	cls, err := handshake.ApplySliceClass(ctx, o.cluster, handshake.SliceClassOptions{Name: o.Name, Spec: o.spec})

@@ -6,6 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 
@@ -35,8 +37,8 @@ type IssuanceFlags struct {
 	MaxExpiration   time.Duration
 	CredentialFlags
 
-	Sandbox    handshake.SandboxOptions // parsed and defaulted by Validate
-	RawSandbox handshake.SandboxOptions // parsed, only what was given: a renewal lays it over the record
+	Sandbox    sandbox.Options // parsed and defaulted by Validate
+	RawSandbox sandbox.Options // parsed, only what was given: a renewal lays it over the record
 	cmd        *cobra.Command
 }
 
@@ -79,7 +81,7 @@ func (i *IssuanceFlags) AddFlags(cmd *cobra.Command) {
 	i.CredentialFlags.AddFlags(cmd)
 	fs.StringVar(&i.ClusterRole, "cluster-role", member.DefaultClusterRole, "The ClusterRole bound to the identity in its tenant namespace on the provider")
 	_ = cmd.MarkFlagFilename("ca-file", "crt", "pem")
-	i.PodSecurity = cmdutil.NewEnum(handshake.PodSecurityRestricted, handshake.PodSecurityLevels...)
+	i.PodSecurity = cmdutil.NewEnum(sandbox.PodSecurityRestricted, sandbox.PodSecurityLevels...)
 	cmdutil.AddEnumFlag(cmd, i.PodSecurity, "pod-security", "", "Pod Security level enforced in the tenant namespace (privileged lets the tenant take over nodes)")
 	fs.StringVar(&i.Quota, "quota", "", "Hard limits of the tenant namespace's ResourceQuota, over the defaults, as NAME=QUANTITY pairs (e.g. pods=50,requests.cpu=16)")
 	fs.StringVar(&i.DefaultRequests, "default-requests", "", "Container resource requests the LimitRange fills in, over the defaults (cpu=100m,memory=128Mi)")
@@ -115,11 +117,11 @@ func (i *IssuanceFlags) Validate() error {
 		names []string
 		check func(string) error
 	}{
-		{"--priority-classes", i.PriorityClasses, handshake.ValidatePriorityClass},
-		{"--storage-classes", i.StorageClasses, handshake.ValidateStorageClass},
-		{"--tolerations", i.Tolerations, handshake.ValidateToleration},
-		{"--runtime-classes", i.RuntimeClasses, handshake.ValidateRuntimeClass},
-		{"--schedulers", i.Schedulers, handshake.ValidateScheduler},
+		{"--priority-classes", i.PriorityClasses, sandbox.ValidatePriorityClass},
+		{"--storage-classes", i.StorageClasses, sandbox.ValidateStorageClass},
+		{"--tolerations", i.Tolerations, sandbox.ValidateToleration},
+		{"--runtime-classes", i.RuntimeClasses, sandbox.ValidateRuntimeClass},
+		{"--schedulers", i.Schedulers, sandbox.ValidateScheduler},
 	} {
 		for _, name := range l.names {
 			if err := l.check(name); err != nil {
@@ -127,16 +129,16 @@ func (i *IssuanceFlags) Validate() error {
 			}
 		}
 	}
-	sb := handshake.SandboxOptions{PodSecurity: i.PodSecurity.String(), PriorityClasses: i.PriorityClasses, StorageClasses: i.StorageClasses,
+	sb := sandbox.Options{PodSecurity: i.PodSecurity.String(), PriorityClasses: i.PriorityClasses, StorageClasses: i.StorageClasses,
 		Tolerations: i.Tolerations, RuntimeClasses: i.RuntimeClasses, Schedulers: i.Schedulers}
 	var err error
-	if sb.Quota, err = handshake.ParseResourceList("--quota", i.Quota); err != nil {
+	if sb.Quota, err = sandbox.ParseResourceList("--quota", i.Quota); err != nil {
 		return err
 	}
-	if sb.DefaultRequests, err = handshake.ParseResourceList("--default-requests", i.DefaultRequests); err != nil {
+	if sb.DefaultRequests, err = sandbox.ParseResourceList("--default-requests", i.DefaultRequests); err != nil {
 		return err
 	}
-	if sb.DefaultLimits, err = handshake.ParseResourceList("--default-limits", i.DefaultLimits); err != nil {
+	if sb.DefaultLimits, err = sandbox.ParseResourceList("--default-limits", i.DefaultLimits); err != nil {
 		return err
 	}
 	i.RawSandbox = sb
@@ -154,7 +156,7 @@ func (i *IssuanceFlags) Validate() error {
 
 // Warn reports the choices an administrator should think twice about.
 func (i *IssuanceFlags) Warn(r member.Reporter) {
-	if i.Sandbox.PodSecurity == handshake.PodSecurityPrivileged {
+	if i.Sandbox.PodSecurity == sandbox.PodSecurityPrivileged {
 		r.Warn("--pod-security privileged: the tenant may run privileged pods, mount host paths and use the host's network and PIDs, which means root on the provider's nodes")
 	}
 }

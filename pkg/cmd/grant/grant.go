@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 
@@ -34,7 +36,7 @@ type NamespaceOptions struct {
 
 	f       *cmdutil.Factory
 	cluster *member.Cluster
-	sandbox *handshake.SandboxOptions
+	sandbox *sandbox.Options
 	quota   corev1.ResourceList
 	changed bool
 	cmdutil.Streams
@@ -78,7 +80,7 @@ func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
 	cmd.ValidArgsFunction = flags.CompleteExtraNamespaces(f)
-	o.PodSecurity = cmdutil.NewEnum("", handshake.PodSecurityLevels...)
+	o.PodSecurity = cmdutil.NewEnum("", sandbox.PodSecurityLevels...)
 	cmdutil.AddEnumFlag(cmd, o.PodSecurity, "pod-security", "", "Pod Security level enforced in the namespace (default: the tenant namespace's)")
 	cmd.Flags().StringVar(&o.Quota, "quota", "", "Hard limits of the namespace's ResourceQuota, over the grant defaults, as NAME=QUANTITY pairs; carved out of the consumer's total")
 	o.Output = printers.AddFlags(cmd, "", "a table when listing")
@@ -112,13 +114,13 @@ func (o *NamespaceOptions) Validate() error {
 		return nil
 	}
 	var err error
-	if o.quota, err = handshake.ParseResourceList("--quota", o.Quota); err != nil {
+	if o.quota, err = sandbox.ParseResourceList("--quota", o.Quota); err != nil {
 		return err
 	}
 	if o.PodSecurity.String() == "" {
 		return nil // the tenant namespace's guardrails
 	}
-	sb, err := handshake.SandboxOptions{PodSecurity: o.PodSecurity.String()}.Validate()
+	sb, err := sandbox.Options{PodSecurity: o.PodSecurity.String()}.Validate()
 	if err != nil {
 		return fmt.Errorf("--pod-security: %w", err)
 	}
@@ -135,7 +137,7 @@ func (o *NamespaceOptions) Run(ctx context.Context) error {
 		}
 		return views.Namespaces(o.Out, o.Output, list)
 	}
-	if o.sandbox != nil && o.sandbox.PodSecurity == handshake.PodSecurityPrivileged {
+	if o.sandbox != nil && o.sandbox.PodSecurity == sandbox.PodSecurityPrivileged {
 		o.cluster.Report.Warn("--pod-security privileged: the consumer may run privileged pods in " + o.Name + ", which means root on this cluster's nodes")
 	}
 	if err := handshake.GrantNamespace(ctx, o.cluster, handshake.GrantNamespaceOptions{ConsumerID: o.RemoteClusterID, Name: o.Name, Sandbox: o.sandbox, Quota: o.quota}); err != nil {

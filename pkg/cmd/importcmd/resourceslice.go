@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
@@ -104,7 +106,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 		verb = "unchanged"
 	}
 	_, err = fmt.Fprintf(o.Out, "identity.federate.dev/%s %s (granted %s in namespace %s, user %s, expires %s, kubeconfig in secret %s/%s)\n",
-		member.SliceIdentityName(o.RemoteClusterID, o.Name), verb, handshake.FormatResourceList(res.Granted), res.Namespace, res.User,
+		member.SliceIdentityName(o.RemoteClusterID, o.Name), verb, sandbox.FormatResourceList(res.Granted), res.Namespace, res.User,
 		res.NotAfter.UTC().Format(time.RFC3339), member.SystemNamespace, res.KubeconfigSecret)
 	return err
 }

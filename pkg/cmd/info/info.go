@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
@@ -104,7 +106,7 @@ func printHuman(out io.Writer, info *handshake.ClusterInfo, wide bool) error {
 			if t.Sandbox != nil {
 				level, quota = views.Dash(t.Sandbox.PodSecurity), mainQuota(t.Sandbox.Quota)
 				if wide {
-					quota = views.Dash(handshake.FormatResourceList(t.Sandbox.Quota))
+					quota = views.Dash(sandbox.FormatResourceList(t.Sandbox.Quota))
 				}
 			}
 			if wide {

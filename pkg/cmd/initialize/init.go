@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -67,7 +68,7 @@ func (o *Options) Validate() error {
 
 // Run initializes the cluster.
 func (o *Options) Run(ctx context.Context) error {
-	self, err := handshake.Init(ctx, o.cluster, o.ClusterID)
+	self, err := sandbox.Init(ctx, o.cluster, o.ClusterID)
 	var conflict *member.IDConflictError
 	if errors.As(err, &conflict) {
 		return fmt.Errorf("--cluster-id: %w", err)

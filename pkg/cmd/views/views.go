@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
@@ -34,7 +36,7 @@ func Slices(out io.Writer, p *printers.Flags, list []handshake.SliceInfo) error 
 			auto = "yes"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", Dash(s.ConsumerID), Dash(s.ProviderID), s.Name, Dash(s.Class), s.Phase,
-			Dash(handshake.FormatResourceList(s.Requested)), Dash(handshake.FormatResourceList(s.Granted)), Dash(s.Namespace), auto, Expiry(s.NotAfter))
+			Dash(sandbox.FormatResourceList(s.Requested)), Dash(sandbox.FormatResourceList(s.Granted)), Dash(s.Namespace), auto, Expiry(s.NotAfter))
 	}
 	return w.Flush()
 }

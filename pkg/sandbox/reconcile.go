@@ -1,4 +1,4 @@
-package handshake
+package sandbox
 
 import (
 	"context"
@@ -23,7 +23,8 @@ import (
 // cluster's record (two label-selected lists and one read: no extra round trip), compare what we set, and
 // restore only what is missing or changed. Nothing is issued into a sandbox whose rules are not in place.
 
-var clusterRoleGVR = rbacv1.SchemeGroupVersion.WithResource("clusterroles")
+// ClusterRoleGVR is the resource of the tenant role, read and written with the dynamic client.
+var ClusterRoleGVR = rbacv1.SchemeGroupVersion.WithResource("clusterroles")
 
 // readInstalled reads the sandbox policies, their bindings and the tenant role, all at once.
 func readInstalled(ctx context.Context, c *member.Cluster) (*member.InstalledObjects, error) {
@@ -46,10 +47,10 @@ func readInstalled(ctx context.Context, c *member.Cluster) (*member.InstalledObj
 		}
 	}
 	err := member.Parallel(
-		list(policyGVR, &have.Policies),
-		list(policyBindingGVR, &have.Bindings),
+		list(PolicyGVR, &have.Policies),
+		list(PolicyBindingGVR, &have.Bindings),
 		func() error {
-			u, err := c.Dynamic.Resource(clusterRoleGVR).Get(ctx, member.DefaultClusterRole, metav1.GetOptions{})
+			u, err := c.Dynamic.Resource(ClusterRoleGVR).Get(ctx, member.DefaultClusterRole, metav1.GetOptions{})
 			switch {
 			case apierrors.IsNotFound(err):
 				return nil
@@ -115,7 +116,7 @@ func reconcileInstalled(ctx context.Context, c *member.Cluster, have *member.Ins
 	}
 	role := defaultClusterRole()
 	jobs := []func() error{func() error {
-		what, err := converge(ctx, c, clusterRoleGVR, have.Role, role, []string{"rules", "aggregationRule"}, func(u *unstructured.Unstructured) bool {
+		what, err := converge(ctx, c, ClusterRoleGVR, have.Role, role, []string{"rules", "aggregationRule"}, func(u *unstructured.Unstructured) bool {
 			var h rbacv1.ClusterRole
 			return member.FromUnstructured(u, &h) == nil && h.AggregationRule == nil && apiequality.Semantic.DeepEqual(h.Rules, role.Rules)
 		})
@@ -126,19 +127,19 @@ func reconcileInstalled(ctx context.Context, c *member.Cluster, have *member.Ins
 		return nil
 	}}
 	for _, res := range SandboxPolicyResources {
-		policy, binding := sandboxPolicy(res), sandboxPolicyBinding(res)
+		policy, binding := Policy(res), PolicyBinding(res)
 		jobs = append(jobs, func() error {
-			what, err := converge(ctx, c, policyGVR, have.Policies[policy.Name], policy, []string{"spec"}, func(u *unstructured.Unstructured) bool {
+			what, err := converge(ctx, c, PolicyGVR, have.Policies[policy.Name], policy, []string{"spec"}, func(u *unstructured.Unstructured) bool {
 				var h admissionv1.ValidatingAdmissionPolicy
-				return member.FromUnstructured(u, &h) == nil && samePolicySpec(h.Spec, policy.Spec)
+				return member.FromUnstructured(u, &h) == nil && SamePolicySpec(h.Spec, policy.Spec)
 			})
 			if err != nil {
 				return fmt.Errorf("applying ValidatingAdmissionPolicy %s: %w", policy.Name, err)
 			}
 			warn("ValidatingAdmissionPolicy", policy.Name, what)
-			what, err = converge(ctx, c, policyBindingGVR, have.Bindings[binding.Name], binding, []string{"spec"}, func(u *unstructured.Unstructured) bool {
+			what, err = converge(ctx, c, PolicyBindingGVR, have.Bindings[binding.Name], binding, []string{"spec"}, func(u *unstructured.Unstructured) bool {
 				var h admissionv1.ValidatingAdmissionPolicyBinding
-				return member.FromUnstructured(u, &h) == nil && sameBindingSpec(h.Spec, binding.Spec)
+				return member.FromUnstructured(u, &h) == nil && SameBindingSpec(h.Spec, binding.Spec)
 			})
 			if err != nil {
 				return fmt.Errorf("applying ValidatingAdmissionPolicyBinding %s: %w", binding.Name, err)
@@ -199,32 +200,32 @@ func converge(ctx context.Context, c *member.Cluster, gvr schema.GroupVersionRes
 	return "", err
 }
 
-// samePolicySpec compares a policy's spec with the one we install, with the API server's defaults filled
+// SamePolicySpec compares a policy's spec with the one we install, with the API server's defaults filled
 // in on both sides, so that what the server added is not taken for a change, and anything else (a field
 // we do not set included) is.
-func samePolicySpec(have, want admissionv1.ValidatingAdmissionPolicySpec) bool {
+func SamePolicySpec(have, want admissionv1.ValidatingAdmissionPolicySpec) bool {
 	h, w := have.DeepCopy(), want.DeepCopy()
 	for _, s := range []*admissionv1.ValidatingAdmissionPolicySpec{h, w} {
 		if s.FailurePolicy == nil {
 			fail := admissionv1.Fail
 			s.FailurePolicy = &fail
 		}
-		defaultMatchResources(s.MatchConstraints)
+		DefaultMatchResources(s.MatchConstraints)
 	}
 	return apiequality.Semantic.DeepEqual(h, w)
 }
 
-// sameBindingSpec is samePolicySpec for a binding.
-func sameBindingSpec(have, want admissionv1.ValidatingAdmissionPolicyBindingSpec) bool {
+// SameBindingSpec is samePolicySpec for a binding.
+func SameBindingSpec(have, want admissionv1.ValidatingAdmissionPolicyBindingSpec) bool {
 	h, w := have.DeepCopy(), want.DeepCopy()
-	defaultMatchResources(h.MatchResources)
-	defaultMatchResources(w.MatchResources)
+	DefaultMatchResources(h.MatchResources)
+	DefaultMatchResources(w.MatchResources)
 	return apiequality.Semantic.DeepEqual(h, w)
 }
 
-// defaultMatchResources fills in what the API server defaults in a MatchResources (admissionregistration
+// DefaultMatchResources fills in what the API server defaults in a MatchResources (admissionregistration
 // v1 defaulting): the match policy, both selectors and each rule's scope.
-func defaultMatchResources(m *admissionv1.MatchResources) {
+func DefaultMatchResources(m *admissionv1.MatchResources) {
 	if m == nil {
 		return
 	}
@@ -248,14 +249,14 @@ func defaultMatchResources(m *admissionv1.MatchResources) {
 	}
 }
 
-// loadCurrent is Load for what issues or restricts credentials: when the cluster's admission policies,
+// LoadCurrent is Load for what issues or restricts credentials: when the cluster's admission policies,
 // CRDs or tenant role come from an older kubectl federate (installGeneration), they are brought up to date
 // first, so that nothing is issued under rules that do not yet know it (a token's ServiceAccount, a
 // cordon). Read-only commands use Load, which never writes.
 //
 // It also restores any of the sandbox's admission policies, their bindings and the tenant role that was
 // deleted or changed (ensureCurrent), reading them with the cluster's record: no extra round trip.
-func loadCurrent(ctx context.Context, c *member.Cluster) (*member.Self, error) {
+func LoadCurrent(ctx context.Context, c *member.Cluster) (*member.Self, error) {
 	self, err := c.LoadAlong(ctx, readInstalledFunc(c))
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package handshake
+package sandbox
 
 import (
 	"context"
@@ -44,7 +44,7 @@ const (
 	// comma-separated.
 	AnnotationSchedulers = "federate.dev/allowed-schedulers"
 
-	psaPrefix = "pod-security.kubernetes.io/"
+	PsaPrefix = "pod-security.kubernetes.io/"
 )
 
 // Pod Security levels.
@@ -57,8 +57,8 @@ const (
 // PodSecurityLevels lists the accepted levels, safest first.
 var PodSecurityLevels = []string{PodSecurityRestricted, PodSecurityBaseline, PodSecurityPrivileged}
 
-// SandboxOptions are the provider's choices for a sandbox; the zero value means the safe defaults.
-type SandboxOptions struct {
+// Options are the provider's choices for a sandbox; the zero value means the safe defaults.
+type Options struct {
 	PodSecurity     string              // "" means restricted
 	Quota           corev1.ResourceList // merged over DefaultQuota
 	DefaultRequests corev1.ResourceList // merged over DefaultContainerRequests
@@ -71,7 +71,7 @@ type SandboxOptions struct {
 
 	// share, set for a tenant namespace, makes its quota Quota (the tenant's total) less what the ledger
 	// it returns has granted elsewhere, written only over an older ledger generation (quota.go).
-	share func() (*grantLedger, error)
+	Share func() (*GrantLedger, error)
 }
 
 // DefaultTolerations are the taint keys every sandbox's pods may tolerate: the two that the
@@ -102,7 +102,7 @@ const DefaultScheduler = "default-scheduler"
 // ReplicaSets, a CronJob 4 Jobs, a finished Job its pods: hence more ReplicaSets, Jobs and stored pods
 // than their owners.
 func DefaultQuota() corev1.ResourceList {
-	return mustResources(map[string]string{
+	return MustResources(map[string]string{
 		"pods": "20", "requests.cpu": "4", "limits.cpu": "10", "requests.memory": "8Gi", "limits.memory": "16Gi",
 		"requests.storage": "20Gi", "persistentvolumeclaims": "10", "requests.ephemeral-storage": "20Gi",
 		"services": "10", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "50", "configmaps": "50",
@@ -116,15 +116,16 @@ func DefaultQuota() corev1.ResourceList {
 // DefaultContainerRequests and DefaultContainerLimits fill containers that name none, so that pods which
 // say nothing about resources are still admitted under a quota on requests and limits.
 func DefaultContainerRequests() corev1.ResourceList {
-	return mustResources(map[string]string{"cpu": "100m", "memory": "128Mi"})
+	return MustResources(map[string]string{"cpu": "100m", "memory": "128Mi"})
 }
 
 // DefaultContainerLimits are the limits the LimitRange fills in (see DefaultContainerRequests).
 func DefaultContainerLimits() corev1.ResourceList {
-	return mustResources(map[string]string{"cpu": "500m", "memory": "512Mi"})
+	return MustResources(map[string]string{"cpu": "500m", "memory": "512Mi"})
 }
 
-func mustResources(m map[string]string) corev1.ResourceList {
+// MustResources parses resource amounts written in this code; a typo in one is a bug, so it panics.
+func MustResources(m map[string]string) corev1.ResourceList {
 	out := corev1.ResourceList{}
 	for k, v := range m {
 		out[corev1.ResourceName(k)] = resource.MustParse(v)
@@ -163,7 +164,7 @@ func ParseResourceList(field, s string) (corev1.ResourceList, error) {
 }
 
 // Validate checks the options without I/O; it returns them with defaults filled in.
-func (o SandboxOptions) Validate() (SandboxOptions, error) {
+func (o Options) Validate() (Options, error) {
 	if o.PodSecurity == "" {
 		o.PodSecurity = PodSecurityRestricted
 	}
@@ -181,25 +182,25 @@ func (o SandboxOptions) Validate() (SandboxOptions, error) {
 			}
 		}
 	}
-	o.Quota = merged(DefaultQuota(), o.Quota)
-	o.DefaultRequests = merged(DefaultContainerRequests(), o.DefaultRequests)
-	o.DefaultLimits = merged(DefaultContainerLimits(), o.DefaultLimits)
+	o.Quota = Merged(DefaultQuota(), o.Quota)
+	o.DefaultRequests = Merged(DefaultContainerRequests(), o.DefaultRequests)
+	o.DefaultLimits = Merged(DefaultContainerLimits(), o.DefaultLimits)
 	for name, req := range o.DefaultRequests {
 		if lim, ok := o.DefaultLimits[name]; ok && req.Cmp(lim) > 0 {
 			return o, fmt.Errorf("default request %s=%s: is more than the default limit %s", name, req.String(), lim.String())
 		}
 	}
-	o.PriorityClasses = sortedSet(o.PriorityClasses)
-	o.StorageClasses = sortedSet(o.StorageClasses)
-	o.Tolerations = sortedSet(o.Tolerations)
-	o.RuntimeClasses = sortedSet(o.RuntimeClasses)
-	o.Schedulers = sortedSet(o.Schedulers)
+	o.PriorityClasses = SortedSet(o.PriorityClasses)
+	o.StorageClasses = SortedSet(o.StorageClasses)
+	o.Tolerations = SortedSet(o.Tolerations)
+	o.RuntimeClasses = SortedSet(o.RuntimeClasses)
+	o.Schedulers = SortedSet(o.Schedulers)
 	return o, nil
 }
 
-// sortedSet sorts a list and drops repeats, so that the same choices always give the same annotation and
+// SortedSet sorts a list and drops repeats, so that the same choices always give the same annotation and
 // record; an empty list stays nil.
-func sortedSet(l []string) []string {
+func SortedSet(l []string) []string {
 	if len(l) == 0 {
 		return nil
 	}
@@ -252,19 +253,20 @@ func ValidateScheduler(name string) error {
 	return nil
 }
 
-func merged(base, over corev1.ResourceList) corev1.ResourceList {
+// Merged is base with each resource that over names replaced by over's amount.
+func Merged(base, over corev1.ResourceList) corev1.ResourceList {
 	out := base.DeepCopy()
 	maps.Copy(out, over)
 	return out
 }
 
 // Status is what the Tenant status records of a sandbox.
-func (o SandboxOptions) Status() *v1alpha1.SandboxStatus {
+func (o Options) Status() *v1alpha1.SandboxStatus {
 	return &v1alpha1.SandboxStatus{
 		PodSecurity:     o.PodSecurity,
-		Quota:           formatResources(o.Quota),
-		DefaultRequests: formatResources(o.DefaultRequests),
-		DefaultLimits:   formatResources(o.DefaultLimits),
+		Quota:           FormatResources(o.Quota),
+		DefaultRequests: FormatResources(o.DefaultRequests),
+		DefaultLimits:   FormatResources(o.DefaultLimits),
 		PriorityClasses: o.PriorityClasses,
 		StorageClasses:  o.StorageClasses,
 		Tolerations:     o.Tolerations,
@@ -273,9 +275,9 @@ func (o SandboxOptions) Status() *v1alpha1.SandboxStatus {
 	}
 }
 
-// annotations are the sandbox namespace's allowed lists, which the admission policies read: each is
+// Annotations are the sandbox namespace's allowed lists, which the admission policies read: each is
 // always set, empty when nothing is allowed, so that a re-issuance with fewer choices takes them away.
-func (o SandboxOptions) annotations() map[string]string {
+func (o Options) Annotations() map[string]string {
 	return map[string]string{
 		AnnotationPriorityClasses: strings.Join(o.PriorityClasses, ","),
 		AnnotationStorageClasses:  strings.Join(o.StorageClasses, ","),
@@ -285,7 +287,8 @@ func (o SandboxOptions) annotations() map[string]string {
 	}
 }
 
-func formatResources(l corev1.ResourceList) map[string]string {
+// FormatResources writes a resource list as the strings a Tenant records and a person reads.
+func FormatResources(l corev1.ResourceList) map[string]string {
 	out := map[string]string{}
 	for k, v := range l {
 		out[string(k)] = v.String()
@@ -303,59 +306,60 @@ func FormatResourceList(m map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-// nsOwner is what a provider namespace was created for: a consumer, and which of its grants (the tenant
+// NsOwner is what a provider namespace was created for: a consumer, and which of its grants (the tenant
 // namespace, a slice's, or an extra one).
-type nsOwner struct{ consumerID, kind, slice string }
+type NsOwner struct{ ConsumerID, Kind, Slice string }
 
-func tenantOwner(consumerID string) nsOwner {
-	return nsOwner{consumerID: consumerID, kind: member.KindTenant}
+// TenantOwner owns a consumer's tenant namespace.
+func TenantOwner(consumerID string) NsOwner {
+	return NsOwner{ConsumerID: consumerID, Kind: member.KindTenant}
 }
 
 // labels are the ownership labels the namespace carries.
-func (o nsOwner) labels() map[string]string {
-	l := member.TenantLabels(o.consumerID)
-	l[member.LabelNamespaceKind] = o.kind
-	if o.slice != "" {
-		l[member.LabelSlice] = o.slice
+func (o NsOwner) labels() map[string]string {
+	l := member.TenantLabels(o.ConsumerID)
+	l[member.LabelNamespaceKind] = o.Kind
+	if o.Slice != "" {
+		l[member.LabelSlice] = o.Slice
 	}
 	return l
 }
 
-// owns tells whether a namespace with these labels was created by kubectl federate for exactly this
+// Owns tells whether a namespace with these labels was created by kubectl federate for exactly this
 // owner. Tenant namespaces created before the kind label existed carry none; they count as tenant ones.
-func (o nsOwner) owns(l map[string]string) bool {
+func (o NsOwner) Owns(l map[string]string) bool {
 	kind, hasKind := l[member.LabelNamespaceKind]
-	if !hasKind && o.kind == member.KindTenant {
+	if !hasKind && o.Kind == member.KindTenant {
 		kind = member.KindTenant
 	}
-	return l[member.LabelManagedBy] == member.ManagedBy && l[member.LabelRemoteClusterID] == o.consumerID && l[member.LabelRole] == member.RoleProvider &&
-		kind == o.kind && l[member.LabelSlice] == o.slice
+	return l[member.LabelManagedBy] == member.ManagedBy && l[member.LabelRemoteClusterID] == o.ConsumerID && l[member.LabelRole] == member.RoleProvider &&
+		kind == o.Kind && l[member.LabelSlice] == o.Slice
 }
 
-func (o nsOwner) String() string {
-	switch o.kind {
+func (o NsOwner) String() string {
+	switch o.Kind {
 	case member.KindSlice:
-		return fmt.Sprintf("resource slice %q of consumer %q", o.slice, o.consumerID)
+		return fmt.Sprintf("resource slice %q of consumer %q", o.Slice, o.ConsumerID)
 	case member.KindExtra:
-		return fmt.Sprintf("an extra namespace of consumer %q", o.consumerID)
+		return fmt.Sprintf("an extra namespace of consumer %q", o.ConsumerID)
 	}
-	return fmt.Sprintf("consumer %q", o.consumerID)
+	return fmt.Sprintf("consumer %q", o.ConsumerID)
 }
 
-// ensureSandbox creates or converges a sandbox namespace of a consumer and everything in it. An existing
+// EnsureSandbox creates or converges a sandbox namespace of a consumer and everything in it. An existing
 // namespace of that name that kubectl federate did not create for this very owner is refused, never
 // adopted. The objects inside are server-side applied, all at once, so a re-run with other options
 // converges.
 // also run alongside the objects, once the namespace is there.
-func ensureSandbox(ctx context.Context, c *member.Cluster, ns string, owner nsOwner, o SandboxOptions, also ...func() error) error {
-	consumerID := owner.consumerID
+func EnsureSandbox(ctx context.Context, c *member.Cluster, ns string, owner NsOwner, o Options, also ...func() error) error {
+	consumerID := owner.ConsumerID
 	labels := owner.labels()
 	labels[LabelSandbox] = "true"
 	for _, mode := range []string{"enforce", "warn", "audit"} {
-		labels[psaPrefix+mode] = o.PodSecurity
-		labels[psaPrefix+mode+"-version"] = "latest"
+		labels[PsaPrefix+mode] = o.PodSecurity
+		labels[PsaPrefix+mode+"-version"] = "latest"
 	}
-	if err := ensureOwnNamespace(ctx, c, ns, owner, labels, o.annotations()); err != nil {
+	if err := ensureOwnNamespace(ctx, c, ns, owner, labels, o.Annotations()); err != nil {
 		return err
 	}
 	// The probes test what the namespace's labels and the cluster's admission policies enforce, not the
@@ -363,13 +367,13 @@ func ensureSandbox(ctx context.Context, c *member.Cluster, ns string, owner nsOw
 	return member.Parallel(append(also,
 		func() error { return applySandboxQuota(ctx, c, ns, owner, o) },
 		func() error {
-			return wrapApply("LimitRange", ns, c.ApplyTyped(ctx, limitRangeGVR, ns, sandboxLimitRange(ns, consumerID, o)))
+			return WrapApply("LimitRange", ns, c.ApplyTyped(ctx, LimitRangeGVR, ns, sandboxLimitRange(ns, consumerID, o)))
 		},
 		func() error {
-			return wrapApply("NetworkPolicy", ns, c.ApplyTyped(ctx, networkPolicyGVR, ns, sandboxNetworkPolicy(ns, consumerID)))
+			return WrapApply("NetworkPolicy", ns, c.ApplyTyped(ctx, NetworkPolicyGVR, ns, sandboxNetworkPolicy(ns, consumerID)))
 		},
 		func() error {
-			return wrapApply("ServiceAccount", ns, c.ApplyTyped(ctx, serviceAccountGVR, ns, sandboxServiceAccount(ns)))
+			return WrapApply("ServiceAccount", ns, c.ApplyTyped(ctx, ServiceAccountGVR, ns, ServiceAccount(ns)))
 		},
 		func() error { return waitEnforced(ctx, c, ns, o.PodSecurity) },
 	)...)
@@ -381,7 +385,7 @@ func applyQuota(ctx context.Context, c *member.Cluster, ns string, q *corev1.Res
 	if err != nil {
 		return nil, err
 	}
-	out, err := c.Dynamic.Resource(resourceQuotaGVR).Namespace(ns).Apply(ctx, q.Name, u, metav1.ApplyOptions{FieldManager: member.FieldManager, Force: true})
+	out, err := c.Dynamic.Resource(ResourceQuotaGVR).Namespace(ns).Apply(ctx, q.Name, u, metav1.ApplyOptions{FieldManager: member.FieldManager, Force: true})
 	if err != nil {
 		return nil, err
 	}
@@ -389,17 +393,16 @@ func applyQuota(ctx context.Context, c *member.Cluster, ns string, q *corev1.Res
 	return applied, member.FromUnstructured(out, applied)
 }
 
-func wrapApply(kind, ns string, err error) error {
+// WrapApply names the kind and namespace of an apply that failed; nil stays nil.
+func WrapApply(kind, ns string, err error) error {
 	if err == nil {
 		return nil
 	}
 	return fmt.Errorf("applying %s in %s: %w", kind, ns, err)
 }
 
-// ensureOwnNamespace creates the namespace with labels and annotations, or converges one this tool created
-// for owner; one that is terminating (a previous unauthenticate) is waited out and created again.
-// checkOwnNamespace refuses, before anything is issued, a namespace of this name that is not owner's.
-func checkOwnNamespace(ctx context.Context, c *member.Cluster, name string, owner nsOwner) error {
+// CheckOwnNamespace refuses, before anything is issued, a namespace of this name that is not owner's.
+func CheckOwnNamespace(ctx context.Context, c *member.Cluster, name string, owner NsOwner) error {
 	existing, err := c.NamespaceRead(name).Peek(ctx, c)
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -407,13 +410,15 @@ func checkOwnNamespace(ctx context.Context, c *member.Cluster, name string, owne
 	if err != nil {
 		return err
 	}
-	if !owner.owns(existing.Labels) {
+	if !owner.Owns(existing.Labels) {
 		return fmt.Errorf("namespace %s exists and %w for %s: refusing to adopt it (%w: delete or rename that namespace, or use another name or cluster ID)", name, member.ErrNotOurs, owner, member.ErrNameTaken)
 	}
 	return nil
 }
 
-func ensureOwnNamespace(ctx context.Context, c *member.Cluster, name string, owner nsOwner, labels, annotations map[string]string) error {
+// ensureOwnNamespace creates the namespace with labels and annotations, or converges one this tool created
+// for owner; one that is terminating (a previous unauthenticate) is waited out and created again.
+func ensureOwnNamespace(ctx context.Context, c *member.Cluster, name string, owner NsOwner, labels, annotations map[string]string) error {
 	nss := c.Kube.CoreV1().Namespaces()
 	want := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations}}
 	for {
@@ -428,7 +433,7 @@ func ensureOwnNamespace(ctx context.Context, c *member.Cluster, name string, own
 		if err != nil {
 			return err
 		}
-		if !owner.owns(existing.Labels) {
+		if !owner.Owns(existing.Labels) {
 			return fmt.Errorf("namespace %s exists and %w for %s: refusing to adopt it (%w: delete or rename that namespace, or use another name or cluster ID)", name, member.ErrNotOurs, owner, member.ErrNameTaken)
 		}
 		if existing.DeletionTimestamp != nil {
@@ -465,7 +470,7 @@ func subset(want, have map[string]string) bool {
 	return true
 }
 
-func sandboxQuota(ns, consumerID string, o SandboxOptions) *corev1.ResourceQuota {
+func sandboxQuota(ns, consumerID string, o Options) *corev1.ResourceQuota {
 	return &corev1.ResourceQuota{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
 		ObjectMeta: metav1.ObjectMeta{Name: SandboxName, Namespace: ns, Labels: member.TenantLabels(consumerID)},
@@ -473,7 +478,7 @@ func sandboxQuota(ns, consumerID string, o SandboxOptions) *corev1.ResourceQuota
 	}
 }
 
-func sandboxLimitRange(ns, consumerID string, o SandboxOptions) *corev1.LimitRange {
+func sandboxLimitRange(ns, consumerID string, o Options) *corev1.LimitRange {
 	return &corev1.LimitRange{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "LimitRange"},
 		ObjectMeta: metav1.ObjectMeta{Name: SandboxName, Namespace: ns, Labels: member.TenantLabels(consumerID)},
@@ -523,13 +528,40 @@ func sandboxNetworkPolicy(ns, consumerID string) *networkingv1.NetworkPolicy {
 	}
 }
 
-// sandboxServiceAccount keeps the namespace's default ServiceAccount from mounting a token into pods
+// ServiceAccount keeps the namespace's default ServiceAccount from mounting a token into pods
 // that do not ask for one.
-func sandboxServiceAccount(ns string) *corev1.ServiceAccount {
+func ServiceAccount(ns string) *corev1.ServiceAccount {
 	no := false
 	return &corev1.ServiceAccount{
 		TypeMeta:                     metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
 		ObjectMeta:                   metav1.ObjectMeta{Name: "default", Namespace: ns},
 		AutomountServiceAccountToken: &no,
 	}
+}
+
+// OwnerOf reads a provider namespace's owner from its labels.
+func OwnerOf(l map[string]string) NsOwner {
+	kind := l[member.LabelNamespaceKind]
+	if kind == "" {
+		kind = member.KindTenant
+	}
+	return NsOwner{ConsumerID: l[member.LabelRemoteClusterID], Kind: kind, Slice: l[member.LabelSlice]}
+}
+
+// FromStatus turns a recorded sandbox back into options.
+func FromStatus(st *v1alpha1.SandboxStatus) (Options, error) {
+	if st == nil {
+		return Options{}, nil
+	}
+	o := Options{PodSecurity: st.PodSecurity, PriorityClasses: st.PriorityClasses, StorageClasses: st.StorageClasses,
+		Tolerations: st.Tolerations, RuntimeClasses: st.RuntimeClasses, Schedulers: st.Schedulers}
+	var err error
+	if o.Quota, err = ParseResourceList("quota", FormatResourceList(st.Quota)); err != nil {
+		return o, err
+	}
+	if o.DefaultRequests, err = ParseResourceList("defaultRequests", FormatResourceList(st.DefaultRequests)); err != nil {
+		return o, err
+	}
+	o.DefaultLimits, err = ParseResourceList("defaultLimits", FormatResourceList(st.DefaultLimits))
+	return o, err
 }

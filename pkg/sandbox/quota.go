@@ -1,4 +1,4 @@
-package handshake
+package sandbox
 
 import (
 	"context"
@@ -46,8 +46,11 @@ const (
 	ledgerNamespace  = "namespace."
 )
 
-func sliceGrantKey(slice string) string  { return ledgerSlice + slice }
-func namespaceGrantKey(ns string) string { return ledgerNamespace + ns }
+// SliceGrantKey and NamespaceGrantKey are the ledger's keys of a slice's and an extra namespace's grant.
+func SliceGrantKey(slice string) string { return ledgerSlice + slice }
+
+// NamespaceGrantKey is the ledger key of an extra namespace's grant.
+func NamespaceGrantKey(ns string) string { return ledgerNamespace + ns }
 
 // DefaultGrantQuota is what a grant gets of a resource nobody chose for it: an extra namespace's quota
 // where the provider sets none, and a slice's allowance of what it did not or cannot ask for (capped by
@@ -55,7 +58,7 @@ func namespaceGrantKey(ns string) string { return ledgerNamespace + ns }
 // it, so a few grants fit and the tenant namespace keeps the rest. A grant never gets any of the request
 // kinds: only requests in the tenant namespace are ever read, so anywhere else they would only fill etcd.
 func DefaultGrantQuota() corev1.ResourceList {
-	return mustResources(map[string]string{
+	return MustResources(map[string]string{
 		"pods": "4", "requests.cpu": "1", "limits.cpu": "2", "requests.memory": "2Gi", "limits.memory": "4Gi",
 		"requests.storage": "2Gi", "persistentvolumeclaims": "2", "requests.ephemeral-storage": "2Gi",
 		"services": "2", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "10", "configmaps": "10",
@@ -69,8 +72,8 @@ func DefaultGrantQuota() corev1.ResourceList {
 // The arithmetic of totals. Only the resources the total names are carved: one it leaves out is unbounded
 // for the tenant anyway.
 
-// sumQuotas adds resource lists.
-func sumQuotas(lists ...corev1.ResourceList) corev1.ResourceList {
+// SumQuotas adds resource lists.
+func SumQuotas(lists ...corev1.ResourceList) corev1.ResourceList {
 	out := corev1.ResourceList{}
 	for _, l := range lists {
 		for name, q := range l {
@@ -82,15 +85,15 @@ func sumQuotas(lists ...corev1.ResourceList) corev1.ResourceList {
 	return out
 }
 
-// tenantShare is what the tenant namespace keeps of the total once the grants are carved out of it: each
+// TenantShare is what the tenant namespace keeps of the total once the grants are carved out of it: each
 // resource of the total less what the grants hold of it, never below zero.
-func tenantShare(total, granted corev1.ResourceList) corev1.ResourceList {
-	return remainingOf(total, granted, nil)
+func TenantShare(total, granted corev1.ResourceList) corev1.ResourceList {
+	return RemainingOf(total, granted, nil)
 }
 
-// remainingOf is what one more grant may take of each resource of the total: the total less what the other
+// RemainingOf is what one more grant may take of each resource of the total: the total less what the other
 // grants hold and what the tenant namespace already uses, never below zero.
-func remainingOf(total, granted, used corev1.ResourceList) corev1.ResourceList {
+func RemainingOf(total, granted, used corev1.ResourceList) corev1.ResourceList {
 	out := corev1.ResourceList{}
 	for name, t := range total {
 		left := t.DeepCopy()
@@ -108,8 +111,8 @@ func remainingOf(total, granted, used corev1.ResourceList) corev1.ResourceList {
 	return out
 }
 
-// overRemaining lists, sorted, the resources a grant needs more of than remains.
-func overRemaining(want, remaining corev1.ResourceList) []corev1.ResourceName {
+// OverRemaining lists, sorted, the resources a grant needs more of than remains.
+func OverRemaining(want, remaining corev1.ResourceList) []corev1.ResourceName {
 	var over []corev1.ResourceName
 	for name, left := range remaining {
 		if q, ok := want[name]; ok && q.Cmp(left) > 0 {
@@ -120,12 +123,12 @@ func overRemaining(want, remaining corev1.ResourceList) []corev1.ResourceName {
 	return over
 }
 
-// needsMore is what a grant needs more of than remains, leaving out what it holds already (held, nil for
+// NeedsMore is what a grant needs more of than remains, leaving out what it holds already (held, nil for
 // a new grant): a grant that converges takes nothing new in a resource it does not raise, so it is never
 // refused for it, even where earlier grants hold more than the total (made before the total was tracked).
-func needsMore(want, held, remaining corev1.ResourceList) corev1.ResourceList {
+func NeedsMore(want, held, remaining corev1.ResourceList) corev1.ResourceList {
 	needs := corev1.ResourceList{}
-	for _, name := range overRemaining(want, remaining) {
+	for _, name := range OverRemaining(want, remaining) {
 		q := want[name]
 		if h, ok := held[name]; ok && q.Cmp(h) <= 0 {
 			continue
@@ -135,9 +138,9 @@ func needsMore(want, held, remaining corev1.ResourceList) corev1.ResourceList {
 	return needs
 }
 
-// completeGrant makes a grant's quota name every resource of the total, at zero where it names none: a
+// CompleteGrant makes a grant's quota name every resource of the total, at zero where it names none: a
 // resource a namespace's quota leaves out is unbounded there, which would escape the total.
-func completeGrant(q, total corev1.ResourceList) corev1.ResourceList {
+func CompleteGrant(q, total corev1.ResourceList) corev1.ResourceList {
 	out := q.DeepCopy()
 	if out == nil {
 		out = corev1.ResourceList{}
@@ -150,8 +153,8 @@ func completeGrant(q, total corev1.ResourceList) corev1.ResourceList {
 	return out
 }
 
-// maxQuota is the larger of two lists, resource by resource.
-func maxQuota(a, b corev1.ResourceList) corev1.ResourceList {
+// MaxQuota is the larger of two lists, resource by resource.
+func MaxQuota(a, b corev1.ResourceList) corev1.ResourceList {
 	out := a.DeepCopy()
 	for name, q := range b {
 		if have, ok := out[name]; !ok || q.Cmp(have) > 0 {
@@ -161,8 +164,8 @@ func maxQuota(a, b corev1.ResourceList) corev1.ResourceList {
 	return out
 }
 
-// sameQuota tells whether two lists name the same resources in the same amounts.
-func sameQuota(a, b corev1.ResourceList) bool {
+// SameQuota tells whether two lists name the same resources in the same amounts.
+func SameQuota(a, b corev1.ResourceList) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -209,9 +212,9 @@ func (e *RemainingError) Error() string {
 
 func (e *RemainingError) Unwrap() error { return ErrOverTotal }
 
-// checkTotal refuses a total smaller, in any resource, than what the consumer's grants already hold: the
+// CheckTotal refuses a total smaller, in any resource, than what the consumer's grants already hold: the
 // tenant namespace would need less than nothing.
-func checkTotal(consumerID string, total, granted corev1.ResourceList) error {
+func CheckTotal(consumerID string, total, granted corev1.ResourceList) error {
 	var short []string
 	for _, name := range slices.Sorted(maps.Keys(total)) {
 		t, g := total[name], granted[name]
@@ -226,25 +229,26 @@ func checkTotal(consumerID string, total, granted corev1.ResourceList) error {
 		consumerID, ErrBelowGranted, strings.Join(short, ", "))
 }
 
-// grantLedger is a consumer's ledger as read.
-type grantLedger struct {
-	cm         *corev1.ConfigMap   // as stored; nil where there is none yet
-	total      corev1.ResourceList // nil where none is recorded yet
-	generation int64
-	grants     map[string]corev1.ResourceList // by key: slice.<name>, namespace.<name>
+// GrantLedger is a consumer's ledger as read.
+type GrantLedger struct {
+	Cm         *corev1.ConfigMap   // as stored; nil where there is none yet
+	Total      corev1.ResourceList // nil where none is recorded yet
+	Generation int64
+	Grants     map[string]corev1.ResourceList // by key: slice.<name>, namespace.<name>
 }
 
-func parseLedger(cm *corev1.ConfigMap) (*grantLedger, error) {
-	l := &grantLedger{cm: cm, grants: map[string]corev1.ResourceList{}}
+// ParseLedger reads a consumer's ledger from its ConfigMap, refusing one whose amounts do not parse.
+func ParseLedger(cm *corev1.ConfigMap) (*GrantLedger, error) {
+	l := &GrantLedger{Cm: cm, Grants: map[string]corev1.ResourceList{}}
 	for key, v := range cm.Data {
 		var err error
 		switch {
 		case key == ledgerTotal:
-			l.total, err = ParseResourceList(key, v)
+			l.Total, err = ParseResourceList(key, v)
 		case key == ledgerGeneration:
-			l.generation, err = strconv.ParseInt(v, 10, 64)
+			l.Generation, err = strconv.ParseInt(v, 10, 64)
 		case strings.HasPrefix(key, ledgerSlice), strings.HasPrefix(key, ledgerNamespace):
-			l.grants[key], err = ParseResourceList(key, v)
+			l.Grants[key], err = ParseResourceList(key, v)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("the grants recorded in ConfigMap %s/%s: %s: %w", cm.Namespace, cm.Name, key, err)
@@ -253,29 +257,29 @@ func parseLedger(cm *corev1.ConfigMap) (*grantLedger, error) {
 	return l, nil
 }
 
-func (l *grantLedger) clone() *grantLedger {
-	out := &grantLedger{cm: l.cm, total: l.total.DeepCopy(), generation: l.generation, grants: map[string]corev1.ResourceList{}}
-	for k, v := range l.grants {
-		out.grants[k] = v.DeepCopy()
+func (l *GrantLedger) clone() *GrantLedger {
+	out := &GrantLedger{Cm: l.Cm, Total: l.Total.DeepCopy(), Generation: l.Generation, Grants: map[string]corev1.ResourceList{}}
+	for k, v := range l.Grants {
+		out.Grants[k] = v.DeepCopy()
 	}
 	return out
 }
 
-// granted is what the grants hold, all but except.
-func (l *grantLedger) granted(except string) corev1.ResourceList {
+// Granted is what the grants hold, all but except.
+func (l *GrantLedger) Granted(except string) corev1.ResourceList {
 	var lists []corev1.ResourceList
-	for key, q := range l.grants {
+	for key, q := range l.Grants {
 		if key != except {
 			lists = append(lists, q)
 		}
 	}
-	return sumQuotas(lists...)
+	return SumQuotas(lists...)
 }
 
-// slices counts the slices held.
-func (l *grantLedger) slices() int {
+// Slices counts the slices held.
+func (l *GrantLedger) Slices() int {
 	n := 0
-	for key := range l.grants {
+	for key := range l.Grants {
 		if strings.HasPrefix(key, ledgerSlice) {
 			n++
 		}
@@ -283,33 +287,34 @@ func (l *grantLedger) slices() int {
 	return n
 }
 
-func (l *grantLedger) configMap(consumerID string) *corev1.ConfigMap {
-	data := map[string]string{ledgerGeneration: strconv.FormatInt(l.generation, 10)}
-	if l.total != nil {
-		data[ledgerTotal] = FormatResourceList(formatResources(l.total))
+// ConfigMap is the ledger as the ConfigMap that records it for consumerID.
+func (l *GrantLedger) ConfigMap(consumerID string) *corev1.ConfigMap {
+	data := map[string]string{ledgerGeneration: strconv.FormatInt(l.Generation, 10)}
+	if l.Total != nil {
+		data[ledgerTotal] = FormatResourceList(FormatResources(l.Total))
 	}
-	for key, q := range l.grants {
-		data[key] = FormatResourceList(formatResources(q))
+	for key, q := range l.Grants {
+		data[key] = FormatResourceList(FormatResources(q))
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: GrantsLedgerName(consumerID), Namespace: member.SystemNamespace,
 		Labels: member.TenantLabels(consumerID)}, Data: data}
-	if l.cm != nil {
-		cm.ResourceVersion = l.cm.ResourceVersion
+	if l.Cm != nil {
+		cm.ResourceVersion = l.Cm.ResourceVersion
 	}
 	return cm
 }
 
-// ledgerRead reads a consumer's ledger; prefetchIssue sends it early.
-func ledgerRead(c *member.Cluster, consumerID string) member.Read[*grantLedger] {
-	return member.NewRead[*grantLedger]("Ledger/"+consumerID, func(ctx context.Context) (*grantLedger, error) {
-		return readLedger(ctx, c, consumerID)
+// LedgerRead reads a consumer's ledger; prefetchIssue sends it early.
+func LedgerRead(c *member.Cluster, consumerID string) member.Read[*GrantLedger] {
+	return member.NewRead[*GrantLedger]("Ledger/"+consumerID, func(ctx context.Context) (*GrantLedger, error) {
+		return ReadLedger(ctx, c, consumerID)
 	})
 }
 
-// quotaRead reads a sandbox namespace's ResourceQuota.
-func quotaRead(c *member.Cluster, ns string) member.Read[*corev1.ResourceQuota] {
+// QuotaRead reads a sandbox namespace's ResourceQuota.
+func QuotaRead(c *member.Cluster, ns string) member.Read[*corev1.ResourceQuota] {
 	return member.NewRead[*corev1.ResourceQuota]("ResourceQuota/"+ns, func(ctx context.Context) (*corev1.ResourceQuota, error) {
-		u, err := c.Dynamic.Resource(resourceQuotaGVR).Namespace(ns).Get(ctx, SandboxName, metav1.GetOptions{})
+		u, err := c.Dynamic.Resource(ResourceQuotaGVR).Namespace(ns).Get(ctx, SandboxName, metav1.GetOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -318,10 +323,10 @@ func quotaRead(c *member.Cluster, ns string) member.Read[*corev1.ResourceQuota] 
 	})
 }
 
-// readLedger reads a consumer's ledger. Where there is none (a pairing from before the ledger, or one
+// ReadLedger reads a consumer's ledger. Where there is none (a pairing from before the ledger, or one
 // whose namespaces unauthenticate kept), it is made up from the quotas of the consumer's slice and extra
 // namespaces, with no total yet; the list is sent with the read, so a first pairing waits for no more.
-func readLedger(ctx context.Context, c *member.Cluster, consumerID string) (*grantLedger, error) {
+func ReadLedger(ctx context.Context, c *member.Cluster, consumerID string) (*GrantLedger, error) {
 	var cm *corev1.ConfigMap
 	var nss []corev1.Namespace
 	var cmErr, nsErr error
@@ -333,7 +338,7 @@ func readLedger(ctx context.Context, c *member.Cluster, consumerID string) (*gra
 		return nil
 	})
 	if cmErr == nil {
-		return parseLedger(cm)
+		return ParseLedger(cm)
 	}
 	if !apierrors.IsNotFound(cmErr) {
 		return nil, fmt.Errorf("reading the grants of consumer %q: %w", consumerID, cmErr)
@@ -341,12 +346,12 @@ func readLedger(ctx context.Context, c *member.Cluster, consumerID string) (*gra
 	if nsErr != nil {
 		return nil, nsErr
 	}
-	l := &grantLedger{grants: map[string]corev1.ResourceList{}}
+	l := &GrantLedger{Grants: map[string]corev1.ResourceList{}}
 	quotas := make([]*corev1.ResourceQuota, len(nss))
 	jobs := make([]func() error, len(nss))
 	for i, ns := range nss {
 		jobs[i] = func() error {
-			q, err := quotaRead(c, ns.Name).Get(ctx)
+			q, err := QuotaRead(c, ns.Name).Get(ctx)
 			if apierrors.IsNotFound(err) {
 				return nil // no quota (a namespace half made): nothing held
 			}
@@ -361,17 +366,17 @@ func readLedger(ctx context.Context, c *member.Cluster, consumerID string) (*gra
 		if quotas[i] == nil {
 			continue
 		}
-		key := namespaceGrantKey(ns.Name)
-		if o := ownerOf(ns.Labels); o.kind == member.KindSlice {
-			key = sliceGrantKey(o.slice)
+		key := NamespaceGrantKey(ns.Name)
+		if o := OwnerOf(ns.Labels); o.Kind == member.KindSlice {
+			key = SliceGrantKey(o.Slice)
 		}
-		l.grants[key] = quotas[i].Spec.Hard
+		l.Grants[key] = quotas[i].Spec.Hard
 	}
 	return l, nil
 }
 
-// quotaGeneration is the ledger generation a tenant quota was computed from (0: none recorded).
-func quotaGeneration(q *corev1.ResourceQuota) int64 {
+// QuotaGeneration is the ledger generation a tenant quota was computed from (0: none recorded).
+func QuotaGeneration(q *corev1.ResourceQuota) int64 {
 	if q == nil {
 		return 0
 	}
@@ -389,8 +394,8 @@ const maxLedgerWrites = 100
 // may change it, and says whether to write it; when another writer came first, the ledger is read again
 // and change decides anew. A ledger made for the first time starts above the generation the tenant
 // quota carries (unauthenticate may have removed a ledger and kept that quota).
-func updateLedger(ctx context.Context, c *member.Cluster, consumerID string, l *grantLedger, tenantQuota *corev1.ResourceQuota,
-	change func(*grantLedger) (bool, error)) (*grantLedger, error) {
+func updateLedger(ctx context.Context, c *member.Cluster, consumerID string, l *GrantLedger, tenantQuota *corev1.ResourceQuota,
+	change func(*GrantLedger) (bool, error)) (*GrantLedger, error) {
 	cms := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace)
 	for range maxLedgerWrites {
 		next := l.clone()
@@ -398,45 +403,45 @@ func updateLedger(ctx context.Context, c *member.Cluster, consumerID string, l *
 		if err != nil || !write {
 			return next, err
 		}
-		if l.cm == nil {
-			next.generation = max(l.generation, quotaGeneration(tenantQuota)) + 1
+		if l.Cm == nil {
+			next.Generation = max(l.Generation, QuotaGeneration(tenantQuota)) + 1
 		} else {
-			next.generation = l.generation + 1
+			next.Generation = l.Generation + 1
 		}
 		var stored *corev1.ConfigMap
-		if l.cm == nil {
-			stored, err = cms.Create(ctx, next.configMap(consumerID), metav1.CreateOptions{})
+		if l.Cm == nil {
+			stored, err = cms.Create(ctx, next.ConfigMap(consumerID), metav1.CreateOptions{})
 		} else {
-			stored, err = cms.Update(ctx, next.configMap(consumerID), metav1.UpdateOptions{})
+			stored, err = cms.Update(ctx, next.ConfigMap(consumerID), metav1.UpdateOptions{})
 		}
 		if err == nil {
-			next.cm = stored
+			next.Cm = stored
 			return next, nil
 		}
 		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("recording the grants of consumer %q: %w", consumerID, err)
 		}
-		if l, err = readLedger(ctx, c, consumerID); err != nil {
+		if l, err = ReadLedger(ctx, c, consumerID); err != nil {
 			return nil, err
 		}
 	}
 	return nil, fmt.Errorf("recording the grants of consumer %q: %d concurrent changes in a row; try again", consumerID, maxLedgerWrites)
 }
 
-// applyTenantQuota makes the tenant namespace's quota the ledger's total less everything it grants, unless
+// ApplyTenantQuota makes the tenant namespace's quota the ledger's total less everything it grants, unless
 // a newer ledger generation is there already. With read, cur is that quota as read earlier (nil: there is
 // none); without, it is read now. With
 // wait, it returns only once the quota controller enforces it (admission reads the quota's status, not its
 // spec): a quota lowered for a new grant must hold before the grant's own namespace gets its quota. The
 // watch for that starts with the write, so the controller's answer is seen one round trip after it.
-func applyTenantQuota(ctx context.Context, c *member.Cluster, consumerID string, l *grantLedger, cur *corev1.ResourceQuota, read, wait bool) error {
+func ApplyTenantQuota(ctx context.Context, c *member.Cluster, consumerID string, l *GrantLedger, cur *corev1.ResourceQuota, read, wait bool) error {
 	ns := member.TenantNamespace(consumerID)
-	want := tenantShare(l.total, l.granted(""))
+	want := TenantShare(l.Total, l.Granted(""))
 	done := func(q *corev1.ResourceQuota) bool {
-		g := quotaGeneration(q)
-		return g > l.generation || g == l.generation && sameQuota(q.Spec.Hard, want)
+		g := QuotaGeneration(q)
+		return g > l.Generation || g == l.Generation && SameQuota(q.Spec.Hard, want)
 	}
-	enforced := func(q *corev1.ResourceQuota) bool { return done(q) && sameQuota(q.Spec.Hard, q.Status.Hard) }
+	enforced := func(q *corev1.ResourceQuota) bool { return done(q) && SameQuota(q.Spec.Hard, q.Status.Hard) }
 	if cur != nil && enforced(cur) {
 		return nil
 	}
@@ -455,7 +460,7 @@ func applyTenantQuota(ctx context.Context, c *member.Cluster, consumerID string,
 			_ = watched()
 		}()
 	}
-	cur, err := writeTenantQuota(ctx, c, consumerID, want, l.generation, cur, read, done)
+	cur, err := writeTenantQuota(ctx, c, consumerID, want, l.Generation, cur, read, done)
 	if err != nil || cur == nil || !wait || enforced(cur) {
 		return err
 	}
@@ -476,7 +481,7 @@ func writeTenantQuota(ctx context.Context, c *member.Cluster, consumerID string,
 	ns := member.TenantNamespace(consumerID)
 	for attempt := range maxLedgerWrites {
 		if !read || attempt > 0 {
-			q, err := quotaRead(c, ns).Get(ctx)
+			q, err := QuotaRead(c, ns).Get(ctx)
 			if err != nil && !apierrors.IsNotFound(err) {
 				return nil, fmt.Errorf("reading ResourceQuota %s/%s: %w", ns, SandboxName, err)
 			}
@@ -485,7 +490,7 @@ func writeTenantQuota(ctx context.Context, c *member.Cluster, consumerID string,
 		if cur != nil && done(cur) {
 			return cur, nil
 		}
-		next := sandboxQuota(ns, consumerID, SandboxOptions{Quota: want})
+		next := sandboxQuota(ns, consumerID, Options{Quota: want})
 		next.Annotations = map[string]string{AnnotationGrantsGeneration: strconv.FormatInt(gen, 10)}
 		if cur != nil {
 			next.ResourceVersion = cur.ResourceVersion
@@ -506,43 +511,43 @@ func writeTenantQuota(ctx context.Context, c *member.Cluster, consumerID string,
 
 // applySandboxQuota writes a sandbox's quota: a grant's is its own, server-side applied; the tenant
 // namespace's is its share of the total (applyTenantQuota).
-func applySandboxQuota(ctx context.Context, c *member.Cluster, ns string, owner nsOwner, o SandboxOptions) error {
-	if o.share == nil || owner.kind != member.KindTenant {
-		return applyEnforcedQuota(ctx, c, ns, sandboxQuota(ns, owner.consumerID, o))
+func applySandboxQuota(ctx context.Context, c *member.Cluster, ns string, owner NsOwner, o Options) error {
+	if o.Share == nil || owner.Kind != member.KindTenant {
+		return applyEnforcedQuota(ctx, c, ns, sandboxQuota(ns, owner.ConsumerID, o))
 	}
-	l, err := o.share()
+	l, err := o.Share()
 	if err != nil {
 		return err
 	}
-	cur, err := quotaRead(c, ns).Take(ctx, c)
+	cur, err := QuotaRead(c, ns).Take(ctx, c)
 	if apierrors.IsNotFound(err) {
 		cur, err = nil, nil
 	}
 	if err != nil {
 		return fmt.Errorf("reading ResourceQuota %s/%s: %w", ns, SandboxName, err)
 	}
-	return applyTenantQuota(ctx, c, owner.consumerID, l, cur, true, true)
+	return ApplyTenantQuota(ctx, c, owner.ConsumerID, l, cur, true, true)
 }
 
-// recordTotal makes the ledger hold total, an issuance's choice, as the consumer's total; a total smaller
+// RecordTotal makes the ledger hold total, an issuance's choice, as the consumer's total; a total smaller
 // than what is granted is refused. A ledger that holds it already is not written.
-func recordTotal(ctx context.Context, c *member.Cluster, consumerID string, total corev1.ResourceList) (*grantLedger, error) {
-	l, err := ledgerRead(c, consumerID).Take(ctx, c)
+func RecordTotal(ctx context.Context, c *member.Cluster, consumerID string, total corev1.ResourceList) (*GrantLedger, error) {
+	l, err := LedgerRead(c, consumerID).Take(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	quota, _ := quotaRead(c, member.TenantNamespace(consumerID)).Peek(ctx, c) // only for a new ledger's generation
-	return updateLedger(ctx, c, consumerID, l, quota, func(l *grantLedger) (bool, error) {
-		if l.cm != nil && l.total != nil && sameQuota(l.total, total) {
+	quota, _ := QuotaRead(c, member.TenantNamespace(consumerID)).Peek(ctx, c) // only for a new ledger's generation
+	return updateLedger(ctx, c, consumerID, l, quota, func(l *GrantLedger) (bool, error) {
+		if l.Cm != nil && l.Total != nil && SameQuota(l.Total, total) {
 			return false, nil
 		}
 		// A ledger that exists has carved every grant out of its total. Where there is none yet, the grants
 		// were made before totals were tracked and may hold more: the issuance warned, the tenant
 		// namespace keeps none of what they overdraw.
-		if err := checkTotal(consumerID, total, l.granted("")); err != nil && l.cm != nil {
+		if err := CheckTotal(consumerID, total, l.Granted("")); err != nil && l.Cm != nil {
 			return false, err
 		}
-		l.total = total.DeepCopy()
+		l.Total = total.DeepCopy()
 		return true, nil
 	})
 }
@@ -550,34 +555,34 @@ func recordTotal(ctx context.Context, c *member.Cluster, consumerID string, tota
 // A reservation holds a grant's quota in its consumer's ledger while the grant is made.
 type reservation struct {
 	consumerID, key string
-	want            corev1.ResourceList   // the grant's quota, naming every resource of the total
+	Want            corev1.ResourceList   // the grant's quota, naming every resource of the total
 	held            corev1.ResourceList   // what the ledger holds for it: want, or more while a grant shrinks
-	ledger          *grantLedger          // as written
+	ledger          *GrantLedger          // as written
 	tenantQuota     *corev1.ResourceQuota // the tenant namespace's quota as read (nil: none)
 }
 
-// shrinkTenant lowers the tenant namespace's quota by what the reservation holds, and waits until the
+// ShrinkTenant lowers the tenant namespace's quota by what the reservation holds, and waits until the
 // quota controller enforces it.
-func shrinkTenant(ctx context.Context, c *member.Cluster, r *reservation) error {
-	return applyTenantQuota(ctx, c, r.consumerID, r.ledger, r.tenantQuota, true, true)
+func ShrinkTenant(ctx context.Context, c *member.Cluster, r *reservation) error {
+	return ApplyTenantQuota(ctx, c, r.consumerID, r.ledger, r.tenantQuota, true, true)
 }
 
-// reserveGrant holds want for the grant key in the consumer's ledger before anything of the grant exists.
+// ReserveGrant holds want for the grant key in the consumer's ledger before anything of the grant exists.
 // It is refused, with nothing written, for a new slice when the consumer holds MaxSlicesPerConsumer, and
 // when the grant needs more of a resource than remains: the total, less the other grants and what the
 // tenant namespace uses. A grant converging to a smaller quota keeps its larger one held until its
 // namespace has the new one (settleGrant). fallbackTotal is the total where the ledger records none yet.
 // what names the grant in errors.
-func reserveGrant(ctx context.Context, c *member.Cluster, consumerID, key, what string, want, fallbackTotal corev1.ResourceList) (*reservation, error) {
-	var l *grantLedger
+func ReserveGrant(ctx context.Context, c *member.Cluster, consumerID, key, what string, want, fallbackTotal corev1.ResourceList) (*reservation, error) {
+	var l *GrantLedger
 	var quota *corev1.ResourceQuota
 	if err := member.Parallel(func() error {
 		var err error
-		l, err = readLedger(ctx, c, consumerID)
+		l, err = ReadLedger(ctx, c, consumerID)
 		return err
 	}, func() error {
 		var err error
-		if quota, err = quotaRead(c, member.TenantNamespace(consumerID)).Get(ctx); apierrors.IsNotFound(err) {
+		if quota, err = QuotaRead(c, member.TenantNamespace(consumerID)).Get(ctx); apierrors.IsNotFound(err) {
 			quota, err = nil, nil
 		}
 		return err
@@ -589,28 +594,28 @@ func reserveGrant(ctx context.Context, c *member.Cluster, consumerID, key, what 
 		used = quota.Status.Used
 	}
 	r := &reservation{consumerID: consumerID, key: key}
-	l, err := updateLedger(ctx, c, consumerID, l, quota, func(l *grantLedger) (bool, error) {
-		write := l.cm == nil
-		if l.total == nil {
-			l.total, write = fallbackTotal.DeepCopy(), true
+	l, err := updateLedger(ctx, c, consumerID, l, quota, func(l *GrantLedger) (bool, error) {
+		write := l.Cm == nil
+		if l.Total == nil {
+			l.Total, write = fallbackTotal.DeepCopy(), true
 		}
-		r.want = completeGrant(want, l.total)
-		prev, had := l.grants[key]
-		if !had && strings.HasPrefix(key, ledgerSlice) && l.slices() >= MaxSlicesPerConsumer {
-			return false, fmt.Errorf("consumer %q already holds %d resource slices, %w: delete one first", consumerID, l.slices(), ErrTooManySlices)
+		r.Want = CompleteGrant(want, l.Total)
+		prev, had := l.Grants[key]
+		if !had && strings.HasPrefix(key, ledgerSlice) && l.Slices() >= MaxSlicesPerConsumer {
+			return false, fmt.Errorf("consumer %q already holds %d resource slices, %w: delete one first", consumerID, l.Slices(), ErrTooManySlices)
 		}
-		remaining := remainingOf(l.total, l.granted(key), used)
-		if needs := needsMore(r.want, prev, remaining); len(needs) > 0 {
+		remaining := RemainingOf(l.Total, l.Granted(key), used)
+		if needs := NeedsMore(r.Want, prev, remaining); len(needs) > 0 {
 			return false, &RemainingError{ConsumerID: consumerID, Grant: what, Needs: needs, Remaining: remaining}
 		}
-		r.held = r.want
+		r.held = r.Want
 		if had {
-			r.held = maxQuota(prev, r.want)
-			write = write || !sameQuota(prev, r.held)
+			r.held = MaxQuota(prev, r.Want)
+			write = write || !SameQuota(prev, r.held)
 		} else {
 			write = true
 		}
-		l.grants[key] = r.held
+		l.Grants[key] = r.held
 		return write, nil
 	})
 	if err != nil {
@@ -620,67 +625,67 @@ func reserveGrant(ctx context.Context, c *member.Cluster, consumerID, key, what 
 	return r, nil
 }
 
-// settleGrant, once the grant's namespace has its quota, lowers what the ledger holds for it to that quota
-// and gives the difference back to the tenant namespace.
-func settleGrant(ctx context.Context, c *member.Cluster, r *reservation) error {
-	if sameQuota(r.held, r.want) {
+// SettleGrant lowers what the ledger holds for a grant to the quota its namespace now has, and gives the
+// difference back to the tenant namespace.
+func SettleGrant(ctx context.Context, c *member.Cluster, r *reservation) error {
+	if SameQuota(r.held, r.Want) {
 		return nil
 	}
-	l, err := updateLedger(ctx, c, r.consumerID, r.ledger, nil, func(l *grantLedger) (bool, error) {
-		if _, ok := l.grants[r.key]; !ok {
+	l, err := updateLedger(ctx, c, r.consumerID, r.ledger, nil, func(l *GrantLedger) (bool, error) {
+		if _, ok := l.Grants[r.key]; !ok {
 			return false, nil // given back meanwhile (the grant was removed)
 		}
-		l.grants[r.key] = r.want
+		l.Grants[r.key] = r.Want
 		return true, nil
 	})
 	if err != nil {
 		return err
 	}
-	return applyTenantQuota(ctx, c, r.consumerID, l, nil, false, false)
+	return ApplyTenantQuota(ctx, c, r.consumerID, l, nil, false, false)
 }
 
-// releaseGrant gives a grant's share back to the tenant namespace, once the grant's namespace is gone.
-func releaseGrant(ctx context.Context, c *member.Cluster, consumerID, key string) error {
-	l, err := readLedger(ctx, c, consumerID)
+// ReleaseGrant gives a grant's share back to the tenant namespace, once the grant's namespace is gone.
+func ReleaseGrant(ctx context.Context, c *member.Cluster, consumerID, key string) error {
+	l, err := ReadLedger(ctx, c, consumerID)
 	if err != nil {
 		return err
 	}
-	if l.cm == nil {
+	if l.Cm == nil {
 		return nil // no ledger: nothing was held (a pairing from before it, or one being removed)
 	}
-	l, err = updateLedger(ctx, c, consumerID, l, nil, func(l *grantLedger) (bool, error) {
-		_, ok := l.grants[key]
-		delete(l.grants, key)
+	l, err = updateLedger(ctx, c, consumerID, l, nil, func(l *GrantLedger) (bool, error) {
+		_, ok := l.Grants[key]
+		delete(l.Grants, key)
 		return ok, nil
 	})
-	if err != nil || l.total == nil {
+	if err != nil || l.Total == nil {
 		return err
 	}
-	return applyTenantQuota(ctx, c, consumerID, l, nil, false, false)
+	return ApplyTenantQuota(ctx, c, consumerID, l, nil, false, false)
 }
 
-// cancelGrant gives a reservation back after its grant failed, unless its namespace exists (then what it
+// CancelGrant gives a reservation back after its grant failed, unless its namespace exists (then what it
 // holds may be in force: a re-run converges it, a deletion gives it back). It is best effort, with a
 // deadline of its own, since the failure may have been the run's own deadline.
-func cancelGrant(ctx context.Context, c *member.Cluster, r *reservation, ns string, owner nsOwner) {
+func CancelGrant(ctx context.Context, c *member.Cluster, r *reservation, ns string, owner NsOwner) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-	if err == nil && owner.owns(live.Labels) {
+	if err == nil && owner.Owns(live.Labels) {
 		return
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		return
 	}
-	if err := releaseGrant(ctx, c, r.consumerID, r.key); err != nil {
+	if err := ReleaseGrant(ctx, c, r.consumerID, r.key); err != nil {
 		c.Reporter().Warn(fmt.Sprintf("The share reserved for %s is still held in ConfigMap %s/%s: %v", owner, member.SystemNamespace, GrantsLedgerName(r.consumerID), err))
 	}
 }
 
-// recordedTotal is the total a Tenant's status records, over the defaults: what a grant is carved from
+// RecordedTotal is the total a Tenant's status records, over the defaults: what a grant is carved from
 // where the ledger records no total yet (a pairing from before the ledger).
-func recordedTotal(t *v1alpha1.Tenant) (corev1.ResourceList, error) {
-	sb, err := sandboxFromStatus(t.Status.Sandbox)
+func RecordedTotal(t *v1alpha1.Tenant) (corev1.ResourceList, error) {
+	sb, err := FromStatus(t.Status.Sandbox)
 	if err == nil {
 		sb, err = sb.Validate()
 	}
@@ -689,3 +694,7 @@ func recordedTotal(t *v1alpha1.Tenant) (corev1.ResourceList, error) {
 	}
 	return sb.Quota, nil
 }
+
+// MaxSlicesPerConsumer bounds the slices one consumer holds on a provider, whatever happens to its
+// requests (which the tenant may withdraw after they are granted); the ledger counts them (quota.go).
+const MaxSlicesPerConsumer = 10

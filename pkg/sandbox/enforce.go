@@ -1,4 +1,4 @@
-package handshake
+package sandbox
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,8 +24,8 @@ import (
 // sandbox is seen to hold: the quota by watching its status, admission by dry-run requests that it must
 // refuse (a dry run is admitted or refused exactly like the real thing, and stores nothing).
 
-// policyTimeout bounds the wait for admission to refuse the probes.
-const policyTimeout = 15 * time.Second
+// PolicyTimeout bounds the wait for admission to refuse the probes.
+const PolicyTimeout = 15 * time.Second
 
 // applyEnforcedQuota server-side applies the sandbox's ResourceQuota and waits until its status enforces
 // what was applied. The watch starts with the apply, from the current state (resourceVersion ""), so a new
@@ -46,7 +47,7 @@ func applyEnforcedQuota(ctx context.Context, c *member.Cluster, ns string, want 
 	if err != nil {
 		cancel()
 		_ = watched()
-		return wrapApply("ResourceQuota", ns, err)
+		return WrapApply("ResourceQuota", ns, err)
 	}
 	if enforced(applied) {
 		cancel()
@@ -133,7 +134,7 @@ func waitRefused(ctx context.Context, c *member.Cluster, ns string, p probe) err
 		return nil // the sandbox was not written, so admission has nothing new to hold
 	}
 	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
-	deadline := time.Now().Add(policyTimeout)
+	deadline := time.Now().Add(PolicyTimeout)
 	pause := 100 * time.Millisecond
 	for {
 		err := p.create(ctx, dry)
@@ -153,7 +154,7 @@ func waitRefused(ctx context.Context, c *member.Cluster, ns string, p probe) err
 				last = err.Error()
 			}
 			return fmt.Errorf("%w: %s in %s was not refused by %s within %s (last answer: %s); is ValidatingAdmissionPolicy enabled on this cluster?",
-				ErrNotEnforced, p.what, ns, p.by, policyTimeout, last)
+				ErrNotEnforced, p.what, ns, p.by, PolicyTimeout, last)
 		}
 		select {
 		case <-ctx.Done():
@@ -166,3 +167,14 @@ func waitRefused(ctx context.Context, c *member.Cluster, ns string, p probe) err
 
 // ErrNotEnforced means the API server does not (yet) enforce a sandbox guard.
 var ErrNotEnforced = errors.New("the sandbox is not enforced")
+
+// AccessReview asks whether user, in groups, may do a.
+func AccessReview(ctx context.Context, c *member.Cluster, user string, groups []string, a authzv1.ResourceAttributes) (bool, error) {
+	r, err := c.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{
+		Spec: authzv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &a},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return false, err
+	}
+	return r.Status.Allowed, nil
+}

@@ -1,4 +1,4 @@
-package handshake
+package sandbox
 
 import (
 	"strings"
@@ -13,12 +13,12 @@ import (
 
 // GVRs of what init and the sandbox apply through the dynamic client.
 var (
-	policyGVR         = admissionv1.SchemeGroupVersion.WithResource("validatingadmissionpolicies")
-	policyBindingGVR  = admissionv1.SchemeGroupVersion.WithResource("validatingadmissionpolicybindings")
-	resourceQuotaGVR  = schema.GroupVersionResource{Version: "v1", Resource: "resourcequotas"}
-	limitRangeGVR     = schema.GroupVersionResource{Version: "v1", Resource: "limitranges"}
-	serviceAccountGVR = schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}
-	networkPolicyGVR  = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
+	PolicyGVR         = admissionv1.SchemeGroupVersion.WithResource("validatingadmissionpolicies")
+	PolicyBindingGVR  = admissionv1.SchemeGroupVersion.WithResource("validatingadmissionpolicybindings")
+	ResourceQuotaGVR  = schema.GroupVersionResource{Version: "v1", Resource: "resourcequotas"}
+	LimitRangeGVR     = schema.GroupVersionResource{Version: "v1", Resource: "limitranges"}
+	ServiceAccountGVR = schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}
+	NetworkPolicyGVR  = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
 )
 
 // What Pod Security Admission, RBAC and quotas cannot express is refused by ValidatingAdmissionPolicies,
@@ -311,7 +311,8 @@ var finalizersValidation = admissionv1.Validation{
 	Message: "kubectl federate sandbox: a tenant may not add finalizers (one no controller removes would keep the namespace from ever being deleted)",
 }
 
-func sandboxPolicy(resource string) *admissionv1.ValidatingAdmissionPolicy {
+// Policy is the admission policy that holds tenants to the sandbox for one kind of request.
+func Policy(resource string) *admissionv1.ValidatingAdmissionPolicy {
 	if resource == "finalizers" {
 		return finalizersPolicy()
 	}
@@ -388,7 +389,8 @@ func probeMatch(name string) string {
 	return ` || (request.dryRun && has(object.metadata.annotations) && '` + AnnotationCordonProbe + `' in object.metadata.annotations)`
 }
 
-func sandboxPolicyBinding(resource string) *admissionv1.ValidatingAdmissionPolicyBinding {
+// PolicyBinding binds Policy(resource) to every tenant namespace, denying what it refuses.
+func PolicyBinding(resource string) *admissionv1.ValidatingAdmissionPolicyBinding {
 	return &admissionv1.ValidatingAdmissionPolicyBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicyBinding"},
 		ObjectMeta: metav1.ObjectMeta{Name: SandboxName + "-" + resource, Labels: map[string]string{member.LabelManagedBy: member.ManagedBy}},
@@ -410,3 +412,7 @@ func bindingLabels(resource string) map[string]string {
 	}
 	return map[string]string{LabelSandbox: "true"}
 }
+
+// LabelCordoned marks the namespaces of a cordoned consumer; the cordon admission policies are bound to
+// the sandboxes that carry it.
+const LabelCordoned = "federate.dev/cordoned"

@@ -1,4 +1,4 @@
-package handshake
+package sandbox
 
 import (
 	"context"
@@ -41,9 +41,9 @@ const (
 // ErrProbe is returned when support could not be determined (the probe could not run).
 var ErrProbe = errors.New("could not find out whether this cluster honours constrained impersonation")
 
-// probeName prefixes the probe's ServiceAccount, ClusterRole and ClusterRoleBinding (with a random suffix,
+// ProbeName prefixes the probe's ServiceAccount, ClusterRole and ClusterRoleBinding (with a random suffix,
 // so concurrent runs never share them).
-const probeName = "federate-impersonation-probe-"
+const ProbeName = "federate-impersonation-probe-"
 
 // ConstrainedImpersonation (provider) finds out, once per process, whether this cluster honours
 // constrained impersonation. The probe makes, in federate-system, a ServiceAccount that may only
@@ -80,7 +80,7 @@ func probeImpersonation(ctx context.Context, c *member.Cluster, version string) 
 	if _, err := rand.Read(suffix); err != nil {
 		return member.ImpersonationSupport{}, err
 	}
-	name := probeName + hex.EncodeToString(suffix)
+	name := ProbeName + hex.EncodeToString(suffix)
 	user := member.UserPrefix + name
 	labels := map[string]string{member.LabelManagedBy: member.ManagedBy}
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: member.SystemNamespace, Labels: labels}}
@@ -155,7 +155,7 @@ func probeImpersonation(ctx context.Context, c *member.Cluster, version string) 
 	if err != nil {
 		return member.ImpersonationSupport{}, fmt.Errorf("%w: %w", ErrProbe, err)
 	}
-	deadline := time.Now().Add(policyTimeout)
+	deadline := time.Now().Add(PolicyTimeout)
 	for {
 		_, err = as.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, member.ClusterConfigMap, metav1.GetOptions{})
 		switch {
@@ -179,10 +179,10 @@ func probeImpersonation(ctx context.Context, c *member.Cluster, version string) 
 // waitAllowed repeats a SubjectAccessReview until it is allowed (RBAC just written reaches the authorizer
 // through a cache), bounded by policyTimeout.
 func waitAllowed(ctx context.Context, c *member.Cluster, user string, groups []string, a authzv1.ResourceAttributes) error {
-	deadline := time.Now().Add(policyTimeout)
+	deadline := time.Now().Add(PolicyTimeout)
 	pause := 50 * time.Millisecond
 	for {
-		allowed, err := accessReview(ctx, c, user, groups, a)
+		allowed, err := AccessReview(ctx, c, user, groups, a)
 		if err != nil {
 			return err
 		}
@@ -190,7 +190,7 @@ func waitAllowed(ctx context.Context, c *member.Cluster, user string, groups []s
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the authorizer did not allow %s to %s %s within %s", user, a.Verb, a.Resource, policyTimeout)
+			return fmt.Errorf("the authorizer did not allow %s to %s %s within %s", user, a.Verb, a.Resource, PolicyTimeout)
 		}
 		select {
 		case <-ctx.Done():
@@ -201,17 +201,17 @@ func waitAllowed(ctx context.Context, c *member.Cluster, user string, groups []s
 	}
 }
 
-// everyVerb is what a scope's "*" stands for.
-var everyVerb = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
+// EveryVerb is what a scope's "*" stands for.
+var EveryVerb = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
 
 // impersonateOn is the constrained-impersonation verb that allows verb while impersonating a user.
 func impersonateOn(verb string) string { return "impersonate-on:user-info:" + verb }
 
-// alwaysOn are the reads every exchange credential may make as its target whatever its scope: discovery
+// AlwaysOn are the reads every exchange credential may make as its target whatever its scope: discovery
 // (kubectl reads it before anything else) and reviews of the target's own identity and of one action at a
 // time (kubectl auth whoami and can-i, and status --check), which reveal nothing beyond what the holder
 // could learn by trying. Not the rules review (can-i --list), which would list every right of the target.
-func alwaysOn() []rbacv1.PolicyRule {
+func AlwaysOn() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/version", "/openapi/*"}, Verbs: []string{impersonateOn("get")}},
 		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"selfsubjectreviews"}, Verbs: []string{impersonateOn("create")}},
@@ -219,10 +219,10 @@ func alwaysOn() []rbacv1.PolicyRule {
 	}
 }
 
-// targetRules let a user impersonate exactly the target: its user, groups and uid, with verb
+// TargetRules let a user impersonate exactly the target: its user, groups and uid, with verb
 // (impersonate:user-info for constrained impersonation, impersonate for the legacy grant, whose user and
 // group resources are in the core group).
-func targetRules(t exchange.Target, constrained bool) []rbacv1.PolicyRule {
+func TargetRules(t exchange.Target, constrained bool) []rbacv1.PolicyRule {
 	verb, group := []string{"impersonate:user-info"}, "authentication.k8s.io"
 	if !constrained {
 		verb, group = []string{"impersonate"}, ""
@@ -237,8 +237,8 @@ func targetRules(t exchange.Target, constrained bool) []rbacv1.PolicyRule {
 	return rules
 }
 
-// scopeRules are the impersonate-on rules of a scope: for each verb, the scope's resources by group.
-func scopeRules(s exchange.Scope) []rbacv1.PolicyRule {
+// ScopeRules are the impersonate-on rules of a scope: for each verb, the scope's resources by group.
+func ScopeRules(s exchange.Scope) []rbacv1.PolicyRule {
 	byGroup := map[string][]string{}
 	var groups []string
 	for _, r := range s.ParsedResources() {
@@ -252,7 +252,7 @@ func scopeRules(s exchange.Scope) []rbacv1.PolicyRule {
 		if v == "*" {
 			// RBAC reads impersonate-on:user-info:* as a verb of its own, not a wildcard: spell every
 			// verb out.
-			for _, w := range everyVerb {
+			for _, w := range EveryVerb {
 				verbs = append(verbs, impersonateOn(w))
 			}
 			continue

@@ -1,4 +1,4 @@
-package handshake
+package sandbox
 
 import (
 	"context"
@@ -53,12 +53,12 @@ func roleBinding(namespace, user, clusterRole, consumerID string) *rbacv1.RoleBi
 	}
 }
 
-// bindRole makes the one RoleBinding of the tenant namespace name exactly the given users (the new one,
+// BindRole makes the one RoleBinding of the tenant namespace name exactly the given users (the new one,
 // so an earlier certificate of the same consumer loses its rights at once; or, while a renewal's
 // certificate is issued, the recorded one and the new one). It is one server-side apply, with no read
 // first (subjects is an atomic list: the apply replaces it whole); only a binding to another role, whose
 // roleRef cannot change, is deleted and made again.
-func bindRole(ctx context.Context, c *member.Cluster, ns, user, clusterRole, consumerID string, also ...string) error {
+func BindRole(ctx context.Context, c *member.Cluster, ns, user, clusterRole, consumerID string, also ...string) error {
 	want := roleBinding(ns, user, clusterRole, consumerID)
 	for _, u := range also {
 		want.Subjects = append(want.Subjects, credential.SubjectFor(u))

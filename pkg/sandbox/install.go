@@ -1,4 +1,4 @@
-package handshake
+package sandbox
 
 import (
 	"context"
@@ -26,23 +26,23 @@ import (
 // is an error. Safe to re-run: on an initialized cluster it restores any sandbox policy, binding or the
 // tenant role that was deleted or changed, and changes nothing else.
 func Init(ctx context.Context, c *member.Cluster, wantID string) (*member.Self, error) {
-	return initialize(ctx, c, wantID, true)
+	return Initialize(ctx, c, wantID, true)
 }
 
-// initialize is Init; without verify, an initialized cluster's objects are taken as they are (the
+// Initialize is Init; without verify, an initialized cluster's objects are taken as they are (the
 // consumer's side of a handshake, and what issues nothing, need not read the cluster-wide objects, which
 // a consumer operator may not).
-func initialize(ctx context.Context, c *member.Cluster, wantID string, verify bool) (*member.Self, error) {
+func Initialize(ctx context.Context, c *member.Cluster, wantID string, verify bool) (*member.Self, error) {
 	self, _, err := initializeWith(ctx, c, wantID, verify, false)
 	return self, err
 }
 
-// initializeAs is initialize for the manual flow's first step on each side, where the cluster's ID is
+// InitializeAs is initialize for the manual flow's first step on each side, where the cluster's ID is
 // named (by its administrator, or by the nonce the provider made): a never-initialized cluster is
 // initialized with wantID, and created says so; one initialized under another ID is refused
 // (IDConflictError) before anything is written. Without wantID, a never-initialized cluster is refused
 // (ErrNoClusterID) instead of being given a derived ID, which the other side would not know it by.
-func initializeAs(ctx context.Context, c *member.Cluster, wantID string, verify bool) (self *member.Self, created bool, err error) {
+func InitializeAs(ctx context.Context, c *member.Cluster, wantID string, verify bool) (self *member.Self, created bool, err error) {
 	return initializeWith(ctx, c, wantID, verify, true)
 }
 
