@@ -4,11 +4,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdtest"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
 // export through the command tree: a missing namespace names -n and writes nothing, -o yaml prints and
@@ -16,7 +17,7 @@ import (
 // says what is missing and what to do.
 func TestExportCommand(t *testing.T) {
 	w := cmdtest.NewWorld(t, "edge", "farm")
-	if _, err := handshake.Authenticate(t.Context(), w.Domain("edge"), w.Domain("farm"), handshake.AuthenticateOptions{
+	if _, err := lifecycle.Authenticate(t.Context(), w.Domain("edge"), w.Domain("farm"), lifecycle.AuthenticateOptions{
 		ConsumerID: "edge", ProviderID: "farm", APIServer: "https://farm.example:6443", Expiration: time.Hour}); err != nil {
 		t.Fatal(err)
 	}

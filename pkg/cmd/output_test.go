@@ -13,7 +13,6 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdtest"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
 // printWorld is a paired world (edge consumes from farm) where every data command has something to print:
@@ -57,9 +56,9 @@ spec:
 	}
 	// request exchange reaches the provider through the pairing's kubeconfig (HTTP): the domain step
 	// leaves the same pending ExchangeRequest.
-	_, err := handshake.RequestExchange(t.Context(), w.Domain("edge"), w.Domain("farm"), handshake.ExchangeOptions{ProviderID: "farm", Rule: "mapping",
+	_, err := exchange.RequestExchange(t.Context(), w.Domain("edge"), w.Domain("farm"), exchange.Options{ProviderID: "farm", Rule: "mapping",
 		Target: exchange.Target{User: "bob"}, Scope: exchange.Scope{Namespaces: []string{"federate-tenant-edge"}}})
-	var pending *handshake.ExchangePendingError
+	var pending *exchange.PendingError
 	if !errorsAs(err, &pending) {
 		t.Fatalf("request exchange: %v", err)
 	}

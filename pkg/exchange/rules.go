@@ -1,7 +1,3 @@
-// Package exchange holds identity-exchange rules (cluster-gateway's ClientIdentityExchanger): which of a
-// consumer cluster's users reaches a provider as which identity. It parses and validates a rule file,
-// resolves a user to the winning rule, and asks an external exchange service. It knows nothing of
-// Kubernetes clients or of the command line.
 package exchange
 
 import (

@@ -35,8 +35,8 @@ const (
 	EventDenied     = "Denied"     // a request refused (deny)
 )
 
-// reportingController names kubectl federate in its Events.
-const reportingController = "federate.dev/kubectl-federate"
+// ReportingController names kubectl federate in its Events.
+const ReportingController = "federate.dev/kubectl-federate"
 
 // operator returns the user this process acts as on the cluster, from a SelfSubjectReview, once.
 func operator(ctx context.Context, c *member.Cluster) string {
@@ -51,20 +51,20 @@ func operator(ctx context.Context, c *member.Cluster) string {
 	return c.OperatorUser
 }
 
-// startOperator sends the operator's SelfSubjectReview in the background, so that the Events recorded at
+// StartOperator sends the operator's SelfSubjectReview in the background, so that the Events recorded at
 // the end of a run need not wait for it.
-func startOperator(ctx context.Context, c *member.Cluster) {
+func StartOperator(ctx context.Context, c *member.Cluster) {
 	go operator(ctx, c)
 }
 
-// audit records what this process just did to a pairing as an Event regarding obj (a Tenant on a
+// Audit records what this process just did to a pairing as an Event regarding obj (a Tenant on a
 // provider, an Identity on a consumer), on this cluster: the action, the operator's user and the
 // credential's user and expiry when there is one. It is the trail "status --history" and "kubectl get
 // events" show, for as long as the API server keeps Events (its --event-ttl, one hour by default). An
 // Event lives in its object's namespace (the API server requires it): a Tenant's in the tenant namespace,
 // where the tenant reads it, operator's name included. A failure to record is reported as a warning: what
 // it records has already happened.
-func audit(ctx context.Context, c *member.Cluster, obj auditObject, reason, note string, cred *Credential) {
+func Audit(ctx context.Context, c *member.Cluster, obj auditObject, reason, note string, cred *Credential) {
 	msg := note + "; by " + operator(ctx, c)
 	if cred != nil && cred.User != "" {
 		msg += "; credential user " + cred.User
@@ -82,7 +82,7 @@ func audit(ctx context.Context, c *member.Cluster, obj auditObject, reason, note
 			Labels:    map[string]string{member.LabelManagedBy: member.ManagedBy, member.LabelRemoteClusterID: obj.remoteID, member.LabelRole: obj.role},
 		},
 		EventTime:           metav1.NewMicroTime(now),
-		ReportingController: reportingController,
+		ReportingController: ReportingController,
 		ReportingInstance:   truncateTo(host, 128),
 		Action:              reason,
 		Reason:              reason,
@@ -102,13 +102,13 @@ type auditObject struct {
 	uid                                   types.UID
 }
 
-// tenantObject is a consumer's Tenant on this provider.
-func tenantObject(consumerID string) auditObject {
+// TenantObject is a consumer's Tenant on this provider.
+func TenantObject(consumerID string) auditObject {
 	return auditObject{kind: v1alpha1.TenantKind, namespace: member.TenantNamespace(consumerID), name: consumerID, remoteID: consumerID, role: member.RoleProvider}
 }
 
-// identityObject is an Identity this consumer holds.
-func identityObject(providerID, name string) auditObject {
+// IdentityObject is an Identity this consumer holds.
+func IdentityObject(providerID, name string) auditObject {
 	return auditObject{kind: v1alpha1.IdentityKind, namespace: member.SystemNamespace, name: name, remoteID: providerID, role: member.RoleConsumer}
 }
 
@@ -155,7 +155,7 @@ func History(ctx context.Context, c *member.Cluster) ([]HistoryEntry, error) {
 	numbered := true
 	var eventTimes []time.Time
 	for _, e := range list.Items {
-		if e.ReportingController != reportingController {
+		if e.ReportingController != ReportingController {
 			continue
 		}
 		h := HistoryEntry{Time: e.CreationTimestamp.UTC(), RemoteClusterID: e.Labels[member.LabelRemoteClusterID], Role: e.Labels[member.LabelRole],

@@ -247,7 +247,7 @@ func claimExport(ctx context.Context, c *member.Cluster, o ExportOptions, cur *c
 		if a == nil {
 			a = map[string]string{}
 		}
-		a[annExportClaim] = stored.claim
+		a[AnnExportClaim] = stored.claim
 		m.SetAnnotations(a)
 	}
 	mark(objs.Secret)
@@ -491,9 +491,9 @@ func refreshExports(ctx context.Context, c *member.Cluster, providerID, slice st
 	return errors.Join(errs...)
 }
 
-// rewriteExports is refreshExports as a step of an import: a failure is reported, not returned, since the
+// RewriteExports is refreshExports as a step of an import: a failure is reported, not returned, since the
 // credential itself is stored and works; exporting again repairs it.
-func rewriteExports(ctx context.Context, c *member.Cluster, providerID, slice string, kc []byte) {
+func RewriteExports(ctx context.Context, c *member.Cluster, providerID, slice string, kc []byte) {
 	if err := refreshExports(ctx, c, providerID, slice, kc); err != nil {
 		c.Reporter().Warn("The new credential is stored, but not every export of it was rewritten (export it again): " + err.Error())
 	}
@@ -506,12 +506,12 @@ func describeCredential(providerID, slice string) string {
 	return fmt.Sprintf("resource slice %q of provider %q", slice, providerID)
 }
 
-// deleteExports deletes the recorded exports of a provider's credentials (slice "": all of them; else
+// DeleteExports deletes the recorded exports of a provider's credentials (slice "": all of them; else
 // one slice's), their Admiralty Targets, and the records: each exactly the object recorded (a stranger
 // under a recorded name is left alone). The Target goes by its recorded name, with or without its Secret.
 // An export the user may not read is reported and left, with its record.
-func deleteExports(ctx context.Context, c *member.Cluster, providerID, slice string) error {
-	records, err := exportRecords(ctx, c, providerID, slice, false)
+func DeleteExports(ctx context.Context, c *member.Cluster, providerID, slice string) error {
+	records, err := ExportRecords(ctx, c, providerID, slice, false)
 	if err != nil {
 		return err
 	}

@@ -37,17 +37,17 @@ import (
 // one who cannot read federate-system can know, never one that merely has the right labels and name. A
 // run that fails deletes what it created, the record included.
 const (
-	// labelExportRecordOf and labelExportRecordSlice select the records of a provider's credentials. They
+	// LabelExportRecordOf and labelExportRecordSlice select the records of a provider's credentials. They
 	// are not the credential labels (remote cluster ID, role), so that nothing that lists a pairing's
 	// Secrets in federate-system mistakes a record for a credential.
-	labelExportRecordOf    = "federate.dev/export-record-of"
+	LabelExportRecordOf    = "federate.dev/export-record-of"
 	labelExportRecordSlice = "federate.dev/export-record-slice"
 	annExportNamespace     = "federate.dev/export-namespace"
 	annExportSecret        = "federate.dev/export-secret"     //nolint:gosec // an annotation key, not a credential
-	annExportSecretUID     = "federate.dev/export-secret-uid" //nolint:gosec // an annotation key, not a credential
-	annExportTarget        = "federate.dev/export-target"
-	annExportTargetUID     = "federate.dev/export-target-uid"
-	annExportClaim         = "federate.dev/export-claim"
+	AnnExportSecretUID     = "federate.dev/export-secret-uid" //nolint:gosec // an annotation key, not a credential
+	AnnExportTarget        = "federate.dev/export-target"
+	AnnExportTargetUID     = "federate.dev/export-target-uid"
+	AnnExportClaim         = "federate.dev/export-claim"
 	// exportRecordType marks a record: it holds no secret, but lives beside the credentials it points
 	// at, under the same access.
 	exportRecordType corev1.SecretType = "federate.dev/export-record"
@@ -70,9 +70,9 @@ type recordSpec struct {
 	keepClaim                   bool // an undo unsure whether a create landed: the claim it carries stays
 }
 
-// exportRecordName names the record of the export Secret ns/name: one record per Secret, whatever it
+// ExportRecordName names the record of the export Secret ns/name: one record per Secret, whatever it
 // exports, so that a second export under that name finds the first.
-func exportRecordName(ns, name string) string {
+func ExportRecordName(ns, name string) string {
 	sum := sha256.Sum256([]byte(ns + "/" + name))
 	return "export-" + hex.EncodeToString(sum[:10])
 }
@@ -80,12 +80,12 @@ func exportRecordName(ns, name string) string {
 // recordOf reads a record; ok is false for a Secret that is not one, or whose name is not that of the
 // export it names (one copied under another name).
 func recordOf(s *corev1.Secret) (exportRecord, bool) {
-	r := exportRecord{sec: s, providerID: s.Labels[labelExportRecordOf], slice: s.Labels[labelExportRecordSlice],
-		namespace: s.Annotations[annExportNamespace], name: s.Annotations[annExportSecret], targetName: s.Annotations[annExportTarget],
-		secretUID: types.UID(s.Annotations[annExportSecretUID]), targetUID: types.UID(s.Annotations[annExportTargetUID]),
-		claim: s.Annotations[annExportClaim]}
+	r := exportRecord{sec: s, providerID: s.Labels[LabelExportRecordOf], slice: s.Labels[labelExportRecordSlice],
+		namespace: s.Annotations[annExportNamespace], name: s.Annotations[annExportSecret], targetName: s.Annotations[AnnExportTarget],
+		secretUID: types.UID(s.Annotations[AnnExportSecretUID]), targetUID: types.UID(s.Annotations[AnnExportTargetUID]),
+		claim: s.Annotations[AnnExportClaim]}
 	ok := s.Type == exportRecordType && s.Labels[member.LabelManagedBy] == member.ManagedBy && r.providerID != "" &&
-		r.namespace != "" && r.name != "" && s.Name == exportRecordName(r.namespace, r.name)
+		r.namespace != "" && r.name != "" && s.Name == ExportRecordName(r.namespace, r.name)
 	return r, ok
 }
 
@@ -101,7 +101,7 @@ func (r exportRecord) owns(obj metav1.Object, uid types.UID) bool {
 	if uid != "" {
 		return obj.GetUID() == uid
 	}
-	return r.claim != "" && obj.GetAnnotations()[annExportClaim] == r.claim
+	return r.claim != "" && obj.GetAnnotations()[AnnExportClaim] == r.claim
 }
 
 // uid is the recorded UID of the export's Secret, or of its Target; "" without a record, or pending.
@@ -124,7 +124,7 @@ func (r exportRecord) ownsTarget(t *unstructured.Unstructured) bool {
 
 // getExportRecord reads the record of the export Secret ns/name; nil when there is none.
 func getExportRecord(ctx context.Context, c *member.Cluster, ns, name string) (*exportRecord, error) {
-	s, err := c.Kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, exportRecordName(ns, name), metav1.GetOptions{})
+	s, err := c.Kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, ExportRecordName(ns, name), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -141,7 +141,7 @@ func getExportRecord(ctx context.Context, c *member.Cluster, ns, name string) (*
 // recordExport writes the record of an export (pending: no UIDs yet), or brings it up to date, and
 // returns it as stored. A record keeps its claim; a new one gets a fresh one.
 func recordExport(ctx context.Context, c *member.Cluster, have *exportRecord, spec recordSpec) (*exportRecord, error) {
-	l := map[string]string{member.LabelManagedBy: member.ManagedBy, labelExportRecordOf: spec.providerID}
+	l := map[string]string{member.LabelManagedBy: member.ManagedBy, LabelExportRecordOf: spec.providerID}
 	if spec.slice != "" {
 		l[labelExportRecordSlice] = spec.slice
 	}
@@ -158,14 +158,14 @@ func recordExport(ctx context.Context, c *member.Cluster, have *exportRecord, sp
 		}
 		claim = hex.EncodeToString(b)
 	}
-	a := map[string]string{annExportNamespace: spec.namespace, annExportSecret: spec.name, annExportClaim: claim}
-	for k, v := range map[string]string{annExportSecretUID: string(spec.secretUID), annExportTarget: spec.targetName, annExportTargetUID: string(spec.targetUID)} {
+	a := map[string]string{annExportNamespace: spec.namespace, annExportSecret: spec.name, AnnExportClaim: claim}
+	for k, v := range map[string]string{AnnExportSecretUID: string(spec.secretUID), AnnExportTarget: spec.targetName, AnnExportTargetUID: string(spec.targetUID)} {
 		if v != "" {
 			a[k] = v
 		}
 	}
 	want := &corev1.Secret{Type: exportRecordType,
-		ObjectMeta: metav1.ObjectMeta{Name: exportRecordName(spec.namespace, spec.name), Namespace: member.SystemNamespace, Labels: l, Annotations: a}}
+		ObjectMeta: metav1.ObjectMeta{Name: ExportRecordName(spec.namespace, spec.name), Namespace: member.SystemNamespace, Labels: l, Annotations: a}}
 	secrets := c.Kube.CoreV1().Secrets(member.SystemNamespace)
 	var stored *corev1.Secret
 	var err error
@@ -191,14 +191,14 @@ type recordedExport struct {
 	secret *corev1.Secret
 }
 
-// exportRecords lists the records of a provider's credentials (every provider's when providerID is ""):
+// ExportRecords lists the records of a provider's credentials (every provider's when providerID is ""):
 // the pairing's alone (slice "" and pairingOnly), one slice's, or all of them.
-func exportRecords(ctx context.Context, c *member.Cluster, providerID, slice string, pairingOnly bool) ([]exportRecord, error) {
+func ExportRecords(ctx context.Context, c *member.Cluster, providerID, slice string, pairingOnly bool) ([]exportRecord, error) {
 	sel := labels.Set{member.LabelManagedBy: member.ManagedBy}
 	if providerID != "" {
-		sel[labelExportRecordOf] = providerID
+		sel[LabelExportRecordOf] = providerID
 	}
-	l, err := c.Kube.CoreV1().Secrets(member.SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String() + "," + labelExportRecordOf})
+	l, err := c.Kube.CoreV1().Secrets(member.SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String() + "," + LabelExportRecordOf})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -233,7 +233,7 @@ func leftAlone(err error) bool { return errors.Is(err, errHidden) || errors.Is(e
 // not read is reported and skipped. One list when there is no export, and a read per export when there
 // are (they are few).
 func recordedExports(ctx context.Context, c *member.Cluster, providerID, slice string, pairingOnly bool) ([]recordedExport, error) {
-	records, err := exportRecords(ctx, c, providerID, slice, pairingOnly)
+	records, err := ExportRecords(ctx, c, providerID, slice, pairingOnly)
 	if err != nil {
 		return nil, err
 	}

@@ -19,9 +19,11 @@ import (
 )
 
 const (
-	privateKeyKey  = "tls.key"
-	integrityKey   = "identity-integrity.key" // the nonce-derived key that verifies identity.yaml
-	userAnnotation = "federate.dev/user"
+	// PrivateKeyKey is the data key of a client key.
+	PrivateKeyKey = "tls.key"
+	integrityKey  = "identity-integrity.key" // the nonce-derived key that verifies identity.yaml
+	// UserAnnotation records, on the Secret of a client key or credential, the user it is for.
+	UserAnnotation = "federate.dev/user"
 	// KubeconfigKey is the data key of the consumer's kubeconfig Secret.
 	KubeconfigKey = "kubeconfig"
 )
@@ -40,7 +42,7 @@ type Imported struct {
 // Identity in federate-system, and drops the pending key. Importing the same Identity again changes
 // nothing.
 func ImportIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity) (*Imported, error) {
-	return importIdentity(ctx, c, id, nil, nil)
+	return ImportIdentityHeld(ctx, c, id, nil, nil)
 }
 
 // heldKey is a client key a one-shot run keeps in memory instead of a pending-key Secret: nobody but this
@@ -52,13 +54,13 @@ type heldKey struct {
 	macKey []byte // the nonce-derived key of the identity's integrity MACs
 }
 
-// importIdentity is ImportIdentity for a request whose key this process holds (held), or whose key waits
+// ImportIdentityHeld is ImportIdentity for a request whose key this process holds (held), or whose key waits
 // in the pending-key Secret (held nil). stored, if set, runs once the kubeconfig and the Identity are
 // stored, alongside the Event.
-func importIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity, held *heldKey, stored func()) (*Imported, error) {
+func ImportIdentityHeld(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity, held *heldKey, stored func()) (*Imported, error) {
 	defer c.ForgetReads()
 	if id != nil && member.ValidateClusterID("provider", id.Spec.ClusterID) == nil {
-		prefetchImport(ctx, c, id.Spec.ClusterID)
+		PrefetchImport(ctx, c, id.Spec.ClusterID)
 	}
 	self, err := c.Load(ctx)
 	if err != nil {
@@ -79,8 +81,8 @@ func importIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identit
 		pending := &corev1.Secret{}
 		if held != nil {
 			pending = &corev1.Secret{
-				ObjectMeta: metav1.ObjectMeta{Name: "(in memory)", Annotations: map[string]string{userAnnotation: held.user}},
-				Data:       map[string][]byte{privateKeyKey: held.keyPEM, integrityKey: held.macKey},
+				ObjectMeta: metav1.ObjectMeta{Name: "(in memory)", Annotations: map[string]string{UserAnnotation: held.user}},
+				Data:       map[string][]byte{PrivateKeyKey: held.keyPEM, integrityKey: held.macKey},
 			}
 		} else {
 			pending, err = c.SecretRead(member.SystemNamespace, member.PendingKeySecretName(providerID)).Take(ctx, c)
@@ -102,7 +104,7 @@ func importIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identit
 		// no key of ours, is tied to the request by them alone.
 		macKey = pending.Data[integrityKey]
 		if cred.Cert != nil {
-			if want := pending.Annotations[userAnnotation]; cred.User != want {
+			if want := pending.Annotations[UserAnnotation]; cred.User != want {
 				return fmt.Errorf("spec.certificate: is for user %q, the pending request is for %q", cred.User, want)
 			}
 		}
@@ -113,14 +115,14 @@ func importIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identit
 		if cred.Cert == nil {
 			params.Token = id.Spec.Token
 		} else {
-			key, err := parseSigner(pending.Data[privateKeyKey])
+			key, err := ParseSigner(pending.Data[PrivateKeyKey])
 			if err != nil {
 				return fmt.Errorf("secret %s/%s: %w", member.SystemNamespace, pending.Name, err)
 			}
 			if !credential.SamePublicKey(key.Public(), cred.Cert.PublicKey) {
 				return errors.New("spec.certificate: does not certify this cluster's pending client key")
 			}
-			params.CertPEM, params.KeyPEM = id.Spec.Certificate, pending.Data[privateKeyKey]
+			params.CertPEM, params.KeyPEM = id.Spec.Certificate, pending.Data[PrivateKeyKey]
 		}
 		kubeconfigYAML, err = kubeconfig.Build(params)
 		return err
@@ -130,7 +132,7 @@ func importIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identit
 	if res.AlreadyImported {
 		return res, nil
 	}
-	startOperator(ctx, c) // for the Event, once the identity is known to be this cluster's
+	StartOperator(ctx, c) // for the Event, once the identity is known to be this cluster's
 	// The request's waiting key goes once the kubeconfig that replaces it is stored; a held key's run may
 	// find an older request's, which goes with the writes. Each exactly the Secret that was read.
 	var stale *corev1.Secret
@@ -158,8 +160,8 @@ func importIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identit
 			return applyIdentity(ctx, c, id, res)
 		})
 	}, func() error { return drop(stale) }, func() error {
-		audit(ctx, c, identityObject(providerID, member.IdentityName(providerID)), EventImported,
-			"identity ("+orCertificate(id.Spec.Credential)+") on provider "+providerID+" imported", cred)
+		Audit(ctx, c, IdentityObject(providerID, member.IdentityName(providerID)), EventImported,
+			"identity ("+OrCertificate(id.Spec.Credential)+") on provider "+providerID+" imported", cred)
 		return nil
 	}, func() error {
 		if stored != nil {
@@ -169,7 +171,7 @@ func importIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identit
 	}, func() error {
 		// Every export of the pairing's credential follows it (a renewal, a re-run of authenticate): its
 		// list goes with the writes, so a pairing without exports waits for nothing more.
-		rewriteExports(ctx, c, providerID, "", kubeconfigYAML)
+		RewriteExports(ctx, c, providerID, "", kubeconfigYAML)
 		return nil
 	}); err != nil {
 		return nil, err
@@ -218,11 +220,11 @@ func storeKubeconfig(ctx context.Context, c *member.Cluster, providerID string, 
 
 func applyIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity, res *Imported) error {
 	providerID := id.Spec.ClusterID
-	return applyIdentityNamed(ctx, c, member.IdentityName(providerID), member.IdentityLabels(providerID), id, res)
+	return ApplyIdentityNamed(ctx, c, member.IdentityName(providerID), member.IdentityLabels(providerID), id, res)
 }
 
-// applyIdentityNamed records an Identity (spec, then status) under name in federate-system.
-func applyIdentityNamed(ctx context.Context, c *member.Cluster, name string, labels map[string]string, id *v1alpha1.Identity, res *Imported) error {
+// ApplyIdentityNamed records an Identity (spec, then status) under name in federate-system.
+func ApplyIdentityNamed(ctx context.Context, c *member.Cluster, name string, labels map[string]string, id *v1alpha1.Identity, res *Imported) error {
 	obj := &v1alpha1.Identity{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.IdentityKind},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: member.SystemNamespace, Labels: labels},
@@ -296,12 +298,20 @@ func storedKubeconfig(ctx context.Context, c *member.Cluster, name, what, hint s
 	return data, nil
 }
 
-// prefetchImport sends at once the reads a consumer's import of the provider's identity will need.
-func prefetchImport(ctx context.Context, c *member.Cluster, providerID string) {
+// PrefetchImport sends at once the reads a consumer's import of the provider's identity will need.
+func PrefetchImport(ctx context.Context, c *member.Cluster, providerID string) {
 	if !c.FirstBatch("import/" + providerID) {
 		return
 	}
 	c.SecretRead(member.SystemNamespace, member.KubeconfigSecretName(providerID)).Start(ctx, c)
 	c.SecretRead(member.SystemNamespace, member.PendingKeySecretName(providerID)).Start(ctx, c)
 	c.ObjectRead(v1alpha1.IdentityGVR, member.SystemNamespace, member.IdentityName(providerID)).Start(ctx, c)
+}
+
+// OrCertificate is a recorded credential kind, Certificate when none is recorded (before tokens existed).
+func OrCertificate(credential string) string {
+	if credential == "" {
+		return v1alpha1.CredentialCertificate
+	}
+	return credential
 }

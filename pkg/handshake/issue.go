@@ -11,9 +11,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	certv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +23,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // Defaults of the provider's issuance.
@@ -56,7 +56,7 @@ type IssueOptions struct {
 	// (settings.go), and Sandbox holds only what was given, not yet merged over the defaults.
 	Given Given
 	// bound, if set, gets the Identity as soon as its user is bound, before the Tenant records it.
-	bound func(*v1alpha1.Identity)
+	Bound func(*v1alpha1.Identity)
 }
 
 // Keys of the record a consumed nonce leaves behind.
@@ -75,8 +75,8 @@ func IssueIdentity(ctx context.Context, c *member.Cluster, o IssueOptions) (*v1a
 	// so a later run in this process reads afresh.
 	defer c.ForgetReads()
 	if member.ValidateClusterID("consumer", o.ConsumerID) == nil {
-		prefetchIssue(ctx, c, o.ConsumerID)
-		startOperator(ctx, c)
+		PrefetchIssue(ctx, c, o.ConsumerID)
+		StartOperator(ctx, c)
 	}
 	self, err := sandbox.LoadCurrent(ctx, c)
 	if err != nil {
@@ -415,8 +415,8 @@ func IssueIdentity(ctx context.Context, c *member.Cluster, o IssueOptions) (*v1a
 		}
 	}
 	id := identityFor(c, self.ClusterID, o, tenant, certPEM, token, integrityKey)
-	if o.bound != nil {
-		o.bound(id) // the consumer may store it while the provider records it
+	if o.Bound != nil {
+		o.Bound(id) // the consumer may store it while the provider records it
 	}
 	// Then, all at once: the Tenant's record, the Event, the CSR's deletion (it is done with), and the
 	// second look at the lists.
@@ -430,11 +430,11 @@ func IssueIdentity(ctx context.Context, c *member.Cluster, o IssueOptions) (*v1a
 			}, func() error {
 				return applyTenantStatus(ctx, c, o.ConsumerID, v1alpha1.TenantStatus{Phase: PhaseActive, PinnedPublicKey: tenant.Spec.PublicKey, User: user,
 					CSRHash: csrHash, Certificate: certPEM, NotAfter: &na, Credential: credKind, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status(),
-					APIServer: o.APIServer, CA: o.CA, Lifetime: durationPtr(o.Expiration), MaxLifetime: durationPtr(o.MaxExpiration)})
+					APIServer: o.APIServer, CA: o.CA, Lifetime: DurationPtr(o.Expiration), MaxLifetime: DurationPtr(o.MaxExpiration)})
 			})
 		})
 	}, func() error {
-		audit(ctx, c, tenantObject(o.ConsumerID), reason, "identity ("+credKind+") issued to consumer "+o.ConsumerID+" in "+ns,
+		Audit(ctx, c, TenantObject(o.ConsumerID), reason, "identity ("+credKind+") issued to consumer "+o.ConsumerID+" in "+ns,
 			&Credential{User: user, NotAfter: notAfter})
 		return nil
 	}, func() error {
@@ -460,7 +460,7 @@ func IssueIdentity(ctx context.Context, c *member.Cluster, o IssueOptions) (*v1a
 	}); err != nil {
 		return nil, err
 	}
-	reportChanges(r, changes)
+	ReportChanges(r, changes)
 	return id, nil
 }
 
@@ -595,8 +595,8 @@ func applyTenantSpec(ctx context.Context, c *member.Cluster, ns, consumerID stri
 	return c.ApplyTyped(ctx, v1alpha1.TenantGVR, ns, t)
 }
 
-// prefetchIssue sends at once every read a provider's issuance for the consumer will need.
-func prefetchIssue(ctx context.Context, c *member.Cluster, consumerID string) {
+// PrefetchIssue sends at once every read a provider's issuance for the consumer will need.
+func PrefetchIssue(ctx context.Context, c *member.Cluster, consumerID string) {
 	if !c.FirstBatch("issue/" + consumerID) {
 		return
 	}
@@ -610,4 +610,28 @@ func prefetchIssue(ctx context.Context, c *member.Cluster, consumerID string) {
 	// The tenant namespace's quota is the total less the grants: the ledger and the quota as it is.
 	sandbox.LedgerRead(c, consumerID).Start(ctx, c)
 	sandbox.QuotaRead(c, ns).Start(ctx, c)
+}
+
+// rebindExtra binds the pairing's new user in every extra namespace of the consumer (renewal), with also
+// beside it (see bindRole).
+func rebindExtra(ctx context.Context, c *member.Cluster, consumerID, user, clusterRole string, also ...string) error {
+	extra, err := NamespacesOf(ctx, c, consumerID, member.KindExtra)
+	if err != nil {
+		return err
+	}
+	jobs := make([]func() error, len(extra))
+	for i, ns := range extra {
+		jobs[i] = func() error {
+			if ns.DeletionTimestamp != nil {
+				return nil
+			}
+			return sandbox.BindRole(ctx, c, ns.Name, user, clusterRole, consumerID, also...)
+		}
+	}
+	return member.Parallel(jobs...)
+}
+
+// NamespacesOf lists a consumer's namespaces of the given kinds.
+func NamespacesOf(ctx context.Context, c *member.Cluster, consumerID string, kinds ...string) ([]corev1.Namespace, error) {
+	return c.NamespacesOfRead(consumerID, kinds...).Take(ctx, c)
 }

@@ -16,7 +16,7 @@ import (
 // layer translates that into its own flags and says which command comes next (pkg/cmd/flags NextStep),
 // since one domain function serves commands where a flag means different clusters, and a hint written
 // here would go stale the day a command is renamed.
-var domainPackages = []string{".", "../member", "../credential", "../sandbox", "../exchange", "../export", "../nonce", "../kubeconfig", "../apis/federate/v1alpha1"}
+var domainPackages = []string{".", "../member", "../credential", "../sandbox", "../grants", "../exchange", "../status", "../lifecycle", "../export", "../nonce", "../kubeconfig", "../apis/federate/v1alpha1"}
 
 var (
 	// A flag anywhere in a string: "--cluster-id", "(with --for-user)", "x --as y".
@@ -88,7 +88,7 @@ func TestFlagAndCommandPatterns(t *testing.T) {
 }
 
 // splitPackages are the rooms pkg/handshake was split into: each has a doc.go that indexes its files.
-var splitPackages = []string{".", "../member", "../credential", "../sandbox"}
+var splitPackages = []string{".", "../member", "../credential", "../sandbox", "../grants", "../exchange", "../status", "../lifecycle"}
 
 // doc.go names every file's one job: a file it does not name is a room no one can find from the index,
 // and a name it keeps after the file moved sends a reader to the wrong room.

@@ -7,10 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // NonceOptions are the provider's choices for a nonce.
@@ -54,10 +53,10 @@ func CreateNonce(ctx context.Context, c *member.Cluster, o NonceOptions) (*nonce
 	return n, created, nil
 }
 
-// prepareNonce (provider, one shot) returns the consumer's unexpired unused nonce (created false: a manual
+// PrepareNonce (provider, one shot) returns the consumer's unexpired unused nonce (created false: a manual
 // flow is in progress), or a new one that its consumption will store (created true: see nonce.Prepare).
 // Expired nonces of other consumers are removed meanwhile; wait for that with the returned function.
-func prepareNonce(ctx context.Context, c *member.Cluster, consumerID string, ttl time.Duration) (n *nonce.Nonce, created bool, pruned func() error, err error) {
+func PrepareNonce(ctx context.Context, c *member.Cluster, consumerID string, ttl time.Duration) (n *nonce.Nonce, created bool, pruned func() error, err error) {
 	pruned = member.Background(func() error { _, err := pruneNonces(ctx, c, consumerID); return err })
 	n, created, err = c.Nonces().Prepare(ctx, consumerID, ttl)
 	if err != nil {
@@ -142,5 +141,5 @@ func DeleteNonce(ctx context.Context, c *member.Cluster, consumerID string) (Out
 	if _, err := c.Nonces().Record(ctx, consumerID); err == nil {
 		return Already, nil
 	}
-	return Done, notFound("unused nonce for consumer", consumerID, "on this cluster", known)
+	return Done, NotFound("unused nonce for consumer", consumerID, "on this cluster", known)
 }

@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -54,8 +53,8 @@ func (e *NotFoundError) Error() string {
 // Is makes errors.Is(err, ErrNotFound) true.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
-// notFound builds a NotFoundError with the known names sorted closest first.
-func notFound(kind, name, where string, known []string) *NotFoundError {
+// NotFound builds a NotFoundError with the known names sorted closest first.
+func NotFound(kind, name, where string, known []string) *NotFoundError {
 	known = slices.Compact(slices.Sorted(slices.Values(known)))
 	slices.SortStableFunc(known, func(a, b string) int { return distance(name, a) - distance(name, b) })
 	return &NotFoundError{Kind: kind, Name: name, Where: where, Known: known}
@@ -138,10 +137,10 @@ func decodeTombstone(v string) (tombstone, bool) {
 	return tombstone{when: when, kind: f[1], remote: f[2], name: f[3]}, err == nil
 }
 
-// recordRemoved remembers removals in federate-system, dropping the oldest beyond the retention and the
+// RecordRemoved remembers removals in federate-system, dropping the oldest beyond the retention and the
 // cap; concurrent writers are serialized by the record's resourceVersion. It is called only after
 // something was removed, so a failure here loses a convenience (a later "already"), never a right.
-func recordRemoved(ctx context.Context, c *member.Cluster, kind, remote string, names ...string) error {
+func RecordRemoved(ctx context.Context, c *member.Cluster, kind, remote string, names ...string) error {
 	cms := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace)
 	now := c.CurrentTime()
 	for {
@@ -190,9 +189,9 @@ func recordRemoved(ctx context.Context, c *member.Cluster, kind, remote string, 
 	}
 }
 
-// removed tells whether a removal of that name is remembered, and lists the names of that kind removed for
+// Removed tells whether a removal of that name is remembered, and lists the names of that kind removed for
 // that remote cluster (for a NotFoundError's known names).
-func removed(ctx context.Context, c *member.Cluster, kind, remote, name string) (bool, []string, error) {
+func Removed(ctx context.Context, c *member.Cluster, kind, remote, name string) (bool, []string, error) {
 	cm, err := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, tombstonesConfigMap, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil, nil
@@ -208,37 +207,4 @@ func removed(ctx context.Context, c *member.Cluster, kind, remote, name string) 
 	}
 	_, found := cm.Data[tombstoneKey(kind, remote, name)]
 	return found, names, nil
-}
-
-// SliceNames lists the resource slices this cluster shares with remoteID, on either side, for completion.
-func SliceNames(ctx context.Context, c *member.Cluster, remoteID string) ([]string, error) {
-	_, err := SliceGone(ctx, c, remoteID, "\x00")
-	var nf *NotFoundError
-	if errors.As(err, &nf) {
-		return nf.Known, nil
-	}
-	return nil, err
-}
-
-// ExchangeRequestNames lists a consumer's exchange requests on this provider, for completion.
-func ExchangeRequestNames(ctx context.Context, c *member.Cluster, consumerID string) ([]string, error) {
-	reqs, err := listExchangeRequests(ctx, c, consumerID)
-	out := make([]string, 0, len(reqs))
-	for _, r := range reqs {
-		out = append(out, r.Name)
-	}
-	return out, err
-}
-
-// SliceClassNames lists the provider's resource slice classes, for completion.
-func SliceClassNames(ctx context.Context, c *member.Cluster) ([]string, error) {
-	l, err := c.Dynamic.Resource(v1alpha1.ResourceSliceClassGVR).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, member.IgnoreNotFound(err)
-	}
-	out := make([]string, 0, len(l.Items))
-	for _, it := range l.Items {
-		out = append(out, it.GetName())
-	}
-	return out, nil
 }

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // A consumer reaches its provider, with no help from the provider's administrator, only through the
@@ -48,7 +47,8 @@ func dialKubeconfig(data []byte) (*member.Cluster, error) {
 	return &member.Cluster{Kube: kube, Dynamic: dyn}, nil
 }
 
-func dial(c *member.Cluster, data []byte) (*member.Cluster, error) {
+// Dial builds clients from a stored kubeconfig, through c.Dial when set (tests).
+func Dial(c *member.Cluster, data []byte) (*member.Cluster, error) {
 	if c.Dial != nil {
 		return c.Dial(data)
 	}
@@ -62,7 +62,7 @@ func ViaPairing(ctx context.Context, c *member.Cluster, providerID string) (*mem
 	if err != nil {
 		return nil, err
 	}
-	p, err := dial(c, data)
+	p, err := Dial(c, data)
 	if err != nil {
 		return nil, fmt.Errorf("the kubeconfig stored for provider %q: %w", providerID, err)
 	}
@@ -70,7 +70,7 @@ func ViaPairing(ctx context.Context, c *member.Cluster, providerID string) (*mem
 	return p, nil
 }
 
-// createCounted creates a request object in a sandbox whose quota counts such objects. A quota created
+// CreateCounted creates a request object in a sandbox whose quota counts such objects. A quota created
 // before the provider's quota controller discovered the federate.dev kinds (its discovery runs every 30
 // seconds; a tenant namespace made right after the provider's first init is one) does not count them
 // until it is recalculated, which the controller does by itself only every 5 minutes, and meanwhile the
@@ -78,7 +78,7 @@ func ViaPairing(ctx context.Context, c *member.Cluster, providerID string) (*mem
 // controller recalculate it: so this creates and deletes a ConfigMap there (what the tenant may do anyway),
 // watches the quota a few seconds for the count, repeats until the controller has discovered the kinds,
 // and creates once more.
-func createCounted(ctx context.Context, c *member.Cluster, provider *member.Cluster, gvr schema.GroupVersionResource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func CreateCounted(ctx context.Context, c *member.Cluster, provider *member.Cluster, gvr schema.GroupVersionResource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	ns := u.GetNamespace()
 	client := provider.Dynamic.Resource(gvr).Namespace(ns)
 	out, err := client.Create(ctx, u, metav1.CreateOptions{})

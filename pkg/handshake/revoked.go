@@ -11,11 +11,13 @@ import (
 	"strings"
 	"time"
 
+	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // Nothing revoked ever regains rights. A certificate cannot be taken back: it authenticates until it
@@ -52,9 +54,9 @@ type RevokedUser struct {
 	NotAfter time.Time
 }
 
-// recordRevoked adds users to a consumer's revocation record, dropping entries whose credential has
+// RecordRevoked adds users to a consumer's revocation record, dropping entries whose credential has
 // expired; concurrent writers are serialized by the record's resourceVersion.
-func recordRevoked(ctx context.Context, c *member.Cluster, consumerID string, users []RevokedUser) error {
+func RecordRevoked(ctx context.Context, c *member.Cluster, consumerID string, users []RevokedUser) error {
 	if len(users) == 0 {
 		return nil
 	}
@@ -119,8 +121,8 @@ func parseRevokedEntry(v string) (time.Time, string, bool) {
 	return t, user, err == nil
 }
 
-// revokedUsers reads a consumer's revocation record: the users never to bind again, with when that ends.
-func revokedUsers(ctx context.Context, c *member.Cluster, consumerID string) (map[string]time.Time, error) {
+// RevokedUntil reads a consumer's revocation record: the users never to bind again, with when that ends.
+func RevokedUntil(ctx context.Context, c *member.Cluster, consumerID string) (map[string]time.Time, error) {
 	cm, err := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, revokedRecordName(consumerID), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return map[string]time.Time{}, nil
@@ -138,9 +140,9 @@ func revokedUsers(ctx context.Context, c *member.Cluster, consumerID string) (ma
 	return out, nil
 }
 
-// checkNotRevoked refuses a user found in the consumer's revocation record.
-func checkNotRevoked(ctx context.Context, c *member.Cluster, consumerID, user string) error {
-	revoked, err := revokedUsers(ctx, c, consumerID)
+// CheckNotRevoked refuses a user found in the consumer's revocation record.
+func CheckNotRevoked(ctx context.Context, c *member.Cluster, consumerID, user string) error {
+	revoked, err := RevokedUntil(ctx, c, consumerID)
 	if err != nil {
 		return err
 	}
@@ -152,9 +154,98 @@ func checkNotRevoked(ctx context.Context, c *member.Cluster, consumerID, user st
 
 // RevokedUsers (provider) lists the users recorded as revoked for a consumer, sorted.
 func RevokedUsers(ctx context.Context, c *member.Cluster, consumerID string) ([]string, error) {
-	m, err := revokedUsers(ctx, c, consumerID)
+	m, err := RevokedUntil(ctx, c, consumerID)
 	if err != nil {
 		return nil, err
 	}
 	return slices.Sorted(maps.Keys(m)), nil
+}
+
+// BoundUser is a user a binding named, and what the access review that proves it refused asks.
+type BoundUser struct {
+	User   string
+	Groups []string
+	// Namespace, for a RoleBinding's user: it must no longer create pods there. Empty for an exchange
+	// credential, which must no longer impersonate Target.
+	Namespace string
+	Target    string
+}
+
+// ConfirmRefused asks the API server, with an access review per user, until each is refused what its
+// binding gave: creating pods in its namespace, or impersonating its target. The authorizer sees RBAC
+// through an informer, so a deleted binding may still allow for a moment; there is nothing to watch, so
+// each review repeats with a growing pause, bounded by policyTimeout.
+func ConfirmRefused(ctx context.Context, c *member.Cluster, cut []BoundUser) error {
+	if c.DryRun {
+		return nil // no binding was deleted: the users are still allowed, as they should be
+	}
+	jobs := make([]func() error, len(cut))
+	for i, b := range cut {
+		jobs[i] = func() error {
+			attrs := []authzv1.ResourceAttributes{{Namespace: b.Namespace, Verb: "create", Resource: "pods"}}
+			if b.Target != "" {
+				attrs = []authzv1.ResourceAttributes{
+					{Verb: "impersonate", Resource: "users", Name: b.Target},
+					{Verb: "impersonate:user-info", Group: "authentication.k8s.io", Resource: "users", Name: b.Target},
+				}
+			}
+			for _, a := range attrs {
+				if err := waitDenied(ctx, c, b.User, b.Groups, a); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	return member.Parallel(jobs...)
+}
+
+// WaitUntil returns at t, or when ctx ends.
+func WaitUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// ImpersonationCacheTTL is how long the API server keeps a successful constrained impersonation for the
+// same request (k8s.io/apiserver's impersonation cache, 10 s, like its token cache), with a margin: an
+// exchange credential that made a request in the 10 s before its bindings went can repeat that request
+// until then. There is nothing to watch for its end, so revoke waits it out before saying the credentials
+// are refused.
+var ImpersonationCacheTTL = 10*time.Second + 500*time.Millisecond
+
+// waitDenied repeats a SubjectAccessReview until it is denied.
+func waitDenied(ctx context.Context, c *member.Cluster, user string, groups []string, a authzv1.ResourceAttributes) error {
+	deadline := time.Now().Add(sandbox.PolicyTimeout)
+	pause := 50 * time.Millisecond
+	for {
+		allowed, err := sandbox.AccessReview(ctx, c, user, groups, a)
+		if err != nil {
+			return fmt.Errorf("confirming that %s may no longer %s %s: %w", user, a.Verb, a.Resource, err)
+		}
+		if !allowed {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return &member.StillAllowedError{User: user, What: fmt.Sprintf("%s %s%s %s", a.Verb, a.Resource, nsNoteOf(a.Namespace), a.Name), After: sandbox.PolicyTimeout}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 500*time.Millisecond)
+	}
+}
+
+func nsNoteOf(ns string) string {
+	if ns == "" {
+		return ""
+	}
+	return " in " + ns
 }

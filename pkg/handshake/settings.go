@@ -8,14 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // A pairing keeps what it was given. Every choice that shapes a grant or a connection is recorded when the
@@ -121,16 +120,16 @@ func keepRecorded(o IssueOptions, rec *v1alpha1.Tenant) (IssueOptions, []Change,
 		if kept(SettingMaxLifetime) {
 			o.MaxExpiration = st.MaxLifetime.Duration
 		}
-		note(SettingMaxLifetime, durationText(st.MaxLifetime.Duration), durationText(o.MaxExpiration),
+		note(SettingMaxLifetime, DurationText(st.MaxLifetime.Duration), DurationText(o.MaxExpiration),
 			o.MaxExpiration == 0 || o.MaxExpiration > st.MaxLifetime.Duration)
 	} else if o.MaxExpiration > 0 {
-		note(SettingMaxLifetime, "", durationText(o.MaxExpiration), false)
+		note(SettingMaxLifetime, "", DurationText(o.MaxExpiration), false)
 	}
 	if st.Lifetime != nil {
 		if kept(SettingLifetime) {
 			o.Expiration = st.Lifetime.Duration
 		}
-		note(SettingLifetime, durationText(st.Lifetime.Duration), durationText(o.Expiration), o.Expiration > st.Lifetime.Duration)
+		note(SettingLifetime, DurationText(st.Lifetime.Duration), DurationText(o.Expiration), o.Expiration > st.Lifetime.Duration)
 	}
 
 	// The sandbox.
@@ -190,14 +189,14 @@ func keepRecorded(o IssueOptions, rec *v1alpha1.Tenant) (IssueOptions, []Change,
 // capLifetime caps the lifetime an issuance asks for at the pairing's maximum, saying so.
 func capLifetime(o IssueOptions, r member.Reporter) IssueOptions {
 	if o.MaxExpiration > 0 && o.Expiration > o.MaxExpiration {
-		r.Info(fmt.Sprintf("lifetime: %s asked, capped at the pairing's maximum %s", durationText(o.Expiration), durationText(o.MaxExpiration)))
+		r.Info(fmt.Sprintf("lifetime: %s asked, capped at the pairing's maximum %s", DurationText(o.Expiration), DurationText(o.MaxExpiration)))
 		o.Expiration = o.MaxExpiration
 	}
 	return o
 }
 
-// report writes each change: a widening one as a warning.
-func reportChanges(r member.Reporter, changes []Change) {
+// ReportChanges writes each change: a widening one as a warning.
+func ReportChanges(r member.Reporter, changes []Change) {
 	for _, c := range changes {
 		if c.Widens {
 			r.Warn(c.String())
@@ -216,8 +215,8 @@ func orCert(mode string) string {
 	return mode
 }
 
-// durationText writes a duration in whole days when it is one, else as Go does, without zero units.
-func durationText(d time.Duration) string {
+// DurationText writes a duration in whole days when it is one, else as Go does, without zero units.
+func DurationText(d time.Duration) string {
 	switch {
 	case d == 0:
 		return ""
@@ -236,7 +235,8 @@ func fingerprintPEM(b []byte) string {
 	return credential.Fingerprint(b)[:19]
 }
 
-func durationPtr(d time.Duration) *metav1.Duration {
+// DurationPtr is d as an API duration; zero is unset.
+func DurationPtr(d time.Duration) *metav1.Duration {
 	if d == 0 {
 		return nil
 	}

@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +16,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // TenantOptions are the consumer's choices for a request.
@@ -38,13 +37,13 @@ type TenantOptions struct {
 // URL. The returned Tenant carries no secret. A never-initialized cluster is initialized first, with the
 // consumer ID the nonce was made for. Re-running with the same nonce reuses the key.
 func GenerateTenant(ctx context.Context, c *member.Cluster, o TenantOptions) (*v1alpha1.Tenant, error) {
-	t, _, err := generateTenant(ctx, c, o, false)
+	t, _, err := GenerateTenantHeld(ctx, c, o, false)
 	return t, err
 }
 
-// generateTenant is GenerateTenant; with hold, the client key is kept in memory and returned instead of
+// GenerateTenantHeld is GenerateTenant; with hold, the client key is kept in memory and returned instead of
 // stored (a one-shot run, which imports the answer itself).
-func generateTenant(ctx context.Context, c *member.Cluster, o TenantOptions, hold bool) (*v1alpha1.Tenant, *heldKey, error) {
+func GenerateTenantHeld(ctx context.Context, c *member.Cluster, o TenantOptions, hold bool) (*v1alpha1.Tenant, *heldKey, error) {
 	if _, err := nonce.Parse(o.Nonce); err != nil {
 		return nil, nil, fmt.Errorf("nonce: %w", err)
 	}
@@ -127,8 +126,8 @@ func ensurePendingKey(ctx context.Context, c *member.Cluster, providerID, user, 
 		existing = nil
 	case err != nil:
 		return nil, err
-	case existing.Annotations[userAnnotation] == user:
-		if key, err := parseSigner(existing.Data[privateKeyKey]); err == nil {
+	case existing.Annotations[UserAnnotation] == user:
+		if key, err := ParseSigner(existing.Data[PrivateKeyKey]); err == nil {
 			return key, nil
 		}
 	}
@@ -142,9 +141,9 @@ func ensurePendingKey(ctx context.Context, c *member.Cluster, providerID, user, 
 	}
 	sec := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: member.SystemNamespace, Labels: member.IdentityLabels(providerID),
-			Annotations: map[string]string{userAnnotation: user}},
+			Annotations: map[string]string{UserAnnotation: user}},
 		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{privateKeyKey: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), integrityKey: macKey},
+		Data: map[string][]byte{PrivateKeyKey: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), integrityKey: macKey},
 	}
 	if existing == nil {
 		_, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
@@ -154,8 +153,8 @@ func ensurePendingKey(ctx context.Context, c *member.Cluster, providerID, user, 
 	}
 	if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
 		// A concurrent run stored a key first; use it if it waits for the same user.
-		if won, gerr := secrets.Get(ctx, name, metav1.GetOptions{}); gerr == nil && won.Annotations[userAnnotation] == user {
-			return parseSigner(won.Data[privateKeyKey])
+		if won, gerr := secrets.Get(ctx, name, metav1.GetOptions{}); gerr == nil && won.Annotations[UserAnnotation] == user {
+			return ParseSigner(won.Data[PrivateKeyKey])
 		}
 	}
 	if err != nil {
@@ -164,8 +163,9 @@ func ensurePendingKey(ctx context.Context, c *member.Cluster, providerID, user, 
 	return key, nil
 }
 
-func parseSigner(data []byte) (crypto.Signer, error) {
-	der, err := member.DecodePEM(privateKeyKey, data, "PRIVATE KEY")
+// ParseSigner parses a PKCS#8 PEM client key that can sign.
+func ParseSigner(data []byte) (crypto.Signer, error) {
+	der, err := member.DecodePEM(PrivateKeyKey, data, "PRIVATE KEY")
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +175,7 @@ func parseSigner(data []byte) (crypto.Signer, error) {
 	}
 	s, ok := k.(crypto.Signer)
 	if !ok {
-		return nil, fmt.Errorf("%s: %T is not a signing key", privateKeyKey, k)
+		return nil, fmt.Errorf("%s: %T is not a signing key", PrivateKeyKey, k)
 	}
 	return s, nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
@@ -150,4 +152,13 @@ func validateTokenCredential(id *v1alpha1.Identity, consumerID string, now time.
 		return nil, fmt.Errorf("spec.token: expired at %s", notAfter.UTC().Format(time.RFC3339))
 	}
 	return &Credential{User: user, NotAfter: notAfter}, nil
+}
+
+// TimeOf is an API time as a UTC time; nil stays nil.
+func TimeOf(t *metav1.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.UTC()
+	return &v
 }

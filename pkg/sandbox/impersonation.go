@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	authv1 "k8s.io/api/authentication/v1"
@@ -19,7 +18,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
-	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -204,8 +202,8 @@ func waitAllowed(ctx context.Context, c *member.Cluster, user string, groups []s
 // EveryVerb is what a scope's "*" stands for.
 var EveryVerb = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
 
-// impersonateOn is the constrained-impersonation verb that allows verb while impersonating a user.
-func impersonateOn(verb string) string { return "impersonate-on:user-info:" + verb }
+// ImpersonateOn is the constrained-impersonation verb that allows verb while impersonating a user.
+func ImpersonateOn(verb string) string { return "impersonate-on:user-info:" + verb }
 
 // AlwaysOn are the reads every exchange credential may make as its target whatever its scope: discovery
 // (kubectl reads it before anything else) and reviews of the target's own identity and of one action at a
@@ -213,56 +211,8 @@ func impersonateOn(verb string) string { return "impersonate-on:user-info:" + ve
 // could learn by trying. Not the rules review (can-i --list), which would list every right of the target.
 func AlwaysOn() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
-		{NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/version", "/openapi/*"}, Verbs: []string{impersonateOn("get")}},
-		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"selfsubjectreviews"}, Verbs: []string{impersonateOn("create")}},
-		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"selfsubjectaccessreviews"}, Verbs: []string{impersonateOn("create")}},
+		{NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/version", "/openapi/*"}, Verbs: []string{ImpersonateOn("get")}},
+		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"selfsubjectreviews"}, Verbs: []string{ImpersonateOn("create")}},
+		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"selfsubjectaccessreviews"}, Verbs: []string{ImpersonateOn("create")}},
 	}
-}
-
-// TargetRules let a user impersonate exactly the target: its user, groups and uid, with verb
-// (impersonate:user-info for constrained impersonation, impersonate for the legacy grant, whose user and
-// group resources are in the core group).
-func TargetRules(t exchange.Target, constrained bool) []rbacv1.PolicyRule {
-	verb, group := []string{"impersonate:user-info"}, "authentication.k8s.io"
-	if !constrained {
-		verb, group = []string{"impersonate"}, ""
-	}
-	rules := []rbacv1.PolicyRule{{APIGroups: []string{group}, Resources: []string{"users"}, Verbs: verb, ResourceNames: []string{t.User}}}
-	if len(t.Groups) > 0 {
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"groups"}, Verbs: verb, ResourceNames: slices.Clone(t.Groups)})
-	}
-	if t.UID != "" {
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"uids"}, Verbs: verb, ResourceNames: []string{t.UID}})
-	}
-	return rules
-}
-
-// ScopeRules are the impersonate-on rules of a scope: for each verb, the scope's resources by group.
-func ScopeRules(s exchange.Scope) []rbacv1.PolicyRule {
-	byGroup := map[string][]string{}
-	var groups []string
-	for _, r := range s.ParsedResources() {
-		if _, seen := byGroup[r.Group]; !seen {
-			groups = append(groups, r.Group)
-		}
-		byGroup[r.Group] = append(byGroup[r.Group], r.RBACResource())
-	}
-	var verbs []string
-	for _, v := range s.Verbs {
-		if v == "*" {
-			// RBAC reads impersonate-on:user-info:* as a verb of its own, not a wildcard: spell every
-			// verb out.
-			for _, w := range EveryVerb {
-				verbs = append(verbs, impersonateOn(w))
-			}
-			continue
-		}
-		verbs = append(verbs, impersonateOn(v))
-	}
-	verbs = slices.Compact(slices.Sorted(slices.Values(verbs)))
-	rules := make([]rbacv1.PolicyRule, 0, len(groups))
-	for _, g := range groups {
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: byGroup[g], Verbs: verbs})
-	}
-	return rules
 }

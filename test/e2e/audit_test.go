@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
+
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
@@ -28,7 +30,7 @@ func TestAuditTrailOfGrants(t *testing.T) {
 	if !strings.Contains(r.stdout, `"audit \x1b[31mtrail"`) || strings.ContainsRune(r.stdout, '\x1b') {
 		t.Errorf("the provider's listing does not show the consumer's reason, quoted and escaped:\n%s", r.stdout)
 	}
-	if listed := itemsOf[handshake.NamespaceInfo](t, mustOn(t, provider, "grant", "namespace", "--remote-cluster-id", "consumer", "-o", "json").stdout); !slices.ContainsFunc(listed, func(n handshake.NamespaceInfo) bool { return n.RequestReason == "audit \x1b[31mtrail" }) {
+	if listed := itemsOf[grants.NamespaceInfo](t, mustOn(t, provider, "grant", "namespace", "--remote-cluster-id", "consumer", "-o", "json").stdout); !slices.ContainsFunc(listed, func(n grants.NamespaceInfo) bool { return n.RequestReason == "audit \x1b[31mtrail" }) {
 		t.Errorf("grant namespace -o json lacks the request's reason: %+v", listed)
 	}
 	mustOn(t, provider, "grant", "namespace", "consumer-audited", "--remote-cluster-id", "consumer")

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,7 +15,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -44,7 +45,7 @@ func TestProviderDecisionsHoldAgainstTheTenant(t *testing.T) {
 	if strings.Contains(r.stdout, "e2e-big") {
 		t.Errorf("the unattended accept granted a slice of a class without auto-accept: %s", r)
 	}
-	if s := providerSlice(t, "consumer", "e2e-big"); s != nil && s.Status.Phase == handshake.SliceAccepted {
+	if s := providerSlice(t, "consumer", "e2e-big"); s != nil && s.Status.Phase == grants.SliceAccepted {
 		t.Errorf("e2e-big is %s", s.Status.Phase)
 	}
 	admin := kubernetes.NewForConfigOrDie(provider.Config)

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+	"github.com/federate-dev/kubectl-federate/pkg/status"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -31,7 +32,6 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
@@ -191,7 +191,7 @@ func TestExchangeScopeBoundsAClusterAdminTarget(t *testing.T) {
 	for _, c := range []*kubeenv.Cluster{consumer, provider} {
 		found := false
 		for _, s := range statusOf(t, mustOn(t, c, "status", "-o", "json")).Credentials {
-			if s.Kind == handshake.KindExchange && s.Target == "alice" {
+			if s.Kind == status.KindExchange && s.Target == "alice" {
 				found = true
 				if s.Mode != sandbox.ModeConstrained {
 					t.Errorf("%s status: mode %q", c.Name, s.Mode)
@@ -233,12 +233,12 @@ func forgeExchangeRequest(t *testing.T, rule string, target exchange.Target, sco
 	}
 	scope = scope.Canonical()
 	hash := exchange.RequestHash(rule, target, scope, der)
-	csr, err := credential.NewCSR(handshake.ExchangeUser("consumer", hash), key)
+	csr, err := credential.NewCSR(exchange.User("consumer", hash), key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	obj := &v1alpha1.ExchangeRequest{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ExchangeRequestKind},
-		ObjectMeta: metav1.ObjectMeta{Name: handshake.ExchangeRequestName(rule, hash), Namespace: tenantNS},
+		ObjectMeta: metav1.ObjectMeta{Name: exchange.RequestName(rule, hash), Namespace: tenantNS},
 		Spec: v1alpha1.ExchangeRequestSpec{Rule: rule, Target: v1alpha1.ExchangeTarget{User: target.User, Groups: target.Groups, UID: target.UID},
 			Scope: v1alpha1.ExchangeScope{Verbs: scope.Verbs, Resources: scope.Resources, Namespaces: scope.Namespaces}, CSR: csr}}
 	data, _ := json.Marshal(obj)
@@ -556,7 +556,7 @@ func TestExchangeWithoutConstrainedImpersonation(t *testing.T) {
 	})
 	var modes []string
 	for _, s := range statusOf(t, on(t, legacy, "status", "-o", "json")).Credentials {
-		if s.Kind == handshake.KindExchange {
+		if s.Kind == status.KindExchange {
 			modes = append(modes, s.Mode)
 		}
 	}

@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/status"
+
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,7 +38,6 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
@@ -410,7 +411,7 @@ func TestExchange(t *testing.T) {
 		// status shows the credential on both sides; --check proves it acts as its target.
 		var held, issued bool
 		for _, s := range statusOf(t, mustOn(t, consumer, "status", "--check", "-o", "json")).Credentials {
-			if s.Kind == handshake.KindExchange && s.Target == "user-34567" {
+			if s.Kind == status.KindExchange && s.Target == "user-34567" {
 				held = true
 				if s.Check == nil || !s.Check.OK || s.Check.User != "user-34567" || s.NotAfter == nil {
 					t.Errorf("consumer status of the exchange credential: %+v check %+v", s, s.Check)
@@ -418,7 +419,7 @@ func TestExchange(t *testing.T) {
 			}
 		}
 		for _, s := range statusOf(t, mustOn(t, provider, "status", "-o", "json")).Credentials {
-			issued = issued || (s.Kind == handshake.KindExchange && s.Target == "user-34567" && s.RemoteClusterID == "consumer")
+			issued = issued || (s.Kind == status.KindExchange && s.Target == "user-34567" && s.RemoteClusterID == "consumer")
 		}
 		if !held || !issued {
 			t.Errorf("status lists the exchange credential held %v, issued %v", held, issued)
@@ -502,10 +503,10 @@ func TestExchange(t *testing.T) {
 			{"wrongcn", exchange.Target{User: "eve"}, "kubectl-federate:consumer:exchange-00000000000000000000000000000000", `spec.csr: subject CN "kubectl-federate:consumer:exchange-00000000000000000000000000000000" is not the user of this request`},
 		} {
 			hash := exchange.RequestHash(c.rule, c.target, scope, der)
-			name := handshake.ExchangeRequestName(c.rule, hash)
+			name := exchange.RequestName(c.rule, hash)
 			cn := c.cn
 			if cn == "" {
-				cn = handshake.ExchangeUser("consumer", hash)
+				cn = exchange.User("consumer", hash)
 			}
 			csr, err := credential.NewCSR(cn, key)
 			if err != nil {
@@ -542,7 +543,7 @@ func TestExchange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if phase, _, _ := unstructured.NestedString(got.Object, "status", "phase"); phase != handshake.ExchangeRefused {
+			if phase, _, _ := unstructured.NestedString(got.Object, "status", "phase"); phase != exchange.ExchangeRefused {
 				t.Errorf("%s: phase %q, want Refused", c.rule, phase)
 			}
 		}

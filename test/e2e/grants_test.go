@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 
 	authnv1 "k8s.io/api/authentication/v1"
@@ -283,8 +284,8 @@ func checkGranted(t *testing.T, s *v1alpha1.ResourceSlice, name, class string, g
 	}
 	st := s.Status
 	ns := member.SliceNamespace("consumer", name)
-	if st.Phase != handshake.SliceAccepted || st.Namespace != ns || st.Class != class {
-		t.Errorf("slice %s: phase %q namespace %q class %q, want %s %s %s", name, st.Phase, st.Namespace, st.Class, handshake.SliceAccepted, ns, class)
+	if st.Phase != grants.SliceAccepted || st.Namespace != ns || st.Class != class {
+		t.Errorf("slice %s: phase %q namespace %q class %q, want %s %s %s", name, st.Phase, st.Namespace, st.Class, grants.SliceAccepted, ns, class)
 	}
 	if !maps.Equal(st.Granted, granted) {
 		t.Errorf("slice %s: granted %v, want %v", name, st.Granted, granted)
@@ -378,8 +379,8 @@ func TestSliceGrantsConfineEachIdentity(t *testing.T) {
 	// provider through the pairing; the provider sees it pending.
 	mustOn(t, consumer, "create", "resourceslice", sliceSmall, "--remote-cluster-id", "provider", "--class", classSmall,
 		"--cpu", "2", "--memory", "2Gi", "--pods", "5")
-	pending := itemsOf[handshake.SliceInfo](t, mustOn(t, provider, "accept", "resourceslice", "--remote-cluster-id", "consumer", "-o", "json").stdout)
-	if len(pending) != 1 || pending[0].Name != sliceSmall || pending[0].Phase != handshake.SlicePending || pending[0].Class != classSmall ||
+	pending := itemsOf[grants.SliceInfo](t, mustOn(t, provider, "accept", "resourceslice", "--remote-cluster-id", "consumer", "-o", "json").stdout)
+	if len(pending) != 1 || pending[0].Name != sliceSmall || pending[0].Phase != grants.SlicePending || pending[0].Class != classSmall ||
 		!maps.Equal(pending[0].Requested, map[string]string{"cpu": "2", "memory": "2Gi", "pods": "5"}) {
 		t.Errorf("the provider's list of pending slices: %+v", pending)
 	}
@@ -419,7 +420,7 @@ func TestSliceGrantsConfineEachIdentity(t *testing.T) {
 	// One shot, default class: everything asked is granted.
 	mustOn(t, consumer, "create", "resourceslice", sliceOne, "--cpu", "2", "--memory", "2Gi", "--pods", "3", "--remote-kubeconfig", provider.Kubeconfig)
 	oneGrant := map[string]string{"cpu": "2", "memory": "2Gi", "pods": "3", "ephemeral-storage": "2Gi"}
-	checkGranted(t, providerSlice(t, "consumer", sliceOne), sliceOne, handshake.DefaultSliceClass, oneGrant)
+	checkGranted(t, providerSlice(t, "consumer", sliceOne), sliceOne, grants.DefaultSliceClass, oneGrant)
 	checkGranted(t, providerSlice(t, "consumer", sliceSmall), sliceSmall, classSmall, smallGrant)
 	checkQuota(t, waitQuotaSynced(t, admin, smallNS), sliceQuota("1", "1Gi", "2", "2Gi"))
 	checkQuota(t, waitQuotaSynced(t, admin, oneNS), sliceQuota("2", "2Gi", "3", "2Gi"))
@@ -435,21 +436,21 @@ func TestSliceGrantsConfineEachIdentity(t *testing.T) {
 	}
 	checkSliceIdentity(t, sliceSmall)
 	checkSliceIdentity(t, sliceOne)
-	held := itemsOf[handshake.SliceInfo](t, mustOn(t, consumer, "get", "resourceslices", "-o", "json").stdout)
+	held := itemsOf[grants.SliceInfo](t, mustOn(t, consumer, "get", "resourceslices", "-o", "json").stdout)
 	phases := map[string]string{}
 	for _, s := range held {
 		phases[s.Name] = s.Phase
 	}
-	if !maps.Equal(phases, map[string]string{sliceSmall: handshake.SliceImported, sliceOne: handshake.SliceImported}) {
+	if !maps.Equal(phases, map[string]string{sliceSmall: grants.SliceImported, sliceOne: grants.SliceImported}) {
 		t.Errorf("get resourceslices on the consumer: %v, want both slices Imported", phases)
 	}
 
-	provided := itemsOf[handshake.SliceInfo](t, mustOn(t, provider, "get", "resourceslices", "--remote-cluster-id", "consumer", "-o", "json").stdout)
+	provided := itemsOf[grants.SliceInfo](t, mustOn(t, provider, "get", "resourceslices", "--remote-cluster-id", "consumer", "-o", "json").stdout)
 	phases = map[string]string{}
 	for _, s := range provided {
 		phases[s.ConsumerID+"/"+s.Name+" "+s.Namespace] = s.Phase
 	}
-	if !maps.Equal(phases, map[string]string{"consumer/" + sliceSmall + " " + smallNS: handshake.SliceAccepted, "consumer/" + sliceOne + " " + oneNS: handshake.SliceAccepted}) {
+	if !maps.Equal(phases, map[string]string{"consumer/" + sliceSmall + " " + smallNS: grants.SliceAccepted, "consumer/" + sliceOne + " " + oneNS: grants.SliceAccepted}) {
 		t.Errorf("get resourceslices on the provider: %v, want both slices Accepted in their namespaces", phases)
 	}
 
@@ -536,11 +537,11 @@ func renewSlice(t *testing.T, oldCfg *rest.Config, oldUser string) {
 	ns := member.SliceNamespace("consumer", sliceSmall)
 	mustOn(t, consumer, "create", "resourceslice", sliceSmall, "--remote-cluster-id", "provider", "--class", classSmall,
 		"--cpu", "2", "--memory", "2Gi", "--pods", "5")
-	listed := itemsOf[handshake.SliceInfo](t, mustOn(t, provider, "accept", "resourceslice", "--remote-cluster-id", "consumer", "-o", "json").stdout)
+	listed := itemsOf[grants.SliceInfo](t, mustOn(t, provider, "accept", "resourceslice", "--remote-cluster-id", "consumer", "-o", "json").stdout)
 	for _, s := range listed {
-		if s.Name == sliceSmall && s.Phase != handshake.SlicePending {
+		if s.Name == sliceSmall && s.Phase != grants.SlicePending {
 			t.Errorf("the renewed request of %s is listed %s (user %s, the previous grant's), want %s: nothing has answered it yet",
-				sliceSmall, s.Phase, s.User, handshake.SlicePending)
+				sliceSmall, s.Phase, s.User, grants.SlicePending)
 		}
 	}
 	// Until the provider answers, the consumer's import refuses and keeps the credential it has.
@@ -735,7 +736,7 @@ func checkNothingGranted(t *testing.T, consumerID, name string) {
 		t.Errorf("CSR %s (slice %s) exists after a refused request", c.Name, c.Labels[member.LabelSlice])
 	}
 	for _, id := range []string{consumerID, "consumer", intruderID} {
-		if s := providerSlice(t, id, name); s != nil && s.Status.Phase == handshake.SliceAccepted {
+		if s := providerSlice(t, id, name); s != nil && s.Status.Phase == grants.SliceAccepted {
 			t.Errorf("ResourceSlice %s/%s is %s after a refused request", member.TenantNamespace(id), name, s.Status.Phase)
 		}
 	}
@@ -908,7 +909,7 @@ func TestSliceForgedOrDeniedRequests(t *testing.T) {
 			t.Fatalf("the pairing's identity updating its request: %v", err)
 		}
 		// It may leave and change its requests, never answer them nor define the classes.
-		if err := unstructured.SetNestedMap(updated.Object, map[string]any{"phase": handshake.SliceAccepted, "namespace": tenantNS,
+		if err := unstructured.SetNestedMap(updated.Object, map[string]any{"phase": grants.SliceAccepted, "namespace": tenantNS,
 			"granted": map[string]any{"cpu": "16"}}, "status"); err != nil {
 			t.Fatal(err)
 		}
@@ -963,7 +964,7 @@ func TestSliceForgedOrDeniedRequests(t *testing.T) {
 			mustOn(t, consumer, append([]string{"create", "resourceslice", tc.name, "--remote-cluster-id", "provider", "--cpu", "2", "--memory", "1Gi"}, tc.class...)...)
 			tc.deny(t, tc.name)
 			s := providerSlice(t, "consumer", tc.name)
-			if s == nil || s.Status.Phase != handshake.SliceDenied || !strings.Contains(s.Status.Reason, tc.want) {
+			if s == nil || s.Status.Phase != grants.SliceDenied || !strings.Contains(s.Status.Reason, tc.want) {
 				t.Fatalf("the provider's record: %+v, want Denied with reason %q", s, tc.want)
 			}
 			checkNothingGranted(t, "consumer", tc.name)
@@ -992,7 +993,7 @@ func TestSliceForgedOrDeniedRequests(t *testing.T) {
 	// file imports on the consumer.
 	r := mustOn(t, provider, "accept", "resourceslice", sliceForged, "--remote-cluster-id", "consumer", "-f", write("genuine", genuineText), "-o", "yaml")
 	grant := parseSlice(t, r.stdout)
-	if grant.Status.Phase != handshake.SliceAccepted || grant.Status.Granted["cpu"] != "1" {
+	if grant.Status.Phase != grants.SliceAccepted || grant.Status.Granted["cpu"] != "1" {
 		t.Errorf("the genuine request after the refusals: phase %q granted %v, want Accepted with cpu 1", grant.Status.Phase, grant.Status.Granted)
 	}
 	if r := mustOn(t, consumer, "import", "resourceslice", sliceForged, "--remote-cluster-id", "provider", "-f", write("granted", r.stdout)); !strings.Contains(r.stdout, "cpu=1") {
@@ -1004,16 +1005,16 @@ func TestSliceForgedOrDeniedRequests(t *testing.T) {
 	if r := on(t, provider, "deny", "resourceslice", sliceForged, "--remote-cluster-id", "consumer", "--reason", "late"); r.code != 1 || !strings.Contains(r.stderr, "already granted") {
 		t.Errorf("deny of an accepted slice: %s", r)
 	}
-	if s := providerSlice(t, "consumer", sliceForged); s == nil || s.Status.Phase != handshake.SliceAccepted {
+	if s := providerSlice(t, "consumer", sliceForged); s == nil || s.Status.Phase != grants.SliceAccepted {
 		t.Errorf("the accepted slice after a refused deny: %+v", s)
 	}
 }
 
 // nsList decodes a namespace listing (-o json).
-func nsList(t *testing.T, r result) map[string]handshake.NamespaceInfo {
+func nsList(t *testing.T, r result) map[string]grants.NamespaceInfo {
 	t.Helper()
-	out := map[string]handshake.NamespaceInfo{}
-	for _, n := range itemsOf[handshake.NamespaceInfo](t, r.stdout) {
+	out := map[string]grants.NamespaceInfo{}
+	for _, n := range itemsOf[grants.NamespaceInfo](t, r.stdout) {
 		out[n.Namespace] = n
 	}
 	return out
@@ -1043,18 +1044,18 @@ func TestExtraNamespaceFollowsThePairing(t *testing.T) {
 		t.Errorf("namespace %s exists before the provider granted it (err = %v)", extraNS, err)
 	}
 	asked := nsList(t, mustOn(t, consumer, "request", "namespace", "--remote-cluster-id", "provider", "-o", "json"))
-	if n := asked[extraNS]; n.Phase != handshake.NamespacePending || !n.Requested {
+	if n := asked[extraNS]; n.Phase != grants.NamespacePending || !n.Requested {
 		t.Errorf("the consumer's list: %+v, want %s Pending", asked, extraNS)
 	}
 	seen := nsList(t, mustOn(t, provider, "grant", "namespace", "--remote-cluster-id", "consumer", "-o", "json"))
-	if n := seen[extraNS]; n.Phase != handshake.NamespacePending || !n.Requested || n.ConsumerID != "consumer" {
+	if n := seen[extraNS]; n.Phase != grants.NamespacePending || !n.Requested || n.ConsumerID != "consumer" {
 		t.Errorf("the provider's list: %+v, want %s Pending", seen, extraNS)
 	}
 	mustOn(t, provider, "grant", "namespace", extraNS, "--remote-cluster-id", "consumer")
-	if n := nsList(t, mustOn(t, provider, "grant", "namespace", "--remote-cluster-id", "consumer", "-o", "json"))[extraNS]; n.Phase != handshake.NamespaceGranted {
+	if n := nsList(t, mustOn(t, provider, "grant", "namespace", "--remote-cluster-id", "consumer", "-o", "json"))[extraNS]; n.Phase != grants.NamespaceGranted {
 		t.Errorf("the provider's list after the grant: %+v", n)
 	}
-	if n := nsList(t, mustOn(t, consumer, "request", "namespace", "--remote-cluster-id", "provider", "-o", "json"))[extraNS]; n.Phase != handshake.NamespaceGranted {
+	if n := nsList(t, mustOn(t, consumer, "request", "namespace", "--remote-cluster-id", "provider", "-o", "json"))[extraNS]; n.Phase != grants.NamespaceGranted {
 		t.Errorf("the consumer's list after the grant: %+v", n)
 	}
 	ns, err := admin.CoreV1().Namespaces().Get(ctx, extraNS, metav1.GetOptions{})
@@ -1138,7 +1139,7 @@ func TestExtraNamespaceFollowsThePairing(t *testing.T) {
 			podRefused(t, newAs, "the pairing's identity", name, "adopted")
 		})
 	}
-	if n := nsList(t, mustOn(t, consumer, "request", "namespace", "--remote-cluster-id", "provider", "-o", "json"))[takenNS]; n.Phase != handshake.NamespaceRefused {
+	if n := nsList(t, mustOn(t, consumer, "request", "namespace", "--remote-cluster-id", "provider", "-o", "json"))[takenNS]; n.Phase != grants.NamespaceRefused {
 		t.Errorf("the consumer's request for the taken name: %+v, want Refused", n)
 	}
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/status"
+
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
@@ -14,9 +16,9 @@ import (
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
 
-func statusOf(t *testing.T, r result) handshake.StatusReport {
+func statusOf(t *testing.T, r result) status.Report {
 	t.Helper()
-	return handshake.StatusReport{Credentials: itemsOf[handshake.CredentialState](t, r.stdout)}
+	return status.Report{Credentials: itemsOf[status.CredentialState](t, r.stdout)}
 }
 
 // status lists each credential on both sides, proves the held ones, and is a monitor: exit 3 when one
@@ -29,7 +31,7 @@ func TestStatus(t *testing.T) {
 
 	onConsumer := statusOf(t, mustOn(t, consumer, "status", "--check", "-o", "json"))
 	onProvider := statusOf(t, mustOn(t, provider, "status", "-o", "json"))
-	held := map[string]handshake.CredentialState{}
+	held := map[string]status.CredentialState{}
 	for _, s := range onConsumer.Credentials {
 		if s.RemoteClusterID == "provider" {
 			held[s.Kind+"/"+s.Name] = s

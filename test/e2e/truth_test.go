@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/status"
+
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -15,8 +16,8 @@ import (
 func heldCheck(t *testing.T) (int, string) {
 	t.Helper()
 	r := on(t, consumer, "status", "--check", "-o", "json")
-	for _, s := range itemsOf[handshake.CredentialState](t, r.stdout) {
-		if s.Role == member.RoleConsumer && s.Kind == handshake.KindControlPlane && s.RemoteClusterID == "provider" && s.Check != nil {
+	for _, s := range itemsOf[status.CredentialState](t, r.stdout) {
+		if s.Role == member.RoleConsumer && s.Kind == status.KindControlPlane && s.RemoteClusterID == "provider" && s.Check != nil {
 			return r.code, s.Check.State
 		}
 	}
@@ -27,7 +28,7 @@ func heldCheck(t *testing.T) (int, string) {
 // Done (issue 24): a typo never reads as success, and a revoked credential never reads as healthy.
 func TestWhatItSaysIsWhatHappened(t *testing.T) {
 	freshPairing(t)
-	if code, state := heldCheck(t); code != 0 || state != handshake.CheckOK {
+	if code, state := heldCheck(t); code != 0 || state != status.CheckOK {
 		t.Fatalf("paired: exit %d, state %s", code, state)
 	}
 	// A typo'd revoke in an incident fails, names the real consumer, and leaves it untouched.
@@ -40,7 +41,7 @@ func TestWhatItSaysIsWhatHappened(t *testing.T) {
 	if d := before.diff(takeSnapshot(t)); len(d) > 0 {
 		t.Errorf("the typo'd revoke changed %v", d)
 	}
-	if code, state := heldCheck(t); code != 0 || state != handshake.CheckOK {
+	if code, state := heldCheck(t); code != 0 || state != status.CheckOK {
 		t.Errorf("after the typo'd revoke: exit %d, state %s", code, state)
 	}
 	// The kubeconfigs swapped: refused, the right command named, nothing deleted.
@@ -53,12 +54,12 @@ func TestWhatItSaysIsWhatHappened(t *testing.T) {
 	}
 	// Cordoned, then revoked: status --check says so, with exit code 4.
 	mustOn(t, provider, "cordon", "tenant", "--remote-cluster-id", "consumer")
-	if code, state := heldCheck(t); code != 4 || state != handshake.CheckCordoned {
+	if code, state := heldCheck(t); code != 4 || state != status.CheckCordoned {
 		t.Errorf("cordoned: exit %d, state %s", code, state)
 	}
 	mustOn(t, provider, "uncordon", "tenant", "--remote-cluster-id", "consumer")
 	mustOn(t, provider, "revoke", "--remote-cluster-id", "consumer")
-	if code, state := heldCheck(t); code != 4 || state != handshake.CheckRevoked {
+	if code, state := heldCheck(t); code != 4 || state != status.CheckRevoked {
 		t.Errorf("revoked: exit %d, state %s", code, state)
 	}
 	// --expiring-within reports a revoked credential as revoked, not as expiring.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 
 	"github.com/spf13/cobra"
@@ -135,7 +136,7 @@ func (o *ResourceSliceOptions) Validate() error {
 			return err
 		}
 	}
-	if _, err := handshake.ParseSliceQuantities("--", grant); err != nil {
+	if _, err := grants.ParseSliceQuantities("--", grant); err != nil {
 		return err
 	}
 	if o.Expiration < handshake.MinExpiration {
@@ -147,7 +148,7 @@ func (o *ResourceSliceOptions) Validate() error {
 // Run accepts one slice, every pending auto-accept slice, or lists them.
 func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 	if o.Name == "" {
-		list, err := handshake.ProviderSlices(ctx, o.cluster, o.RemoteClusterID)
+		list, err := grants.ProviderSlices(ctx, o.cluster, o.RemoteClusterID)
 		if err != nil {
 			return err
 		}
@@ -156,8 +157,8 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 		}
 		return o.acceptPending(ctx, list)
 	}
-	grant, _ := handshake.ParseSliceQuantities("", o.Grant.Values())
-	slice, err := handshake.AcceptSlice(ctx, o.cluster, handshake.AcceptSliceOptions{ConsumerID: o.RemoteClusterID, Name: o.Name, Request: o.request,
+	grant, _ := grants.ParseSliceQuantities("", o.Grant.Values())
+	slice, err := grants.AcceptSlice(ctx, o.cluster, grants.AcceptSliceOptions{ConsumerID: o.RemoteClusterID, Name: o.Name, Request: o.request,
 		Grant: grant, Expiration: o.Expiration, Credential: o.Credential.Credential.String(), SignerTimeout: o.Credential.SignerTimeout})
 	if err != nil {
 		return o.Credential.CredentialError(flags.SliceGrantError(err))
@@ -173,15 +174,15 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 
 // acceptPending accepts each pending slice of an auto-accept class, and reports each outcome; it fails if
 // any failed.
-func (o *ResourceSliceOptions) acceptPending(ctx context.Context, list []handshake.SliceInfo) error {
+func (o *ResourceSliceOptions) acceptPending(ctx context.Context, list []grants.SliceInfo) error {
 	var errs []error
 	n := 0
 	for _, s := range list {
-		if s.Phase != handshake.SlicePending || !s.AutoAccept {
+		if s.Phase != grants.SlicePending || !s.AutoAccept {
 			continue
 		}
 		n++
-		slice, err := handshake.AcceptSlice(ctx, o.cluster, handshake.AcceptSliceOptions{ConsumerID: s.ConsumerID, Name: s.Name, Expiration: o.Expiration,
+		slice, err := grants.AcceptSlice(ctx, o.cluster, grants.AcceptSliceOptions{ConsumerID: s.ConsumerID, Name: s.Name, Expiration: o.Expiration,
 			RequireAutoAccept: true, Credential: o.Credential.Credential.String(), SignerTimeout: o.Credential.SignerTimeout})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("resource slice %s of %s: %w", s.Name, s.ConsumerID, o.Credential.CredentialError(err)))

@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/exchange"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
@@ -44,7 +46,7 @@ type ExchangeOptions struct {
 
 // NewCmdExchange returns `allow exchange`.
 func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
-	o := &ExchangeOptions{f: f, Streams: streams, Expiration: handshake.ExchangeExpiration}
+	o := &ExchangeOptions{f: f, Streams: streams, Expiration: exchange.ExchangeExpiration}
 	cmd := cmdutil.Wire(&cobra.Command{
 		Use:   "exchange [NAME...] --remote-cluster-id CONSUMER",
 		Short: "Issue the exchange credentials a consumer asked for, by name (provider side)",
@@ -135,12 +137,12 @@ func (o *ExchangeOptions) expiration() time.Duration {
 
 // Run lists or answers the requests.
 func (o *ExchangeOptions) Run(ctx context.Context) error {
-	var list []handshake.ExchangeInfo
+	var list []exchange.Info
 	var err error
 	if len(o.Names) == 0 {
-		list, err = handshake.ExchangeRequests(ctx, o.cluster, o.RemoteClusterID)
+		list, err = exchange.Requests(ctx, o.cluster, o.RemoteClusterID)
 	} else {
-		list, err = handshake.AllowExchange(ctx, o.cluster, handshake.AllowExchangeOptions{ConsumerID: o.RemoteClusterID, Names: o.Names,
+		list, err = exchange.AllowExchange(ctx, o.cluster, exchange.AllowExchangeOptions{ConsumerID: o.RemoteClusterID, Names: o.Names,
 			AllowReach: o.AllowReach, AllowUnconstrained: o.AllowUnconstrained, Expiration: o.expiration()})
 		err = ExchangeError(err)
 	}
@@ -152,8 +154,8 @@ func (o *ExchangeOptions) Run(ctx context.Context) error {
 
 // ExchangeError adds to the domain's refusals the flag that overrides them.
 func ExchangeError(err error) error {
-	var reach *handshake.ReachError
-	var unconstrained *handshake.UnconstrainedError
+	var reach *exchange.ReachError
+	var unconstrained *exchange.UnconstrainedError
 	switch {
 	case errors.As(err, &reach):
 		return fmt.Errorf("%w (--allow-reach %s)", err, reach.Name)
@@ -163,7 +165,7 @@ func ExchangeError(err error) error {
 	return err
 }
 
-func (o *ExchangeOptions) print(list []handshake.ExchangeInfo) error {
+func (o *ExchangeOptions) print(list []exchange.Info) error {
 	if !o.Output.Human() {
 		obj, err := views.ExchangeList(list)
 		if err != nil {

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 )
 
@@ -101,7 +102,7 @@ func (o *Options) Run(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, o.Pair.Timeout)
 	defer cancel()
 	o.Issuance.Warn(o.pair.Provider.Report)
-	res, err := handshake.Authenticate(ctx, o.pair.Consumer, o.pair.Provider, handshake.AuthenticateOptions{
+	res, err := lifecycle.Authenticate(ctx, o.pair.Consumer, o.pair.Provider, lifecycle.AuthenticateOptions{
 		ConsumerID: o.IDs.Local, ProviderID: o.IDs.Remote, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm.String(),
 		APIServer: o.server, CA: o.ca, Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole,
 		Sandbox: o.Issuance.RawSandbox, Credential: o.Issuance.Credential.String(), SignerTimeout: o.Issuance.SignerTimeout,

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
@@ -33,7 +35,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			# Stop the consumer "edge-1" from starting anything new
 			kubectl federate cordon tenant --remote-cluster-id edge-1`,
 		Run: func(ctx context.Context, c *member.Cluster, id string) (handshake.Outcome, error) {
-			return handshake.Cordon(ctx, c, id)
+			return lifecycle.Cordon(ctx, c, id)
 		},
 		Done:    "tenant/%s cordoned",
 		Already: "tenant/%s already cordoned",

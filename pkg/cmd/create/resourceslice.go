@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 
 	"github.com/spf13/cobra"
@@ -34,7 +35,7 @@ type ResourceSliceOptions struct {
 	oneShot bool
 	local   *member.Cluster
 	pair    *flags.Pair
-	opts    handshake.SliceRequestOptions
+	opts    grants.SliceRequestOptions
 	cmdutil.Streams
 }
 
@@ -100,7 +101,7 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 // Complete reads the name and builds the clients: this cluster's, and in one shot the provider's.
 func (o *ResourceSliceOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Name = args[0]
-	o.opts = handshake.SliceRequestOptions{ProviderID: o.RemoteClusterID, Name: o.Name, Class: o.Class, Resources: o.Resources.Values(),
+	o.opts = grants.SliceRequestOptions{ProviderID: o.RemoteClusterID, Name: o.Name, Class: o.Class, Resources: o.Resources.Values(),
 		KeyAlgorithm: o.KeyAlgorithm.String()}
 	t, err := o.Pair.CompleteLocalOrPair(o.Streams)
 	o.oneShot, o.pair, o.local = t.OneShot(), t.Pair, t.Local
@@ -120,7 +121,7 @@ func (o *ResourceSliceOptions) Validate() error {
 			return err
 		}
 	}
-	if _, err := handshake.ParseSliceResources("--", o.opts.Resources); err != nil {
+	if _, err := grants.ParseSliceResources("--", o.opts.Resources); err != nil {
 		return err
 	}
 	if o.oneShot && !o.Submit {
@@ -140,7 +141,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, o.Pair.Timeout)
 	defer cancel()
 	if !o.oneShot {
-		slice, err := handshake.RequestSlice(ctx, o.local, o.opts)
+		slice, err := grants.RequestSlice(ctx, o.local, o.opts)
 		if err != nil {
 			return o.Pair.TimeoutError(ctx, flags.RemoteIDError(err))
 		}
@@ -149,7 +150,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if err := handshake.SubmitSlice(ctx, o.local, via, slice); err != nil {
+			if err := grants.SubmitSlice(ctx, o.local, via, slice); err != nil {
 				return o.Pair.TimeoutError(ctx, fmt.Errorf("leaving the request on provider %q: %w", o.RemoteClusterID, err))
 			}
 			o.local.Report.Info(fmt.Sprintf("Next: the provider's administrator runs \"kubectl federate accept resourceslice %s --remote-cluster-id %s\"; then import it here",
@@ -169,7 +170,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 	return o.print(slice)
 }
 
-func (o *ResourceSliceOptions) oneShotRun(ctx context.Context) (*handshake.SliceImport, any, error) {
+func (o *ResourceSliceOptions) oneShotRun(ctx context.Context) (*grants.SliceImport, any, error) {
 	consumer, provider := o.pair.Consumer, o.pair.Provider
 	pSelf, err := provider.Load(ctx)
 	if err != nil {
@@ -180,27 +181,27 @@ func (o *ResourceSliceOptions) oneShotRun(ctx context.Context) (*handshake.Slice
 	} else if o.opts.ProviderID != pSelf.ClusterID {
 		return nil, nil, fmt.Errorf("--remote-cluster-id %q: the provider is initialized with cluster ID %q", o.opts.ProviderID, pSelf.ClusterID)
 	}
-	slice, err := handshake.RequestSlice(ctx, consumer, o.opts)
+	slice, err := grants.RequestSlice(ctx, consumer, o.opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("consumer: %w", err)
 	}
-	if err := handshake.SubmitSlice(ctx, consumer, provider, slice); err != nil {
+	if err := grants.SubmitSlice(ctx, consumer, provider, slice); err != nil {
 		return nil, nil, fmt.Errorf("provider: %w", err)
 	}
-	accept := handshake.AcceptSliceOptions{ConsumerID: slice.Spec.ClusterID, Name: o.Name, Expiration: o.Expiration,
+	accept := grants.AcceptSliceOptions{ConsumerID: slice.Spec.ClusterID, Name: o.Name, Expiration: o.Expiration,
 		Credential: o.Credential.Credential.String(), SignerTimeout: o.Credential.SignerTimeout}
 	if provider.DryRun {
 		// The submitted slice was not stored: the provider answers the request as this run made it.
 		accept.Request = slice
 	}
-	granted, err := handshake.AcceptSlice(ctx, provider, accept)
+	granted, err := grants.AcceptSlice(ctx, provider, accept)
 	if err != nil {
 		return nil, nil, fmt.Errorf("provider: %w", err)
 	}
 	if !o.Output.Human() {
 		flags.WarnToken(o.pair.Printer, granted.Status.Credential, "The printed ResourceSlice")
 	}
-	res, err := handshake.ImportSlice(ctx, consumer, handshake.ImportSliceOptions{ProviderID: o.opts.ProviderID, Name: o.Name, Answer: granted, Provider: provider})
+	res, err := grants.ImportSlice(ctx, consumer, grants.ImportSliceOptions{ProviderID: o.opts.ProviderID, Name: o.Name, Answer: granted, Provider: provider})
 	if err != nil {
 		return nil, nil, fmt.Errorf("consumer: %w", err)
 	}

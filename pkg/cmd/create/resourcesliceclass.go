@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 
 	"github.com/spf13/cobra"
@@ -15,7 +16,6 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -75,7 +75,7 @@ func NewCmdResourceSliceClass(f *cmdutil.Factory, streams cmdutil.Streams) *cobr
 	}, o)
 	o.Max = flags.AddSliceResources(cmd, "max-", "a slice of the class may get at most")
 	cmd.Flags().StringVar(&o.MaxQuota, "max-quota", "", "Maxima of the other quotas of a slice's namespace, as NAME=QUANTITY pairs ("+
-		strings.Join(handshake.ClassQuotaResources(), ", ")+")")
+		strings.Join(grants.ClassQuotaResources(), ", ")+")")
 	o.OverMax = cmdutil.NewEnum("clamp", "clamp", "deny")
 	cmdutil.AddEnumFlag(cmd, o.OverMax, "over-max", "", "What a request over the maximum gets: the maximum, or a denial")
 	cmd.Flags().StringVar(&o.ClusterRole, "cluster-role", o.ClusterRole, "The ClusterRole bound to a slice's identity in its namespace")
@@ -102,7 +102,7 @@ func (o *ResourceSliceClassOptions) Validate() error {
 	if err := member.ValidateSliceName("NAME", o.Name); err != nil {
 		return err
 	}
-	if _, err := handshake.ParseSliceQuantities("--max-", o.spec.Max); err != nil {
+	if _, err := grants.ParseSliceQuantities("--max-", o.spec.Max); err != nil {
 		return err
 	}
 	// --max-quota names the other quotas (validated as such below); the slice resources have flags of
@@ -113,7 +113,7 @@ func (o *ResourceSliceClassOptions) Validate() error {
 	}
 	others := map[string]string{}
 	for name := range quota {
-		if slices.Contains(handshake.SliceResources, string(name)) {
+		if slices.Contains(grants.SliceResources, string(name)) {
 			return fmt.Errorf("--max-quota: %s is bounded by --max-%s", name, name)
 		}
 	}
@@ -122,14 +122,14 @@ func (o *ResourceSliceClassOptions) Validate() error {
 			others[name] = value
 		}
 	}
-	if _, err := handshake.ParseClassMax("--max-quota ", others); err != nil {
+	if _, err := grants.ParseClassMax("--max-quota ", others); err != nil {
 		return err
 	}
 	maps.Copy(o.spec.Max, others)
 	if o.ClusterRole == "" {
 		return fmt.Errorf("--cluster-role: must not be empty")
 	}
-	_, err = handshake.ValidateSliceClass(o.Name, o.spec)
+	_, err = grants.ValidateSliceClass(o.Name, o.spec)
 	return err
 }
 
@@ -138,7 +138,7 @@ func (o *ResourceSliceClassOptions) Run(ctx context.Context) error {
 	if o.PodSecurity.String() == sandbox.PodSecurityPrivileged {
 		o.cluster.Report.Warn("--pod-security privileged: the slices of this class may run privileged pods, which means root on this cluster's nodes")
 	}
-	cls, err := handshake.ApplySliceClass(ctx, o.cluster, handshake.SliceClassOptions{Name: o.Name, Spec: o.spec})
+	cls, err := grants.ApplySliceClass(ctx, o.cluster, grants.SliceClassOptions{Name: o.Name, Spec: o.spec})
 	if err != nil {
 		return err
 	}

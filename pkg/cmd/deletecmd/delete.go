@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
@@ -134,7 +136,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 	}
 	switch side {
 	case sideNone:
-		outcome, err := handshake.SliceGone(ctx, o.local, o.RemoteClusterID, o.Name)
+		outcome, err := grants.SliceGone(ctx, o.local, o.RemoteClusterID, o.Name)
 		if o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound) {
 			return nil
 		}
@@ -146,7 +148,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 		}
 		return err
 	case sideProvider:
-		if err := handshake.DeleteSliceProvider(ctx, o.local, o.RemoteClusterID, o.Name); err != nil {
+		if err := grants.DeleteSliceProvider(ctx, o.local, o.RemoteClusterID, o.Name); err != nil {
 			return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Pair.Timeout.String())
 		}
 		_, err := fmt.Fprintf(o.Out, "resourceslice/%s deleted\n", o.Name)
@@ -157,7 +159,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 		o.local.Report.Warn(fmt.Sprintf("Cannot reach provider %q through the pairing (%v): the request stays there until its administrator deletes the slice", o.RemoteClusterID, err))
 		via = nil
 	}
-	if err := handshake.DeleteSliceLocal(ctx, o.local, o.RemoteClusterID, o.Name, via); err != nil {
+	if err := grants.DeleteSliceLocal(ctx, o.local, o.RemoteClusterID, o.Name, via); err != nil {
 		return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Pair.Timeout.String())
 	}
 	_, err = fmt.Fprintf(o.Out, "resourceslice/%s deleted\n", o.Name)
@@ -166,11 +168,11 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 
 // findSide tells which side of the slice this cluster holds.
 func (o *ResourceSliceOptions) findSide(ctx context.Context) (string, error) {
-	asConsumer, err := handshake.HasSliceRecord(ctx, o.local, o.RemoteClusterID, o.Name)
+	asConsumer, err := grants.HasSliceRecord(ctx, o.local, o.RemoteClusterID, o.Name)
 	if err != nil {
 		return "", err
 	}
-	slices, err := handshake.ProviderSlices(ctx, o.local, o.RemoteClusterID)
+	slices, err := grants.ProviderSlices(ctx, o.local, o.RemoteClusterID)
 	if err != nil {
 		return "", err
 	}
@@ -179,7 +181,7 @@ func (o *ResourceSliceOptions) findSide(ctx context.Context) (string, error) {
 		asProvider = asProvider || s.Name == o.Name
 	}
 	if !asProvider {
-		asProvider, err = handshake.HasSliceNamespace(ctx, o.local, o.RemoteClusterID, o.Name)
+		asProvider, err = grants.HasSliceNamespace(ctx, o.local, o.RemoteClusterID, o.Name)
 		if err != nil {
 			return "", err
 		}
@@ -208,16 +210,16 @@ func (o *ResourceSliceOptions) both(ctx context.Context) error {
 	if o.RemoteClusterID != "" && o.RemoteClusterID != pSelf.ClusterID {
 		return fmt.Errorf("--remote-cluster-id %q: the provider is initialized with cluster ID %q", o.RemoteClusterID, pSelf.ClusterID)
 	}
-	held, err := handshake.HasSliceRecord(ctx, o.pair.Consumer, pSelf.ClusterID, o.Name)
+	held, err := grants.HasSliceRecord(ctx, o.pair.Consumer, pSelf.ClusterID, o.Name)
 	if err != nil {
 		return fmt.Errorf("consumer: %w", err)
 	}
-	provided, err := handshake.HasSliceNamespace(ctx, o.pair.Provider, cSelf.ClusterID, o.Name)
+	provided, err := grants.HasSliceNamespace(ctx, o.pair.Provider, cSelf.ClusterID, o.Name)
 	if err != nil {
 		return fmt.Errorf("provider: %w", err)
 	}
 	if !held && !provided {
-		outcome, err := handshake.SliceGone(ctx, o.pair.Provider, cSelf.ClusterID, o.Name)
+		outcome, err := grants.SliceGone(ctx, o.pair.Provider, cSelf.ClusterID, o.Name)
 		if o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound) {
 			return nil
 		}
@@ -229,10 +231,10 @@ func (o *ResourceSliceOptions) both(ctx context.Context) error {
 		}
 		return err
 	}
-	if err := handshake.DeleteSliceProvider(ctx, o.pair.Provider, cSelf.ClusterID, o.Name); err != nil {
+	if err := grants.DeleteSliceProvider(ctx, o.pair.Provider, cSelf.ClusterID, o.Name); err != nil {
 		return fmt.Errorf("provider: %w", err)
 	}
-	if err := handshake.DeleteSliceLocal(ctx, o.pair.Consumer, pSelf.ClusterID, o.Name, nil); err != nil {
+	if err := grants.DeleteSliceLocal(ctx, o.pair.Consumer, pSelf.ClusterID, o.Name, nil); err != nil {
 		return fmt.Errorf("consumer: %w", err)
 	}
 	return nil
@@ -280,7 +282,7 @@ func (o *ResourceSliceClassOptions) Validate() error {
 
 // Run deletes the class.
 func (o *ResourceSliceClassOptions) Run(ctx context.Context) error {
-	if err := handshake.DeleteSliceClass(ctx, o.cluster, o.Name); err != nil {
+	if err := grants.DeleteSliceClass(ctx, o.cluster, o.Name); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(o.Out, "resourcesliceclass/%s deleted\n", o.Name)

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/federate-dev/kubectl-federate/pkg/exchange"
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
@@ -76,7 +79,7 @@ func (o *ResourceSliceOptions) Validate() error {
 
 // Run denies the slice.
 func (o *ResourceSliceOptions) Run(ctx context.Context) error {
-	if err := handshake.DenySlice(ctx, o.cluster, o.RemoteClusterID, o.Name, o.Reason); err != nil {
+	if err := grants.DenySlice(ctx, o.cluster, o.RemoteClusterID, o.Name, o.Reason); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(o.Out, "resourceslice/%s denied\n", o.Name)
@@ -141,7 +144,7 @@ func (o *ExchangeOptions) Validate() error {
 
 // Run refuses the request.
 func (o *ExchangeOptions) Run(ctx context.Context) error {
-	outcome, err := handshake.DenyExchange(ctx, o.cluster, o.RemoteClusterID, o.Name, o.Reason)
+	outcome, err := exchange.DenyExchange(ctx, o.cluster, o.RemoteClusterID, o.Name, o.Reason)
 	if o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound) {
 		return nil
 	}

@@ -4,6 +4,8 @@ package drain
 import (
 	"context"
 
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
@@ -30,7 +32,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			kubectl federate drain tenant --remote-cluster-id edge-1
 			kubectl federate uncordon tenant --remote-cluster-id edge-1`,
 		Run: func(ctx context.Context, c *member.Cluster, id string) (handshake.Outcome, error) {
-			return handshake.Done, handshake.Drain(ctx, c, id)
+			return handshake.Done, lifecycle.Drain(ctx, c, id)
 		},
 		Done: "tenant/%s drained",
 	}))

@@ -16,7 +16,6 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -85,7 +84,7 @@ func (o *ApplyOptions) Validate() error {
 
 // Run stores the rules.
 func (o *ApplyOptions) Run(ctx context.Context) error {
-	changed, err := handshake.ApplyExchangeRules(ctx, o.cluster, o.data)
+	changed, err := exchange.ApplyExchangeRules(ctx, o.cluster, o.data)
 	if err != nil {
 		return err
 	}
@@ -93,7 +92,7 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	if changed {
 		what = "configured"
 	}
-	_, err = fmt.Fprintf(o.Out, "configmap/%s %s\n", handshake.ExchangeRulesConfigMap, what)
+	_, err = fmt.Fprintf(o.Out, "configmap/%s %s\n", exchange.ExchangeRulesConfigMap, what)
 	return err
 }
 
@@ -141,7 +140,7 @@ func (o *GetOptions) Validate() error { return nil }
 
 // Run prints the rules.
 func (o *GetOptions) Run(ctx context.Context) error {
-	cfg, data, err := handshake.ExchangeRules(ctx, o.cluster)
+	cfg, data, err := exchange.Rules(ctx, o.cluster)
 	if err != nil {
 		return err
 	}
@@ -156,7 +155,7 @@ func (o *GetOptions) Run(ctx context.Context) error {
 			return err
 		}
 		if u.GetName() == "" {
-			u.SetName(handshake.ExchangeRulesConfigMap) // a rule file names nothing: it is stored under this name
+			u.SetName(exchange.ExchangeRulesConfigMap) // a rule file names nothing: it is stored under this name
 		}
 		return o.Output.Print(o.Out, &u)
 	}
@@ -267,8 +266,8 @@ type Resolved struct {
 
 // Run resolves and prints.
 func (o *ResolveOptions) Run(ctx context.Context) error {
-	res, err := handshake.ResolveExchange(ctx, o.cluster, o.Source.Request(o.RemoteClusterID), exchange.Client{})
-	if errors.Is(err, handshake.ErrNoExchangeRule) {
+	res, err := exchange.ResolveExchange(ctx, o.cluster, o.Source.Request(o.RemoteClusterID), exchange.Client{})
+	if errors.Is(err, exchange.ErrNoExchangeRule) {
 		return fmt.Errorf("--for-user %q: %w", o.Source.User, err)
 	}
 	if err != nil {

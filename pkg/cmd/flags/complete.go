@@ -3,10 +3,12 @@ package flags
 import (
 	"context"
 
+	"github.com/federate-dev/kubectl-federate/pkg/exchange"
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -38,14 +40,14 @@ func complete(f *cmdutil.Factory, list namesOf) cobra.CompletionFunc {
 // CompleteSlices completes the resource slices this cluster shares with the remote cluster (either side).
 func CompleteSlices(f *cmdutil.Factory) cobra.CompletionFunc {
 	return complete(f, func(ctx context.Context, c *member.Cluster, remote string) ([]string, error) {
-		return handshake.SliceNames(ctx, c, remote)
+		return grants.SliceNames(ctx, c, remote)
 	})
 }
 
 // CompleteExtraNamespaces completes the extra namespaces granted to, or asked by, the consumer.
 func CompleteExtraNamespaces(f *cmdutil.Factory) cobra.CompletionFunc {
 	return complete(f, func(ctx context.Context, c *member.Cluster, remote string) ([]string, error) {
-		list, err := handshake.ExtraNamespaces(ctx, c, remote, false)
+		list, err := grants.ExtraNamespaces(ctx, c, remote, false)
 		var out []string
 		for _, n := range list {
 			out = append(out, n.Namespace)
@@ -57,7 +59,7 @@ func CompleteExtraNamespaces(f *cmdutil.Factory) cobra.CompletionFunc {
 // CompleteExchangeRequests completes the consumer's exchange requests.
 func CompleteExchangeRequests(f *cmdutil.Factory) cobra.CompletionFunc {
 	return complete(f, func(ctx context.Context, c *member.Cluster, remote string) ([]string, error) {
-		list, err := handshake.ExchangeRequestNames(ctx, c, remote)
+		list, err := exchange.RequestNames(ctx, c, remote)
 		return list, err
 	})
 }
@@ -69,7 +71,7 @@ func CompleteClasses(f *cmdutil.Factory) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		classes, err := handshake.SliceClassNames(cmd.Context(), c)
+		classes, err := grants.SliceClassNames(cmd.Context(), c)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

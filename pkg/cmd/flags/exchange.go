@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
 // ExchangeSource is the consumer's user an identity exchange is resolved for: --for-user, --for-group and
@@ -69,7 +68,7 @@ func (s *ExchangeSource) Request(providerID string) exchange.Request {
 
 // PendingHint adds to a pending exchange what the provider's administrator runs.
 func PendingHint(err error) error {
-	var pending *handshake.ExchangePendingError
+	var pending *exchange.PendingError
 	if errors.As(err, &pending) {
 		return fmt.Errorf("%w; the provider's administrator reviews it with: kubectl federate allow exchange --remote-cluster-id %s, and answers it with: kubectl federate allow exchange %s --remote-cluster-id %s; then run this again",
 			err, pending.ConsumerID, pending.Request, pending.ConsumerID)

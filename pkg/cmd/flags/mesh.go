@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
@@ -53,8 +54,8 @@ func (m *MeshFlags) Validate() error {
 }
 
 // Members builds one mesh member per named cluster, each with its own counted connection.
-func (m *MeshFlags) Members(root *cmdutil.Factory, streams cmdutil.Streams) ([]*handshake.MeshMember, error) {
-	var out []*handshake.MeshMember
+func (m *MeshFlags) Members(root *cmdutil.Factory, streams cmdutil.Streams) ([]*lifecycle.MeshMember, error) {
+	var out []*lifecycle.MeshMember
 	add := func(name string, f *cmdutil.Factory) error {
 		c, err := f.Clients()
 		if err != nil {
@@ -64,7 +65,7 @@ func (m *MeshFlags) Members(root *cmdutil.Factory, streams cmdutil.Streams) ([]*
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		out = append(out, &handshake.MeshMember{Name: name, APIServer: server, CA: ca, New: func(r member.Reporter) *member.Cluster {
+		out = append(out, &lifecycle.MeshMember{Name: name, APIServer: server, CA: ca, New: func(r member.Reporter) *member.Cluster {
 			return &member.Cluster{Kube: c.Kube, Dynamic: c.Dynamic, Config: c.Config, Report: r, Now: f.ServerNow, DryRun: f.DryRun().Active(), Dial: Dial(f)}
 		}})
 		return nil

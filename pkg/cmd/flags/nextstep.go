@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
+
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
@@ -49,7 +51,7 @@ func nextStep(err error) string {
 		return fmt.Sprintf("its administrator asks for it with: kubectl federate create resourceslice %s", notRequested.Slice)
 	case errors.As(err, &stillAllowed):
 		return "find what binds it with: kubectl auth can-i --list --as " + stillAllowed.User
-	case errors.Is(err, handshake.ErrNoClass):
+	case errors.Is(err, grants.ErrNoClass):
 		return "create the class first: kubectl federate create resourceslice-class NAME"
 	case errors.Is(err, member.ErrNoClusterID):
 		return "" // the first steps of the manual flow say how to name the cluster (create nonce, generate tenant)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
+
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
@@ -23,7 +25,7 @@ func TestNextStep(t *testing.T) {
 			"; its administrator accepts it with: kubectl federate accept resourceslice s1 --remote-cluster-id edge"},
 		{&member.SliceNotRequestedError{ConsumerID: "edge", Slice: "s1", Namespace: "ns"}, "; its administrator asks for it with: kubectl federate create resourceslice s1"},
 		{&member.StillAllowedError{User: "u", What: "get pods", After: time.Second}, "; find what binds it with: kubectl auth can-i --list --as u"},
-		{fmt.Errorf("spec.class: %w", handshake.ErrNoClass), "; create the class first: kubectl federate create resourceslice-class NAME"},
+		{fmt.Errorf("spec.class: %w", grants.ErrNoClass), "; create the class first: kubectl federate create resourceslice-class NAME"},
 		{fmt.Errorf("provider: %w (no ConfigMap x)", member.ErrNotInitialized), "; run kubectl federate init"},
 		{&handshake.NamespaceNotFoundError{Namespace: "argocd"}, "; create it first (kubectl create namespace argocd), or choose another"},
 		{fmt.Errorf("%w: name this cluster with --cluster-id", member.ErrNoClusterID), ""},

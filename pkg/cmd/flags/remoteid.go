@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -29,7 +31,7 @@ func OptionalRemoteClusterID(f *cmdutil.Factory, cmd *cobra.Command, target *str
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		info, err := handshake.Pairings(cmd.Context(), cluster)
+		info, err := lifecycle.Pairings(cmd.Context(), cluster)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/spf13/cobra"
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/spf13/cobra"
 )
 
 // SliceResources are --cpu, --memory, --pods and --ephemeral-storage (or, with a prefix, --max-cpu ...):
@@ -22,12 +22,12 @@ type SliceResources struct {
 func AddSliceResources(cmd *cobra.Command, prefix, what string) *SliceResources {
 	s := &SliceResources{prefix: prefix, values: map[string]*string{}, cmd: cmd}
 	usage := map[string]string{
-		handshake.SliceCPU:              "CPU " + what + " (a quantity: 2, 500m)",
-		handshake.SliceMemory:           "Memory " + what + " (a quantity: 4Gi)",
-		handshake.SlicePods:             "Number of pods " + what,
-		handshake.SliceEphemeralStorage: "Ephemeral storage " + what + " (a quantity: 10Gi)",
+		grants.SliceCPU:              "CPU " + what + " (a quantity: 2, 500m)",
+		grants.SliceMemory:           "Memory " + what + " (a quantity: 4Gi)",
+		grants.SlicePods:             "Number of pods " + what,
+		grants.SliceEphemeralStorage: "Ephemeral storage " + what + " (a quantity: 10Gi)",
 	}
-	for _, name := range handshake.SliceResources {
+	for _, name := range grants.SliceResources {
 		v := new(string)
 		s.values[name] = v
 		cmd.Flags().StringVar(v, prefix+name, "", usage[name])
@@ -51,7 +51,7 @@ func (s *SliceResources) Flag(name string) string { return "--" + s.prefix + nam
 
 // SliceGrantError names the flag behind a grant the slice cannot get.
 func SliceGrantError(err error) error {
-	var ge *handshake.GrantError
+	var ge *grants.GrantError
 	if errors.As(err, &ge) {
 		return fmt.Errorf("--%s: %s", ge.Resource, ge.Problem)
 	}

@@ -36,8 +36,8 @@ func (o *KubeconfigOptions) runExchange(ctx context.Context) error {
 		ctx, cancel = context.WithTimeout(ctx, o.Pair.Timeout)
 		defer cancel()
 	}
-	res, err := handshake.ResolveExchange(ctx, o.cluster, o.Source.Request(o.RemoteClusterID), exchange.Client{})
-	if errors.Is(err, handshake.ErrNoExchangeRule) {
+	res, err := exchange.ResolveExchange(ctx, o.cluster, o.Source.Request(o.RemoteClusterID), exchange.Client{})
+	if errors.Is(err, exchange.ErrNoExchangeRule) {
 		return fmt.Errorf("--for-user %q: %w", o.Source.User, err)
 	}
 	if err != nil {
@@ -50,8 +50,8 @@ func (o *KubeconfigOptions) runExchange(ctx context.Context) error {
 		}
 		return o.emit(data, fmt.Sprintf("the pairing's kubeconfig (rule %q is privileged)", res.Rule.Name))
 	}
-	opts := handshake.ExchangeOptions{ProviderID: o.RemoteClusterID, Rule: res.Rule.Name, Target: *res.Target, Scope: res.Rule.GrantScope()}
-	var got *handshake.ExchangeResult
+	opts := exchange.Options{ProviderID: o.RemoteClusterID, Rule: res.Rule.Name, Target: *res.Target, Scope: res.Rule.GrantScope()}
+	var got *exchange.Result
 	if o.pair != nil {
 		got, err = o.oneShot(ctx, opts)
 		err = o.Pair.TimeoutError(ctx, flags.PairError(err))
@@ -60,7 +60,7 @@ func (o *KubeconfigOptions) runExchange(ctx context.Context) error {
 		if via, err = handshake.ViaPairing(ctx, o.cluster, o.RemoteClusterID); err != nil {
 			return err
 		}
-		got, err = handshake.RequestExchange(ctx, o.cluster, via, opts)
+		got, err = exchange.RequestExchange(ctx, o.cluster, via, opts)
 	}
 	if err != nil {
 		return flags.PendingHint(err)
@@ -81,7 +81,7 @@ func (o *KubeconfigOptions) emit(data []byte, what string) error {
 
 // oneShot asks and consents at once: the request is left as the provider's administrator, allowed, and
 // imported.
-func (o *KubeconfigOptions) oneShot(ctx context.Context, opts handshake.ExchangeOptions) (*handshake.ExchangeResult, error) {
+func (o *KubeconfigOptions) oneShot(ctx context.Context, opts exchange.Options) (*exchange.Result, error) {
 	cSelf, err := o.pair.Consumer.Load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)
@@ -93,21 +93,21 @@ func (o *KubeconfigOptions) oneShot(ctx context.Context, opts handshake.Exchange
 	if pSelf.ClusterID != o.RemoteClusterID {
 		return nil, fmt.Errorf("--remote-cluster-id %q: the provider is initialized with cluster ID %q", o.RemoteClusterID, pSelf.ClusterID)
 	}
-	got, err := handshake.RequestExchange(ctx, o.pair.Consumer, o.pair.Provider, opts)
-	var pending *handshake.ExchangePendingError
+	got, err := exchange.RequestExchange(ctx, o.pair.Consumer, o.pair.Provider, opts)
+	var pending *exchange.PendingError
 	if !errors.As(err, &pending) {
 		return got, err
 	}
 	// Holding both kubeconfigs is consent to exactly this request, within the same checks as allow
 	// exchange: a reach or an unconstrained grant still needs that command's explicit flags.
-	if _, err := handshake.AllowExchange(ctx, o.pair.Provider, handshake.AllowExchangeOptions{ConsumerID: cSelf.ClusterID, Names: []string{pending.Request}}); err != nil {
-		var reach *handshake.ReachError
-		var unconstrained *handshake.UnconstrainedError
+	if _, err := exchange.AllowExchange(ctx, o.pair.Provider, exchange.AllowExchangeOptions{ConsumerID: cSelf.ClusterID, Names: []string{pending.Request}}); err != nil {
+		var reach *exchange.ReachError
+		var unconstrained *exchange.UnconstrainedError
 		if errors.As(err, &reach) || errors.As(err, &unconstrained) {
 			return nil, fmt.Errorf("provider: %w; to accept it, run kubectl federate allow exchange %s --remote-cluster-id %s with --allow-reach %s or --allow-unconstrained on the provider, then this again",
 				err, pending.Request, cSelf.ClusterID, pending.Request)
 		}
 		return nil, fmt.Errorf("provider: %w", err)
 	}
-	return handshake.RequestExchange(ctx, o.pair.Consumer, o.pair.Provider, opts)
+	return exchange.RequestExchange(ctx, o.pair.Consumer, o.pair.Provider, opts)
 }

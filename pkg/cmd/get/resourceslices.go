@@ -3,13 +3,14 @@ package get
 import (
 	"context"
 
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -60,11 +61,11 @@ func (o *ResourceSlicesOptions) Validate() error {
 
 // Run lists the slices, the provider's first.
 func (o *ResourceSlicesOptions) Run(ctx context.Context) error {
-	provided, err := handshake.ProviderSlices(ctx, o.cluster, o.RemoteClusterID)
+	provided, err := grants.ProviderSlices(ctx, o.cluster, o.RemoteClusterID)
 	if err != nil {
 		return err
 	}
-	held, err := handshake.ConsumerSlices(ctx, o.cluster, o.RemoteClusterID)
+	held, err := grants.ConsumerSlices(ctx, o.cluster, o.RemoteClusterID)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 
 	"github.com/spf13/cobra"
@@ -15,7 +16,6 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -107,7 +107,7 @@ func (o *NamespaceOptions) Validate() error {
 		}
 		return nil
 	}
-	if err := handshake.ValidateExtraNamespace("NAME", o.Name); err != nil {
+	if err := grants.ValidateExtraNamespace("NAME", o.Name); err != nil {
 		return err
 	}
 	if !o.changed {
@@ -131,7 +131,7 @@ func (o *NamespaceOptions) Validate() error {
 // Run grants the namespace, or lists the requests.
 func (o *NamespaceOptions) Run(ctx context.Context) error {
 	if o.Name == "" {
-		list, err := handshake.ExtraNamespaces(ctx, o.cluster, o.RemoteClusterID, false)
+		list, err := grants.ExtraNamespaces(ctx, o.cluster, o.RemoteClusterID, false)
 		if err != nil {
 			return err
 		}
@@ -140,7 +140,7 @@ func (o *NamespaceOptions) Run(ctx context.Context) error {
 	if o.sandbox != nil && o.sandbox.PodSecurity == sandbox.PodSecurityPrivileged {
 		o.cluster.Report.Warn("--pod-security privileged: the consumer may run privileged pods in " + o.Name + ", which means root on this cluster's nodes")
 	}
-	if err := handshake.GrantNamespace(ctx, o.cluster, handshake.GrantNamespaceOptions{ConsumerID: o.RemoteClusterID, Name: o.Name, Sandbox: o.sandbox, Quota: o.quota}); err != nil {
+	if err := grants.GrantNamespace(ctx, o.cluster, grants.GrantNamespaceOptions{ConsumerID: o.RemoteClusterID, Name: o.Name, Sandbox: o.sandbox, Quota: o.quota}); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(o.Out, "namespace/%s granted to %s\n", o.Name, o.RemoteClusterID)

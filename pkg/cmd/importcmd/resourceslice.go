@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 
 	"github.com/spf13/cobra"
@@ -96,7 +97,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	res, err := handshake.ImportSlice(ctx, o.cluster, handshake.ImportSliceOptions{ProviderID: o.RemoteClusterID, Name: o.Name, Answer: o.answer,
+	res, err := grants.ImportSlice(ctx, o.cluster, grants.ImportSliceOptions{ProviderID: o.RemoteClusterID, Name: o.Name, Answer: o.answer,
 		Provider: via, FromFile: o.answer != nil})
 	if err != nil {
 		return flags.RemoteIDError(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 
 	"github.com/spf13/cobra"
@@ -16,7 +17,6 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -63,7 +63,7 @@ func (o *Options) Validate() error { return nil }
 
 // Run prints the information.
 func (o *Options) Run(ctx context.Context) error {
-	info, err := handshake.Pairings(ctx, o.cluster)
+	info, err := lifecycle.Pairings(ctx, o.cluster)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func mainQuota(q map[string]string) string {
 	return views.Dash(strings.Join(parts, ", "))
 }
 
-func printHuman(out io.Writer, info *handshake.ClusterInfo, wide bool) error {
+func printHuman(out io.Writer, info *lifecycle.ClusterInfo, wide bool) error {
 	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
 	fmt.Fprintf(w, "Cluster ID:\t%s\n", info.ClusterID)
 	fmt.Fprintf(w, "Handshake key:\t%s\n", info.Fingerprint)

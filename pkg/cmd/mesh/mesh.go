@@ -8,11 +8,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/output"
 )
 
@@ -22,7 +23,7 @@ type Options struct {
 	Issuance flags.IssuanceFlags
 
 	f       *cmdutil.Factory
-	members []*handshake.MeshMember
+	members []*lifecycle.MeshMember
 	cmdutil.Streams
 }
 
@@ -80,8 +81,8 @@ func (o *Options) Run(ctx context.Context) error {
 	printer := o.f.Printer(o.Streams)
 	board := printer.Board()
 	onStart, onPair := Progress(board)
-	results, err := handshake.Mesh(ctx, o.members, handshake.MeshOptions{Parallel: o.Mesh.Parallel, OnStart: onStart, OnPair: onPair, RenewBefore: 24 * time.Hour, DryRun: o.f.DryRun().Active(),
-		Issue: handshake.AuthenticateOptions{Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole, Sandbox: o.Issuance.RawSandbox,
+	results, err := lifecycle.Mesh(ctx, o.members, lifecycle.MeshOptions{Parallel: o.Mesh.Parallel, OnStart: onStart, OnPair: onPair, RenewBefore: 24 * time.Hour, DryRun: o.f.DryRun().Active(),
+		Issue: lifecycle.AuthenticateOptions{Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole, Sandbox: o.Issuance.RawSandbox,
 			Credential: o.Issuance.Credential.String(), SignerTimeout: o.Issuance.SignerTimeout,
 			MaxExpiration: o.Issuance.MaxExpiration, Given: o.Issuance.Given()}})
 	board.Stop()
@@ -96,9 +97,9 @@ func (o *Options) Run(ctx context.Context) error {
 
 // Progress shows each pair on the board while it runs (a live line on a terminal) and its outcome as it
 // ends, one line each; both are safe from the pairs' goroutines.
-func Progress(b *output.Board) (onStart func(consumer, provider string), onPair func(handshake.PairResult)) {
+func Progress(b *output.Board) (onStart func(consumer, provider string), onPair func(lifecycle.PairResult)) {
 	task := func(c, p string) string { return c + " -> " + p }
-	return func(c, p string) { b.Start(task(c, p)) }, func(r handshake.PairResult) {
+	return func(c, p string) { b.Start(task(c, p)) }, func(r lifecycle.PairResult) {
 		line := fmt.Sprintf("%s: %s (%s)", task(r.Consumer, r.Provider), r.Result, r.Wall.Round(time.Millisecond))
 		if r.Err != nil {
 			line += ": " + r.Err.Error()
@@ -108,7 +109,7 @@ func Progress(b *output.Board) (onStart func(consumer, provider string), onPair 
 }
 
 // Table prints the results: pair, result, time.
-func Table(out io.Writer, results []handshake.PairResult) error {
+func Table(out io.Writer, results []lifecycle.PairResult) error {
 	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
 	fmt.Fprintln(w, "CONSUMER\tPROVIDER\tRESULT\tTIME")
 	for _, r := range results {

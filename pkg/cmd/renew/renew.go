@@ -10,11 +10,13 @@ import (
 	"slices"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
+	"github.com/federate-dev/kubectl-federate/pkg/status"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
@@ -127,14 +129,14 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	report, err := handshake.Status(ctx, local, false)
+	report, err := status.Status(ctx, local, false)
 	if err != nil {
 		return err
 	}
 	due := map[string]*time.Time{} // provider -> its earliest expiry
 	deadline := o.f.ServerNow().Add(o.ExpiringWithin)
 	for _, s := range report.Credentials {
-		if s.Role != member.RoleConsumer || s.Kind == handshake.KindExchange || s.NotAfter == nil {
+		if s.Role != member.RoleConsumer || s.Kind == status.KindExchange || s.NotAfter == nil {
 			continue
 		}
 		if first, ok := due[s.RemoteClusterID]; !ok || s.NotAfter.Before(*first) {
@@ -202,7 +204,7 @@ func (o *Options) renewOne(ctx context.Context, pair *flags.Pair, providerID str
 		return fmt.Errorf("--remote-cluster-id %q: the provider's kubeconfig reaches cluster %q", providerID, self.ClusterID)
 	}
 	start := time.Now()
-	res, err := handshake.Renew(ctx, pair.Consumer, pair.Provider, handshake.RenewOptions{APIServer: server, CA: ca, ProxyURL: o.ProxyURL,
+	res, err := lifecycle.Renew(ctx, pair.Consumer, pair.Provider, lifecycle.RenewOptions{APIServer: server, CA: ca, ProxyURL: o.ProxyURL,
 		Expiration: o.Issuance.Expiration, MaxExpiration: o.Issuance.MaxExpiration, ClusterRole: o.Issuance.ClusterRole,
 		Sandbox: o.Issuance.RawSandbox, Credential: o.Issuance.Credential.String(),
 		KeyAlgorithm: o.KeyAlgorithm.String(), SignerTimeout: o.Issuance.SignerTimeout, Given: o.Issuance.Given()})

@@ -77,8 +77,8 @@ func (o *ExchangeOptions) Validate() error {
 
 // Run leaves the request and prints its name.
 func (o *ExchangeOptions) Run(ctx context.Context) error {
-	res, err := handshake.ResolveExchange(ctx, o.cluster, o.Source.Request(o.RemoteClusterID), exchange.Client{})
-	if errors.Is(err, handshake.ErrNoExchangeRule) {
+	res, err := exchange.ResolveExchange(ctx, o.cluster, o.Source.Request(o.RemoteClusterID), exchange.Client{})
+	if errors.Is(err, exchange.ErrNoExchangeRule) {
 		return fmt.Errorf("--for-user %q: %w", o.Source.User, err)
 	}
 	if err != nil {
@@ -92,18 +92,18 @@ func (o *ExchangeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := handshake.ExchangeOptions{ProviderID: o.RemoteClusterID, Rule: res.Rule.Name, Target: *res.Target, Scope: res.Rule.GrantScope()}
+	opts := exchange.Options{ProviderID: o.RemoteClusterID, Rule: res.Rule.Name, Target: *res.Target, Scope: res.Rule.GrantScope()}
 	out := ExchangeRequested{ProviderID: o.RemoteClusterID, Rule: res.Rule.Name, Target: *res.Target, Scope: opts.Scope}
-	got, err := handshake.RequestExchange(ctx, o.cluster, via, opts)
-	var pending *handshake.ExchangePendingError
+	got, err := exchange.RequestExchange(ctx, o.cluster, via, opts)
+	var pending *exchange.PendingError
 	switch {
 	case errors.As(err, &pending):
-		out.Request, out.Phase = pending.Request, handshake.ExchangePending
+		out.Request, out.Phase = pending.Request, exchange.ExchangePending
 		o.f.Printer(o.Streams).Info(flags.PendingHint(err).Error())
 	case err != nil:
 		return err
 	default:
-		out.Request, out.Phase = got.Request, handshake.ExchangeIssued
+		out.Request, out.Phase = got.Request, exchange.ExchangeIssued
 		o.f.Printer(o.Streams).Info("ExchangeRequest " + got.Request + " is already issued: kubectl federate get kubeconfig --remote-cluster-id " +
 			o.RemoteClusterID + " --for-user " + o.Source.User + " prints its kubeconfig")
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
@@ -89,7 +91,7 @@ func (o *NamespaceOptions) Validate() error {
 		return err
 	}
 	if o.Name != "" {
-		if err := handshake.ValidateExtraNamespace("NAME", o.Name); err != nil {
+		if err := grants.ValidateExtraNamespace("NAME", o.Name); err != nil {
 			return err
 		}
 	} else if o.oneShot {
@@ -123,13 +125,13 @@ func (o *NamespaceOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		list, err := handshake.ExtraNamespaces(ctx, via, self.ClusterID, true)
+		list, err := grants.ExtraNamespaces(ctx, via, self.ClusterID, true)
 		if err != nil {
 			return err
 		}
 		return views.Namespaces(o.Out, o.Output, list)
 	}
-	if err := handshake.RequestNamespace(ctx, o.local, via, o.Name, o.Reason); err != nil {
+	if err := grants.RequestNamespace(ctx, o.local, via, o.Name, o.Reason); err != nil {
 		return cmdutil.WithDeadline(ctx, err, "--timeout "+o.Pair.Timeout.String())
 	}
 	_, err = fmt.Fprintf(o.Out, "namespacerequest/%s created\n", o.Name)
@@ -149,10 +151,10 @@ func (o *NamespaceOptions) both(ctx context.Context) error {
 	if o.RemoteClusterID != "" && o.RemoteClusterID != pSelf.ClusterID {
 		return fmt.Errorf("--remote-cluster-id %q: the provider is initialized with cluster ID %q", o.RemoteClusterID, pSelf.ClusterID)
 	}
-	if err := handshake.RequestNamespace(ctx, o.pair.Consumer, o.pair.Provider, o.Name, o.Reason); err != nil {
+	if err := grants.RequestNamespace(ctx, o.pair.Consumer, o.pair.Provider, o.Name, o.Reason); err != nil {
 		return fmt.Errorf("provider: %w", err)
 	}
-	if err := handshake.GrantNamespace(ctx, o.pair.Provider, handshake.GrantNamespaceOptions{ConsumerID: cSelf.ClusterID, Name: o.Name}); err != nil {
+	if err := grants.GrantNamespace(ctx, o.pair.Provider, grants.GrantNamespaceOptions{ConsumerID: cSelf.ClusterID, Name: o.Name}); err != nil {
 		return fmt.Errorf("provider: %w", err)
 	}
 	return nil

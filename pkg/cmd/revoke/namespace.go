@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
@@ -60,7 +62,7 @@ func (o *NamespaceOptions) Complete(_ *cobra.Command, args []string) error {
 
 // Validate checks the flags.
 func (o *NamespaceOptions) Validate() error {
-	if err := handshake.ValidateExtraNamespace("NAME", o.Name); err != nil {
+	if err := grants.ValidateExtraNamespace("NAME", o.Name); err != nil {
 		return err
 	}
 	return nil // --timeout is checked when parsed (cmdutil.TimeoutFlag)
@@ -70,7 +72,7 @@ func (o *NamespaceOptions) Validate() error {
 func (o *NamespaceOptions) Run(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	outcome, err := handshake.RevokeNamespace(ctx, o.cluster, o.RemoteClusterID, o.Name)
+	outcome, err := grants.RevokeNamespace(ctx, o.cluster, o.RemoteClusterID, o.Name)
 	if o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound) {
 		return nil
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
@@ -89,7 +91,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if self.ClusterID == o.RemoteClusterID {
 		return fmt.Errorf("--remote-cluster-id %q: %w", o.RemoteClusterID, member.ErrOwnID)
 	}
-	outcome, err := handshake.Revoke(ctx, o.cluster, o.RemoteClusterID)
+	outcome, err := lifecycle.Revoke(ctx, o.cluster, o.RemoteClusterID)
 	if o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound) {
 		return nil
 	}

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/status"
+
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -108,7 +110,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.History {
 		return o.printHistory(ctx)
 	}
-	report, err := handshake.Status(ctx, o.cluster, o.Check)
+	report, err := status.Status(ctx, o.cluster, o.Check)
 	if err != nil {
 		return err
 	}
@@ -131,7 +133,7 @@ func (o *Options) printObject(obj runtime.Object, err error) error {
 }
 
 // verdict turns what a monitor watches for into the exit code: failed checks first, then expiry.
-func (o *Options) verdict(report *handshake.StatusReport) error {
+func (o *Options) verdict(report *status.Report) error {
 	var failed, expiring []string
 	now := o.now()
 	for _, s := range report.Credentials {
@@ -154,7 +156,7 @@ func (o *Options) verdict(report *handshake.StatusReport) error {
 	return nil
 }
 
-func describe(s handshake.CredentialState) string {
+func describe(s status.CredentialState) string {
 	what := fmt.Sprintf("%s %s of %s", s.Role, s.Kind, s.RemoteClusterID)
 	if s.Name != "" {
 		what += " (" + s.Name + ")"
@@ -162,7 +164,7 @@ func describe(s handshake.CredentialState) string {
 	return what
 }
 
-func (o *Options) printTable(out io.Writer, r *handshake.StatusReport, wide bool) error {
+func (o *Options) printTable(out io.Writer, r *status.Report, wide bool) error {
 	if len(r.Credentials) == 0 {
 		_, err := fmt.Fprintf(out, "Cluster %s takes part in no pairing.\n", r.ClusterID)
 		return err
@@ -239,7 +241,7 @@ func left(t *time.Time, now time.Time) string {
 	}
 }
 
-func cordonedCol(s handshake.CredentialState) string {
+func cordonedCol(s status.CredentialState) string {
 	switch {
 	case s.Role != member.RoleProvider:
 		return "-"
@@ -250,7 +252,7 @@ func cordonedCol(s handshake.CredentialState) string {
 	}
 }
 
-func check(c *handshake.CredentialCheck) string {
+func check(c *status.CredentialCheck) string {
 	if c == nil {
 		return "-"
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
@@ -87,10 +89,10 @@ func (o *Options) Run(ctx context.Context) error {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.Pair.Timeout)
 	defer cancel()
-	outcome, err := handshake.Unauthenticate(ctx, o.pair.Consumer, o.pair.Provider, handshake.UnauthenticateOptions{
+	outcome, err := lifecycle.Unauthenticate(ctx, o.pair.Consumer, o.pair.Provider, lifecycle.UnauthenticateOptions{
 		KeepNamespaces: o.KeepNamespaces, Force: o.Force, ConsumerID: o.IDs.Local, ProviderID: o.IDs.Remote,
 	})
-	var swapped *handshake.SwappedError
+	var swapped *lifecycle.SwappedError
 	switch {
 	case errors.As(err, &swapped):
 		return fmt.Errorf("%w; run: kubectl federate unauthenticate %s %s", err, o.Pair.Remote.ConnectionFlags("--"), o.Pair.Local.ConnectionFlags("--remote-"))

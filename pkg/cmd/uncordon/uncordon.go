@@ -4,6 +4,8 @@ package uncordon
 import (
 	"context"
 
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
@@ -27,7 +29,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			# Let the consumer "edge-1" start workloads again
 			kubectl federate uncordon tenant --remote-cluster-id edge-1`,
 		Run: func(ctx context.Context, c *member.Cluster, id string) (handshake.Outcome, error) {
-			return handshake.Uncordon(ctx, c, id)
+			return lifecycle.Uncordon(ctx, c, id)
 		},
 		Done:    "tenant/%s uncordoned",
 		Already: "tenant/%s already uncordoned",

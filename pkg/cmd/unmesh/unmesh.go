@@ -7,12 +7,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
+
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/mesh"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
 // Options are the flags of `unmesh`.
@@ -21,7 +22,7 @@ type Options struct {
 	IgnoreNotFound bool
 
 	f       *cmdutil.Factory
-	members []*handshake.MeshMember
+	members []*lifecycle.MeshMember
 	cmdutil.Streams
 }
 
@@ -66,7 +67,7 @@ func (o *Options) Run(ctx context.Context) error {
 	printer := o.f.Printer(o.Streams)
 	board := printer.Board()
 	onStart, onPair := mesh.Progress(board)
-	results, err := handshake.Unmesh(ctx, o.members, handshake.MeshOptions{Parallel: o.Mesh.Parallel, OnStart: onStart, OnPair: onPair, DryRun: o.f.DryRun().Active()})
+	results, err := lifecycle.Unmesh(ctx, o.members, lifecycle.MeshOptions{Parallel: o.Mesh.Parallel, OnStart: onStart, OnPair: onPair, DryRun: o.f.DryRun().Active()})
 	board.Stop()
 	if results != nil {
 		if perr := mesh.Table(o.Out, results); perr != nil {
@@ -77,7 +78,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err == nil && !o.IgnoreNotFound {
 		var missing []string
 		for _, r := range results {
-			if r.Result == handshake.PairNotFound {
+			if r.Result == lifecycle.PairNotFound {
 				missing = append(missing, r.Consumer+" -> "+r.Provider)
 			}
 		}

@@ -4,6 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/federate-dev/kubectl-federate/pkg/exchange"
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
+	"github.com/federate-dev/kubectl-federate/pkg/status"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -82,7 +87,7 @@ func list[T any](items []T, convert func(*T) (*unstructured.Unstructured, error)
 }
 
 // CredentialList is a status report as a List of CredentialStatus, then its exports, each an Export.
-func CredentialList(r *handshake.StatusReport) (runtime.Object, error) {
+func CredentialList(r *status.Report) (runtime.Object, error) {
 	out := make([]*unstructured.Unstructured, 0, len(r.Credentials)+len(r.Exports))
 	for i := range r.Credentials {
 		s := &r.Credentials[i]
@@ -115,14 +120,14 @@ func HistoryList(entries []handshake.HistoryEntry) (runtime.Object, error) {
 }
 
 // ClusterInfoObject is `info` as one ClusterInfo.
-func ClusterInfoObject(info *handshake.ClusterInfo) (runtime.Object, error) {
+func ClusterInfoObject(info *lifecycle.ClusterInfo) (runtime.Object, error) {
 	return Object(KindClusterInfo, info.ClusterID, nil, info)
 }
 
 // SliceList is resource slices as a List of ResourceSliceInfo; a slice's labels name the other side of
 // the pairing as seen from where it is listed (the consumer on a provider, the provider on a consumer).
-func SliceList(slices []handshake.SliceInfo) (runtime.Object, error) {
-	return list(slices, func(s *handshake.SliceInfo) (*unstructured.Unstructured, error) {
+func SliceList(slices []grants.SliceInfo) (runtime.Object, error) {
+	return list(slices, func(s *grants.SliceInfo) (*unstructured.Unstructured, error) {
 		labels := pairing(s.ConsumerID, member.RoleProvider)
 		if s.ProviderID != "" {
 			labels = pairing(s.ProviderID, member.RoleConsumer)
@@ -132,15 +137,15 @@ func SliceList(slices []handshake.SliceInfo) (runtime.Object, error) {
 }
 
 // NamespaceList is extra namespaces as a List of ExtraNamespace.
-func NamespaceList(namespaces []handshake.NamespaceInfo) (runtime.Object, error) {
-	return list(namespaces, func(n *handshake.NamespaceInfo) (*unstructured.Unstructured, error) {
+func NamespaceList(namespaces []grants.NamespaceInfo) (runtime.Object, error) {
+	return list(namespaces, func(n *grants.NamespaceInfo) (*unstructured.Unstructured, error) {
 		return Object(KindExtraNamespace, n.Namespace, pairing(n.ConsumerID, ""), n)
 	})
 }
 
 // ExchangeList is the provider's exchange requests as a List of ExchangeRequestInfo.
-func ExchangeList(requests []handshake.ExchangeInfo) (runtime.Object, error) {
-	return list(requests, func(e *handshake.ExchangeInfo) (*unstructured.Unstructured, error) {
+func ExchangeList(requests []exchange.Info) (runtime.Object, error) {
+	return list(requests, func(e *exchange.Info) (*unstructured.Unstructured, error) {
 		return Object(KindExchangeRequestInfo, e.Name, pairing(e.ConsumerID, member.RoleProvider), e)
 	})
 }

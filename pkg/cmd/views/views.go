@@ -9,14 +9,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
 // Slices prints slices as a table, or, when p asks for an object format, as a List of ResourceSliceInfo.
-func Slices(out io.Writer, p *printers.Flags, list []handshake.SliceInfo) error {
+func Slices(out io.Writer, p *printers.Flags, list []grants.SliceInfo) error {
 	if p != nil && !p.Human() {
 		obj, err := SliceList(list)
 		if err != nil {
@@ -43,7 +43,7 @@ func Slices(out io.Writer, p *printers.Flags, list []handshake.SliceInfo) error 
 
 // Namespaces prints extra namespaces and requests as a table, or, when p asks for an object format, as a
 // List of ExtraNamespace.
-func Namespaces(out io.Writer, p *printers.Flags, list []handshake.NamespaceInfo) error {
+func Namespaces(out io.Writer, p *printers.Flags, list []grants.NamespaceInfo) error {
 	if p != nil && !p.Human() {
 		obj, err := NamespaceList(list)
 		if err != nil {

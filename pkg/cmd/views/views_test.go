@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
+	"github.com/federate-dev/kubectl-federate/pkg/status"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
@@ -15,11 +18,11 @@ import (
 // control character reaching the terminal, cut to fit a table.
 func TestNamespacesShowTheConsumersReason(t *testing.T) {
 	var out bytes.Buffer
-	err := Namespaces(&out, nil, []handshake.NamespaceInfo{
-		{ConsumerID: "edge-1", Namespace: "edge-1-ci", Phase: handshake.NamespacePending, Requested: true, RequestReason: "CI runners"},
-		{ConsumerID: "edge-1", Namespace: "edge-1-x", Phase: handshake.NamespaceRefused, Requested: true, Reason: "the name is taken",
+	err := Namespaces(&out, nil, []grants.NamespaceInfo{
+		{ConsumerID: "edge-1", Namespace: "edge-1-ci", Phase: grants.NamespacePending, Requested: true, RequestReason: "CI runners"},
+		{ConsumerID: "edge-1", Namespace: "edge-1-x", Phase: grants.NamespaceRefused, Requested: true, Reason: "the name is taken",
 			RequestReason: "\x1b[2J\x1b[31mgrant me " + strings.Repeat("now ", 40)},
-		{ConsumerID: "edge-1", Namespace: "edge-1-old", Phase: handshake.NamespaceGranted},
+		{ConsumerID: "edge-1", Namespace: "edge-1-old", Phase: grants.NamespaceGranted},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -43,8 +46,8 @@ func TestNamespacesShowTheConsumersReason(t *testing.T) {
 // status -o json|yaml|name lists a report's exports after its credentials, each an Export named by its
 // namespace and Secret, labelled with the pairing.
 func TestCredentialListCarriesExports(t *testing.T) {
-	obj, err := CredentialList(&handshake.StatusReport{
-		Credentials: []handshake.CredentialState{{Role: member.RoleConsumer, RemoteClusterID: "gpu-farm", Kind: "pairing"}},
+	obj, err := CredentialList(&status.Report{
+		Credentials: []status.CredentialState{{Role: member.RoleConsumer, RemoteClusterID: "gpu-farm", Kind: "pairing"}},
 		Exports:     []handshake.ExportState{{RemoteClusterID: "gpu-farm", Format: "argocd", Namespace: "argocd", Name: "gpu-farm", Secret: "gpu-farm"}},
 	})
 	if err != nil {

@@ -1,0 +1,261 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/federate-dev/kubectl-federate/pkg/exchange"
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+
+	corev1 "k8s.io/api/core/v1"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
+)
+
+// Revoke (provider) takes a consumer's rights away at once, on this cluster alone, in every namespace it
+// was granted (its tenant namespace, its slices' and its extra namespaces): the RoleBindings and the
+// exchange credentials' bindings go first, and every user they named is recorded as revoked (revoked.go),
+// so no later answer binds it again. Then it confirms, with an access review per user, that the API server
+// refuses them: RBAC reaches the authorizer through a cache, and until it does a tenant could still create.
+// Everything it runs is stopped (workloads, then pods, which ends its open exec, attach and port-forward
+// streams), the service-account tokens it could hold are invalidated (token Secrets deleted, the default
+// ServiceAccount replaced, so tokens bound to the old one fail, and the credential ServiceAccount of a
+// Token identity deleted, so its token no longer authenticates), once while the refusal is confirmed and
+// once after, so that nothing created in between survives; and the Tenant is marked Revoked. The namespaces
+// and their data stay for inspection. A consumer already revoked (or removed) is Already; one this cluster
+// has no record of is a *NotFoundError, and nothing is changed.
+func Revoke(ctx context.Context, c *member.Cluster, consumerID string) (handshake.Outcome, error) {
+	ns := member.TenantNamespace(consumerID)
+	r := c.Reporter()
+	var tenant *v1alpha1.Tenant
+	var tenantErr, nsErr error
+	var granted []corev1.Namespace
+	var own *corev1.Namespace
+	if err := member.Parallel(
+		func() error { tenant, tenantErr = readTenant(ctx, c, consumerID); return nil },
+		func() error { var err error; granted, err = grants.GrantedNamespaces(ctx, c, consumerID); return err },
+		func() error { own, nsErr = c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); return nil },
+	); err != nil {
+		return handshake.Done, err
+	}
+	switch {
+	case tenantErr != nil && !apierrors.IsNotFound(tenantErr):
+		return handshake.Done, tenantErr
+	case nsErr != nil && !apierrors.IsNotFound(nsErr):
+		return handshake.Done, nsErr
+	case tenant != nil && tenant.Status.Phase == handshake.PhaseRevoked:
+		return handshake.Already, nil
+	case tenant == nil && (own == nil || nsErr != nil || !sandbox.TenantOwner(consumerID).Owns(own.Labels)) && len(granted) == 0:
+		// Nothing here for this consumer: removed earlier, or never known.
+		return consumerGone(ctx, c, consumerID)
+	}
+	names := []string{ns}
+	for _, g := range granted {
+		names = append(names, g.Name)
+	}
+	what := ns
+	if len(granted) > 0 {
+		what = fmt.Sprintf("%s and %d more namespace%s", ns, len(granted), map[bool]string{true: "s"}[len(granted) > 1])
+	}
+	var cut []handshake.BoundUser
+	var unboundAt time.Time
+	if err := member.Step(r, "Removing the RoleBindings of "+consumerID, "No RoleBinding left for "+consumerID+": its certificates grant nothing in "+what, func() error {
+		// A slice's key user is recorded too: a token slice binds another user, but its request's key must
+		// not be granted again either.
+		var keyUsers []handshake.RevokedUser
+		for _, g := range granted {
+			if u := g.Annotations[grants.AnnotationKeyUser]; u != "" {
+				keyUsers = append(keyUsers, handshake.RevokedUser{User: u})
+			}
+		}
+		var err error
+		cut, err = unbindConsumer(ctx, c, consumerID, names, keyUsers)
+		unboundAt = time.Now()
+		return err
+	}); err != nil {
+		return handshake.Done, err
+	}
+	stop := func() error {
+		jobs := []func() error{func() error { return stopIn(ctx, c, ns, sandbox.TenantOwner(consumerID)) }}
+		for _, g := range granted {
+			jobs = append(jobs, func() error { return stopIn(ctx, c, g.Name, sandbox.OwnerOf(g.Labels)) })
+		}
+		return member.Parallel(jobs...)
+	}
+	if err := member.Step(r, "Stopping the tenant's workloads and tokens", "Workloads, pods and tokens of "+consumerID+" removed", func() error {
+		// The first sweep runs while the refusal is confirmed; the second, once it is, takes whatever the
+		// tenant created before its requests were refused.
+		if err := member.Parallel(stop, func() error { return handshake.ConfirmRefused(ctx, c, cut) }); err != nil {
+			return err
+		}
+		return stop()
+	}); err != nil {
+		return handshake.Done, err
+	}
+	if slices.ContainsFunc(cut, func(b handshake.BoundUser) bool { return b.Target != "" }) {
+		if err := member.Step(r, "Waiting out the API server's impersonation cache for the exchange credentials of "+consumerID,
+			"Exchange credentials of "+consumerID+" refused", func() error {
+				if c.DryRun {
+					return nil // nothing was unbound
+				}
+				return handshake.WaitUntil(ctx, unboundAt.Add(handshake.ImpersonationCacheTTL))
+			}); err != nil {
+			return handshake.Done, err
+		}
+	}
+	return handshake.Done, member.Step(r, "Marking the Tenant revoked", "Tenant "+ns+"/"+consumerID+" marked "+handshake.PhaseRevoked, func() error {
+		// A merge patch of the phase alone: the pinned key, the expiry and the sandbox stay on record.
+		_, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Patch(ctx, consumerID, types.MergePatchType,
+			[]byte(`{"status":{"phase":"`+handshake.PhaseRevoked+`"}}`), metav1.PatchOptions{FieldManager: member.FieldManager}, "status")
+		if apierrors.IsNotFound(err) {
+			return nil // nothing was ever issued, or it was removed
+		}
+		if err == nil {
+			handshake.Audit(ctx, c, handshake.TenantObject(consumerID), handshake.EventRevoked, "every credential of consumer "+consumerID+" revoked in "+what, nil)
+		}
+		return err
+	})
+}
+
+// consumerGone answers a removal of a consumer this cluster holds nothing live for: Already if it was
+// removed or revoked here before (a tombstone, a revocation record), else a *NotFoundError naming the
+// consumers it has.
+func consumerGone(ctx context.Context, c *member.Cluster, consumerID string) (handshake.Outcome, error) {
+	removed, _, err := handshake.Removed(ctx, c, handshake.RemovedConsumer, consumerID, consumerID)
+	if err != nil {
+		return handshake.Done, err
+	}
+	if !removed {
+		revoked, err := handshake.RevokedUntil(ctx, c, consumerID)
+		if err != nil {
+			return handshake.Done, err
+		}
+		removed = len(revoked) > 0
+	}
+	if removed {
+		return handshake.Already, nil
+	}
+	known, err := consumerIDs(ctx, c)
+	if err != nil {
+		return handshake.Done, err
+	}
+	return handshake.Done, handshake.NotFound("consumer", consumerID, "on this cluster (no Tenant "+member.TenantNamespace(consumerID)+"/"+consumerID+")", known)
+}
+
+// consumerIDs lists the consumers this cluster has a Tenant for.
+func consumerIDs(ctx context.Context, c *member.Cluster) ([]string, error) {
+	l, err := c.Dynamic.Resource(v1alpha1.TenantGVR).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, it := range l.Items {
+		if strings.TrimPrefix(it.GetNamespace(), member.TenantNamespacePrefix) == it.GetName() {
+			out = append(out, it.GetName())
+		}
+	}
+	return out, nil
+}
+
+// readTenant reads a consumer's Tenant; nil and the NotFound error if it has none.
+func readTenant(ctx context.Context, c *member.Cluster, consumerID string) (*v1alpha1.Tenant, error) {
+	u, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(member.TenantNamespace(consumerID)).Get(ctx, consumerID, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var t v1alpha1.Tenant
+	if err := member.FromUnstructured(u, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// unbindConsumer deletes the consumer's RoleBindings in names and its exchange bindings, after recording
+// every user they name as revoked (one write, before anything is deleted, so that a failure leaves no
+// unrecorded user behind), and returns those users.
+func unbindConsumer(ctx context.Context, c *member.Cluster, consumerID string, names []string, also []handshake.RevokedUser) ([]handshake.BoundUser, error) {
+	rbs := make([]*rbacv1.RoleBinding, len(names))
+	var exchanges []exchange.Binding
+	jobs := make([]func() error, 0, len(names)+1)
+	for i, name := range names {
+		jobs = append(jobs, func() error {
+			var err error
+			rbs[i], err = grants.OurRoleBinding(ctx, c, name, consumerID)
+			return err
+		})
+	}
+	jobs = append(jobs, func() error {
+		var err error
+		exchanges, err = exchange.Bindings(ctx, c, consumerID, func(string) bool { return true })
+		return member.IgnoreNotFound(err)
+	})
+	readErr := member.Parallel(jobs...)
+	cut := exchange.Cut(exchanges)
+	for i, rb := range rbs {
+		if rb != nil && len(rb.Subjects) > 0 {
+			cut = append(cut, handshake.BoundUser{User: credential.SubjectUser(rb.Subjects[0]), Groups: groupsOf(rb.Subjects[0]), Namespace: names[i]})
+		}
+	}
+	users := slices.Clone(also)
+	for _, b := range cut {
+		users = append(users, handshake.RevokedUser{User: b.User})
+	}
+	// Recorded even when a read failed: whatever was found is never bound again.
+	if err := handshake.RecordRevoked(ctx, c, consumerID, users); err != nil {
+		return cut, errors.Join(readErr, err)
+	}
+	dels := make([]func() error, 0, len(names)+1)
+	for i, rb := range rbs {
+		if rb != nil {
+			dels = append(dels, func() error {
+				return member.IgnoreNotFound(c.Kube.RbacV1().RoleBindings(names[i]).Delete(ctx, member.RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
+			})
+		}
+	}
+	dels = append(dels, func() error { return exchange.RemoveExchanges(ctx, c, consumerID, exchanges) })
+	return cut, errors.Join(readErr, member.Parallel(dels...))
+}
+
+// groupsOf is the groups a binding's subject authenticates with: a certificate's TenantGroup, a
+// ServiceAccount's own groups.
+func groupsOf(s rbacv1.Subject) []string {
+	if s.Kind == rbacv1.ServiceAccountKind {
+		return []string{"system:serviceaccounts", "system:serviceaccounts:" + s.Namespace, "system:authenticated"}
+	}
+	return []string{member.TenantGroup, "system:authenticated"}
+}
+
+// stopIn stops what runs in a namespace created for owner; a namespace of another owner is not touched.
+func stopIn(ctx context.Context, c *member.Cluster, ns string, owner sandbox.NsOwner) error {
+	live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if live.DeletionTimestamp != nil {
+		return nil // the namespace controller is already removing everything in it
+	}
+	if !owner.Owns(live.Labels) {
+		return fmt.Errorf("namespace %s %w for %s: nothing in it was touched", ns, member.ErrNotOurs, owner)
+	}
+	return grants.StopTenant(ctx, c, ns)
+}

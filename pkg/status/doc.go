@@ -1,0 +1,8 @@
+// Package status is what a cluster holds and provides, proven rather than assumed: every credential and
+// when it expires, checks that prove its rights (not only that it authenticates), exports, cordons and
+// what a removal left behind. It only reads.
+//
+// One job per file:
+//
+//	status.go     status: credentials, expiry, checks that prove rights, leftovers
+package status
