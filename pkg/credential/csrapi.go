@@ -77,11 +77,11 @@ func RemoveStaleCSRs(ctx context.Context, c *member.Cluster, consumerID string, 
 	return errors.Join(errs...)
 }
 
-// ApproveAndWait approves the CSR this run created (the update carries its resourceVersion, so it applies
+// approveAndWait approves the CSR this run created (the update carries its resourceVersion, so it applies
 // to that very object, unchanged since) and watches for the certificate for at most signerTimeout
 // (0: DefaultSignerTimeout): past it, ErrNoCertificate. The watch starts from the version this run created,
 // at the same time as the approval: the certificate is seen one round trip after the request, not two.
-func ApproveAndWait(ctx context.Context, c *member.Cluster, obj *certv1.CertificateSigningRequest, signerTimeout time.Duration) ([]byte, error) {
+func approveAndWait(ctx context.Context, c *member.Cluster, obj *certv1.CertificateSigningRequest, signerTimeout time.Duration) ([]byte, error) {
 	if signerTimeout <= 0 {
 		signerTimeout = DefaultSignerTimeout
 	}
@@ -142,9 +142,9 @@ func ApproveAndWait(ctx context.Context, c *member.Cluster, obj *certv1.Certific
 	return cert, nil
 }
 
-// CheckIssued refuses a certificate that is not exactly what was asked: the request's public key and
+// checkIssued refuses a certificate that is not exactly what was asked: the request's public key and
 // subject, valid for client authentication, and expiring no later than latest.
-func CheckIssued(certPEM []byte, req *x509.CertificateRequest, latest time.Time) (*x509.Certificate, error) {
+func checkIssued(certPEM []byte, req *x509.CertificateRequest, latest time.Time) (*x509.Certificate, error) {
 	cert, err := ParseCertificate("issued certificate", certPEM)
 	if err != nil {
 		return nil, err

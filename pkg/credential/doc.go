@@ -5,6 +5,7 @@
 //
 // One job per file:
 //
+//	issue.go      the one issuance path: a certificate through the CSR API, else a token, checked once issued
 //	csr.go        client keys and CSRs: build, parse once, check exactly; certificates parsed once
 //	csrapi.go     the Kubernetes CSR API: create, approve exactly ours, wait, check the certificate
 //	token.go      the ServiceAccount token credential: TokenRequest, when a certificate cannot be issued

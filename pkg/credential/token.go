@@ -58,10 +58,10 @@ type issuedToken struct {
 	NotAfter time.Time
 }
 
-// IssueToken (provider) makes a new credential ServiceAccount in ns and requests a token of it valid for
+// issueToken (provider) makes a new credential ServiceAccount in ns and requests a token of it valid for
 // expiration, or less if the API server caps it. The caller binds the new user and then calls
 // deleteCredentialAccounts to end the earlier ones.
-func IssueToken(ctx context.Context, c *member.Cluster, ns string, labels map[string]string, expiration time.Duration) (*issuedToken, error) {
+func issueToken(ctx context.Context, c *member.Cluster, ns string, labels map[string]string, expiration time.Duration) (*issuedToken, error) {
 	if c.DryRun {
 		return nil, &member.DryRunStop{At: "the token request in " + ns, Why: "a dry run creates no ServiceAccount, so the API server issues no token the next steps need"}
 	}

@@ -450,20 +450,10 @@ func exchangeCertificate(ctx context.Context, c *member.Cluster, o AllowExchange
 		return nil, time.Time{}, err
 	}
 	defer credential.DeleteCSR(ctx, c, req)
-	var certPEM []byte
-	var notAfter time.Time
-	err = member.Step(c.Reporter(), "Issuing the exchange credential "+r.Name+" through the CSR API", "Exchange credential "+r.Name+" issued to "+user, func() error {
-		var err error
-		if certPEM, err = credential.ApproveAndWait(ctx, c, req, 0); err != nil {
-			return err
-		}
-		cert, err := credential.CheckIssued(certPEM, csr, c.CurrentTime().Add(o.Expiration+credential.IssuedSlack))
-		if err == nil {
-			notAfter = cert.NotAfter
-		}
-		return err
-	})
-	return certPEM, notAfter, err
+	cert, err := credential.Issue(ctx, c, credential.Issuance{CSR: req, Request: csr, Mode: credential.CredentialCertificate,
+		Expiration: o.Expiration, Noun: "exchange certificate",
+		Begin: "Issuing the exchange credential " + r.Name + " through the CSR API", Done: "Exchange credential " + r.Name + " issued to " + user})
+	return cert.Certificate, cert.NotAfter, err
 }
 
 // checkScopeNamespaces refuses a scope naming a namespace this cluster does not have, before anything is

@@ -278,23 +278,14 @@ func AcceptSlice(ctx context.Context, c *member.Cluster, o AcceptSliceOptions) (
 			return nil, err
 		}
 		defer credential.DeleteCSR(ctx, c, req)
-		err := member.Step(r, "Issuing the slice's certificate through the CSR API", "Slice certificate issued", func() error {
-			if certPEM, err = credential.ApproveAndWait(ctx, c, req, o.SignerTimeout); err != nil {
-				if errors.Is(err, credential.ErrNoCertificate) && mode == credential.CredentialAuto {
-					return &member.FallbackError{Err: err, Msg: "The signer issued no certificate for the slice in time: falling back to a ServiceAccount token"}
-				}
-				return err
-			}
-			cert, err := credential.CheckIssued(certPEM, csr, c.CurrentTime().Add(o.Expiration+credential.IssuedSlack))
-			if err == nil {
-				notAfter = cert.NotAfter
-			}
-			return err
-		})
+		issued, err := credential.Issue(ctx, c, credential.Issuance{CSR: req, Request: csr, Mode: mode,
+			Expiration: o.Expiration, SignerTimeout: o.SignerTimeout, Noun: "certificate for the slice",
+			Begin: "Issuing the slice's certificate through the CSR API", Done: "Slice certificate issued"})
+		certPEM, notAfter = issued.Certificate, issued.NotAfter
 		switch {
 		case err == nil:
 		case errors.Is(err, credential.ErrNoCertificate) && mode == credential.CredentialAuto:
-			credential.DeleteCSR(ctx, c, req) // before anything else, so that a late signer has nothing left to sign
+			// Issue deleted the CSR already, so that a late signer has nothing left to sign.
 			mode, certPEM = credential.CredentialToken, nil
 		default:
 			return nil, err
@@ -324,21 +315,14 @@ func AcceptSlice(ctx context.Context, c *member.Cluster, o AcceptSliceOptions) (
 		credKind = v1alpha1.CredentialToken
 	}
 	if !kept && credKind == v1alpha1.CredentialToken {
-		if err := member.Step(r, "Issuing the slice's ServiceAccount token", "Token of a new "+credential.CredentialServiceAccount+"-* ServiceAccount in "+ns+" issued", func() error {
-			labels := member.TenantLabels(o.ConsumerID)
-			labels[member.LabelSlice] = o.Name
-			tok, err := credential.IssueToken(ctx, c, ns, labels, o.Expiration)
-			if err != nil {
-				return err
-			}
-			token, user, notAfter = tok.Token, tok.User, tok.NotAfter
-			if w := credential.ShortenedWarning("token", "The API server", time.Until(tok.NotAfter).Round(time.Minute), o.Expiration, tok.NotAfter); w != "" {
-				r.Warn(w)
-			}
-			return nil
-		}); err != nil {
+		labels := member.TenantLabels(o.ConsumerID)
+		labels[member.LabelSlice] = o.Name
+		tok, err := credential.Issue(ctx, c, credential.Issuance{Mode: mode, Expiration: o.Expiration, Namespace: ns, Labels: labels,
+			Begin: "Issuing the slice's ServiceAccount token", Done: "Token of a new " + credential.CredentialServiceAccount + "-* ServiceAccount in " + ns + " issued"})
+		if err != nil {
 			return nil, err
 		}
+		token, user, notAfter = tok.Token, tok.User, tok.NotAfter
 	}
 	if err := member.Step(r, "Binding ClusterRole "+cls.clusterRole, "ClusterRole "+cls.clusterRole+" bound in "+ns+" to the slice's user", func() error {
 		// The namespace records the user of the request's key, which the slice's deletion marks revoked:

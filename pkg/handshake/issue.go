@@ -74,6 +74,79 @@ func IssueIdentity(ctx context.Context, c *member.Cluster, o IssueOptions) (*v1a
 	// Everything this issuance reads, sent now, alongside the cluster's own record; forgotten at the end,
 	// so a later run in this process reads afresh.
 	defer c.ForgetReads()
+	is, err := startIssue(ctx, c, o)
+	if err != nil {
+		return nil, err
+	}
+	// Everything up to the CSR only reads.
+	if id, err := is.readRecorded(ctx); id != nil || err != nil {
+		return id, err
+	}
+	is.o = capLifetime(is.o, is.r)
+	if err := is.verify(ctx); err != nil {
+		return nil, err
+	}
+	if err := is.checkBeforeWriting(ctx); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if is.req != nil {
+			credential.DeleteCSR(ctx, c, is.req)
+		}
+	}()
+	if id, done, err := is.requestAndConsume(ctx); done {
+		return id, err
+	}
+	is.startEarlyWork(ctx)
+	if err := is.certify(ctx); err != nil {
+		return nil, err
+	}
+	if err := is.finishSandbox(ctx); err != nil {
+		return nil, err
+	}
+	if err := is.issueToken(ctx); err != nil {
+		return nil, err
+	}
+	return is.bindAndRecord(ctx)
+}
+
+// issuance is one run of IssueIdentity: what was asked, what was read, and what the run made so far.
+// Each method is one step, in the order IssueIdentity calls them.
+type issuance struct {
+	c           *member.Cluster
+	r           member.Reporter
+	o           IssueOptions
+	raw         *sandbox.Options // the sandbox as given; a renewal lays it over what was recorded
+	self        *member.Self
+	tenant      *v1alpha1.Tenant
+	csr         *x509.CertificateRequest // decoded once; every step works on this value
+	csrHash, ns string
+	changes     []Change
+
+	renewal, tenantFound       bool
+	recordedUser, recordedRole string // a renewal's current, active user and its role
+
+	n            *nonce.Nonce
+	user         string
+	integrityKey []byte
+	mode         string
+
+	sandboxEarly bool                              // the sandbox is there already: it converges while the certificate is issued
+	req          *certv1.CertificateSigningRequest // the CSR this run created, until deleted
+	prebind      bool                              // the new user is bound beside the current one before the certificate
+	sandboxDone  func() error
+	staleDone    func() error
+	listedEarly  bool
+
+	certPEM  []byte
+	token    string
+	notAfter time.Time
+	credKind string
+}
+
+// startIssue checks the options and the request's shape and decodes its CSR, after sending the reads the
+// issuance will need.
+func startIssue(ctx context.Context, c *member.Cluster, o IssueOptions) (*issuance, error) {
 	if member.ValidateClusterID("consumer", o.ConsumerID) == nil {
 		PrefetchIssue(ctx, c, o.ConsumerID)
 		StartOperator(ctx, c)
@@ -91,377 +164,424 @@ func IssueIdentity(ctx context.Context, c *member.Cluster, o IssueOptions) (*v1a
 	if o.Expiration == 0 {
 		o.Expiration = DefaultExpiration
 	}
-	raw := o.Sandbox // what was given; a renewal lays it over what was recorded
+	is := &issuance{c: c, r: c.Reporter(), self: self, tenant: o.Tenant, ns: member.TenantNamespace(o.ConsumerID),
+		sandboxDone: func() error { return nil }, staleDone: func() error { return nil }}
+	raw := o.Sandbox
+	is.raw = &raw
 	if o.Sandbox, err = o.Sandbox.Validate(); err != nil {
 		return nil, err
 	}
-	var changes []Change
-	tenant := o.Tenant
-	if err := ValidateTenant(tenant, o.ConsumerID, self.ClusterID); err != nil {
+	is.o = o
+	if err := ValidateTenant(is.tenant, o.ConsumerID, self.ClusterID); err != nil {
 		return nil, err
 	}
-	// The CSR is decoded once; everything below works on this value.
-	csr, err := credential.ParseCSR(tenant.Spec.CSR)
-	if err != nil {
+	if is.csr, err = credential.ParseCSR(is.tenant.Spec.CSR); err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(csr.Raw)
-	csrHash := hex.EncodeToString(sum[:])
-	r := c.Reporter()
-	ns := member.TenantNamespace(o.ConsumerID)
+	sum := sha256.Sum256(is.csr.Raw)
+	is.csrHash = hex.EncodeToString(sum[:])
+	return is, nil
+}
 
-	// Everything up to the CSR only reads.
-	renewal, tenantFound := false, false
-	var recordedUser, recordedRole string // a renewal's current user and its role
+// readRecorded reads the consumer's Tenant: a renewal keeps its recorded settings, a pinned key must
+// match, and a request already issued is answered again (returned, non-nil) or refused.
+func (is *issuance) readRecorded(ctx context.Context) (*v1alpha1.Identity, error) {
+	c, o, tenant, ns := is.c, is.o, is.tenant, is.ns
 	u, err := c.ObjectRead(v1alpha1.TenantGVR, ns, o.ConsumerID).Take(ctx, c)
 	switch {
 	case apierrors.IsNotFound(err):
+		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("reading Tenant %s/%s: %w", ns, o.ConsumerID, err)
-	default:
-		tenantFound = true
-		var recorded v1alpha1.Tenant
-		if err := member.FromUnstructured(u, &recorded); err != nil {
-			return nil, fmt.Errorf("tenant %s/%s: %w", ns, o.ConsumerID, err)
-		}
-		st := recorded.Status
-		renewal = st.User != ""
-		if st.Phase == PhaseActive { // a revoked user is never bound again, not even for a moment
-			recordedUser, recordedRole = st.User, st.ClusterRole
-		}
-		if renewal {
-			o.Sandbox = raw
-			if o, changes, err = keepRecorded(o, &recorded); err != nil {
-				return nil, err
-			}
-			if o.Sandbox, err = o.Sandbox.Validate(); err != nil {
-				return nil, fmt.Errorf("the sandbox of Tenant %s/%s with the changes asked: %w", ns, o.ConsumerID, err)
-			}
-		}
-		if len(st.PinnedPublicKey) > 0 && !bytes.Equal(st.PinnedPublicKey, tenant.Spec.PublicKey) {
-			return nil, fmt.Errorf("spec.publicKey: consumer %q is pinned to handshake key %s, this request uses %s; "+
-				"unauthenticate the consumer first if its key really changed",
-				o.ConsumerID, credential.Fingerprint(st.PinnedPublicKey), credential.Fingerprint(tenant.Spec.PublicKey))
-		}
-		if alreadyIssued(c, st, tenant, csr, csrHash) {
-			if st.Phase == PhaseRevoked {
-				return nil, fmt.Errorf("consumer %q %w: its identity for this request was revoked; a new identity needs a new nonce and a new Tenant", o.ConsumerID, member.ErrRevoked)
-			}
-			if st.Credential == v1alpha1.CredentialToken {
-				// A token is a bearer credential and tenant.yaml is public: a copy of the request must never
-				// fetch it again. The consumer asks anew (a new nonce), which makes a new ServiceAccount.
-				return nil, fmt.Errorf("consumer %q: a token was already issued for this request, and a token is handed out once only; for a new one, create a new nonce and have the consumer generate a new Tenant", o.ConsumerID)
-			}
-			// The answer repeats what was verified at issuance: a copy of the request (it is public) cannot
-			// have another proxy URL sealed into it. The certificate itself is useless without the key.
-			if recorded.Spec.ProxyURL != tenant.Spec.ProxyURL {
-				return nil, fmt.Errorf("spec.proxyURL %q: this request's certificate was already issued with proxy URL %q; have the consumer generate a new Tenant from a new nonce to change it",
-					member.Truncate(tenant.Spec.ProxyURL), recorded.Spec.ProxyURL)
-			}
-			rec, err := c.Nonces().Record(ctx, o.ConsumerID)
-			if err != nil || string(rec[recordUser]) != st.User || len(rec[recordIntegrityKey]) == 0 {
-				return nil, fmt.Errorf("an identity was already issued for this request, but its integrity key is gone (a new nonce replaced it): have the consumer generate a new Tenant from a new nonce")
-			}
-			r.Info("An identity was already issued for this request; returning it again")
-			return identityFor(c, self.ClusterID, o, tenant, st.Certificate, "", rec[recordIntegrityKey]), nil
-		}
 	}
-	o = capLifetime(o, r)
-	var n *nonce.Nonce
-	if err := member.Step(r, "Verifying the tenant request", "Tenant request verified (nonce, signature, CSR)", func() error {
-		if n = c.NonceCache[o.ConsumerID]; n == nil || !c.CurrentTime().Before(n.ExpiresAt) {
+	is.tenantFound = true
+	var recorded v1alpha1.Tenant
+	if err := member.FromUnstructured(u, &recorded); err != nil {
+		return nil, fmt.Errorf("tenant %s/%s: %w", ns, o.ConsumerID, err)
+	}
+	st := recorded.Status
+	is.renewal = st.User != ""
+	if st.Phase == PhaseActive { // a revoked user is never bound again, not even for a moment
+		is.recordedUser, is.recordedRole = st.User, st.ClusterRole
+	}
+	if is.renewal {
+		o.Sandbox = *is.raw
+		if o, is.changes, err = keepRecorded(o, &recorded); err != nil {
+			return nil, err
+		}
+		if o.Sandbox, err = o.Sandbox.Validate(); err != nil {
+			return nil, fmt.Errorf("the sandbox of Tenant %s/%s with the changes asked: %w", ns, o.ConsumerID, err)
+		}
+		is.o = o
+	}
+	if len(st.PinnedPublicKey) > 0 && !bytes.Equal(st.PinnedPublicKey, tenant.Spec.PublicKey) {
+		return nil, fmt.Errorf("spec.publicKey: consumer %q is pinned to handshake key %s, this request uses %s; "+
+			"unauthenticate the consumer first if its key really changed",
+			o.ConsumerID, credential.Fingerprint(st.PinnedPublicKey), credential.Fingerprint(tenant.Spec.PublicKey))
+	}
+	if !alreadyIssued(c, st, tenant, is.csr, is.csrHash) {
+		return nil, nil
+	}
+	return is.issuedAgain(ctx, &recorded)
+}
+
+// issuedAgain answers a request whose identity was already issued: the same certificate again, never a
+// revoked one nor a token (a bearer credential is handed out once only).
+func (is *issuance) issuedAgain(ctx context.Context, recorded *v1alpha1.Tenant) (*v1alpha1.Identity, error) {
+	c, o, tenant, st := is.c, is.o, is.tenant, recorded.Status
+	if st.Phase == PhaseRevoked {
+		return nil, fmt.Errorf("consumer %q %w: its identity for this request was revoked; a new identity needs a new nonce and a new Tenant", o.ConsumerID, member.ErrRevoked)
+	}
+	if st.Credential == v1alpha1.CredentialToken {
+		// A token is a bearer credential and tenant.yaml is public: a copy of the request must never
+		// fetch it again. The consumer asks anew (a new nonce), which makes a new ServiceAccount.
+		return nil, fmt.Errorf("consumer %q: a token was already issued for this request, and a token is handed out once only; for a new one, create a new nonce and have the consumer generate a new Tenant", o.ConsumerID)
+	}
+	// The answer repeats what was verified at issuance: a copy of the request (it is public) cannot
+	// have another proxy URL sealed into it. The certificate itself is useless without the key.
+	if recorded.Spec.ProxyURL != tenant.Spec.ProxyURL {
+		return nil, fmt.Errorf("spec.proxyURL %q: this request's certificate was already issued with proxy URL %q; have the consumer generate a new Tenant from a new nonce to change it",
+			member.Truncate(tenant.Spec.ProxyURL), recorded.Spec.ProxyURL)
+	}
+	rec, err := c.Nonces().Record(ctx, o.ConsumerID)
+	if err != nil || string(rec[recordUser]) != st.User || len(rec[recordIntegrityKey]) == 0 {
+		return nil, fmt.Errorf("an identity was already issued for this request, but its integrity key is gone (a new nonce replaced it): have the consumer generate a new Tenant from a new nonce")
+	}
+	is.r.Info("An identity was already issued for this request; returning it again")
+	return identityFor(c, is.self.ClusterID, o, tenant, st.Certificate, "", rec[recordIntegrityKey]), nil
+}
+
+// verify proves the request genuine: the nonce it was made for, the consumer's signature over it, a CSR
+// for the user that nonce entitles, and a client key that is not a handshake key.
+func (is *issuance) verify(ctx context.Context) error {
+	c, o, tenant, csr := is.c, is.o, is.tenant, is.csr
+	if err := member.Step(is.r, "Verifying the tenant request", "Tenant request verified (nonce, signature, CSR)", func() error {
+		var err error
+		if is.n = c.NonceCache[o.ConsumerID]; is.n == nil || !c.CurrentTime().Before(is.n.ExpiresAt) {
 			// Not created by this process (the manual flow): read it. A remembered one that was used or
 			// replaced meanwhile fails at consumption, whose precondition names the exact version.
-			if n, err = c.Nonces().Get(ctx, o.ConsumerID); err != nil {
+			if is.n, err = c.Nonces().Get(ctx, o.ConsumerID); err != nil {
 				return err
 			}
 		}
-		msg := credential.Message(self.ClusterID, o.ConsumerID, n.Value, csr.Raw, tenant.Spec.ProxyURL)
+		msg := credential.Message(is.self.ClusterID, o.ConsumerID, is.n.Value, csr.Raw, tenant.Spec.ProxyURL)
 		if err := credential.VerifySignature(tenant.Spec.PublicKey, msg, tenant.Spec.Signature); err != nil {
 			return err
 		}
-		if err := credential.CheckCSRSubject(csr, credential.ExpectedUser(o.ConsumerID, n.Value)); err != nil {
+		if err := credential.CheckCSRSubject(csr, credential.ExpectedUser(o.ConsumerID, is.n.Value)); err != nil {
 			return err
 		}
-		if credential.SamePublicKey(csr.PublicKey, self.PublicKey) || credential.SamePublicKey(csr.PublicKey, ed25519.PublicKey(tenant.Spec.PublicKey)) {
+		if credential.SamePublicKey(csr.PublicKey, is.self.PublicKey) || credential.SamePublicKey(csr.PublicKey, ed25519.PublicKey(tenant.Spec.PublicKey)) {
 			return errors.New("spec.csr: the client key must not be the handshake key")
 		}
 		return nil
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	user := csr.Subject.CommonName
-	integrityKey := credential.IntegrityKey(n.Value)
-	mode := o.Credential
-	if mode == "" {
-		mode = credential.CredentialCertificate
+	is.user = csr.Subject.CommonName
+	is.integrityKey = credential.IntegrityKey(is.n.Value)
+	is.mode = o.Credential
+	if is.mode == "" {
+		is.mode = credential.CredentialCertificate
 	}
+	return nil
+}
 
-	// The request is genuine. A tenant namespace that is not ours, or a total smaller than what the
-	// consumer's grants hold, is refused before anything is written.
-	if err := sandbox.CheckOwnNamespace(ctx, c, ns, sandbox.TenantOwner(o.ConsumerID)); err != nil {
-		return nil, err
+// checkBeforeWriting refuses, before anything is written, a tenant namespace that is not ours and a total
+// smaller than what the consumer's grants hold.
+func (is *issuance) checkBeforeWriting(ctx context.Context) error {
+	c, o := is.c, is.o
+	if err := sandbox.CheckOwnNamespace(ctx, c, is.ns, sandbox.TenantOwner(o.ConsumerID)); err != nil {
+		return err
 	}
 	ledger, err := sandbox.LedgerRead(c, o.ConsumerID).Peek(ctx, c)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := sandbox.CheckTotal(o.ConsumerID, o.Sandbox.Quota, ledger.Granted("")); err != nil {
 		if ledger.Cm != nil {
-			return nil, err
+			return err
 		}
 		// Grants from before totals were tracked (no ledger yet): the renewal goes on, and the tenant
 		// namespace keeps none of what they overdraw.
-		r.Warn(err.Error() + " (grants made before kubectl federate tracked totals: the tenant namespace gets none of those resources until some are removed)")
+		is.r.Warn(err.Error() + " (grants made before kubectl federate tracked totals: the tenant namespace gets none of those resources until some are removed)")
 	}
-	// Then, both at once: the CSR is created, and the nonce is used up (so it can never issue twice;
-	// nothing is approved or bound before). A sandbox that is already there (a renewal) then converges
-	// while the certificate is issued; a new one waits for the certificate, so that a signer that issues
-	// nothing leaves nothing behind.
-	ownNS, _ := c.NamespaceRead(ns).Peek(ctx, c)
-	sandboxEarly := tenantFound && ownNS != nil && ownNS.DeletionTimestamp == nil
-	record := map[string][]byte{recordIntegrityKey: integrityKey, recordUser: []byte(user)}
-	var req *certv1.CertificateSigningRequest
+	return nil
+}
+
+// requestAndConsume creates the CSR and uses up the nonce, both at once (so it can never issue twice;
+// nothing is approved or bound before). done says the run ends here: with an error, or with the identity
+// a concurrent run for the same nonce issued.
+func (is *issuance) requestAndConsume(ctx context.Context) (id *v1alpha1.Identity, done bool, err error) {
+	c, o, r := is.c, is.o, is.r
+	ownNS, _ := c.NamespaceRead(is.ns).Peek(ctx, c)
+	is.sandboxEarly = is.tenantFound && ownNS != nil && ownNS.DeletionTimestamp == nil
+	record := map[string][]byte{recordIntegrityKey: is.integrityKey, recordUser: []byte(is.user)}
 	var consumeErr, csrErr error
-	sandboxDone := func() error { return nil }
 	_ = member.Parallel(func() error {
-		if mode != credential.CredentialToken {
+		if is.mode != credential.CredentialToken {
 			csrErr = member.Step(r, "Requesting the client certificate", "CertificateSigningRequest created", func() error {
-				req, err = credential.CreateCSR(ctx, c, o.ConsumerID, member.TenantLabels(o.ConsumerID), tenant.Spec.CSR, o.Expiration)
+				var err error
+				is.req, err = credential.CreateCSR(ctx, c, o.ConsumerID, member.TenantLabels(o.ConsumerID), is.tenant.Spec.CSR, o.Expiration)
 				return err
 			})
 		}
 		return nil
 	}, func() error {
 		consumeErr = member.Step(r, "Consuming the nonce", "Nonce consumed", func() error {
-			return c.Nonces().Consume(ctx, n, record)
+			return c.Nonces().Consume(ctx, is.n, record)
 		})
 		return nil
 	})
-	defer func() {
-		if req != nil {
-			credential.DeleteCSR(ctx, c, req)
-		}
-	}()
 	// A nonce only this process knew (a one-shot run's, stored by its consumption) was used by nobody
 	// else's request: there is no concurrent run to wait for.
-	if csrErr != nil || consumeErr != nil && (!errors.Is(consumeErr, nonce.ErrUsed) || req == nil || n.Prepared()) {
+	if csrErr != nil || consumeErr != nil && (!errors.Is(consumeErr, nonce.ErrUsed) || is.req == nil || is.n.Prepared()) {
 		err := errors.Join(csrErr, consumeErr)
 		if consumeErr == nil {
 			// The nonce is ours and nothing was issued: put it back for a re-run.
-			err = errors.Join(err, c.Nonces().Restore(ctx, n))
+			err = errors.Join(err, c.Nonces().Restore(ctx, is.n))
 		}
-		return nil, err
+		return nil, true, err
 	}
 	if consumeErr != nil {
-		// A concurrent run for the same nonce won. It issues for the same user and client key, so
-		// wait for its certificate instead of failing.
-		var cert []byte
-		if err := member.Step(r, "Waiting for the concurrent run that used the nonce", "Concurrent run's certificate received", func() error {
-			if cert, err = waitIssued(ctx, c, ns, o.ConsumerID, user); err != nil {
-				return err
-			}
-			// Only a certificate for this very request's key answers it; anything else means the nonce was
-			// used for another request (the same user, another key): refuse as used.
-			if issued, perr := credential.ParseCertificate("status.certificate", cert); perr != nil || !credential.SamePublicKey(issued.PublicKey, csr.PublicKey) {
-				return fmt.Errorf("%w for consumer %q by another request (another client key)", nonce.ErrUsed, o.ConsumerID)
-			}
-			return nil
-		}); err != nil {
-			return nil, err
-		}
-		return identityFor(c, self.ClusterID, o, tenant, cert, "", integrityKey), nil
+		id, err := is.concurrentAnswer(ctx)
+		return id, true, err
 	}
-	// The nonce is ours: a sandbox that is already there converges while the certificate is issued. A
-	// renewal's new user is known from its CSR before the certificate exists, so it is bound beside the
-	// current, active one meanwhile: it gets nothing that user does not hold this moment, its certificate
-	// works the moment it is issued, and the current user goes with the records (two round trips fewer
-	// through a slow link than binding after the sandbox and the certificate). Only for the same role, so
-	// that the current user never holds a role it was not given; a token's user exists only once issued.
-	prebind := sandboxEarly && req != nil && recordedUser != "" && recordedUser != user && recordedRole == o.ClusterRole
-	if sandboxEarly {
-		sandboxDone = member.Background(func() error {
+	return nil, false, nil
+}
+
+// concurrentAnswer waits for the certificate of the concurrent run that used the nonce: it issues for the
+// same user and client key, so its answer is this request's, if it is for this very key.
+func (is *issuance) concurrentAnswer(ctx context.Context) (*v1alpha1.Identity, error) {
+	c, o := is.c, is.o
+	var cert []byte
+	if err := member.Step(is.r, "Waiting for the concurrent run that used the nonce", "Concurrent run's certificate received", func() error {
+		var err error
+		if cert, err = waitIssued(ctx, c, is.ns, o.ConsumerID, is.user); err != nil {
+			return err
+		}
+		// Only a certificate for this very request's key answers it; anything else means the nonce was
+		// used for another request (the same user, another key): refuse as used.
+		if issued, perr := credential.ParseCertificate("status.certificate", cert); perr != nil || !credential.SamePublicKey(issued.PublicKey, is.csr.PublicKey) {
+			return fmt.Errorf("%w for consumer %q by another request (another client key)", nonce.ErrUsed, o.ConsumerID)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return identityFor(c, is.self.ClusterID, o, is.tenant, cert, "", is.integrityKey), nil
+}
+
+// startEarlyWork starts what runs while the certificate is issued: a sandbox that is already there
+// converges, a renewal's new user is bound beside the current one, and stale CSRs are cleared.
+//
+// A renewal's new user is known from its CSR before the certificate exists, so it is bound beside the
+// current, active one meanwhile: it gets nothing that user does not hold this moment, its certificate
+// works the moment it is issued, and the current user goes with the records (two round trips fewer
+// through a slow link than binding after the sandbox and the certificate). Only for the same role, so
+// that the current user never holds a role it was not given; a token's user exists only once issued.
+func (is *issuance) startEarlyWork(ctx context.Context) {
+	c, o, ns, user := is.c, is.o, is.ns, is.user
+	is.prebind = is.sandboxEarly && is.req != nil && is.recordedUser != "" && is.recordedUser != user && is.recordedRole == o.ClusterRole
+	if is.sandboxEarly {
+		is.sandboxDone = member.Background(func() error {
 			return member.Parallel(func() error { return buildSandbox(ctx, c, ns, o, nil) }, func() error {
-				if !prebind {
+				if !is.prebind {
 					return nil
 				}
 				return member.Parallel(
-					func() error { return sandbox.BindRole(ctx, c, ns, user, o.ClusterRole, o.ConsumerID, recordedUser) },
-					func() error { return rebindExtra(ctx, c, o.ConsumerID, user, o.ClusterRole, recordedUser) },
+					func() error { return sandbox.BindRole(ctx, c, ns, user, o.ClusterRole, o.ConsumerID, is.recordedUser) },
+					func() error { return rebindExtra(ctx, c, o.ConsumerID, user, o.ClusterRole, is.recordedUser) },
 				)
 			})
 		})
 	}
-	// unbind takes the new user back out of the bindings when the run fails: the current one alone. Also
-	// when the run ran out of time, so on a context of its own.
-	unbind := func() error {
-		if !prebind {
-			return nil
-		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), member.CleanupTimeout)
-		defer cancel()
-		return member.Parallel(
-			func() error { return sandbox.BindRole(cctx, c, ns, recordedUser, o.ClusterRole, o.ConsumerID) },
-			func() error { return rebindExtra(cctx, c, o.ConsumerID, recordedUser, o.ClusterRole) },
-		)
+	if req := is.req; req != nil {
+		is.staleDone = member.Background(func() error { return credential.RemoveStaleCSRs(ctx, c, o.ConsumerID, req) })
 	}
+}
 
-	// Stale CSRs are cleared meanwhile.
-	staleDone := func() error { return nil }
-	if req != nil {
-		staleDone = member.Background(func() error { return credential.RemoveStaleCSRs(ctx, c, o.ConsumerID, req) })
+// unbind takes the new user back out of the bindings when the run fails: the current one alone. Also
+// when the run ran out of time, so on a context of its own.
+func (is *issuance) unbind(ctx context.Context) error {
+	if !is.prebind {
+		return nil
 	}
-	// The certificate comes before a new sandbox, so that a signer that issues nothing leaves nothing
-	// behind: the nonce is put back and no namespace was made. It is authorized for nothing until the
-	// RoleBinding names its user, which happens only once the sandbox holds.
-	var certPEM []byte
-	var notAfter time.Time
-	if req != nil {
-		err := member.Step(r, "Issuing the client certificate through the CSR API", "Client certificate issued", func() error {
-			if certPEM, err = credential.ApproveAndWait(ctx, c, req, o.SignerTimeout); err != nil {
-				if errors.Is(err, credential.ErrNoCertificate) && mode == credential.CredentialAuto {
-					return &member.FallbackError{Err: err, Msg: "The signer issued no client certificate in time (no controller seems to sign " +
-						certv1.KubeAPIServerClientSignerName + " here): falling back to a ServiceAccount token"}
-				}
-				return err
-			}
-			cert, err := credential.CheckIssued(certPEM, csr, c.CurrentTime().Add(o.Expiration+credential.IssuedSlack))
-			if err != nil {
-				return err
-			}
-			// The signer backdates NotBefore by a few minutes; the lifetime is what it may have cut.
-			notAfter = cert.NotAfter
-			if w := credential.ShortenedWarning("certificate", "The signer", cert.NotAfter.Sub(cert.NotBefore), o.Expiration, cert.NotAfter); w != "" {
-				r.Warn(w)
-			}
-			return nil
-		})
-		switch {
-		case err == nil:
-		case errors.Is(err, credential.ErrNoCertificate) && mode == credential.CredentialAuto:
-			// Gone before anything else happens, so that a late signer has nothing left to sign.
-			credential.DeleteCSR(ctx, c, req)
-			mode, certPEM = credential.CredentialToken, nil
-		case errors.Is(err, credential.ErrNoCertificate):
-			credential.DeleteCSR(ctx, c, req)
-			err = errors.Join(err, staleDone(), sandboxDone(), unbind())
-			if rerr := c.Nonces().Restore(ctx, n); rerr != nil {
-				return nil, errors.Join(err, fmt.Errorf("the nonce stays used, so the consumer needs a new one: %w", rerr))
-			}
+	c, o, ns := is.c, is.o, is.ns
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), member.CleanupTimeout)
+	defer cancel()
+	return member.Parallel(
+		func() error { return sandbox.BindRole(cctx, c, ns, is.recordedUser, o.ClusterRole, o.ConsumerID) },
+		func() error { return rebindExtra(cctx, c, o.ConsumerID, is.recordedUser, o.ClusterRole) },
+	)
+}
+
+// certify issues the certificate, before a new sandbox, so that a signer that issues nothing leaves
+// nothing behind: the nonce is put back and no namespace was made. It is authorized for nothing until the
+// RoleBinding names its user, which happens only once the sandbox holds. In auto mode, no certificate
+// means a token.
+func (is *issuance) certify(ctx context.Context) error {
+	if is.req == nil {
+		return nil
+	}
+	c, o := is.c, is.o
+	issued, err := credential.Issue(ctx, c, credential.Issuance{CSR: is.req, Request: is.csr, Mode: is.mode,
+		Expiration: o.Expiration, SignerTimeout: o.SignerTimeout, Noun: "client certificate",
+		Begin: "Issuing the client certificate through the CSR API", Done: "Client certificate issued"})
+	is.certPEM, is.notAfter = issued.Certificate, issued.NotAfter
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, credential.ErrNoCertificate) && is.mode == credential.CredentialAuto:
+		// Issue deleted the CSR already, so that a late signer has nothing left to sign.
+		is.mode, is.certPEM = credential.CredentialToken, nil
+		return nil
+	case errors.Is(err, credential.ErrNoCertificate):
+		credential.DeleteCSR(ctx, c, is.req)
+		err = errors.Join(err, is.staleDone(), is.sandboxDone(), is.unbind(ctx))
+		if rerr := c.Nonces().Restore(ctx, is.n); rerr != nil {
+			return errors.Join(err, fmt.Errorf("the nonce stays used, so the consumer needs a new one: %w", rerr))
+		}
+		return err
+	default:
+		return errors.Join(err, is.staleDone(), is.sandboxDone(), is.unbind(ctx))
+	}
+}
+
+// finishSandbox makes a new sandbox now that the certificate exists, or waits for the one converging:
+// a new sandbox's user is bound only once the sandbox holds, so that a sandbox that is not enforced never
+// gets a binding, not even for a moment (one round trip kept on purpose).
+func (is *issuance) finishSandbox(ctx context.Context) error {
+	// Lists read early may miss an extra namespace granted or a ServiceAccount made since: read afresh
+	// after the bindings, alongside the record.
+	is.listedEarly = is.c.NamespacesOfRead(is.o.ConsumerID, member.KindExtra).Sent(is.c) || is.c.ServiceAccountsRead(is.ns).Sent(is.c)
+	if !is.sandboxEarly {
+		c, o, ns, tenant := is.c, is.o, is.ns, is.tenant
+		is.sandboxDone = member.Background(func() error { return buildSandbox(ctx, c, ns, o, tenant) })
+	}
+	if err := errors.Join(is.sandboxDone(), is.staleDone()); err != nil {
+		return errors.Join(err, is.unbind(ctx))
+	}
+	return nil
+}
+
+// issueToken issues a ServiceAccount token, once the sandbox (its namespace) holds, when a token was
+// asked for or no certificate came.
+func (is *issuance) issueToken(ctx context.Context) error {
+	is.credKind = v1alpha1.CredentialCertificate
+	if is.mode != credential.CredentialToken {
+		return nil
+	}
+	is.credKind = v1alpha1.CredentialToken
+	tok, err := credential.Issue(ctx, is.c, credential.Issuance{Mode: is.mode, Expiration: is.o.Expiration,
+		Namespace: is.ns, Labels: member.TenantLabels(is.o.ConsumerID),
+		Begin: "Issuing a ServiceAccount token", Done: "Token of a new " + credential.CredentialServiceAccount + "-* ServiceAccount in " + is.ns + " issued"})
+	if err != nil {
+		return err
+	}
+	is.token, is.user, is.notAfter = tok.Token, tok.User, tok.NotAfter
+	return nil
+}
+
+// keepUser is the user whose credential ServiceAccount stays: a token's user is its ServiceAccount.
+func (is *issuance) keepUser() string {
+	if is.mode == credential.CredentialToken {
+		return is.user
+	}
+	return ""
+}
+
+// bindAll binds the new user in the tenant namespace and every extra namespace, no older one anywhere:
+// bound to nothing from now on, the tokens of earlier issuances die with their ServiceAccounts.
+func (is *issuance) bindAll(ctx context.Context) error {
+	c, o, ns, keep := is.c, is.o, is.ns, is.keepUser()
+	return member.Step(is.r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns+" and the consumer's extra namespaces", func() error {
+		return member.Parallel(
+			func() error { return sandbox.BindRole(ctx, c, ns, is.user, o.ClusterRole, o.ConsumerID) },
+			func() error { return rebindExtra(ctx, c, o.ConsumerID, is.user, o.ClusterRole) },
+			func() error { return credential.DeleteCredentialAccounts(ctx, c, ns, keep) },
+		)
+	})
+}
+
+// bindAndRecord binds, then records. The bindings come before the records: the Tenant records the
+// issuance only once they hold, so that a re-run of the same request that finds it recorded (and returns
+// it again, reading only) never misses a binding. Bound beside the current user already (prebind), the
+// new one holds: the current one goes with the records.
+func (is *issuance) bindAndRecord(ctx context.Context) (*v1alpha1.Identity, error) {
+	c, o := is.c, is.o
+	if !is.prebind {
+		if err := is.bindAll(ctx); err != nil {
 			return nil, err
-		default:
-			return nil, errors.Join(err, staleDone(), sandboxDone(), unbind())
 		}
 	}
-	// The bindings come before the records: the Tenant records the issuance only once they hold, so that a
-	// re-run of the same request that finds it recorded (and returns it again, reading only) never misses a
-	// binding. Lists read early may miss an extra namespace granted or a ServiceAccount made since: read
-	// afresh after the bindings, alongside the record.
-	listedEarly := c.NamespacesOfRead(o.ConsumerID, member.KindExtra).Sent(c) || c.ServiceAccountsRead(ns).Sent(c)
-	keepUser := func() string { // a token's user is its ServiceAccount, which stays
-		if mode == credential.CredentialToken {
-			return user
-		}
-		return ""
-	}
-	bindAll := func() error {
-		keep := keepUser()
-		return member.Step(r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns+" and the consumer's extra namespaces", func() error {
-			// The tenant namespace and every extra namespace: the new user everywhere, no older one anywhere.
-			// Bound to nothing from now on, the tokens of earlier issuances die with their ServiceAccounts.
-			return member.Parallel(
-				func() error { return sandbox.BindRole(ctx, c, ns, user, o.ClusterRole, o.ConsumerID) },
-				func() error { return rebindExtra(ctx, c, o.ConsumerID, user, o.ClusterRole) },
-				func() error { return credential.DeleteCredentialAccounts(ctx, c, ns, keep) },
-			)
-		})
-	}
-	// A new sandbox's user is bound only once the sandbox holds: a sandbox that is not enforced never
-	// gets a binding, not even for a moment (one round trip kept on purpose).
-	if !sandboxEarly {
-		sandboxDone = member.Background(func() error { return buildSandbox(ctx, c, ns, o, tenant) })
-	}
-	if err := errors.Join(sandboxDone(), staleDone()); err != nil {
-		return nil, errors.Join(err, unbind())
-	}
-	var token string
-	credKind := v1alpha1.CredentialCertificate
-	if mode == credential.CredentialToken {
-		credKind = v1alpha1.CredentialToken
-		if err := member.Step(r, "Issuing a ServiceAccount token", "Token of a new "+credential.CredentialServiceAccount+"-* ServiceAccount in "+ns+" issued", func() error {
-			tok, err := credential.IssueToken(ctx, c, ns, member.TenantLabels(o.ConsumerID), o.Expiration)
-			if err != nil {
-				return err
-			}
-			token, user, notAfter = tok.Token, tok.User, tok.NotAfter
-			if w := credential.ShortenedWarning("token", "The API server", time.Until(tok.NotAfter).Round(time.Minute), o.Expiration, tok.NotAfter); w != "" {
-				r.Warn(w)
-			}
-			return nil
-		}); err != nil {
-			return nil, err
-		}
-	}
-	na := metav1.NewTime(notAfter)
-	reason := EventIssued
-	if renewal {
-		reason = EventRenewed
-	}
-	// Bound beside the current user already (prebind), the new one holds: the current one goes with the
-	// records. Else the bindings come first.
-	if !prebind {
-		if err := bindAll(); err != nil {
-			return nil, err
-		}
-	}
-	id := identityFor(c, self.ClusterID, o, tenant, certPEM, token, integrityKey)
+	id := identityFor(c, is.self.ClusterID, o, is.tenant, is.certPEM, is.token, is.integrityKey)
 	if o.Bound != nil {
 		o.Bound(id) // the consumer may store it while the provider records it
 	}
 	// Then, all at once: the Tenant's record, the Event, the CSR's deletion (it is done with), and the
 	// second look at the lists.
 	if err := member.Parallel(func() error {
-		return member.Step(r, "Recording the issuance in the Tenant", "Tenant updated", func() error {
-			return member.Parallel(func() error {
-				if sandboxEarly { // not recorded with the sandbox (the Tenant exists): only now is the request known to issue
-					return applyTenantSpec(ctx, c, ns, o.ConsumerID, tenant)
-				}
-				return nil
-			}, func() error {
-				return applyTenantStatus(ctx, c, o.ConsumerID, v1alpha1.TenantStatus{Phase: PhaseActive, PinnedPublicKey: tenant.Spec.PublicKey, User: user,
-					CSRHash: csrHash, Certificate: certPEM, NotAfter: &na, Credential: credKind, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status(),
-					APIServer: o.APIServer, CA: o.CA, Lifetime: DurationPtr(o.Expiration), MaxLifetime: DurationPtr(o.MaxExpiration)})
-			})
-		})
+		return is.record(ctx)
 	}, func() error {
-		Audit(ctx, c, TenantObject(o.ConsumerID), reason, "identity ("+credKind+") issued to consumer "+o.ConsumerID+" in "+ns,
-			&Credential{User: user, NotAfter: notAfter})
+		reason := EventIssued
+		if is.renewal {
+			reason = EventRenewed
+		}
+		Audit(ctx, c, TenantObject(o.ConsumerID), reason, "identity ("+is.credKind+") issued to consumer "+o.ConsumerID+" in "+is.ns,
+			&Credential{User: is.user, NotAfter: is.notAfter})
 		return nil
 	}, func() error {
-		if req != nil {
-			credential.DeleteCSR(ctx, c, req)
-			req = nil
+		if is.req != nil {
+			credential.DeleteCSR(ctx, c, is.req)
+			is.req = nil
 		}
 		return nil
 	}, func() error {
-		if prebind {
-			// Here after the pre-binding, both lists are read afresh: the early one of the extra namespaces
-			// was the pre-binding's, and the early ServiceAccounts are dropped unread.
-			_, _, _ = c.ServiceAccountsRead(ns).Taken(ctx, c)
-			return bindAll()
-		}
-		if !listedEarly {
-			return nil
-		}
-		return member.Parallel(
-			func() error { return rebindExtra(ctx, c, o.ConsumerID, user, o.ClusterRole) },
-			func() error { return credential.DeleteCredentialAccounts(ctx, c, ns, keepUser()) },
-		)
+		return is.rebindAfresh(ctx)
 	}); err != nil {
 		return nil, err
 	}
-	ReportChanges(r, changes)
+	ReportChanges(is.r, is.changes)
 	return id, nil
+}
+
+// record writes the issuance into the Tenant: its spec, when the sandbox was there already (only now is
+// the request known to issue), and its status.
+func (is *issuance) record(ctx context.Context) error {
+	c, o, tenant := is.c, is.o, is.tenant
+	na := metav1.NewTime(is.notAfter)
+	return member.Step(is.r, "Recording the issuance in the Tenant", "Tenant updated", func() error {
+		return member.Parallel(func() error {
+			if is.sandboxEarly {
+				return applyTenantSpec(ctx, c, is.ns, o.ConsumerID, tenant)
+			}
+			return nil
+		}, func() error {
+			return applyTenantStatus(ctx, c, o.ConsumerID, v1alpha1.TenantStatus{Phase: PhaseActive, PinnedPublicKey: tenant.Spec.PublicKey, User: is.user,
+				CSRHash: is.csrHash, Certificate: is.certPEM, NotAfter: &na, Credential: is.credKind, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status(),
+				APIServer: o.APIServer, CA: o.CA, Lifetime: DurationPtr(o.Expiration), MaxLifetime: DurationPtr(o.MaxExpiration)})
+		})
+	})
+}
+
+// rebindAfresh is the second look at the lists read early: an extra namespace granted or a credential
+// ServiceAccount made since the bindings is bound or deleted too.
+func (is *issuance) rebindAfresh(ctx context.Context) error {
+	c, o, ns := is.c, is.o, is.ns
+	if is.prebind {
+		// Here after the pre-binding, both lists are read afresh: the early one of the extra namespaces
+		// was the pre-binding's, and the early ServiceAccounts are dropped unread.
+		_, _, _ = c.ServiceAccountsRead(ns).Taken(ctx, c)
+		return is.bindAll(ctx)
+	}
+	if !is.listedEarly {
+		return nil
+	}
+	return member.Parallel(
+		func() error { return rebindExtra(ctx, c, o.ConsumerID, is.user, o.ClusterRole) },
+		func() error { return credential.DeleteCredentialAccounts(ctx, c, ns, is.keepUser()) },
+	)
 }
 
 // Tenant phases.
