@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -109,6 +110,82 @@ func ValidateSliceRequest(s *v1alpha1.ResourceSlice, consumerID, providerID, nam
 // bound to the slice's user there, and the grant is recorded in the slice's status, which the consumer
 // reads. Re-running it for a request already granted returns the grant.
 func AcceptSlice(ctx context.Context, c *member.Cluster, o AcceptSliceOptions) (*v1alpha1.ResourceSlice, error) {
+	a, err := startAccept(ctx, c, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.verify(ctx); err != nil {
+		return nil, err
+	}
+	if err := a.checkDecisions(ctx); err != nil {
+		return nil, err
+	}
+	a.keepCredential(ctx)
+	if err := a.decide(ctx); err != nil {
+		return nil, err
+	}
+	if err := a.reserve(ctx); err != nil {
+		return nil, err
+	}
+	defer a.cancelUnlessGranted(ctx)
+	defer func() {
+		if a.req != nil {
+			credential.DeleteCSR(ctx, c, a.req)
+		}
+	}()
+	if err := a.certify(ctx); err != nil {
+		return nil, err
+	}
+	if err := a.buildSandbox(ctx); err != nil {
+		return nil, err
+	}
+	if err := a.issueToken(ctx); err != nil {
+		return nil, err
+	}
+	if err := a.bind(ctx); err != nil {
+		return nil, err
+	}
+	return a.record(ctx)
+}
+
+// acceptance is one run of AcceptSlice: what was asked, what was read and decided, and what the run made
+// so far. Each method is one step, in the order AcceptSlice calls them.
+type acceptance struct {
+	c          *member.Cluster
+	r          member.Reporter
+	o          AcceptSliceOptions
+	self       *member.Self
+	tns        string // the tenant namespace, where the request is stored
+	ns         string // the slice's own namespace
+	tenant     *v1alpha1.Tenant
+	stored     *v1alpha1.ResourceSlice // as submitted; nil for a request from a file not stored yet
+	slice      *v1alpha1.ResourceSlice // the request decided on
+	asked      corev1.ResourceList
+	csr        *x509.CertificateRequest
+	user       string // the slice's user: its key's, or a token's ServiceAccount's
+	keyUser    string // the user the request's key entitles, recorded on the namespace
+	deniedName bool
+
+	cls   *sliceClass
+	note  string
+	sb    sandbox.Options
+	mode  string
+	owner sandbox.NsOwner
+	held  *sandbox.Reservation
+	// shrunk waits for the tenant namespace to give the slice's share up.
+	shrunk    func() error
+	grantedOK bool
+
+	kept     bool // the same request, granted and still valid, keeps its credential
+	req      *certv1.CertificateSigningRequest
+	certPEM  []byte
+	token    string
+	notAfter time.Time
+	credKind string
+}
+
+// startAccept checks the options, the pairing and the request's shape, and decodes its CSR.
+func startAccept(ctx context.Context, c *member.Cluster, o AcceptSliceOptions) (*acceptance, error) {
 	self, err := sandbox.LoadCurrent(ctx, c)
 	if err != nil {
 		return nil, err
@@ -122,214 +199,262 @@ func AcceptSlice(ctx context.Context, c *member.Cluster, o AcceptSliceOptions) (
 	if o.Expiration == 0 {
 		o.Expiration = handshake.DefaultExpiration
 	}
-	r := c.Reporter()
-	tns := member.TenantNamespace(o.ConsumerID)
-	rs := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(tns)
-	tenant, err := ActiveTenant(ctx, c, o.ConsumerID)
-	if err != nil {
+	a := &acceptance{c: c, r: c.Reporter(), o: o, self: self, tns: member.TenantNamespace(o.ConsumerID), ns: member.SliceNamespace(o.ConsumerID, o.Name)}
+	if a.tenant, err = ActiveTenant(ctx, c, o.ConsumerID); err != nil {
 		return nil, err
 	}
-	stored, err := getSlice(ctx, c, o.ConsumerID, o.Name)
+	a.stored, err = getSlice(ctx, c, o.ConsumerID, o.Name)
 	switch {
 	case apierrors.IsNotFound(err) && o.Request != nil:
-		stored = nil // the request comes from a file
+		a.stored = nil // the request comes from a file
 	case apierrors.IsNotFound(err):
-		return nil, &member.SliceNotRequestedError{ConsumerID: o.ConsumerID, Slice: o.Name, Namespace: tns}
+		return nil, &member.SliceNotRequestedError{ConsumerID: o.ConsumerID, Slice: o.Name, Namespace: a.tns}
 	case err != nil:
 		return nil, err
 	}
-	slice := o.Request
-	if slice == nil {
-		slice = stored
+	a.slice = o.Request
+	if a.slice == nil {
+		a.slice = a.stored
 	}
-	asked, err := ValidateSliceRequest(slice, o.ConsumerID, self.ClusterID, o.Name)
-	if err != nil {
+	if a.asked, err = ValidateSliceRequest(a.slice, o.ConsumerID, self.ClusterID, o.Name); err != nil {
 		return nil, err
 	}
-	csr, err := credential.ParseCSR(slice.Spec.CSR)
-	if err != nil {
+	if a.csr, err = credential.ParseCSR(a.slice.Spec.CSR); err != nil {
 		return nil, err
 	}
-	if err := member.Step(r, "Verifying resource slice "+o.Name, "ResourceSlice "+o.Name+" verified (pinned key, signature, CSR)", func() error {
-		msg := credential.SliceMessage(self.ClusterID, o.ConsumerID, o.Name, slice.Spec.Class, slice.Spec.Resources, csr.Raw)
-		if err := credential.VerifySignature(tenant.Status.PinnedPublicKey, msg, slice.Spec.Signature); err != nil {
+	return a, nil
+}
+
+// verify proves the request the consumer's: signed with its pinned handshake key for this provider,
+// slice, class, resources and CSR, a CSR for the user its key entitles, and a key that is not a handshake
+// key.
+func (a *acceptance) verify(context.Context) error {
+	o, slice, csr := a.o, a.slice, a.csr
+	if err := member.Step(a.r, "Verifying resource slice "+o.Name, "ResourceSlice "+o.Name+" verified (pinned key, signature, CSR)", func() error {
+		msg := credential.SliceMessage(a.self.ClusterID, o.ConsumerID, o.Name, slice.Spec.Class, slice.Spec.Resources, csr.Raw)
+		if err := credential.VerifySignature(a.tenant.Status.PinnedPublicKey, msg, slice.Spec.Signature); err != nil {
 			return fmt.Errorf("spec.signature: does not verify with consumer %q's pinned handshake key for this provider, slice, class, resources and CSR (the request was altered, or is not the consumer's)", o.ConsumerID)
 		}
 		if err := credential.CheckCSRSubject(csr, credential.SliceUser(o.ConsumerID, o.Name, csr.RawSubjectPublicKeyInfo)); err != nil {
 			return err
 		}
-		if credential.SamePublicKey(csr.PublicKey, self.PublicKey) || credential.SamePublicKey(csr.PublicKey, ed25519.PublicKey(tenant.Status.PinnedPublicKey)) {
+		if credential.SamePublicKey(csr.PublicKey, a.self.PublicKey) || credential.SamePublicKey(csr.PublicKey, ed25519.PublicKey(a.tenant.Status.PinnedPublicKey)) {
 			return errors.New("spec.csr: the client key must not be a handshake key")
 		}
 		return nil
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	user := csr.Subject.CommonName
+	a.user, a.keyUser = csr.Subject.CommonName, csr.Subject.CommonName
+	return nil
+}
+
+// checkDecisions holds the provider's decisions whatever the tenant does to its requests: a key whose
+// slice was deleted is never granted again (the consumer asks anew, with a new key), and the unattended
+// pending run grants neither a request the provider denied nor one of a class without auto-accept.
+func (a *acceptance) checkDecisions(ctx context.Context) error {
+	c, o := a.c, a.o
 	decisions, err := sliceDecisions(ctx, c, o.ConsumerID)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	// The provider's decisions hold whatever the tenant does to its requests: a key whose slice was
-	// deleted is never granted again (the consumer asks anew, with a new key), and the unattended --pending
-	// run grants neither a request the provider denied nor one of a class without auto-accept.
-	if when, revoked := decisions[revokedKey(user)]; revoked {
-		return nil, fmt.Errorf("resource slice %q: this request's key was revoked (its slice was deleted %s); the consumer must ask again, which makes a new key", o.Name, when)
+	if when, revoked := decisions[revokedKey(a.user)]; revoked {
+		return fmt.Errorf("resource slice %q: this request's key was revoked (its slice was deleted %s); the consumer must ask again, which makes a new key", o.Name, when)
 	}
 	// The revocation record outlives the pairing: a key revoked before unauthenticate stays revoked after
 	// a new pairing.
-	if err := handshake.CheckNotRevoked(ctx, c, o.ConsumerID, user); err != nil {
-		return nil, fmt.Errorf("resource slice %q: this request's key was revoked: %w", o.Name, err)
+	if err := handshake.CheckNotRevoked(ctx, c, o.ConsumerID, a.user); err != nil {
+		return fmt.Errorf("resource slice %q: this request's key was revoked: %w", o.Name, err)
 	}
-	_, deniedRequest := decisions[deniedKey(requestHash(slice))]
-	_, deniedName := decisions[deniedNameKey(o.Name)]
-	if (deniedRequest || deniedName) && o.RequireAutoAccept {
-		return nil, fmt.Errorf("resource slice %q %w earlier by the provider: only an explicit accept grants it", o.Name, member.ErrDenied)
+	_, deniedRequest := decisions[deniedKey(requestHash(a.slice))]
+	_, a.deniedName = decisions[deniedNameKey(o.Name)]
+	if (deniedRequest || a.deniedName) && o.RequireAutoAccept {
+		return fmt.Errorf("resource slice %q %w earlier by the provider: only an explicit accept grants it", o.Name, member.ErrDenied)
 	}
-	cls, err := getSliceClass(ctx, c, slice.Spec.Class)
-	if err != nil {
-		return nil, err
+	if a.cls, err = getSliceClass(ctx, c, a.slice.Spec.Class); err != nil {
+		return err
 	}
-	if o.RequireAutoAccept && !cls.autoAccept {
-		return nil, fmt.Errorf("resource slice %q: class %q does not accept slices without a decision (no auto-accept)", o.Name, cls.name)
+	if o.RequireAutoAccept && !a.cls.autoAccept {
+		return fmt.Errorf("resource slice %q: class %q does not accept slices without a decision (no auto-accept)", o.Name, a.cls.name)
 	}
-	ns := member.SliceNamespace(o.ConsumerID, o.Name)
-	// The same request, already granted and still valid, keeps its credential; everything else (the
-	// class's sandbox, the grant, the binding) converges to this run's decision.
-	var certPEM []byte
-	var notAfter time.Time
-	kept := false
-	if stored != nil && stored.Status.Answers == requestHash(slice) && stored.Status.NotAfter != nil && c.CurrentTime().Before(stored.Status.NotAfter.Time) {
-		switch {
-		case stored.Status.Credential == v1alpha1.CredentialToken:
-			_, saName, serr := credential.SplitServiceAccountUser(stored.Status.User)
-			if serr == nil && credential.IsCredentialUser(stored.Status.User, ns) {
-				if _, gerr := c.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, saName, metav1.GetOptions{}); gerr == nil {
-					kept, user, notAfter = true, stored.Status.User, stored.Status.NotAfter.Time
-				}
-			}
-		case stored.Status.User == user:
-			if cert, err := credential.ParseCertificate("status.certificate", stored.Status.Certificate); err == nil && credential.SamePublicKey(cert.PublicKey, csr.PublicKey) {
-				kept, certPEM, notAfter = true, stored.Status.Certificate, cert.NotAfter
+	return nil
+}
+
+// keepCredential keeps the credential of the same request, already granted and still valid; everything
+// else (the class's sandbox, the grant, the binding) converges to this run's decision.
+func (a *acceptance) keepCredential(ctx context.Context) {
+	stored := a.stored
+	if stored == nil || stored.Status.Answers != requestHash(a.slice) || stored.Status.NotAfter == nil || !a.c.CurrentTime().Before(stored.Status.NotAfter.Time) {
+		return
+	}
+	switch {
+	case stored.Status.Credential == v1alpha1.CredentialToken:
+		_, saName, serr := credential.SplitServiceAccountUser(stored.Status.User)
+		if serr == nil && credential.IsCredentialUser(stored.Status.User, a.ns) {
+			if _, gerr := a.c.Kube.CoreV1().ServiceAccounts(a.ns).Get(ctx, saName, metav1.GetOptions{}); gerr == nil {
+				a.kept, a.user, a.notAfter = true, stored.Status.User, stored.Status.NotAfter.Time
 			}
 		}
+	case stored.Status.User == a.user:
+		if cert, err := credential.ParseCertificate("status.certificate", stored.Status.Certificate); err == nil && credential.SamePublicKey(cert.PublicKey, a.csr.PublicKey) {
+			a.kept, a.certPEM, a.notAfter = true, stored.Status.Certificate, cert.NotAfter
+		}
 	}
-	keyUser := csr.Subject.CommonName
-	granted, note, err := cls.grant(asked, o.Grant)
+}
+
+// decide lets the class decide the grant (clamped to its maximum or denied, and lowered by Grant); a
+// denial is recorded in the request's status, unless the slice is granted already.
+func (a *acceptance) decide(ctx context.Context) error {
+	o := a.o
+	granted, note, err := a.cls.grant(a.asked, o.Grant)
 	if errors.Is(err, member.ErrDenied) {
-		if kept {
-			return nil, fmt.Errorf("resource slice %q: %w; it is already granted: delete it to take it away", o.Name, err)
+		if a.kept {
+			return fmt.Errorf("resource slice %q: %w; it is already granted: delete it to take it away", o.Name, err)
 		}
-		if serr := applySliceStatus(ctx, c, tns, o.Name, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: err.Error(), Answers: requestHash(slice), Class: cls.name}); serr != nil {
-			return nil, errors.Join(err, serr)
+		if serr := applySliceStatus(ctx, a.c, a.tns, o.Name, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: err.Error(), Answers: requestHash(a.slice), Class: a.cls.name}); serr != nil {
+			return errors.Join(err, serr)
 		}
-		return nil, fmt.Errorf("resource slice %q: %w", o.Name, err)
+		return fmt.Errorf("resource slice %q: %w", o.Name, err)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
+	a.note = note
 	if note != "" {
-		r.Warn("Resource slice " + o.Name + ": " + note)
+		a.r.Warn("Resource slice " + o.Name + ": " + note)
 	}
-	sb, err := sliceSandbox(granted, cls)
+	if a.sb, err = sliceSandbox(granted, a.cls); err != nil {
+		return err
+	}
+	a.mode = o.Credential
+	if a.mode == "" {
+		a.mode = credential.CredentialCertificate
+	}
+	a.owner = sandbox.NsOwner{ConsumerID: o.ConsumerID, Kind: member.KindSlice, Slice: o.Name}
+	return nil
+}
+
+// reserve holds the slice's share of the consumer's total (and its place among the consumer's slices) in
+// the ledger before anything of it exists; the tenant namespace gives that share up while the certificate
+// is issued, and before the slice's namespace gets its quota.
+func (a *acceptance) reserve(ctx context.Context) error {
+	c, o := a.c, a.o
+	total, err := sandbox.RecordedTotal(a.tenant)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	mode := o.Credential
-	if mode == "" {
-		mode = credential.CredentialCertificate
-	}
-	owner := sandbox.NsOwner{ConsumerID: o.ConsumerID, Kind: member.KindSlice, Slice: o.Name}
-	// The slice's share of the consumer's total (and its place among the consumer's slices) is held in the
-	// ledger before anything of it exists; the tenant namespace gives that share up while the certificate
-	// is issued, and before the slice's namespace gets its quota.
-	total, err := sandbox.RecordedTotal(tenant)
+	held, err := sandbox.ReserveGrant(ctx, c, o.ConsumerID, sandbox.SliceGrantKey(o.Name), fmt.Sprintf("resource slice %q", o.Name), a.sb.Quota, total)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	held, err := sandbox.ReserveGrant(ctx, c, o.ConsumerID, sandbox.SliceGrantKey(o.Name), fmt.Sprintf("resource slice %q", o.Name), sb.Quota, total)
-	if err != nil {
-		return nil, err
+	a.held, a.sb.Quota = held, held.Want
+	a.shrunk = member.Background(func() error { return sandbox.ShrinkTenant(ctx, c, held) })
+	return nil
+}
+
+// cancelUnlessGranted gives the reservation back when the run did not grant the slice.
+func (a *acceptance) cancelUnlessGranted(ctx context.Context) {
+	if !a.grantedOK {
+		_ = a.shrunk()
+		sandbox.CancelGrant(ctx, a.c, a.held, a.ns, a.owner)
 	}
-	sb.Quota = held.Want
-	shrunk := member.Background(func() error { return sandbox.ShrinkTenant(ctx, c, held) })
-	grantedOK := false
-	defer func() {
-		if !grantedOK {
-			_ = shrunk()
-			sandbox.CancelGrant(ctx, c, held, ns, owner)
-		}
-	}()
-	if kept {
-		r.Info("Resource slice " + o.Name + " was already granted for this request: its credential is kept, the rest converges")
-	} else if mode != credential.CredentialToken {
-		// The certificate comes first, so that a signer that issues nothing leaves nothing behind; it is
-		// authorized for nothing until the binding below, which comes after the sandbox.
-		var req *certv1.CertificateSigningRequest
-		csrLabels := member.TenantLabels(o.ConsumerID)
-		csrLabels[member.LabelSlice] = o.Name
-		if err := member.Parallel(func() error {
-			req, err = credential.CreateCSR(ctx, c, o.ConsumerID, csrLabels, slice.Spec.CSR, o.Expiration)
-			return err
-		}, func() error { return sandbox.CheckOwnNamespace(ctx, c, ns, owner) }); err != nil {
-			if req != nil {
-				credential.DeleteCSR(ctx, c, req)
-			}
-			return nil, err
-		}
-		defer credential.DeleteCSR(ctx, c, req)
-		issued, err := credential.Issue(ctx, c, credential.Issuance{CSR: req, Request: csr, Mode: mode,
-			Expiration: o.Expiration, SignerTimeout: o.SignerTimeout, Noun: "certificate for the slice",
-			Begin: "Issuing the slice's certificate through the CSR API", Done: "Slice certificate issued"})
-		certPEM, notAfter = issued.Certificate, issued.NotAfter
-		switch {
-		case err == nil:
-		case errors.Is(err, credential.ErrNoCertificate) && mode == credential.CredentialAuto:
-			// Issue deleted the CSR already, so that a late signer has nothing left to sign.
-			mode, certPEM = credential.CredentialToken, nil
-		default:
-			return nil, err
-		}
+}
+
+// certify issues the certificate first, so that a signer that issues nothing leaves nothing behind; it
+// is authorized for nothing until the binding, which comes after the sandbox. In auto mode, no
+// certificate means a token.
+func (a *acceptance) certify(ctx context.Context) error {
+	c, o := a.c, a.o
+	if a.kept {
+		a.r.Info("Resource slice " + o.Name + " was already granted for this request: its credential is kept, the rest converges")
+		return nil
 	}
+	if a.mode == credential.CredentialToken {
+		return nil
+	}
+	csrLabels := member.TenantLabels(o.ConsumerID)
+	csrLabels[member.LabelSlice] = o.Name
+	var req *certv1.CertificateSigningRequest
+	if err := member.Parallel(func() error {
+		var err error
+		req, err = credential.CreateCSR(ctx, c, o.ConsumerID, csrLabels, a.slice.Spec.CSR, o.Expiration)
+		return err
+	}, func() error { return sandbox.CheckOwnNamespace(ctx, c, a.ns, a.owner) }); err != nil {
+		if req != nil {
+			credential.DeleteCSR(ctx, c, req)
+		}
+		return err
+	}
+	a.req = req
+	issued, err := credential.Issue(ctx, c, credential.Issuance{CSR: req, Request: a.csr, Mode: a.mode,
+		Expiration: o.Expiration, SignerTimeout: o.SignerTimeout, Noun: "certificate for the slice",
+		Begin: "Issuing the slice's certificate through the CSR API", Done: "Slice certificate issued"})
+	a.certPEM, a.notAfter = issued.Certificate, issued.NotAfter
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, credential.ErrNoCertificate) && a.mode == credential.CredentialAuto:
+		// Issue deleted the CSR already, so that a late signer has nothing left to sign.
+		a.mode, a.certPEM = credential.CredentialToken, nil
+		return nil
+	default:
+		return err
+	}
+}
+
+// buildSandbox stores a request that came as a file, then builds the slice's sandbox with the grant as
+// its quota once the tenant namespace gave it up, and settles the ledger.
+func (a *acceptance) buildSandbox(ctx context.Context) error {
+	c, o, ns := a.c, a.o, a.ns
 	if o.Request != nil {
 		// A request from a file, now verified and decided on, is stored where a submitted one would be, so
 		// its status can carry the grant; one of the same name is replaced (the consumer's newer request).
-		if err := storeSliceRequest(ctx, c, rs, o.Request, stored); err != nil {
-			return nil, err
+		rs := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(a.tns)
+		if err := storeSliceRequest(ctx, c, rs, o.Request, a.stored); err != nil {
+			return err
 		}
 	}
-	if err := shrunk(); err != nil {
-		return nil, err
+	if err := a.shrunk(); err != nil {
+		return err
 	}
-	if err := member.Step(r, "Building the slice's sandbox "+ns, "Sandbox "+ns+" ready (quota "+sandbox.FormatResourceList(sliceGrant(sb.Quota))+", Pod Security "+cls.podSecurity+")", func() error {
-		return sandbox.EnsureSandbox(ctx, c, ns, owner, sb)
+	if err := member.Step(a.r, "Building the slice's sandbox "+ns, "Sandbox "+ns+" ready (quota "+sandbox.FormatResourceList(sliceGrant(a.sb.Quota))+", Pod Security "+a.cls.podSecurity+")", func() error {
+		return sandbox.EnsureSandbox(ctx, c, ns, a.owner, a.sb)
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	if err := sandbox.SettleGrant(ctx, c, held); err != nil {
-		return nil, err
+	return sandbox.SettleGrant(ctx, c, a.held)
+}
+
+// issueToken issues the slice's ServiceAccount token, now that its namespace holds, when a token was
+// asked for or no certificate came; a kept token stays.
+func (a *acceptance) issueToken(ctx context.Context) error {
+	a.credKind = v1alpha1.CredentialCertificate
+	if (a.kept && a.stored.Status.Credential == v1alpha1.CredentialToken) || (!a.kept && a.mode == credential.CredentialToken) {
+		a.credKind = v1alpha1.CredentialToken
 	}
-	credKind := v1alpha1.CredentialCertificate
-	var token string
-	if (kept && stored.Status.Credential == v1alpha1.CredentialToken) || (!kept && mode == credential.CredentialToken) {
-		credKind = v1alpha1.CredentialToken
+	if a.kept || a.credKind != v1alpha1.CredentialToken {
+		return nil
 	}
-	if !kept && credKind == v1alpha1.CredentialToken {
-		labels := member.TenantLabels(o.ConsumerID)
-		labels[member.LabelSlice] = o.Name
-		tok, err := credential.Issue(ctx, c, credential.Issuance{Mode: mode, Expiration: o.Expiration, Namespace: ns, Labels: labels,
-			Begin: "Issuing the slice's ServiceAccount token", Done: "Token of a new " + credential.CredentialServiceAccount + "-* ServiceAccount in " + ns + " issued"})
-		if err != nil {
-			return nil, err
-		}
-		token, user, notAfter = tok.Token, tok.User, tok.NotAfter
+	labels := member.TenantLabels(a.o.ConsumerID)
+	labels[member.LabelSlice] = a.o.Name
+	tok, err := credential.Issue(ctx, a.c, credential.Issuance{Mode: a.mode, Expiration: a.o.Expiration, Namespace: a.ns, Labels: labels,
+		Begin: "Issuing the slice's ServiceAccount token", Done: "Token of a new " + credential.CredentialServiceAccount + "-* ServiceAccount in " + a.ns + " issued"})
+	if err != nil {
+		return err
 	}
-	if err := member.Step(r, "Binding ClusterRole "+cls.clusterRole, "ClusterRole "+cls.clusterRole+" bound in "+ns+" to the slice's user", func() error {
-		// The namespace records the user of the request's key, which the slice's deletion marks revoked:
-		// on the namespace, which no namespaced role lets a tenant change.
-		keyPatch := []byte(`{"metadata":{"annotations":{"` + AnnotationKeyUser + `":"` + keyUser + `"}}}`)
+	a.token, a.user, a.notAfter = tok.Token, tok.User, tok.NotAfter
+	return nil
+}
+
+// bind binds the class's role to the slice's user in its namespace and records there the user of the
+// request's key, which the slice's deletion marks revoked: on the namespace, which no namespaced role lets
+// a tenant change. Credential ServiceAccounts but the slice's own go.
+func (a *acceptance) bind(ctx context.Context) error {
+	c, o, ns, cls := a.c, a.o, a.ns, a.cls
+	return member.Step(a.r, "Binding ClusterRole "+cls.clusterRole, "ClusterRole "+cls.clusterRole+" bound in "+ns+" to the slice's user", func() error {
+		keyPatch := []byte(`{"metadata":{"annotations":{"` + AnnotationKeyUser + `":"` + a.keyUser + `"}}}`)
 		if err := member.Parallel(
-			func() error { return sandbox.BindRole(ctx, c, ns, user, cls.clusterRole, o.ConsumerID) },
+			func() error { return sandbox.BindRole(ctx, c, ns, a.user, cls.clusterRole, o.ConsumerID) },
 			func() error {
 				_, err := c.Kube.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, keyPatch, metav1.PatchOptions{FieldManager: member.FieldManager})
 				return err
@@ -338,38 +463,44 @@ func AcceptSlice(ctx context.Context, c *member.Cluster, o AcceptSliceOptions) (
 			return err
 		}
 		keep := ""
-		if credKind == v1alpha1.CredentialToken {
-			keep = user
+		if a.credKind == v1alpha1.CredentialToken {
+			keep = a.user
 		}
 		return credential.DeleteCredentialAccounts(ctx, c, ns, keep)
-	}); err != nil {
-		return nil, err
-	}
-	if token != "" && o.Request == nil {
+	})
+}
+
+// record stores a new token where the consumer collects it, records the grant in the slice's status
+// (which the consumer reads) and in an audit Event, and forgets an earlier denial of the name that this
+// explicit accept overrides.
+func (a *acceptance) record(ctx context.Context) (*v1alpha1.ResourceSlice, error) {
+	c, o, ns, cls := a.c, a.o, a.ns, a.cls
+	if a.token != "" && o.Request == nil {
 		// The consumer collects the token through the pairing (import resourceslice), which deletes it. A
 		// request that came as a file is answered as a file (the printed answer carries the token).
-		if err := storeSliceToken(ctx, c, o.ConsumerID, o.Name, token); err != nil {
+		if err := storeSliceToken(ctx, c, o.ConsumerID, o.Name, a.token); err != nil {
 			return nil, err
 		}
 	}
-	na := metav1.NewTime(notAfter)
-	st := v1alpha1.ResourceSliceStatus{Phase: SliceAccepted, Reason: note, Answers: requestHash(slice), Class: cls.name, Granted: sliceGrant(sb.Quota), Namespace: ns,
-		User: user, Certificate: certPEM, Credential: credKind, NotAfter: &na, ClusterRole: cls.clusterRole, PodSecurity: cls.podSecurity,
+	na := metav1.NewTime(a.notAfter)
+	st := v1alpha1.ResourceSliceStatus{Phase: SliceAccepted, Reason: a.note, Answers: requestHash(a.slice), Class: cls.name, Granted: sliceGrant(a.sb.Quota), Namespace: ns,
+		User: a.user, Certificate: a.certPEM, Credential: a.credKind, NotAfter: &na, ClusterRole: cls.clusterRole, PodSecurity: cls.podSecurity,
 		Lifetime: handshake.DurationPtr(o.Expiration)}
-	if err := applySliceStatus(ctx, c, tns, o.Name, st); err != nil {
-		return nil, fmt.Errorf("recording the grant in ResourceSlice %s/%s: %w", tns, o.Name, err)
+	if err := applySliceStatus(ctx, c, a.tns, o.Name, st); err != nil {
+		return nil, fmt.Errorf("recording the grant in ResourceSlice %s/%s: %w", a.tns, o.Name, err)
 	}
-	handshake.Audit(ctx, c, handshake.TenantObject(o.ConsumerID), handshake.EventGranted, "resource slice "+o.Name+" granted ("+sandbox.FormatResourceList(st.Granted)+", "+credKind+") in "+ns,
-		&handshake.Credential{User: user, NotAfter: notAfter})
-	if deniedName && !o.RequireAutoAccept {
+	handshake.Audit(ctx, c, handshake.TenantObject(o.ConsumerID), handshake.EventGranted, "resource slice "+o.Name+" granted ("+sandbox.FormatResourceList(st.Granted)+", "+a.credKind+") in "+ns,
+		&handshake.Credential{User: a.user, NotAfter: a.notAfter})
+	if a.deniedName && !o.RequireAutoAccept {
 		if err := forgetSliceDecision(ctx, c, o.ConsumerID, deniedNameKey(o.Name)); err != nil {
 			return nil, err
 		}
 	}
-	grantedOK = true
-	st.Token = token
+	a.grantedOK = true
+	st.Token = a.token
+	slice := a.slice
 	slice.Status = st
-	slice.Namespace, slice.Name = tns, o.Name
+	slice.Namespace, slice.Name = a.tns, o.Name
 	return slice, nil
 }
 

@@ -552,8 +552,8 @@ func RecordTotal(ctx context.Context, c *member.Cluster, consumerID string, tota
 	})
 }
 
-// A reservation holds a grant's quota in its consumer's ledger while the grant is made.
-type reservation struct {
+// Reservation holds a grant's quota in its consumer's ledger while the grant is made.
+type Reservation struct {
 	consumerID, key string
 	Want            corev1.ResourceList   // the grant's quota, naming every resource of the total
 	held            corev1.ResourceList   // what the ledger holds for it: want, or more while a grant shrinks
@@ -563,7 +563,7 @@ type reservation struct {
 
 // ShrinkTenant lowers the tenant namespace's quota by what the reservation holds, and waits until the
 // quota controller enforces it.
-func ShrinkTenant(ctx context.Context, c *member.Cluster, r *reservation) error {
+func ShrinkTenant(ctx context.Context, c *member.Cluster, r *Reservation) error {
 	return ApplyTenantQuota(ctx, c, r.consumerID, r.ledger, r.tenantQuota, true, true)
 }
 
@@ -573,7 +573,7 @@ func ShrinkTenant(ctx context.Context, c *member.Cluster, r *reservation) error 
 // tenant namespace uses. A grant converging to a smaller quota keeps its larger one held until its
 // namespace has the new one (settleGrant). fallbackTotal is the total where the ledger records none yet.
 // what names the grant in errors.
-func ReserveGrant(ctx context.Context, c *member.Cluster, consumerID, key, what string, want, fallbackTotal corev1.ResourceList) (*reservation, error) {
+func ReserveGrant(ctx context.Context, c *member.Cluster, consumerID, key, what string, want, fallbackTotal corev1.ResourceList) (*Reservation, error) {
 	var l *GrantLedger
 	var quota *corev1.ResourceQuota
 	if err := member.Parallel(func() error {
@@ -593,7 +593,7 @@ func ReserveGrant(ctx context.Context, c *member.Cluster, consumerID, key, what 
 	if quota != nil {
 		used = quota.Status.Used
 	}
-	r := &reservation{consumerID: consumerID, key: key}
+	r := &Reservation{consumerID: consumerID, key: key}
 	l, err := updateLedger(ctx, c, consumerID, l, quota, func(l *GrantLedger) (bool, error) {
 		write := l.Cm == nil
 		if l.Total == nil {
@@ -627,7 +627,7 @@ func ReserveGrant(ctx context.Context, c *member.Cluster, consumerID, key, what 
 
 // SettleGrant lowers what the ledger holds for a grant to the quota its namespace now has, and gives the
 // difference back to the tenant namespace.
-func SettleGrant(ctx context.Context, c *member.Cluster, r *reservation) error {
+func SettleGrant(ctx context.Context, c *member.Cluster, r *Reservation) error {
 	if SameQuota(r.held, r.Want) {
 		return nil
 	}
@@ -667,7 +667,7 @@ func ReleaseGrant(ctx context.Context, c *member.Cluster, consumerID, key string
 // CancelGrant gives a reservation back after its grant failed, unless its namespace exists (then what it
 // holds may be in force: a re-run converges it, a deletion gives it back). It is best effort, with a
 // deadline of its own, since the failure may have been the run's own deadline.
-func CancelGrant(ctx context.Context, c *member.Cluster, r *reservation, ns string, owner NsOwner) {
+func CancelGrant(ctx context.Context, c *member.Cluster, r *Reservation, ns string, owner NsOwner) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
