@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -19,6 +17,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
 

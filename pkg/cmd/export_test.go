@@ -4,12 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdtest"
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
 )
 
 // export through the command tree: a missing namespace names -n and writes nothing, -o yaml prints and

@@ -9,10 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/credential"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,7 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // A provider may give a consumer more namespaces than its tenant namespace (SLATE's cluster namespaces):

@@ -9,19 +9,19 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // SliceRequestOptions are the consumer's choices for a ResourceSlice.
@@ -218,182 +218,248 @@ type SliceImport struct {
 // kubeconfig reaches the provider as the pairing's does. Before anything is stored, the new credential
 // reads its own quota, which proves it works and records the grant as the provider's API server enforces it.
 func ImportSlice(ctx context.Context, c *member.Cluster, o ImportSliceOptions) (*SliceImport, error) {
-	providerID, name, answer, provider := o.ProviderID, o.Name, o.Answer, o.Provider
 	self, err := c.Load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r := c.Reporter()
-	secrets := c.Kube.CoreV1().Secrets(member.SystemNamespace)
-	if answer == nil {
-		if provider == nil {
-			return nil, errors.New("no answer to import: give the provider's ResourceSlice, or a way to read it")
-		}
-		u, err := provider.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.TenantNamespace(self.ClusterID)).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("provider %q holds no ResourceSlice %q from this cluster: create it first", providerID, name)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading ResourceSlice %s from provider %q: %w", name, providerID, err)
-		}
-		answer = &v1alpha1.ResourceSlice{}
-		if err := member.FromUnstructured(u, answer); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkSliceAnswer(answer, self.ClusterID, providerID, name); err != nil {
+	im := &sliceImport{c: c, r: c.Reporter(), o: o, self: self, secrets: c.Kube.CoreV1().Secrets(member.SystemNamespace)}
+	if err := im.readAnswer(ctx); err != nil {
 		return nil, err
 	}
-	res := &SliceImport{Slice: name, Namespace: member.SliceNamespace(self.ClusterID, name), KubeconfigSecret: member.SliceKubeconfigSecretName(providerID, name)}
-	recordName := member.SliceKey(providerID, name)
+	if err := im.checkAnswer(ctx); err != nil {
+		return nil, err
+	}
+	switch im.answer.Status.Credential {
+	case v1alpha1.CredentialToken:
+		err = im.tokenKubeconfig(ctx)
+	case "", v1alpha1.CredentialCertificate:
+		err = im.certificateKubeconfig(ctx)
+	default:
+		err = fmt.Errorf("status.credential %q: must be %s or %s", member.Truncate(im.answer.Status.Credential), v1alpha1.CredentialCertificate, v1alpha1.CredentialToken)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if im.res.AlreadyImported {
+		im.res.Granted = im.answer.Status.Granted
+		return im.res, nil
+	}
+	if err := im.checkCredential(ctx); err != nil {
+		return nil, err
+	}
+	if err := im.store(ctx); err != nil {
+		return nil, err
+	}
+	return im.res, im.finish(ctx)
+}
+
+// sliceImport is one run of ImportSlice; each method is one step, in the order ImportSlice calls them.
+type sliceImport struct {
+	c       *member.Cluster
+	r       member.Reporter
+	o       ImportSliceOptions
+	self    *member.Self
+	secrets corev1client.SecretInterface // federate-system's
+	answer  *v1alpha1.ResourceSlice
+	res     *SliceImport
+	kc      []byte // the slice's kubeconfig, once built from the answer and the waiting key
+}
+
+// readAnswer reads the provider's copy of the ResourceSlice through the provider, unless it was given.
+func (im *sliceImport) readAnswer(ctx context.Context) error {
+	o := im.o
+	im.answer = o.Answer
+	if im.answer != nil {
+		return nil
+	}
+	if o.Provider == nil {
+		return errors.New("no answer to import: give the provider's ResourceSlice, or a way to read it")
+	}
+	u, err := o.Provider.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.TenantNamespace(im.self.ClusterID)).Get(ctx, o.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("provider %q holds no ResourceSlice %q from this cluster: create it first", o.ProviderID, o.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("reading ResourceSlice %s from provider %q: %w", o.Name, o.ProviderID, err)
+	}
+	im.answer = &v1alpha1.ResourceSlice{}
+	return member.FromUnstructured(u, im.answer)
+}
+
+// checkAnswer takes the answer for this cluster, provider and slice, accepted, in the slice's namespace;
+// a denial the provider itself gave is recorded (a file proves none).
+func (im *sliceImport) checkAnswer(ctx context.Context) error {
+	o, answer, selfID := im.o, im.answer, im.self.ClusterID
+	name, providerID := o.Name, o.ProviderID
+	if err := checkSliceAnswer(answer, selfID, providerID, name); err != nil {
+		return err
+	}
+	im.res = &SliceImport{Slice: name, Namespace: member.SliceNamespace(selfID, name), KubeconfigSecret: member.SliceKubeconfigSecretName(providerID, name)}
 	switch slicePhase(answer) {
 	case SliceDenied:
 		if o.FromFile {
-			return nil, fmt.Errorf("resource slice %q %w by provider %q, according to the file (not recorded: a file proves no denial): %s", name, member.ErrDenied, providerID, answer.Status.Reason)
+			return fmt.Errorf("resource slice %q %w by provider %q, according to the file (not recorded: a file proves no denial): %s", name, member.ErrDenied, providerID, answer.Status.Reason)
 		}
-		_ = applySliceStatus(ctx, c, member.SystemNamespace, recordName, v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: answer.Status.Reason})
-		return nil, fmt.Errorf("resource slice %q %w by provider %q: %s", name, member.ErrDenied, providerID, answer.Status.Reason)
+		_ = applySliceStatus(ctx, im.c, member.SystemNamespace, member.SliceKey(providerID, name), v1alpha1.ResourceSliceStatus{Phase: SliceDenied, Reason: answer.Status.Reason})
+		return fmt.Errorf("resource slice %q %w by provider %q: %s", name, member.ErrDenied, providerID, answer.Status.Reason)
 	case SliceAccepted:
 	default:
-		return nil, &member.SliceNotAcceptedError{Slice: name, ProviderID: providerID, ConsumerID: self.ClusterID}
+		return &member.SliceNotAcceptedError{Slice: name, ProviderID: providerID, ConsumerID: selfID}
 	}
-	if answer.Status.Namespace != res.Namespace {
-		return nil, fmt.Errorf("status.namespace %q: the slice's namespace is %q", member.Truncate(answer.Status.Namespace), res.Namespace)
+	if answer.Status.Namespace != im.res.Namespace {
+		return fmt.Errorf("status.namespace %q: the slice's namespace is %q", member.Truncate(answer.Status.Namespace), im.res.Namespace)
 	}
-	var kc []byte
-	switch answer.Status.Credential {
-	case v1alpha1.CredentialToken:
-		token := answer.Status.Token
-		if token == "" && provider != nil {
-			sec, err := provider.Kube.CoreV1().Secrets(member.TenantNamespace(self.ClusterID)).Get(ctx, member.SliceTokenSecretName(name), metav1.GetOptions{})
-			switch {
-			case apierrors.IsNotFound(err):
-				if same, serr := sliceTokenUser(ctx, c, providerID, name); serr == nil && same == answer.Status.User && answer.Status.NotAfter != nil {
-					res.User, res.NotAfter, res.AlreadyImported = same, answer.Status.NotAfter.Time, true
-					break
-				}
-				return nil, fmt.Errorf("resource slice %q: its token no longer waits on provider %q (Secret %s/%s): an earlier import collected it, or it was removed; ask for the slice again",
-					name, providerID, member.TenantNamespace(self.ClusterID), member.SliceTokenSecretName(name))
-			case err != nil:
-				return nil, fmt.Errorf("reading the slice's token from provider %q: %w", providerID, err)
-			default:
-				token = string(sec.Data["token"])
-			}
+	return nil
+}
+
+// providerToken is the slice's token as it waits on the provider, when the answer does not carry it;
+// "" with res.AlreadyImported when an earlier import collected that very token.
+func (im *sliceImport) providerToken(ctx context.Context) (string, error) {
+	c, o, answer, res := im.c, im.o, im.answer, im.res
+	name, providerID, tns := o.Name, o.ProviderID, member.TenantNamespace(im.self.ClusterID)
+	sec, err := o.Provider.Kube.CoreV1().Secrets(tns).Get(ctx, member.SliceTokenSecretName(name), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		if same, serr := sliceTokenUser(ctx, c, providerID, name); serr == nil && same == answer.Status.User && answer.Status.NotAfter != nil {
+			res.User, res.NotAfter, res.AlreadyImported = same, answer.Status.NotAfter.Time, true
+			return "", nil
 		}
-		if res.AlreadyImported {
-			break
+		return "", fmt.Errorf("resource slice %q: its token no longer waits on provider %q (Secret %s/%s): an earlier import collected it, or it was removed; ask for the slice again",
+			name, providerID, tns, member.SliceTokenSecretName(name))
+	case err != nil:
+		return "", fmt.Errorf("reading the slice's token from provider %q: %w", providerID, err)
+	}
+	return string(sec.Data["token"]), nil
+}
+
+// tokenKubeconfig checks the slice's token (its ServiceAccount, unexpired) and builds the kubeconfig; a
+// token certifies no key of ours: it answers this request if one is waiting, and proves itself later by
+// reading the slice's quota.
+func (im *sliceImport) tokenKubeconfig(ctx context.Context) error {
+	c, o, answer, res := im.c, im.o, im.answer, im.res
+	name, providerID := o.Name, o.ProviderID
+	token := answer.Status.Token
+	if token == "" && o.Provider != nil {
+		var err error
+		if token, err = im.providerToken(ctx); err != nil || res.AlreadyImported {
+			return err
 		}
-		if token == "" {
-			return nil, errors.New("status.token: the answer carries no token (a token slice's answer is the file accept printed, or the provider itself)")
-		}
-		user, notAfter, err := credential.TokenClaims("status.token", token)
-		if err != nil {
-			return nil, err
-		}
-		if user != answer.Status.User || !credential.IsCredentialUser(user, res.Namespace) {
-			return nil, fmt.Errorf("status.token: is for %q, not the slice's credential ServiceAccount %q in %s", member.Truncate(user), member.Truncate(answer.Status.User), res.Namespace)
-		}
-		if !c.CurrentTime().Before(notAfter) {
-			return nil, fmt.Errorf("status.token: expired at %s", notAfter.UTC().Format(time.RFC3339))
-		}
-		res.User, res.NotAfter = user, notAfter
-		// A token certifies no key of ours: it answers this request if one is waiting, and proves itself
-		// below by reading the slice's quota.
-		if err := member.Step(r, "Checking the slice's token against the waiting request", "The slice's token answers the waiting request", func() error {
-			_, err := secrets.Get(ctx, member.SlicePendingKeySecretName(providerID, name), metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				if same, err := sameSliceCredential(ctx, c, providerID, name, nil, token); err != nil || same {
-					res.AlreadyImported = same
-					return err
-				}
-				return fmt.Errorf("no request of this cluster waits for slice %q of provider %q (Secret %s/%s): the answer is for a request this cluster did not make, or one already replaced; run create resourceslice again",
-					name, providerID, member.SystemNamespace, member.SlicePendingKeySecretName(providerID, name))
-			}
-			if err != nil {
+	}
+	if token == "" {
+		return errors.New("status.token: the answer carries no token (a token slice's answer is the file accept printed, or the provider itself)")
+	}
+	user, notAfter, err := credential.TokenClaims("status.token", token)
+	if err != nil {
+		return err
+	}
+	if user != answer.Status.User || !credential.IsCredentialUser(user, res.Namespace) {
+		return fmt.Errorf("status.token: is for %q, not the slice's credential ServiceAccount %q in %s", member.Truncate(user), member.Truncate(answer.Status.User), res.Namespace)
+	}
+	if !c.CurrentTime().Before(notAfter) {
+		return fmt.Errorf("status.token: expired at %s", notAfter.UTC().Format(time.RFC3339))
+	}
+	res.User, res.NotAfter = user, notAfter
+	return member.Step(im.r, "Checking the slice's token against the waiting request", "The slice's token answers the waiting request", func() error {
+		_, err := im.secrets.Get(ctx, member.SlicePendingKeySecretName(providerID, name), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			if same, err := sameSliceCredential(ctx, c, providerID, name, nil, token); err != nil || same {
+				res.AlreadyImported = same
 				return err
 			}
-			kc, err = sliceKubeconfig(ctx, c, providerID, name, res.Namespace, kubeconfig.Params{Token: token})
-			return err
-		}); err != nil {
-			return nil, err
+			return fmt.Errorf("no request of this cluster waits for slice %q of provider %q (Secret %s/%s): the answer is for a request this cluster did not make, or one already replaced; run create resourceslice again",
+				name, providerID, member.SystemNamespace, member.SlicePendingKeySecretName(providerID, name))
 		}
-	case "", v1alpha1.CredentialCertificate:
-		cert, err := credential.ParseCertificate("status.certificate", answer.Status.Certificate)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		res.User, res.NotAfter = cert.Subject.CommonName, cert.NotAfter
-		if !c.CurrentTime().Before(cert.NotAfter) {
-			return nil, fmt.Errorf("status.certificate: expired at %s", cert.NotAfter.UTC().Format(time.RFC3339))
-		}
-		if err := member.Step(r, "Matching the slice's certificate with its client key", "Certificate matches the slice's client key", func() error {
-			pending, err := secrets.Get(ctx, member.SlicePendingKeySecretName(providerID, name), metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				if same, err := sameSliceCredential(ctx, c, providerID, name, answer.Status.Certificate, ""); err != nil || same {
-					res.AlreadyImported = same
-					return err
-				}
-				return fmt.Errorf("no client key is waiting for slice %q of provider %q (Secret %s/%s): the answer is for a request this cluster did not make, or one already replaced; run create resourceslice again",
-					name, providerID, member.SystemNamespace, member.SlicePendingKeySecretName(providerID, name))
-			}
-			if err != nil {
+		im.kc, err = sliceKubeconfig(ctx, c, providerID, name, res.Namespace, kubeconfig.Params{Token: token})
+		return err
+	})
+}
+
+// certificateKubeconfig checks that the slice's certificate certifies the client key waiting for it, as
+// the user that key entitles, for client authentication, unexpired, and builds the kubeconfig.
+func (im *sliceImport) certificateKubeconfig(ctx context.Context) error {
+	c, o, answer, res := im.c, im.o, im.answer, im.res
+	name, providerID := o.Name, o.ProviderID
+	cert, err := credential.ParseCertificate("status.certificate", answer.Status.Certificate)
+	if err != nil {
+		return err
+	}
+	res.User, res.NotAfter = cert.Subject.CommonName, cert.NotAfter
+	if !c.CurrentTime().Before(cert.NotAfter) {
+		return fmt.Errorf("status.certificate: expired at %s", cert.NotAfter.UTC().Format(time.RFC3339))
+	}
+	return member.Step(im.r, "Matching the slice's certificate with its client key", "Certificate matches the slice's client key", func() error {
+		pending, err := im.secrets.Get(ctx, member.SlicePendingKeySecretName(providerID, name), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			if same, err := sameSliceCredential(ctx, c, providerID, name, answer.Status.Certificate, ""); err != nil || same {
+				res.AlreadyImported = same
 				return err
 			}
-			if want := pending.Annotations[handshake.UserAnnotation]; cert.Subject.CommonName != want {
-				return fmt.Errorf("status.certificate: is for user %q, the waiting key is for %q", member.Truncate(cert.Subject.CommonName), want)
-			}
-			key, err := handshake.ParseSigner(pending.Data[handshake.PrivateKeyKey])
-			if err != nil {
-				return fmt.Errorf("secret %s/%s: %w", member.SystemNamespace, pending.Name, err)
-			}
-			if !credential.SamePublicKey(key.Public(), cert.PublicKey) || !credential.ClientAuth(cert) {
-				return errors.New("status.certificate: does not certify the slice's waiting client key for client authentication")
-			}
-			kc, err = sliceKubeconfig(ctx, c, providerID, name, res.Namespace, kubeconfig.Params{CertPEM: answer.Status.Certificate, KeyPEM: pending.Data[handshake.PrivateKeyKey]})
-			return err
-		}); err != nil {
-			return nil, err
+			return fmt.Errorf("no client key is waiting for slice %q of provider %q (Secret %s/%s): the answer is for a request this cluster did not make, or one already replaced; run create resourceslice again",
+				name, providerID, member.SystemNamespace, member.SlicePendingKeySecretName(providerID, name))
 		}
-	default:
-		return nil, fmt.Errorf("status.credential %q: must be %s or %s", member.Truncate(answer.Status.Credential), v1alpha1.CredentialCertificate, v1alpha1.CredentialToken)
-	}
-	if res.AlreadyImported {
-		res.Granted = answer.Status.Granted
-		return res, nil
-	}
-	if err := member.Step(r, "Checking the slice's credential on the provider", "The slice's credential works in "+res.Namespace, func() error {
-		granted, err := grantSeenBy(ctx, c, kc, res.Namespace)
+		if err != nil {
+			return err
+		}
+		if want := pending.Annotations[handshake.UserAnnotation]; cert.Subject.CommonName != want {
+			return fmt.Errorf("status.certificate: is for user %q, the waiting key is for %q", member.Truncate(cert.Subject.CommonName), want)
+		}
+		key, err := handshake.ParseSigner(pending.Data[handshake.PrivateKeyKey])
+		if err != nil {
+			return fmt.Errorf("secret %s/%s: %w", member.SystemNamespace, pending.Name, err)
+		}
+		if !credential.SamePublicKey(key.Public(), cert.PublicKey) || !credential.ClientAuth(cert) {
+			return errors.New("status.certificate: does not certify the slice's waiting client key for client authentication")
+		}
+		im.kc, err = sliceKubeconfig(ctx, c, providerID, name, res.Namespace, kubeconfig.Params{CertPEM: answer.Status.Certificate, KeyPEM: pending.Data[handshake.PrivateKeyKey]})
+		return err
+	})
+}
+
+// checkCredential proves the new credential works before anything is stored: it reads its own quota,
+// which records the grant as the provider's API server enforces it.
+func (im *sliceImport) checkCredential(ctx context.Context) error {
+	res, r := im.res, im.r
+	return member.Step(r, "Checking the slice's credential on the provider", "The slice's credential works in "+res.Namespace, func() error {
+		granted, err := grantSeenBy(ctx, im.c, im.kc, res.Namespace)
 		if err != nil {
 			return err
 		}
 		if granted == nil {
 			r.Warn("The slice's role cannot read its ResourceQuota: the grant recorded is the provider's answer, not checked")
-			granted = answer.Status.Granted
+			granted = im.answer.Status.Granted
 		}
 		res.Granted = granted
 		return nil
-	}); err != nil {
-		return nil, err
-	}
-	if err := member.Step(r, "Storing the slice's kubeconfig", "Kubeconfig stored in Secret "+member.SystemNamespace+"/"+res.KubeconfigSecret, func() error {
+	})
+}
+
+// store stores the slice's kubeconfig, rewrites its exports, and records its Identity and status.
+func (im *sliceImport) store(ctx context.Context) error {
+	c, o, answer, res := im.c, im.o, im.answer, im.res
+	name, providerID := o.Name, o.ProviderID
+	if err := member.Step(im.r, "Storing the slice's kubeconfig", "Kubeconfig stored in Secret "+member.SystemNamespace+"/"+res.KubeconfigSecret, func() error {
 		sec := &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: res.KubeconfigSecret, Namespace: member.SystemNamespace, Labels: member.SliceLabels(providerID, name)},
 			Type:       corev1.SecretTypeOpaque,
-			Data:       map[string][]byte{handshake.KubeconfigKey: kc},
+			Data:       map[string][]byte{handshake.KubeconfigKey: im.kc},
 		}
-		_, err := secrets.Create(ctx, sec, metav1.CreateOptions{})
+		_, err := im.secrets.Create(ctx, sec, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
-			_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+			_, err = im.secrets.Update(ctx, sec, metav1.UpdateOptions{})
 		}
 		return err
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	handshake.RewriteExports(ctx, c, providerID, name, kc) // the slice's exports follow its new credential
-	if err := member.Step(r, "Recording the slice's Identity", "Identity "+member.SystemNamespace+"/"+member.SliceIdentityName(providerID, name)+" recorded", func() error {
-		id := &v1alpha1.Identity{Spec: v1alpha1.IdentitySpec{ClusterID: providerID, ConsumerClusterID: self.ClusterID, Namespace: res.Namespace,
+	handshake.RewriteExports(ctx, c, providerID, name, im.kc) // the slice's exports follow its new credential
+	return member.Step(im.r, "Recording the slice's Identity", "Identity "+member.SystemNamespace+"/"+member.SliceIdentityName(providerID, name)+" recorded", func() error {
+		id := &v1alpha1.Identity{Spec: v1alpha1.IdentitySpec{ClusterID: providerID, ConsumerClusterID: im.self.ClusterID, Namespace: res.Namespace,
 			Certificate: answer.Status.Certificate, Credential: answer.Status.Credential, Type: v1alpha1.IdentityResource, ResourceSlice: name}}
-		if id.Spec.APIServer, id.Spec.CA, id.Spec.ProxyURL, err = kubeconfig.Endpoint(kc); err != nil {
+		var err error
+		if id.Spec.APIServer, id.Spec.CA, id.Spec.ProxyURL, err = kubeconfig.Endpoint(im.kc); err != nil {
 			return err
 		}
 		imp := &handshake.Imported{KubeconfigSecret: res.KubeconfigSecret, User: res.User, NotAfter: res.NotAfter}
@@ -406,19 +472,23 @@ func ImportSlice(ctx context.Context, c *member.Cluster, o ImportSliceOptions) (
 		if !o.FromFile { // read from the provider itself, through the pairing or its administrator
 			st.Reason, st.Class, st.ClusterRole, st.PodSecurity = answer.Status.Reason, answer.Status.Class, answer.Status.ClusterRole, answer.Status.PodSecurity
 		}
-		return applySliceStatus(ctx, c, member.SystemNamespace, recordName, st)
-	}); err != nil {
-		return nil, err
-	}
+		return applySliceStatus(ctx, c, member.SystemNamespace, member.SliceKey(providerID, name), st)
+	})
+}
+
+// finish records the import in an audit Event, deletes the token's copy waiting on the provider (so that
+// the token exists in one place) and the client key's pending Secret.
+func (im *sliceImport) finish(ctx context.Context) error {
+	c, o, answer, res := im.c, im.o, im.answer, im.res
+	name, providerID, tns := o.Name, o.ProviderID, member.TenantNamespace(im.self.ClusterID)
 	handshake.Audit(ctx, c, handshake.IdentityObject(providerID, member.SliceIdentityName(providerID, name)), handshake.EventImported,
 		"resource slice "+name+" ("+handshake.OrCertificate(answer.Status.Credential)+") on provider "+providerID+" imported", &handshake.Credential{User: res.User, NotAfter: res.NotAfter})
-	if answer.Status.Credential == v1alpha1.CredentialToken && provider != nil {
-		// Stored here now: the copy waiting on the provider goes, so that the token exists in one place.
-		if err := member.IgnoreNotFound(provider.Kube.CoreV1().Secrets(member.TenantNamespace(self.ClusterID)).Delete(ctx, member.SliceTokenSecretName(name), metav1.DeleteOptions{})); err != nil {
-			r.Warn(fmt.Sprintf("The slice's token stays in Secret %s/%s on the provider: %v", member.TenantNamespace(self.ClusterID), member.SliceTokenSecretName(name), err))
+	if answer.Status.Credential == v1alpha1.CredentialToken && o.Provider != nil {
+		if err := member.IgnoreNotFound(o.Provider.Kube.CoreV1().Secrets(tns).Delete(ctx, member.SliceTokenSecretName(name), metav1.DeleteOptions{})); err != nil {
+			im.r.Warn(fmt.Sprintf("The slice's token stays in Secret %s/%s on the provider: %v", tns, member.SliceTokenSecretName(name), err))
 		}
 	}
-	return res, member.IgnoreNotFound(secrets.Delete(ctx, member.SlicePendingKeySecretName(providerID, name), metav1.DeleteOptions{}))
+	return member.IgnoreNotFound(im.secrets.Delete(ctx, member.SlicePendingKeySecretName(providerID, name), metav1.DeleteOptions{}))
 }
 
 // sliceKubeconfig builds a slice's kubeconfig with the credential in p, reaching the provider as the

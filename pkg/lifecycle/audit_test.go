@@ -6,11 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
-
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 

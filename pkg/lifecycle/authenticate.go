@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // AuthenticateOptions configure a one-shot handshake.

@@ -4,9 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/status"
-
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/status"
 )
 
 // status --check proves rights, not authentication: a pairing identity is ok while the provider lets it

@@ -6,12 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // Cordon labels every namespace of the consumer and returns only once admission refuses the cordon probe

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +13,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 
 // lostResponse makes the next create of resource in ns an ambiguous failure: the object is stored (as the

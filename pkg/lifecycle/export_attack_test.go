@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
-	"github.com/federate-dev/kubectl-federate/pkg/status"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,7 +16,9 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/status"
 )
 
 func makeNamespaces(t *testing.T, c *fakeCluster, names ...string) {

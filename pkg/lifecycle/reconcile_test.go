@@ -5,15 +5,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // What the API server fills in is not a change; what anyone adds, even a field we never set, is.

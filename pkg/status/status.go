@@ -9,11 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/exchange"
-	"github.com/federate-dev/kubectl-federate/pkg/grants"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	authv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,9 +18,13 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/exchange"
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // Kinds of credential in a status report.

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/grants"
-
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 )
 

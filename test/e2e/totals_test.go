@@ -16,8 +16,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // A tenant creates Deployments and CronJobs until the quota refuses: the count read back as the

@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/federate-dev/kubectl-federate/pkg/status"
-
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/status"
 )
 
 // heldCheck runs status --check on the consumer and returns its exit code and the state of its pairing

@@ -4,13 +4,12 @@ package drain
 import (
 	"context"
 
-	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
-
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cordon"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 

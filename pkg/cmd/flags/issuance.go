@@ -6,8 +6,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // IssuanceFlags are the provider's choices, shared by generate identity and authenticate.

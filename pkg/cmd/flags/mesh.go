@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
-
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/federate-dev/kubectl-federate/pkg/grants"
-
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/federate-dev/kubectl-federate/pkg/grants"
-
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/federate-dev/kubectl-federate/pkg/grants"
-
 	"github.com/spf13/cobra"
+
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
 )
 
 // SliceResources are --cpu, --memory, --pods and --ephemeral-storage (or, with a prefix, --max-cpu ...):

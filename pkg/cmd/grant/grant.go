@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/federate-dev/kubectl-federate/pkg/grants"
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 
@@ -16,7 +13,9 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
+	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // NewCmd returns the `grant` group.

@@ -8,16 +8,15 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // Options are the flags of `info`.

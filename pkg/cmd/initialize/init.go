@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
 // Options are the flags of `init`.

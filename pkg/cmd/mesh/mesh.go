@@ -8,12 +8,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
-
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
 	"github.com/federate-dev/kubectl-federate/pkg/output"
 )
 

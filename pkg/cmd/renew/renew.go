@@ -10,15 +10,14 @@ import (
 	"slices"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
-	"github.com/federate-dev/kubectl-federate/pkg/status"
-
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/status"
 )
 
 // Options are the flags of `renew`.

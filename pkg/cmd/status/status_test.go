@@ -5,10 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/status"
-
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/status"
 )
 
 // The daily monitor (--expiring-within 720h) counts what renew renews: an exchange credential, which lasts

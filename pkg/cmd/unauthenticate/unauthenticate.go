@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
-
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
 )
 
 // Options are the flags of `unauthenticate`.

@@ -9,10 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 )
 
 // Slices prints slices as a table, or, when p asks for an object format, as a List of ResourceSliceInfo.
