@@ -75,60 +75,15 @@ func ImportIdentityHeld(ctx context.Context, c *member.Cluster, id *v1alpha1.Ide
 	secrets := c.Kube.CoreV1().Secrets(member.SystemNamespace)
 	r := c.Reporter()
 
-	var kubeconfigYAML, macKey []byte
-	var pendingRead *corev1.Secret // the pending-key Secret this run read, if any
+	var m *importMatch
 	if err := member.Step(r, "Matching the credential with this cluster's request", "Credential answers this cluster's request; every field is as the provider issued it", func() error {
-		pending := &corev1.Secret{}
-		if held != nil {
-			pending = &corev1.Secret{
-				ObjectMeta: metav1.ObjectMeta{Name: "(in memory)", Annotations: map[string]string{UserAnnotation: held.user}},
-				Data:       map[string][]byte{PrivateKeyKey: held.keyPEM, integrityKey: held.macKey},
-			}
-		} else {
-			pending, err = c.SecretRead(member.SystemNamespace, member.PendingKeySecretName(providerID)).Take(ctx, c)
-			pendingRead = pending
-		}
-		if apierrors.IsNotFound(err) {
-			same, err := sameKubeconfigCredential(ctx, c, providerID, id)
-			if err != nil || same {
-				res.AlreadyImported = same
-				return err
-			}
-			return fmt.Errorf("no client key is waiting for a certificate from %q (Secret %s/%s): this identity answers a request this cluster did not make, or one already replaced; run generate tenant again",
-				providerID, member.SystemNamespace, member.PendingKeySecretName(providerID))
-		}
-		if err != nil {
-			return err
-		}
-		// The MACs are keyed from the nonce of exactly the pending request: a token identity, which certifies
-		// no key of ours, is tied to the request by them alone.
-		macKey = pending.Data[integrityKey]
-		if cred.Cert != nil {
-			if want := pending.Annotations[UserAnnotation]; cred.User != want {
-				return fmt.Errorf("spec.certificate: is for user %q, the pending request is for %q", cred.User, want)
-			}
-		}
-		if err := credential.VerifyIdentity(macKey, &id.Spec); err != nil {
-			return err
-		}
-		params := kubeconfig.Params{Name: providerID, Server: id.Spec.APIServer, CA: id.Spec.CA, ProxyURL: id.Spec.ProxyURL, Namespace: id.Spec.Namespace}
-		if cred.Cert == nil {
-			params.Token = id.Spec.Token
-		} else {
-			key, err := ParseSigner(pending.Data[PrivateKeyKey])
-			if err != nil {
-				return fmt.Errorf("secret %s/%s: %w", member.SystemNamespace, pending.Name, err)
-			}
-			if !credential.SamePublicKey(key.Public(), cred.Cert.PublicKey) {
-				return errors.New("spec.certificate: does not certify this cluster's pending client key")
-			}
-			params.CertPEM, params.KeyPEM = id.Spec.Certificate, pending.Data[PrivateKeyKey]
-		}
-		kubeconfigYAML, err = kubeconfig.Build(params)
+		var err error
+		m, err = matchIdentity(ctx, c, id, cred, held, res)
 		return err
 	}); err != nil {
 		return nil, err
 	}
+	kubeconfigYAML, macKey, pendingRead := m.kubeconfig, m.macKey, m.pendingRead
 	if res.AlreadyImported {
 		return res, nil
 	}
@@ -314,4 +269,68 @@ func OrCertificate(credential string) string {
 		return v1alpha1.CredentialCertificate
 	}
 	return credential
+}
+
+// importMatch is what matching an identity with this cluster's request found: the kubeconfig it makes,
+// the MAC key of the request, and the pending-key Secret this run read, if any.
+type importMatch struct {
+	kubeconfig, macKey []byte
+	pendingRead        *corev1.Secret
+}
+
+// matchIdentity ties the identity to this cluster's waiting request: its MACs verify with the request's
+// nonce-derived key, and a certificate certifies the waiting client key as the user asked for. It builds
+// the kubeconfig; an identity already imported sets res.AlreadyImported instead.
+func matchIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity, cred *Credential, held *heldKey, res *Imported) (*importMatch, error) {
+	providerID := id.Spec.ClusterID
+	m := &importMatch{}
+	var err error
+	pending := &corev1.Secret{}
+	if held != nil {
+		pending = &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "(in memory)", Annotations: map[string]string{UserAnnotation: held.user}},
+			Data:       map[string][]byte{PrivateKeyKey: held.keyPEM, integrityKey: held.macKey},
+		}
+	} else {
+		pending, err = c.SecretRead(member.SystemNamespace, member.PendingKeySecretName(providerID)).Take(ctx, c)
+		m.pendingRead = pending
+	}
+	if apierrors.IsNotFound(err) {
+		same, err := sameKubeconfigCredential(ctx, c, providerID, id)
+		if err != nil || same {
+			res.AlreadyImported = same
+			return m, err
+		}
+		return nil, fmt.Errorf("no client key is waiting for a certificate from %q (Secret %s/%s): this identity answers a request this cluster did not make, or one already replaced; run generate tenant again",
+			providerID, member.SystemNamespace, member.PendingKeySecretName(providerID))
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The MACs are keyed from the nonce of exactly the pending request: a token identity, which certifies
+	// no key of ours, is tied to the request by them alone.
+	m.macKey = pending.Data[integrityKey]
+	if cred.Cert != nil {
+		if want := pending.Annotations[UserAnnotation]; cred.User != want {
+			return nil, fmt.Errorf("spec.certificate: is for user %q, the pending request is for %q", cred.User, want)
+		}
+	}
+	if err := credential.VerifyIdentity(m.macKey, &id.Spec); err != nil {
+		return nil, err
+	}
+	params := kubeconfig.Params{Name: providerID, Server: id.Spec.APIServer, CA: id.Spec.CA, ProxyURL: id.Spec.ProxyURL, Namespace: id.Spec.Namespace}
+	if cred.Cert == nil {
+		params.Token = id.Spec.Token
+	} else {
+		key, err := ParseSigner(pending.Data[PrivateKeyKey])
+		if err != nil {
+			return nil, fmt.Errorf("secret %s/%s: %w", member.SystemNamespace, pending.Name, err)
+		}
+		if !credential.SamePublicKey(key.Public(), cred.Cert.PublicKey) {
+			return nil, errors.New("spec.certificate: does not certify this cluster's pending client key")
+		}
+		params.CertPEM, params.KeyPEM = id.Spec.Certificate, pending.Data[PrivateKeyKey]
+	}
+	m.kubeconfig, err = kubeconfig.Build(params)
+	return m, err
 }

@@ -77,70 +77,92 @@ func orNone(s string) string {
 // ones. It returns o and what changed. o.Sandbox is not yet validated (no defaults merged).
 func keepRecorded(o IssueOptions, rec *v1alpha1.Tenant) (IssueOptions, []Change, error) {
 	st := rec.Status
-	given := o.Given
-	kept := func(s string) bool { return !given[s] }
-	var changes []Change
-	note := func(setting, old, now string, widens bool) {
-		if old != now {
-			changes = append(changes, Change{Setting: setting, Old: old, New: now, Widens: widens})
-		}
-	}
 	recSB, err := sandbox.FromStatus(st.Sandbox)
 	if err != nil {
 		return o, nil, fmt.Errorf("the sandbox recorded in Tenant %s/%s: %w", rec.Namespace, rec.Name, err)
 	}
-
-	// The connection: the API server and CA written into the consumer's kubeconfig.
-	if st.APIServer != "" {
-		if kept(SettingAPIServer) {
-			o.APIServer, o.CA = st.APIServer, st.CA
-		}
-		note(SettingAPIServer, st.APIServer, o.APIServer, false)
-		if !bytes.Equal(st.CA, o.CA) && st.APIServer == o.APIServer {
-			note(SettingCA, fingerprintPEM(st.CA), fingerprintPEM(o.CA), false)
-		}
+	m := &merge{given: o.Given}
+	o = m.keepConnection(o, st)
+	o = m.keepCredential(o, st)
+	if st.Sandbox != nil {
+		o.Sandbox = m.keepSandbox(o.Sandbox, recSB)
 	}
-	// The credential.
+	return o, m.changes, nil
+}
+
+// merge is one renewal's merge of recorded settings: which were given, and what changed.
+type merge struct {
+	given   map[string]bool
+	changes []Change
+}
+
+// kept tells whether a setting keeps its recorded value (it was not given).
+func (m *merge) kept(setting string) bool { return !m.given[setting] }
+
+// note records a change of a setting, if it changed; widens says it gives the tenant more.
+func (m *merge) note(setting, old, now string, widens bool) {
+	if old != now {
+		m.changes = append(m.changes, Change{Setting: setting, Old: old, New: now, Widens: widens})
+	}
+}
+
+// keepConnection keeps the API server and CA written into the consumer's kubeconfig.
+func (m *merge) keepConnection(o IssueOptions, st v1alpha1.TenantStatus) IssueOptions {
+	if st.APIServer == "" {
+		return o
+	}
+	if m.kept(SettingAPIServer) {
+		o.APIServer, o.CA = st.APIServer, st.CA
+	}
+	m.note(SettingAPIServer, st.APIServer, o.APIServer, false)
+	if !bytes.Equal(st.CA, o.CA) && st.APIServer == o.APIServer {
+		m.note(SettingCA, fingerprintPEM(st.CA), fingerprintPEM(o.CA), false)
+	}
+	return o
+}
+
+// keepCredential keeps the role, the kind of credential and its lifetimes.
+func (m *merge) keepCredential(o IssueOptions, st v1alpha1.TenantStatus) IssueOptions {
 	if st.ClusterRole != "" {
-		if kept(SettingRole) {
+		if m.kept(SettingRole) {
 			o.ClusterRole = st.ClusterRole
 		}
-		note(SettingRole, st.ClusterRole, o.ClusterRole, true)
+		m.note(SettingRole, st.ClusterRole, o.ClusterRole, true)
 	}
 	recCred := credential.CredentialCertificate
 	if st.Credential == v1alpha1.CredentialToken {
 		recCred = credential.CredentialToken
 	}
-	if kept(SettingCredential) {
+	if m.kept(SettingCredential) {
 		o.Credential = recCred
 	} else if o.Credential != credential.CredentialAuto {
-		note(SettingCredential, recCred, orCert(o.Credential), false)
+		m.note(SettingCredential, recCred, orCert(o.Credential), false)
 	}
 	if st.MaxLifetime != nil {
-		if kept(SettingMaxLifetime) {
+		if m.kept(SettingMaxLifetime) {
 			o.MaxExpiration = st.MaxLifetime.Duration
 		}
-		note(SettingMaxLifetime, DurationText(st.MaxLifetime.Duration), DurationText(o.MaxExpiration),
+		m.note(SettingMaxLifetime, DurationText(st.MaxLifetime.Duration), DurationText(o.MaxExpiration),
 			o.MaxExpiration == 0 || o.MaxExpiration > st.MaxLifetime.Duration)
 	} else if o.MaxExpiration > 0 {
-		note(SettingMaxLifetime, "", DurationText(o.MaxExpiration), false)
+		m.note(SettingMaxLifetime, "", DurationText(o.MaxExpiration), false)
 	}
 	if st.Lifetime != nil {
-		if kept(SettingLifetime) {
+		if m.kept(SettingLifetime) {
 			o.Expiration = st.Lifetime.Duration
 		}
-		note(SettingLifetime, DurationText(st.Lifetime.Duration), DurationText(o.Expiration), o.Expiration > st.Lifetime.Duration)
+		m.note(SettingLifetime, DurationText(st.Lifetime.Duration), DurationText(o.Expiration), o.Expiration > st.Lifetime.Duration)
 	}
+	return o
+}
 
-	// The sandbox.
-	if st.Sandbox == nil {
-		return o, changes, nil
-	}
-	sb := o.Sandbox
-	if kept(SettingPodSecurity) || sb.PodSecurity == "" {
+// keepSandbox keeps the sandbox's Pod Security level, its resource lists (a partial one given is laid
+// over the recorded one) and its allowed lists.
+func (m *merge) keepSandbox(sb, recSB sandbox.Options) sandbox.Options {
+	if m.kept(SettingPodSecurity) || sb.PodSecurity == "" {
 		sb.PodSecurity = recSB.PodSecurity
 	}
-	note(SettingPodSecurity, recSB.PodSecurity, sb.PodSecurity, levelRank(sb.PodSecurity) > levelRank(recSB.PodSecurity))
+	m.note(SettingPodSecurity, recSB.PodSecurity, sb.PodSecurity, levelRank(sb.PodSecurity) > levelRank(recSB.PodSecurity))
 	for _, l := range []struct {
 		setting  string
 		rec, now *corev1.ResourceList
@@ -150,7 +172,7 @@ func keepRecorded(o IssueOptions, rec *v1alpha1.Tenant) (IssueOptions, []Change,
 		{SettingDefaultLimits, &recSB.DefaultLimits, &sb.DefaultLimits},
 	} {
 		merged := (*l.rec).DeepCopy()
-		if !kept(l.setting) {
+		if !m.kept(l.setting) {
 			maps.Copy(merged, *l.now)
 		}
 		*l.now = merged
@@ -160,7 +182,7 @@ func keepRecorded(o IssueOptions, rec *v1alpha1.Tenant) (IssueOptions, []Change,
 				widens = true
 			}
 		}
-		note(l.setting, sandbox.FormatResourceList(sandbox.FormatResources(*l.rec)), sandbox.FormatResourceList(sandbox.FormatResources(merged)), widens)
+		m.note(l.setting, sandbox.FormatResourceList(sandbox.FormatResources(*l.rec)), sandbox.FormatResourceList(sandbox.FormatResources(merged)), widens)
 	}
 	for _, l := range []struct {
 		setting string
@@ -174,16 +196,15 @@ func keepRecorded(o IssueOptions, rec *v1alpha1.Tenant) (IssueOptions, []Change,
 		{SettingRuntimeClasses, recSB.RuntimeClasses, &sb.RuntimeClasses, false},
 		{SettingSchedulers, recSB.Schedulers, &sb.Schedulers, false},
 	} {
-		if kept(l.setting) {
+		if m.kept(l.setting) {
 			*l.now = slices.Clone(l.rec)
 		}
 		recList, nowList := sandbox.SortedSet(l.rec), sandbox.SortedSet(*l.now)
 		widens := slices.ContainsFunc(nowList, func(v string) bool { return !slices.Contains(recList, v) }) ||
 			(l.anyWhen && len(nowList) == 0 && len(recList) > 0)
-		note(l.setting, strings.Join(recList, ","), strings.Join(nowList, ","), widens)
+		m.note(l.setting, strings.Join(recList, ","), strings.Join(nowList, ","), widens)
 	}
-	o.Sandbox = sb
-	return o, changes, nil
+	return sb
 }
 
 // capLifetime caps the lifetime an issuance asks for at the pairing's maximum, saying so.
