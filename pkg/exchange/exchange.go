@@ -259,6 +259,8 @@ func RequestExchange(ctx context.Context, c *member.Cluster, provider *member.Cl
 // errAskAnew says that the waiting key's request was revoked.
 var errAskAnew = errors.New("the request of the waiting key was revoked")
 
+// requestExchangeOnce leaves the exchange request for the waiting key (pending until the provider decides),
+// or, once the provider issued its certificate, checks it and stores the credential.
 func requestExchangeOnce(ctx context.Context, c *member.Cluster, provider *member.Cluster, reqs dynamicResource, consumerID, grant string, o Options) (*Result, error) {
 	tns := member.TenantNamespace(consumerID)
 	keyPEM, signer, err := ensureExchangeKey(ctx, c, o.ProviderID, o.Rule, grant, o.KeyAlgorithm)
@@ -275,25 +277,9 @@ func requestExchangeOnce(ctx context.Context, c *member.Cluster, provider *membe
 	pending := &PendingError{ProviderID: o.ProviderID, ConsumerID: consumerID, Rule: o.Rule, Request: name, Target: o.Target, Scope: o.Scope}
 	u, err := reqs.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		csrPEM, err := credential.NewCSR(user, signer)
-		if err != nil {
+		if err := leaveRequest(ctx, c, provider, signer, tns, name, user, grant, o); err != nil {
 			return nil, err
 		}
-		obj := &v1alpha1.ExchangeRequest{
-			TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ExchangeRequestKind},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tns,
-				Labels: map[string]string{member.LabelManagedBy: member.ManagedBy, member.LabelExchange: grant}},
-			Spec: v1alpha1.ExchangeRequestSpec{Rule: o.Rule, Target: toExchangeTarget(o.Target), Scope: ToExchangeScope(o.Scope), CSR: csrPEM},
-		}
-		nu, err := member.ToUnstructured(obj)
-		if err != nil {
-			return nil, err
-		}
-		unstructured.RemoveNestedField(nu.Object, "status")
-		if _, err := handshake.CreateCounted(ctx, c, provider, v1alpha1.ExchangeRequestGVR, nu); err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("leaving ExchangeRequest %s/%s on provider %q: %w", tns, name, o.ProviderID, err)
-		}
-		c.Reporter().Info("ExchangeRequest " + name + c.Said(" left", " would be left") + " in " + tns + " on provider " + o.ProviderID)
 		return nil, pending
 	}
 	if err != nil {
@@ -316,38 +302,17 @@ func requestExchangeOnce(ctx context.Context, c *member.Cluster, provider *membe
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case !credential.SamePublicKey(cert.PublicKey, signer.Public()):
-		return nil, errors.New("status.certificate: is not for the waiting key")
-	case cert.Subject.CommonName != user:
-		return nil, fmt.Errorf("status.certificate: is for user %q, the waiting key is for %q", member.Truncate(cert.Subject.CommonName), user)
-	case !credential.ClientAuth(cert):
-		return nil, errors.New("status.certificate: is not valid for client authentication")
-	case !c.CurrentTime().Before(cert.NotAfter):
-		return nil, fmt.Errorf("status.certificate: expired at %s", cert.NotAfter.UTC().Format(time.RFC3339))
+	if err := checkExchangeCertificate(cert, signer, user, c.CurrentTime()); err != nil {
+		return nil, err
 	}
 	kc, err := exchangeKubeconfig(ctx, c, o, req.Status.Certificate, keyPEM)
 	if err != nil {
 		return nil, err
 	}
 	secrets := c.Kube.CoreV1().Secrets(member.SystemNamespace)
-	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: KubeconfigSecretName(o.ProviderID, o.Rule, grant), Namespace: member.SystemNamespace,
-			Labels: exchangeLabels(o.ProviderID, grant), Annotations: map[string]string{handshake.UserAnnotation: user, AnnotationExchangeRequest: name, AnnotationExchangeMode: req.Status.Mode}},
-		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{handshake.KubeconfigKey: kc},
+	if err := storeExchangeCredential(ctx, c, kc, name, user, grant, req.Status.Mode, cert.NotAfter, o); err != nil {
+		return nil, err
 	}
-	if _, err := secrets.Create(ctx, sec, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
-		if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
-			return nil, fmt.Errorf("storing Secret %s/%s: %w", member.SystemNamespace, sec.Name, err)
-		}
-	} else if err != nil {
-		return nil, fmt.Errorf("storing Secret %s/%s: %w", member.SystemNamespace, sec.Name, err)
-	}
-	c.Reporter().Info("Exchange credential " + name + c.Said(" stored", " would be stored") + " in Secret " + member.SystemNamespace + "/" + sec.Name)
-	handshake.Audit(ctx, c, handshake.IdentityObject(o.ProviderID, member.IdentityName(o.ProviderID)), handshake.EventImported,
-		"exchange credential "+name+" (rule "+o.Rule+", acting as "+o.Target.User+") on provider "+o.ProviderID+" stored in Secret "+sec.Name,
-		&handshake.Credential{User: user, NotAfter: cert.NotAfter})
 	if err := member.IgnoreNotFound(secrets.Delete(ctx, PendingKeySecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
 		return nil, err
 	}
@@ -357,6 +322,71 @@ func requestExchangeOnce(ctx context.Context, c *member.Cluster, provider *membe
 		c.Reporter().Warn(fmt.Sprintf("Withdrawing the older ExchangeRequests of %s in %s: %v", name, tns, err))
 	}
 	return &Result{Request: name, Kubeconfig: kc, User: user, NotAfter: cert.NotAfter}, nil
+}
+
+// leaveRequest leaves a new ExchangeRequest for the waiting key on the provider: the CSR of the grant's
+// user, the rule, the target and the scope, for the provider's administrator to list and decide on.
+func leaveRequest(ctx context.Context, c, provider *member.Cluster, signer crypto.Signer, tns, name, user, grant string, o Options) error {
+	csrPEM, err := credential.NewCSR(user, signer)
+	if err != nil {
+		return err
+	}
+	obj := &v1alpha1.ExchangeRequest{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ExchangeRequestKind},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tns,
+			Labels: map[string]string{member.LabelManagedBy: member.ManagedBy, member.LabelExchange: grant}},
+		Spec: v1alpha1.ExchangeRequestSpec{Rule: o.Rule, Target: toExchangeTarget(o.Target), Scope: ToExchangeScope(o.Scope), CSR: csrPEM},
+	}
+	nu, err := member.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	unstructured.RemoveNestedField(nu.Object, "status")
+	if _, err := handshake.CreateCounted(ctx, c, provider, v1alpha1.ExchangeRequestGVR, nu); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("leaving ExchangeRequest %s/%s on provider %q: %w", tns, name, o.ProviderID, err)
+	}
+	c.Reporter().Info("ExchangeRequest " + name + c.Said(" left", " would be left") + " in " + tns + " on provider " + o.ProviderID)
+	return nil
+}
+
+// checkExchangeCertificate takes the provider's certificate only for the waiting key, as the grant's user,
+// for client authentication, unexpired.
+func checkExchangeCertificate(cert *x509.Certificate, signer crypto.Signer, user string, now time.Time) error {
+	switch {
+	case !credential.SamePublicKey(cert.PublicKey, signer.Public()):
+		return errors.New("status.certificate: is not for the waiting key")
+	case cert.Subject.CommonName != user:
+		return fmt.Errorf("status.certificate: is for user %q, the waiting key is for %q", member.Truncate(cert.Subject.CommonName), user)
+	case !credential.ClientAuth(cert):
+		return errors.New("status.certificate: is not valid for client authentication")
+	case !now.Before(cert.NotAfter):
+		return fmt.Errorf("status.certificate: expired at %s", cert.NotAfter.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// storeExchangeCredential stores the exchange credential's kubeconfig in its Secret, with the user, the
+// request and the mode it answers, and records the import in an audit Event.
+func storeExchangeCredential(ctx context.Context, c *member.Cluster, kc []byte, name, user, grant, mode string, notAfter time.Time, o Options) error {
+	secrets := c.Kube.CoreV1().Secrets(member.SystemNamespace)
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: KubeconfigSecretName(o.ProviderID, o.Rule, grant), Namespace: member.SystemNamespace,
+			Labels: exchangeLabels(o.ProviderID, grant), Annotations: map[string]string{handshake.UserAnnotation: user, AnnotationExchangeRequest: name, AnnotationExchangeMode: mode}},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{handshake.KubeconfigKey: kc},
+	}
+	if _, err := secrets.Create(ctx, sec, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("storing Secret %s/%s: %w", member.SystemNamespace, sec.Name, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("storing Secret %s/%s: %w", member.SystemNamespace, sec.Name, err)
+	}
+	c.Reporter().Info("Exchange credential " + name + c.Said(" stored", " would be stored") + " in Secret " + member.SystemNamespace + "/" + sec.Name)
+	handshake.Audit(ctx, c, handshake.IdentityObject(o.ProviderID, member.IdentityName(o.ProviderID)), handshake.EventImported,
+		"exchange credential "+name+" (rule "+o.Rule+", acting as "+o.Target.User+") on provider "+o.ProviderID+" stored in Secret "+sec.Name,
+		&handshake.Credential{User: user, NotAfter: notAfter})
+	return nil
 }
 
 // dynamicResource is the part of a namespaced dynamic client the exchange uses.

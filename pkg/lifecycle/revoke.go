@@ -38,8 +38,38 @@ import (
 // and their data stay for inspection. A consumer already revoked (or removed) is Already; one this cluster
 // has no record of is a *NotFoundError, and nothing is changed.
 func Revoke(ctx context.Context, c *member.Cluster, consumerID string) (handshake.Outcome, error) {
+	rv, outcome, err := readRevocation(ctx, c, consumerID)
+	if rv == nil {
+		return outcome, err
+	}
+	cut, unboundAt, err := rv.unbind(ctx)
+	if err != nil {
+		return handshake.Done, err
+	}
+	if err := rv.stop(ctx, cut); err != nil {
+		return handshake.Done, err
+	}
+	if err := rv.waitOutImpersonation(ctx, cut, unboundAt); err != nil {
+		return handshake.Done, err
+	}
+	return handshake.Done, rv.markRevoked(ctx)
+}
+
+// revocation is one run of Revoke: the consumer, its tenant namespace and the namespaces it was granted.
+type revocation struct {
+	c          *member.Cluster
+	r          member.Reporter
+	consumerID string
+	ns         string
+	granted    []corev1.Namespace
+	names      []string // the tenant namespace and every granted one
+	what       string   // those, as a person reads them
+}
+
+// readRevocation reads what the consumer holds here, all at once. A nil revocation ends the run with the
+// outcome: already revoked, or nothing here for this consumer.
+func readRevocation(ctx context.Context, c *member.Cluster, consumerID string) (*revocation, handshake.Outcome, error) {
 	ns := member.TenantNamespace(consumerID)
-	r := c.Reporter()
 	var tenant *v1alpha1.Tenant
 	var tenantErr, nsErr error
 	var granted []corev1.Namespace
@@ -49,82 +79,99 @@ func Revoke(ctx context.Context, c *member.Cluster, consumerID string) (handshak
 		func() error { var err error; granted, err = grants.GrantedNamespaces(ctx, c, consumerID); return err },
 		func() error { own, nsErr = c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); return nil },
 	); err != nil {
-		return handshake.Done, err
+		return nil, handshake.Done, err
 	}
 	switch {
 	case tenantErr != nil && !apierrors.IsNotFound(tenantErr):
-		return handshake.Done, tenantErr
+		return nil, handshake.Done, tenantErr
 	case nsErr != nil && !apierrors.IsNotFound(nsErr):
-		return handshake.Done, nsErr
+		return nil, handshake.Done, nsErr
 	case tenant != nil && tenant.Status.Phase == handshake.PhaseRevoked:
-		return handshake.Already, nil
+		return nil, handshake.Already, nil
 	case tenant == nil && (own == nil || nsErr != nil || !sandbox.TenantOwner(consumerID).Owns(own.Labels)) && len(granted) == 0:
 		// Nothing here for this consumer: removed earlier, or never known.
-		return consumerGone(ctx, c, consumerID)
+		outcome, err := consumerGone(ctx, c, consumerID)
+		return nil, outcome, err
 	}
-	names := []string{ns}
+	rv := &revocation{c: c, r: c.Reporter(), consumerID: consumerID, ns: ns, granted: granted, names: []string{ns}, what: ns}
 	for _, g := range granted {
-		names = append(names, g.Name)
+		rv.names = append(rv.names, g.Name)
 	}
-	what := ns
 	if len(granted) > 0 {
-		what = fmt.Sprintf("%s and %d more namespace%s", ns, len(granted), map[bool]string{true: "s"}[len(granted) > 1])
+		rv.what = fmt.Sprintf("%s and %d more namespace%s", ns, len(granted), map[bool]string{true: "s"}[len(granted) > 1])
 	}
+	return rv, handshake.Done, nil
+}
+
+// unbind removes the consumer's RoleBindings everywhere and records its users revoked; it returns the
+// users cut and when.
+func (rv *revocation) unbind(ctx context.Context) ([]handshake.BoundUser, time.Time, error) {
 	var cut []handshake.BoundUser
 	var unboundAt time.Time
-	if err := member.Step(r, "Removing the RoleBindings of "+consumerID, "No RoleBinding left for "+consumerID+": its certificates grant nothing in "+what, func() error {
+	err := member.Step(rv.r, "Removing the RoleBindings of "+rv.consumerID, "No RoleBinding left for "+rv.consumerID+": its certificates grant nothing in "+rv.what, func() error {
 		// A slice's key user is recorded too: a token slice binds another user, but its request's key must
 		// not be granted again either.
 		var keyUsers []handshake.RevokedUser
-		for _, g := range granted {
+		for _, g := range rv.granted {
 			if u := g.Annotations[grants.AnnotationKeyUser]; u != "" {
 				keyUsers = append(keyUsers, handshake.RevokedUser{User: u})
 			}
 		}
 		var err error
-		cut, err = unbindConsumer(ctx, c, consumerID, names, keyUsers)
+		cut, err = unbindConsumer(ctx, rv.c, rv.consumerID, rv.names, keyUsers)
 		unboundAt = time.Now()
 		return err
-	}); err != nil {
-		return handshake.Done, err
-	}
-	stop := func() error {
-		jobs := []func() error{func() error { return stopIn(ctx, c, ns, sandbox.TenantOwner(consumerID)) }}
-		for _, g := range granted {
+	})
+	return cut, unboundAt, err
+}
+
+// stop removes the tenant's workloads, pods and tokens in every namespace: the first sweep runs while the
+// refusal of the cut users is confirmed; the second, once it is, takes whatever the tenant created before
+// its requests were refused.
+func (rv *revocation) stop(ctx context.Context, cut []handshake.BoundUser) error {
+	c := rv.c
+	sweep := func() error {
+		jobs := []func() error{func() error { return stopIn(ctx, c, rv.ns, sandbox.TenantOwner(rv.consumerID)) }}
+		for _, g := range rv.granted {
 			jobs = append(jobs, func() error { return stopIn(ctx, c, g.Name, sandbox.OwnerOf(g.Labels)) })
 		}
 		return member.Parallel(jobs...)
 	}
-	if err := member.Step(r, "Stopping the tenant's workloads and tokens", "Workloads, pods and tokens of "+consumerID+" removed", func() error {
-		// The first sweep runs while the refusal is confirmed; the second, once it is, takes whatever the
-		// tenant created before its requests were refused.
-		if err := member.Parallel(stop, func() error { return handshake.ConfirmRefused(ctx, c, cut) }); err != nil {
+	return member.Step(rv.r, "Stopping the tenant's workloads and tokens", "Workloads, pods and tokens of "+rv.consumerID+" removed", func() error {
+		if err := member.Parallel(sweep, func() error { return handshake.ConfirmRefused(ctx, c, cut) }); err != nil {
 			return err
 		}
-		return stop()
-	}); err != nil {
-		return handshake.Done, err
+		return sweep()
+	})
+}
+
+// waitOutImpersonation waits, when an exchange credential was cut, until the API server's impersonation
+// cache has forgotten what it allowed.
+func (rv *revocation) waitOutImpersonation(ctx context.Context, cut []handshake.BoundUser, unboundAt time.Time) error {
+	if !slices.ContainsFunc(cut, func(b handshake.BoundUser) bool { return b.Target != "" }) {
+		return nil
 	}
-	if slices.ContainsFunc(cut, func(b handshake.BoundUser) bool { return b.Target != "" }) {
-		if err := member.Step(r, "Waiting out the API server's impersonation cache for the exchange credentials of "+consumerID,
-			"Exchange credentials of "+consumerID+" refused", func() error {
-				if c.DryRun {
-					return nil // nothing was unbound
-				}
-				return handshake.WaitUntil(ctx, unboundAt.Add(handshake.ImpersonationCacheTTL))
-			}); err != nil {
-			return handshake.Done, err
-		}
-	}
-	return handshake.Done, member.Step(r, "Marking the Tenant revoked", "Tenant "+ns+"/"+consumerID+" marked "+handshake.PhaseRevoked, func() error {
-		// A merge patch of the phase alone: the pinned key, the expiry and the sandbox stay on record.
+	return member.Step(rv.r, "Waiting out the API server's impersonation cache for the exchange credentials of "+rv.consumerID,
+		"Exchange credentials of "+rv.consumerID+" refused", func() error {
+			if rv.c.DryRun {
+				return nil // nothing was unbound
+			}
+			return handshake.WaitUntil(ctx, unboundAt.Add(handshake.ImpersonationCacheTTL))
+		})
+}
+
+// markRevoked marks the Tenant revoked with a merge patch of the phase alone: the pinned key, the expiry
+// and the sandbox stay on record.
+func (rv *revocation) markRevoked(ctx context.Context) error {
+	c, ns, consumerID := rv.c, rv.ns, rv.consumerID
+	return member.Step(rv.r, "Marking the Tenant revoked", "Tenant "+ns+"/"+consumerID+" marked "+handshake.PhaseRevoked, func() error {
 		_, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Patch(ctx, consumerID, types.MergePatchType,
 			[]byte(`{"status":{"phase":"`+handshake.PhaseRevoked+`"}}`), metav1.PatchOptions{FieldManager: member.FieldManager}, "status")
 		if apierrors.IsNotFound(err) {
 			return nil // nothing was ever issued, or it was removed
 		}
 		if err == nil {
-			handshake.Audit(ctx, c, handshake.TenantObject(consumerID), handshake.EventRevoked, "every credential of consumer "+consumerID+" revoked in "+what, nil)
+			handshake.Audit(ctx, c, handshake.TenantObject(consumerID), handshake.EventRevoked, "every credential of consumer "+consumerID+" revoked in "+rv.what, nil)
 		}
 		return err
 	})

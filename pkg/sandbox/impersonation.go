@@ -80,9 +80,22 @@ func probeImpersonation(ctx context.Context, c *member.Cluster, version string) 
 	}
 	name := ProbeName + hex.EncodeToString(suffix)
 	user := member.UserPrefix + name
+	defer deleteProbe(ctx, c, name)
+	token, err := setUpProbe(ctx, c, name, user)
+	if err != nil {
+		return member.ImpersonationSupport{}, fmt.Errorf("%w: setting up the probe: %w", ErrProbe, err)
+	}
+	if err := waitProbeAllowed(ctx, c, credential.ServiceAccountUser(member.SystemNamespace, name), user); err != nil {
+		return member.ImpersonationSupport{}, fmt.Errorf("%w: %w", ErrProbe, err)
+	}
+	return readAsProbe(ctx, c, token, user, version)
+}
+
+// setUpProbe makes the probe's ServiceAccount (and a token of it), its ClusterRole (impersonate user, and
+// only to get the cluster record) and the binding of both the ServiceAccount and the user, all at once.
+func setUpProbe(ctx context.Context, c *member.Cluster, name, user string) (string, error) {
 	labels := map[string]string{member.LabelManagedBy: member.ManagedBy}
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: member.SystemNamespace, Labels: labels}}
-	saUser := credential.ServiceAccountUser(member.SystemNamespace, name)
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"users"}, Verbs: []string{"impersonate:user-info"}, ResourceNames: []string{user}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"impersonate-on:user-info:get", "get"}, ResourceNames: []string{member.ClusterConfigMap}},
@@ -90,21 +103,6 @@ func probeImpersonation(ctx context.Context, c *member.Cluster, version string) 
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: member.SystemNamespace, Name: name}, credential.SubjectFor(user)},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*member.CleanupTimeout)
-		defer cancel()
-		_ = member.Parallel(
-			func() error {
-				return member.IgnoreNotFound(c.Kube.CoreV1().ServiceAccounts(member.SystemNamespace).Delete(cctx, name, metav1.DeleteOptions{}))
-			},
-			func() error {
-				return member.IgnoreNotFound(c.Kube.RbacV1().ClusterRoleBindings().Delete(cctx, name, metav1.DeleteOptions{}))
-			},
-			func() error {
-				return member.IgnoreNotFound(c.Kube.RbacV1().ClusterRoles().Delete(cctx, name, metav1.DeleteOptions{}))
-			},
-		)
-	}()
 	var token string
 	err := member.Parallel(
 		func() error {
@@ -128,12 +126,31 @@ func probeImpersonation(ctx context.Context, c *member.Cluster, version string) 
 			return err
 		},
 	)
-	if err != nil {
-		return member.ImpersonationSupport{}, fmt.Errorf("%w: setting up the probe: %w", ErrProbe, err)
-	}
-	// The authorizer sees new RBAC through a cache: the probe means something only once it allows all
-	// three checks the constrained path makes.
-	if err := member.Parallel(
+	return token, err
+}
+
+// deleteProbe deletes everything the probe made, also when the run ran out of time, so on a context of
+// its own.
+func deleteProbe(ctx context.Context, c *member.Cluster, name string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*member.CleanupTimeout)
+	defer cancel()
+	_ = member.Parallel(
+		func() error {
+			return member.IgnoreNotFound(c.Kube.CoreV1().ServiceAccounts(member.SystemNamespace).Delete(cctx, name, metav1.DeleteOptions{}))
+		},
+		func() error {
+			return member.IgnoreNotFound(c.Kube.RbacV1().ClusterRoleBindings().Delete(cctx, name, metav1.DeleteOptions{}))
+		},
+		func() error {
+			return member.IgnoreNotFound(c.Kube.RbacV1().ClusterRoles().Delete(cctx, name, metav1.DeleteOptions{}))
+		},
+	)
+}
+
+// waitProbeAllowed waits until the authorizer, which sees new RBAC through a cache, allows all three
+// checks the constrained path makes: the probe means something only then.
+func waitProbeAllowed(ctx context.Context, c *member.Cluster, saUser, user string) error {
+	return member.Parallel(
 		func() error {
 			return waitAllowed(ctx, c, saUser, nil, authzv1.ResourceAttributes{Verb: "impersonate:user-info", Group: "authentication.k8s.io", Resource: "users", Name: user})
 		},
@@ -143,9 +160,12 @@ func probeImpersonation(ctx context.Context, c *member.Cluster, version string) 
 		func() error {
 			return waitAllowed(ctx, c, user, nil, authzv1.ResourceAttributes{Namespace: member.SystemNamespace, Verb: "get", Resource: "configmaps", Name: member.ClusterConfigMap})
 		},
-	); err != nil {
-		return member.ImpersonationSupport{}, fmt.Errorf("%w: %w", ErrProbe, err)
-	}
+	)
+}
+
+// readAsProbe reads the cluster record as the probe's ServiceAccount impersonating user: read, the API
+// server honours the new verbs; forbidden, it does not.
+func readAsProbe(ctx context.Context, c *member.Cluster, token, user, version string) (member.ImpersonationSupport, error) {
 	cfg := rest.AnonymousClientConfig(c.Config)
 	cfg.BearerToken = token
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
