@@ -18,11 +18,9 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -94,10 +92,13 @@ func atCleanup(t *testing.T, args ...string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, federateBin, args...)
-		cmd.Env = []string{"PATH=" + binDir + ":/usr/bin:/bin", "HOME=" + home, "NO_COLOR=1"}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("clean-up kubectl-federate %s: %v\n%s", strings.Join(args, " "), err, out)
+		c := newCommand(ctx, home, nil, federateBin, args...)
+		if err := c.begin(); err != nil {
+			t.Errorf("clean-up kubectl-federate %s: %v", strings.Join(args, " "), err)
+			return
+		}
+		if r := c.end(); r.code != 0 {
+			t.Errorf("clean-up kubectl-federate %s: %s", strings.Join(args, " "), r)
 		}
 	})
 }
@@ -1180,21 +1181,7 @@ func runFor(t *testing.T, limit time.Duration, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, federateBin, args...)
-	cmd.Env = []string{"PATH=" + binDir + ":/usr/bin:/bin", "HOME=" + t.TempDir(), "NO_COLOR=1"}
-	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	start := time.Now()
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errOut.String(), wall: time.Since(start)}
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		r.code = exit.ExitCode()
-	case err != nil:
-		t.Fatalf("running kubectl-federate: %v", err)
-	}
-	return r
+	return newCommand(ctx, t.TempDir(), nil, federateBin, args...).run(t)
 }
 
 // The first thing a consumer does after pairing with a freshly set-up provider, asking for a slice or a

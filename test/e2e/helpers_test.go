@@ -5,7 +5,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -61,30 +60,57 @@ func runEnv(t *testing.T, dir, stdin string, env []string, name string, args ...
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Env = []string{
-		"PATH=" + binDir + ":/usr/bin:/bin",
-		"HOME=" + t.TempDir(),
-		"NO_COLOR=1",
-		"C=" + consumer.Kubeconfig,
-		"P=" + provider.Kubeconfig,
-	}
-	cmd.Env = append(cmd.Env, env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	start := time.Now()
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errOut.String(), wall: time.Since(start)}
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		r.code = exit.ExitCode()
-	case err != nil:
-		t.Fatalf("running %s: %v", name, err)
+	env = append([]string{"C=" + consumer.Kubeconfig, "P=" + provider.Kubeconfig}, env...)
+	return newCommand(ctx, t.TempDir(), env, name, args...).in(dir).input(stdin).run(t)
+}
+
+// command is a command of the tests: the one way they start a process, in the one environment they run
+// it in (our binaries first on PATH, a home of its own so that no default kubeconfig applies, no
+// colour), with its output kept.
+type command struct {
+	cmd         *exec.Cmd
+	out, errOut bytes.Buffer
+	start       time.Time
+}
+
+// newCommand is name with args, run in a clean environment with home as $HOME, plus env.
+func newCommand(ctx context.Context, home string, env []string, name string, args ...string) *command {
+	c := &command{cmd: exec.CommandContext(ctx, name, args...)}
+	c.cmd.Env = append([]string{"PATH=" + binDir + ":/usr/bin:/bin", "HOME=" + home, "NO_COLOR=1"}, env...)
+	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.errOut
+	return c
+}
+
+// in sets the working directory.
+func (c *command) in(dir string) *command { c.cmd.Dir = dir; return c }
+
+// input sets what the command reads on stdin.
+func (c *command) input(stdin string) *command { c.cmd.Stdin = strings.NewReader(stdin); return c }
+
+// begin starts the command without waiting for it.
+func (c *command) begin() error {
+	c.start = time.Now()
+	return c.cmd.Start()
+}
+
+// end waits for a begun command and returns its result: an exit code, or -1 with the reason when it did
+// not exit by itself (killed at its deadline).
+func (c *command) end() result {
+	err := c.cmd.Wait()
+	r := result{stdout: c.out.String(), stderr: c.errOut.String(), wall: time.Since(c.start), code: c.cmd.ProcessState.ExitCode()}
+	if err != nil && r.code == 0 {
+		r.code, r.stderr = -1, r.stderr+err.Error()
 	}
 	return r
+}
+
+// run runs the command to its end; a command that cannot start fails the test.
+func (c *command) run(t *testing.T) result {
+	t.Helper()
+	if err := c.begin(); err != nil {
+		t.Fatalf("running %s: %v", c.cmd.Path, err)
+	}
+	return c.end()
 }
 
 // mustRun fails the test unless the command exits 0.

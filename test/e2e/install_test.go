@@ -4,8 +4,8 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,9 +19,9 @@ func TestMakeInstallAndPluginDiscovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	// -o build: the binary the suite runs is installed as built, not rebuilt under the processes running it.
-	out, err := exec.Command("make", "-C", root, "-o", "build", "install", "BINDIR="+bindir).CombinedOutput()
-	if err != nil {
-		t.Fatalf("make install: %v\n%s", err, out)
+	// make runs in this process's whole environment (the later values win): the toolchain and its caches.
+	if r := newCommand(t.Context(), os.Getenv("HOME"), os.Environ(), "make", "-C", root, "-o", "build", "install", "BINDIR="+bindir).run(t); r.code != 0 {
+		t.Fatalf("make install: %s", r)
 	}
 	kubectl, err := os.Readlink(filepath.Join(binDir, "kubectl"))
 	if err != nil {
@@ -31,10 +31,13 @@ func TestMakeInstallAndPluginDiscovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(args ...string) (string, error) {
-		cmd := exec.Command(filepath.Join(bindir, "kubectl"), args...)
-		cmd.Env = []string{"PATH=" + bindir + ":/usr/bin:/bin", "HOME=" + t.TempDir(), "KUBECONFIG=" + consumer.Kubeconfig}
-		b, err := cmd.Output()
-		return string(b), err
+		// Only the installed directory on PATH (the later PATH wins): kubectl must find the plugin there.
+		r := newCommand(t.Context(), t.TempDir(), []string{"PATH=" + bindir + ":/usr/bin:/bin", "KUBECONFIG=" + consumer.Kubeconfig},
+			filepath.Join(bindir, "kubectl"), args...).run(t)
+		if r.code != 0 {
+			return r.stdout, fmt.Errorf("exit %d: %s", r.code, r.stderr)
+		}
+		return r.stdout, nil
 	}
 	list, err := run("plugin", "list")
 	if err != nil || !strings.Contains(list, "kubectl-federate") {

@@ -7,9 +7,7 @@ package e2e
 // and leave the certificate with no more rights than any authenticated user; unauthenticate does the same.
 
 import (
-	"bytes"
 	"context"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -20,7 +18,6 @@ import (
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,24 +34,6 @@ var (
 	deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	tenantsGVR     = schema.GroupVersionResource{Group: "federate.dev", Version: "v1alpha1", Resource: "tenants"}
 )
-
-// restrictedPodSpec passes Pod Security "restricted" and names its resources.
-func restrictedPodSpec() corev1.PodSpec {
-	no, yes := false, true
-	uid := int64(65534)
-	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}
-	return corev1.PodSpec{
-		AutomountServiceAccountToken: &no,
-		SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &yes, RunAsUser: &uid,
-			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-		Containers: []corev1.Container{{
-			Name: "app", Image: "registry.k8s.io/pause:3.10",
-			SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, RunAsNonRoot: &yes,
-				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
-			Resources: corev1.ResourceRequirements{Requests: res, Limits: res},
-		}},
-	}
-}
 
 // startTenantWorkloads creates, as the tenant, a Deployment and a bare pod in its namespace, and waits
 // (as admin, by watch) until the Deployment's ReplicaSet and pod exist too.
@@ -197,29 +176,18 @@ func authenticatedOnlyRules(t *testing.T, ns string) []ruleTuple {
 // startFederate starts kubectl-federate with the same environment as cli, without waiting.
 func startFederate(t *testing.T, args ...string) (wait func() result) {
 	t.Helper()
-	cmd := exec.Command(federateBin, args...)
-	cmd.Env = []string{"PATH=" + binDir + ":/usr/bin:/bin", "HOME=" + t.TempDir(), "NO_COLOR=1"}
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	c := newCommand(context.Background(), t.TempDir(), nil, federateBin, args...)
+	if err := c.begin(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan result, 1)
-	go func() {
-		err := cmd.Wait()
-		r := result{stdout: out.String(), stderr: errOut.String(), wall: time.Since(start), code: cmd.ProcessState.ExitCode()}
-		if err != nil && r.code == 0 {
-			r.code, r.stderr = -1, r.stderr+err.Error()
-		}
-		done <- r
-	}()
+	go func() { done <- c.end() }()
 	return func() result {
 		select {
 		case r := <-done:
 			return r
 		case <-time.After(3 * time.Minute):
-			_ = cmd.Process.Kill()
+			_ = c.cmd.Process.Kill()
 			return <-done
 		}
 	}

@@ -47,7 +47,6 @@ const (
 	labelRole            = "federate.dev/role"
 	labelSandbox         = "federate.dev/sandbox"
 	psaLabelPrefix       = "pod-security.kubernetes.io/"
-	pauseImage           = "registry.k8s.io/pause:3.10"
 	notOursPattern       = `not created by kubectl[ -]federate`
 	watchTimeout         = 30 * time.Second
 	intruderNS           = "federate-tenant-provider" // the provider's sandbox on the consumer, in the reverse direction
@@ -95,37 +94,6 @@ func refused(err error) bool {
 // containsAny reports whether s contains one of subs (true when subs is empty).
 func containsAny(s string, subs []string) bool {
 	return len(subs) == 0 || slices.ContainsFunc(subs, func(sub string) bool { return strings.Contains(s, sub) })
-}
-
-// restrictedPod is a pod that the restricted Pod Security level admits, with no resources set (the
-// LimitRange fills them).
-func restrictedPod(name string) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: corev1.PodSpec{
-			SecurityContext: &corev1.PodSecurityContext{
-				RunAsNonRoot:   new(true),
-				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-			},
-			Containers: []corev1.Container{{
-				Name:  "c",
-				Image: pauseImage,
-				SecurityContext: &corev1.SecurityContext{
-					AllowPrivilegeEscalation: new(false),
-					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-				},
-			}},
-		},
-	}
-}
-
-// smallPod is a restricted pod with explicit small requests and limits, so that only the pod count
-// binds in the quota.
-func smallPod(name string) *corev1.Pod {
-	p := restrictedPod(name)
-	rl := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
-	p.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()}
-	return p
 }
 
 // attack is one thing a tenant tries in its sandbox.
