@@ -421,6 +421,49 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 	// What the storage attacks aim at: an administrator's Available hostPath:/ volume; RuntimeClasses.
 	defer adminStorage(t, admin)()
 
+	s := &sandboxRun{ctx: ctx, admin: admin, as: as, returned: returned}
+	// The phases run in order on one pairing, each a subtest of its own; a phase that cannot go on (a
+	// fatal failure) ends the test, as later phases build on it.
+	for _, phase := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"the sandbox as installed", s.asInstalled},
+		{"a compliant pod is admitted", s.compliantPod},
+		{"escapes are refused", s.escapes},
+		{"allowed lists admit only what they name", s.allowedLists},
+		{"the pod count", s.podCount},
+		{"re-runs converge to new settings", s.reRunsConverge},
+		{"privileged only when named", s.privilegedWhenNamed},
+	} {
+		finished := false
+		t.Run(phase.name, func(t *testing.T) {
+			phase.run(t)
+			finished = true
+		})
+		if !finished {
+			return
+		}
+	}
+}
+
+// sandboxRun is what the phases of TestSandboxRefusesEscapes share: the clients, the sandbox as found
+// installed, and the quota the re-runs set.
+type sandboxRun struct {
+	ctx      context.Context
+	admin    kubernetes.Interface
+	as       kubernetes.Interface // the tenant, with the pairing's current credential
+	returned time.Time            // when authenticate returned
+	q        *corev1.ResourceQuota
+	lr       *corev1.LimitRange
+	np       *networkingv1.NetworkPolicy
+	ns       *corev1.Namespace // the tenant namespace as installed
+	want     map[string]string // the quota the re-runs asked for
+}
+
+// asInstalled checks the sandbox as installed.
+func (s *sandboxRun) asInstalled(t *testing.T) {
+	ctx, admin := s.ctx, s.admin
 	// The sandbox as installed.
 	// (A missing object is reported and the attacks still run, so that each one's outcome is seen.)
 	q, err := admin.CoreV1().ResourceQuotas(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
@@ -488,7 +531,12 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 			t.Errorf("NetworkPolicy %s lets pods reach the metadata address %s:%d/%s: %s", sandboxObject, dst.addr, dst.port, dst.proto, why)
 		}
 	}
+	s.q, s.lr, s.np, s.ns = q, lr, np, ns
+}
 
+// compliantPod: the sandbox is not "deny all".
+func (s *sandboxRun) compliantPod(t *testing.T) {
+	ctx, as, lr := s.ctx, s.as, s.lr
 	// The sandbox is not "deny all": a compliant pod is admitted, the LimitRange fills its resources and no
 	// service-account token is mounted.
 	ok, err := as.CoreV1().Pods(tenantNS).Create(ctx, restrictedPod("compliant"), metav1.CreateOptions{})
@@ -509,7 +557,11 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 			t.Errorf("the compliant pod got a service-account token volume %s", v.Name)
 		}
 	}
+}
 
+// escapes runs the attack table: every escape is refused by the guard named, and leaves nothing.
+func (s *sandboxRun) escapes(t *testing.T) {
+	ctx, admin, as, q, lr, np, ns, returned := s.ctx, s.admin, s.as, s.q, s.lr, s.np, s.ns, s.returned
 	// What the tenant may not do to its sandbox itself.
 	npRV := np.ResourceVersion
 	lrRV := ""
@@ -718,7 +770,11 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 			}
 		})
 	}
+}
 
+// allowedLists: a system-* priority class is never allowed; what the lists name is admitted, and only that.
+func (s *sandboxRun) allowedLists(t *testing.T) {
+	ctx := s.ctx
 	// Priority classes: a system-* class is never allowed, an allowed list is honoured.
 	if r := cli(t, "", "authenticate", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig,
 		"--cluster-id", "consumer", "--remote-cluster-id", "provider", "--priority-classes", "system-node-critical"); r.code == 0 {
@@ -728,8 +784,9 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 	// and claims that were refused above), and only that.
 	authenticate(t, "--priority-classes", lowPriority, "--tolerations", allowedToleration, "--storage-classes", allowedClass,
 		"--runtime-classes", allowedRuntime, "--schedulers", allowedScheduler)
-	_, cfg = issuedConfig(t)
-	as = kubernetes.NewForConfigOrDie(unlimited(cfg))
+	_, cfg := issuedConfig(t)
+	as := kubernetes.NewForConfigOrDie(unlimited(cfg))
+	s.as = as
 	checkAllowListsAdmit(t, as)
 	st := tenantStatus(t, provider).Sandbox
 	if st == nil || !slices.Equal(st.Tolerations, []string{allowedToleration}) || !slices.Equal(st.StorageClasses, []string{allowedClass}) ||
@@ -746,7 +803,11 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 	if _, err := as.CoreV1().Pods(tenantNS).Create(ctx, p, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), vapDenied) {
 		t.Errorf("with an allowed list, system-node-critical: err = %v, want refused by %s", err, vapDenied)
 	}
+}
 
+// podCount fills the quota to 20 pods: a 21st is refused and not created.
+func (s *sandboxRun) podCount(t *testing.T) {
+	ctx, admin, as := s.ctx, s.admin, s.as
 	// The pod count: fill the quota to 20 pods, then a 21st is refused.
 	pods, err := admin.CoreV1().Pods(tenantNS).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -765,19 +826,24 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 		t.Errorf("21st pod exists after refusal (err = %v)", err)
 	}
 	t.Logf("quota used after filling: pods=%v", quotaUsedPods(t, admin, sandboxObject))
+}
 
+// reRunsConverge: a re-run converges to new settings, other limits stay at their defaults, and the Tenant and info show them.
+func (s *sandboxRun) reRunsConverge(t *testing.T) {
+	ctx, admin := s.ctx, s.admin
 	// Re-runs converge to new settings, and other limits stay at their defaults.
 	authenticate(t, "--pod-security", "baseline", "--quota", "pods=3")
-	ns, err = admin.CoreV1().Namespaces().Get(ctx, tenantNS, metav1.GetOptions{})
+	ns, err := admin.CoreV1().Namespaces().Get(ctx, tenantNS, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkPSA(t, ns, "baseline")
-	q, err = admin.CoreV1().ResourceQuotas(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
+	q, err := admin.CoreV1().ResourceQuotas(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := maps.Clone(defaultQuota)
+	s.want = want
 	want["pods"] = "3"
 	checkQuota(t, q, want)
 	// The Tenant status and info show the sandbox as it now is.
@@ -796,11 +862,12 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 		!strings.Contains(strings.SplitN(info[i+1:], "\n", 2)[0], "pods 3") {
 		t.Errorf("info does not show the consumer's pod-security level and quota:\n%s", info)
 	}
-	_, cfg = issuedConfig(t)
-	as = kubernetes.NewForConfigOrDie(unlimited(cfg))
+	_, cfg := issuedConfig(t)
+	as := kubernetes.NewForConfigOrDie(unlimited(cfg))
+	s.as = as
 	// Baseline now lets through what only restricted refused (the quota, full, refuses it instead) and still
 	// refuses a privileged pod.
-	p = restrictedPod("baseline-root")
+	p := restrictedPod("baseline-root")
 	p.Spec.SecurityContext, p.Spec.Containers[0].SecurityContext = nil, nil
 	if _, err := as.CoreV1().Pods(tenantNS).Create(ctx, p, metav1.CreateOptions{}); err != nil && strings.Contains(err.Error(), psaDenied) {
 		t.Errorf("baseline: a root pod without seccomp profile was refused by Pod Security: %v", err)
@@ -821,13 +888,17 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 			t.Errorf("baseline: %s: err = %v, want refused by Pod Security", name, err)
 		}
 	}
+}
 
+// privilegedWhenNamed: privileged only when named, with a warning; a re-run keeps it; named defaults bring them back.
+func (s *sandboxRun) privilegedWhenNamed(t *testing.T) {
+	ctx, admin, want := s.ctx, s.admin, s.want
 	// privileged only when named, and then with a warning.
 	r := authenticate(t, "--pod-security", "privileged")
 	if !strings.Contains(r.stderr, "WARNING") {
 		t.Errorf("--pod-security privileged printed no WARNING line:\n%s", r.stderr)
 	}
-	ns, err = admin.CoreV1().Namespaces().Get(ctx, tenantNS, metav1.GetOptions{})
+	ns, err := admin.CoreV1().Namespaces().Get(ctx, tenantNS, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -840,7 +911,8 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPSA(t, ns, "privileged")
-	if q, err = admin.CoreV1().ResourceQuotas(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{}); err != nil {
+	q, err := admin.CoreV1().ResourceQuotas(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	checkQuota(t, q, want)
