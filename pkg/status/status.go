@@ -283,8 +283,8 @@ func checkHeld(ctx context.Context, c *member.Cluster, states []CredentialState)
 	var wg sync.WaitGroup
 	for i := range states {
 		s := &states[i]
-		if s.Role != member.RoleConsumer {
-			continue
+		if s.Role != member.RoleConsumer || s.Kind == KindPendingKey {
+			continue // a key waiting for its certificate is no credential yet: nothing to prove
 		}
 		wg.Add(1)
 		go func() {

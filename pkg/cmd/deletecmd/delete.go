@@ -126,12 +126,9 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 		o.pair.Printer.Info(o.Pair.Summary(time.Since(start)))
 		return nil
 	}
-	side := o.Side.String()
-	if side == sideAuto {
-		var err error
-		if side, err = o.findSide(ctx); err != nil {
-			return err
-		}
+	side, err := o.findSide(ctx, o.Side.String())
+	if err != nil {
+		return err
 	}
 	switch side {
 	case sideNone:
@@ -166,7 +163,7 @@ func (o *ResourceSliceOptions) Run(ctx context.Context) error {
 }
 
 // findSide tells which side of the slice this cluster holds.
-func (o *ResourceSliceOptions) findSide(ctx context.Context) (string, error) {
+func (o *ResourceSliceOptions) findSide(ctx context.Context, asked string) (string, error) {
 	asConsumer, err := grants.HasSliceRecord(ctx, o.local, o.RemoteClusterID, o.Name)
 	if err != nil {
 		return "", err
@@ -186,6 +183,12 @@ func (o *ResourceSliceOptions) findSide(ctx context.Context) (string, error) {
 		}
 	}
 	switch {
+	// An explicit side deletes what this cluster holds on that side, and is NotFound like any name without
+	// a record when it holds nothing there.
+	case asked == sideProvider && asProvider, asked == sideConsumer && asConsumer:
+		return asked, nil
+	case asked == sideProvider || asked == sideConsumer:
+		return sideNone, nil
 	case asConsumer && asProvider:
 		return "", cmdutil.UsageErrorf("--side: this cluster holds slice %q both as consumer and as provider of %q; say which to delete", o.Name, o.RemoteClusterID)
 	case asProvider:
@@ -236,7 +239,8 @@ func (o *ResourceSliceOptions) both(ctx context.Context) error {
 	if err := grants.DeleteSliceLocal(ctx, o.pair.Consumer, pSelf.ClusterID, o.Name, nil); err != nil {
 		return fmt.Errorf("consumer: %w", err)
 	}
-	return nil
+	_, err = fmt.Fprintf(o.Out, "resourceslice/%s deleted\n", o.Name)
+	return err
 }
 
 // ResourceSliceClassOptions are the flags of `delete resourceslice-class`.

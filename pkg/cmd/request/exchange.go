@@ -54,7 +54,7 @@ func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 		Example: cmdutil.Examples(`
 			# Ask the provider gpu-farm for alice's credential, and send its name to that administrator
 			kubectl federate request exchange --remote-cluster-id gpu-farm --for-user alice --for-group dev`),
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs,
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster")
 	o.Source.AddFlags(cmd)
