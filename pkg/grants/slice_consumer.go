@@ -366,7 +366,7 @@ func (im *sliceImport) tokenKubeconfig(ctx context.Context) error {
 				res.AlreadyImported = same
 				return err
 			}
-			return fmt.Errorf("no request of this cluster waits for slice %q of provider %q (Secret %s/%s): the answer is for a request this cluster did not make, or one already replaced; run create resourceslice again",
+			return fmt.Errorf("no request of this cluster waits for slice %q of provider %q (Secret %s/%s): the answer is for a request this cluster did not make, or one already replaced; the slice must be requested again",
 				name, providerID, member.SystemNamespace, member.SlicePendingKeySecretName(providerID, name))
 		}
 		if err != nil {
@@ -397,7 +397,7 @@ func (im *sliceImport) certificateKubeconfig(ctx context.Context) error {
 				res.AlreadyImported = same
 				return err
 			}
-			return fmt.Errorf("no client key is waiting for slice %q of provider %q (Secret %s/%s): the answer is for a request this cluster did not make, or one already replaced; run create resourceslice again",
+			return fmt.Errorf("no client key is waiting for slice %q of provider %q (Secret %s/%s): the answer is for a request this cluster did not make, or one already replaced; the slice must be requested again",
 				name, providerID, member.SystemNamespace, member.SlicePendingKeySecretName(providerID, name))
 		}
 		if err != nil {

@@ -301,7 +301,7 @@ func matchIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity
 			res.AlreadyImported = same
 			return m, err
 		}
-		return nil, fmt.Errorf("no client key is waiting for a certificate from %q (Secret %s/%s): this identity answers a request this cluster did not make, or one already replaced; run generate tenant again",
+		return nil, fmt.Errorf("no client key is waiting for a certificate from %q (Secret %s/%s): this identity answers a request this cluster did not make, or one already replaced; this cluster must make a new request (a new Tenant from a new nonce)",
 			providerID, member.SystemNamespace, member.PendingKeySecretName(providerID))
 	}
 	if err != nil {

@@ -24,7 +24,10 @@ var (
 	// A command to run: "kubectl federate init", "kubectl auth can-i". The product's own name in
 	// messages ("kubectl federate sandbox: ...", "this kubectl federate reads") is not a command.
 	commandName = regexp.MustCompile(`\bkubectl (federate )?(init|create|accept|deny|delete|get|import|generate|grant|revoke|renew|` +
-		`authenticate|unauthenticate|request|allow|exchange|export|status|cordon|uncordon|drain|mesh|unmesh|info|auth|apply)\b`)
+		`authenticate|unauthenticate|request|allow|exchange|export|status|cordon|uncordon|drain|mesh|unmesh|info|auth|apply)\b` +
+		// Or a command without the product's name: "run generate tenant again", "create resourceslice".
+		`|\b(init|create|accept|deny|delete|get|import|generate|grant|revoke|renew|request|allow|export) ` +
+		`(tenant|identity|nonce|resourceslices?|resourceslice-class|namespace|kubeconfig|exchange)\b`)
 )
 
 func TestNoFlagOrCommandNamesInTheDomain(t *testing.T) {
@@ -71,15 +74,20 @@ func TestNoFlagOrCommandNamesInTheDomain(t *testing.T) {
 // The patterns catch what they are for, and let the product's own name through.
 func TestFlagAndCommandPatterns(t *testing.T) {
 	for s, want := range map[string]bool{
-		"give it with --cluster-id":               true,
-		"(allowed with --priority-classes)":       true,
-		"--for-user":                              true,
-		"run kubectl federate init":               true,
-		"find it with kubectl auth can-i --list":  true,
-		"kubectl federate sandbox: pods must not": false,
-		"this kubectl federate reads v1":          false,
-		"a-b--c":                                  false,
-		"spec.class":                              false,
+		"give it with --cluster-id":                true,
+		"(allowed with --priority-classes)":        true,
+		"--for-user":                               true,
+		"run kubectl federate init":                true,
+		"; run generate tenant again":              true,
+		"run create resourceslice again":           true,
+		"the re-run and deleteExports find it":     false,
+		"needs a dry-run create: forbidden":        false,
+		"create a new nonce and have the consumer": false,
+		"find it with kubectl auth can-i --list":   true,
+		"kubectl federate sandbox: pods must not":  false,
+		"this kubectl federate reads v1":           false,
+		"a-b--c":                                   false,
+		"spec.class":                               false,
 	} {
 		if got := flagName.MatchString(s) || commandName.MatchString(s); got != want {
 			t.Errorf("%q: matched %v, want %v", s, got, want)

@@ -64,7 +64,7 @@ func ValidateIdentity(id *v1alpha1.Identity, consumerID string, now time.Time) (
 		return nil, fmt.Errorf("spec.namespace %q: must be %q", member.Truncate(id.Spec.Namespace), want)
 	}
 	if id.Spec.Type != "" && id.Spec.Type != v1alpha1.IdentityControlPlane {
-		return nil, fmt.Errorf("spec.type %q: an identity.yaml carries the pairing's own identity (%s); a slice's is imported with import resourceslice", member.Truncate(id.Spec.Type), v1alpha1.IdentityControlPlane)
+		return nil, fmt.Errorf("spec.type %q: an identity.yaml carries the pairing's own identity (%s); a slice's credential is imported as the resource slice's answer, not as an identity", member.Truncate(id.Spec.Type), v1alpha1.IdentityControlPlane)
 	}
 	if id.Spec.ResourceSlice != "" {
 		return nil, errors.New("spec.resourceSlice: an identity.yaml carries the pairing's own identity, not a slice's")
