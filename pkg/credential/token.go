@@ -15,6 +15,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -103,7 +104,7 @@ func DeleteCredentialAccounts(ctx context.Context, c *member.Cluster, ns, keepUs
 	// own, which goes too).
 	list, err := c.ServiceAccountsRead(ns).Take(ctx, c)
 	if err != nil {
-		return member.IgnoreNotFound(err)
+		return objects.IgnoreNotFound(err)
 	}
 	var errs []error
 	for i := range list.Items {
@@ -111,7 +112,7 @@ func DeleteCredentialAccounts(ctx context.Context, c *member.Cluster, ns, keepUs
 		if !strings.HasPrefix(sa.Name, CredentialServiceAccount+"-") || ServiceAccountUser(ns, sa.Name) == keepUser {
 			continue
 		}
-		errs = append(errs, member.IgnoreNotFound(sas.Delete(ctx, sa.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &sa.UID}})))
+		errs = append(errs, objects.IgnoreNotFound(sas.Delete(ctx, sa.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &sa.UID}})))
 	}
 	return errors.Join(errs...)
 }

@@ -23,6 +23,8 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
@@ -240,7 +242,7 @@ func RequestExchange(ctx context.Context, c *member.Cluster, provider *member.Cl
 			return res, nil
 		}
 		c.Reporter().Warn("The stored exchange credential " + res.Request + " is no longer issued by provider " + o.ProviderID + ": asking for a new one")
-		if err := member.IgnoreNotFound(secrets.Delete(ctx, KubeconfigSecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
+		if err := objects.IgnoreNotFound(secrets.Delete(ctx, KubeconfigSecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
 			return nil, err
 		}
 	}
@@ -250,7 +252,7 @@ func RequestExchange(ctx context.Context, c *member.Cluster, provider *member.Cl
 			return res, err
 		}
 		// The request of the waiting key was revoked: that key is never answered again.
-		if err := member.IgnoreNotFound(secrets.Delete(ctx, PendingKeySecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
+		if err := objects.IgnoreNotFound(secrets.Delete(ctx, PendingKeySecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
 			return nil, err
 		}
 	}
@@ -286,7 +288,7 @@ func requestExchangeOnce(ctx context.Context, c *member.Cluster, provider *membe
 		return nil, fmt.Errorf("reading ExchangeRequest %s/%s on provider %q: %w", tns, name, o.ProviderID, err)
 	}
 	var req v1alpha1.ExchangeRequest
-	if err := member.FromUnstructured(u, &req); err != nil {
+	if err := objects.FromUnstructured(u, &req); err != nil {
 		return nil, err
 	}
 	switch req.Status.Phase {
@@ -313,7 +315,7 @@ func requestExchangeOnce(ctx context.Context, c *member.Cluster, provider *membe
 	if err := storeExchangeCredential(ctx, c, kc, name, user, grant, req.Status.Mode, cert.NotAfter, o); err != nil {
 		return nil, err
 	}
-	if err := member.IgnoreNotFound(secrets.Delete(ctx, PendingKeySecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
+	if err := objects.IgnoreNotFound(secrets.Delete(ctx, PendingKeySecretName(o.ProviderID, o.Rule, grant), metav1.DeleteOptions{})); err != nil {
 		return nil, err
 	}
 	// The older requests of this grant (earlier keys) are withdrawn: the provider's next answer prunes
@@ -337,7 +339,7 @@ func leaveRequest(ctx context.Context, c, provider *member.Cluster, signer crypt
 			Labels: map[string]string{member.LabelManagedBy: member.ManagedBy, member.LabelExchange: grant}},
 		Spec: v1alpha1.ExchangeRequestSpec{Rule: o.Rule, Target: toExchangeTarget(o.Target), Scope: ToExchangeScope(o.Scope), CSR: csrPEM},
 	}
-	nu, err := member.ToUnstructured(obj)
+	nu, err := objects.ToUnstructured(obj)
 	if err != nil {
 		return err
 	}
@@ -406,7 +408,7 @@ func withdrawOlder(ctx context.Context, reqs dynamicResource, grant, keep string
 	var errs []error
 	for _, it := range l.Items {
 		if it.GetName() != keep {
-			errs = append(errs, member.IgnoreNotFound(reqs.Delete(ctx, it.GetName(), metav1.DeleteOptions{})))
+			errs = append(errs, objects.IgnoreNotFound(reqs.Delete(ctx, it.GetName(), metav1.DeleteOptions{})))
 		}
 	}
 	return errors.Join(errs...)
@@ -452,7 +454,7 @@ func exchangeStands(ctx context.Context, c *member.Cluster, reqs dynamicResource
 		return false, err
 	}
 	var req v1alpha1.ExchangeRequest
-	if err := member.FromUnstructured(u, &req); err != nil {
+	if err := objects.FromUnstructured(u, &req); err != nil {
 		return false, err
 	}
 	have, err := kubeconfig.ClientCertificate(kc)
@@ -584,10 +586,10 @@ func deleteExchangeRBAC(ctx context.Context, c *member.Cluster, consumerID strin
 			gvr = RoleBindingGVR
 		}
 		jobs[i] = func() error {
-			return member.IgnoreNotFound(c.Dynamic.Resource(gvr).Namespace(b.namespace).Delete(ctx, b.name, metav1.DeleteOptions{}))
+			return objects.IgnoreNotFound(c.Dynamic.Resource(gvr).Namespace(b.namespace).Delete(ctx, b.name, metav1.DeleteOptions{}))
 		}
 	}
-	if err := member.Parallel(jobs...); err != nil {
+	if err := parallel.All(jobs...); err != nil {
 		return fmt.Errorf("removing the exchange bindings of consumer %q: %w", consumerID, err)
 	}
 	sel := slices.Sorted(maps.Keys(hashes))
@@ -595,7 +597,7 @@ func deleteExchangeRBAC(ctx context.Context, c *member.Cluster, consumerID strin
 		return nil
 	}
 	roles := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(member.TenantLabels(consumerID)).String() + "," + member.LabelExchange + " in (" + strings.Join(sel, ",") + ")"}
-	if err := member.IgnoreNotFound(c.Dynamic.Resource(crGVR).DeleteCollection(ctx, metav1.DeleteOptions{}, roles)); err != nil {
+	if err := objects.IgnoreNotFound(c.Dynamic.Resource(crGVR).DeleteCollection(ctx, metav1.DeleteOptions{}, roles)); err != nil {
 		return fmt.Errorf("removing the exchange ClusterRoles of consumer %q: %w", consumerID, err)
 	}
 	return nil
@@ -610,17 +612,17 @@ func RemoveExchanges(ctx context.Context, c *member.Cluster, consumerID string, 
 		return err
 	}
 	// Roles left without a binding (a run interrupted between them) go too.
-	if err := member.IgnoreNotFound(c.Dynamic.Resource(crGVR).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: exchangeSelector(consumerID)})); err != nil {
+	if err := objects.IgnoreNotFound(c.Dynamic.Resource(crGVR).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: exchangeSelector(consumerID)})); err != nil {
 		return fmt.Errorf("removing the exchange ClusterRoles of consumer %q: %w", consumerID, err)
 	}
 	reqs, err := listExchangeRequests(ctx, c, consumerID)
 	if err != nil {
-		return member.IgnoreNotFound(err)
+		return objects.IgnoreNotFound(err)
 	}
 	var errs []error
 	for _, r := range reqs {
 		if r.Status.Phase == ExchangeIssued {
-			errs = append(errs, member.IgnoreNotFound(applyExchangeStatus(ctx, c, member.TenantNamespace(consumerID), r.Name,
+			errs = append(errs, objects.IgnoreNotFound(applyExchangeStatus(ctx, c, member.TenantNamespace(consumerID), r.Name,
 				v1alpha1.ExchangeRequestStatus{Phase: ExchangeRevoked, Mode: r.Status.Mode, User: r.Status.User, Reason: "the consumer was revoked"})))
 		}
 	}

@@ -20,6 +20,8 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -108,7 +110,7 @@ func listExchangeRequests(ctx context.Context, c *member.Cluster, consumerID str
 	out := make([]v1alpha1.ExchangeRequest, 0, len(l.Items))
 	for i := range l.Items {
 		var r v1alpha1.ExchangeRequest
-		if member.FromUnstructured(&l.Items[i], &r) == nil {
+		if objects.FromUnstructured(&l.Items[i], &r) == nil {
 			out = append(out, r)
 		}
 	}
@@ -154,7 +156,7 @@ func Requests(ctx context.Context, c *member.Cluster, consumerID string) ([]Info
 			return nil
 		}
 	}
-	return out, member.Parallel(jobs...)
+	return out, parallel.All(jobs...)
 }
 
 // ValidateExchangeRequest checks a consumer's ExchangeRequest before anything is created: its name is its
@@ -468,7 +470,7 @@ func checkScopeNamespaces(ctx context.Context, c *member.Cluster, s Scope) error
 			return err
 		}
 	}
-	return member.Parallel(jobs...)
+	return parallel.All(jobs...)
 }
 
 // RBACName names a credential's RBAC objects: a hash of the consumer and the request, so that no
@@ -535,10 +537,10 @@ func applyExchangeRBAC(ctx context.Context, c *member.Cluster, consumerID, hash,
 			return nil
 		}
 	}
-	if err := member.Parallel(roleJobs...); err != nil {
+	if err := parallel.All(roleJobs...); err != nil {
 		return err
 	}
-	return member.Parallel(bindings...)
+	return parallel.All(bindings...)
 }
 
 // pruneExchangeRBAC deletes the exchange RBAC of a consumer whose request is no longer issued (withdrawn

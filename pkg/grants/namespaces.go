@@ -22,6 +22,8 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -154,17 +156,17 @@ func answerNamespaceRequest(ctx context.Context, c *member.Cluster, consumerID, 
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tns},
 		Status:     v1alpha1.NamespaceRequestStatus{Phase: phase, Reason: reason},
 	}
-	u, err := member.ToUnstructured(obj)
+	u, err := objects.ToUnstructured(obj)
 	if err != nil {
 		return err
 	}
 	unstructured.RemoveNestedField(u.Object, "spec")
 	reqs := c.Dynamic.Resource(v1alpha1.NamespaceRequestGVR).Namespace(tns)
 	if _, err := reqs.Get(ctx, name, metav1.GetOptions{}); err != nil {
-		return member.IgnoreNotFound(err) // no request: granted on the provider's own initiative
+		return objects.IgnoreNotFound(err) // no request: granted on the provider's own initiative
 	}
 	_, err = reqs.ApplyStatus(ctx, name, u, metav1.ApplyOptions{FieldManager: member.FieldManager, Force: true})
-	return member.IgnoreNotFound(err)
+	return objects.IgnoreNotFound(err)
 }
 
 // RevokeNamespace (provider) takes an extra namespace away: its RoleBinding first, then what runs there,
@@ -188,7 +190,7 @@ func RevokeNamespace(ctx context.Context, c *member.Cluster, consumerID, name st
 			deleted = sandbox.ReleaseGrant(ctx, c, consumerID, sandbox.NamespaceGrantKey(name))
 		}
 		if err := errors.Join(deleted,
-			member.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.NamespaceRequestGVR).Namespace(member.TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{}))); err != nil {
+			objects.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.NamespaceRequestGVR).Namespace(member.TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{}))); err != nil {
 			return err
 		}
 		handshake.Audit(ctx, c, handshake.TenantObject(consumerID), handshake.EventRevoked, "namespace "+name+" of consumer "+consumerID+" revoked and removed", nil)
@@ -239,7 +241,7 @@ func RequestNamespace(ctx context.Context, c *member.Cluster, provider *member.C
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tns},
 			Spec:       v1alpha1.NamespaceRequestSpec{Reason: reason},
 		}
-		u, err := member.ToUnstructured(obj)
+		u, err := objects.ToUnstructured(obj)
 		if err != nil {
 			return err
 		}
@@ -274,7 +276,7 @@ func ExtraNamespaces(ctx context.Context, c *member.Cluster, consumerID string, 
 	if err == nil {
 		for i := range l.Items {
 			var req v1alpha1.NamespaceRequest
-			if member.FromUnstructured(&l.Items[i], &req) != nil {
+			if objects.FromUnstructured(&l.Items[i], &req) != nil {
 				continue
 			}
 			phase, reason := req.Status.Phase, req.Status.Reason
@@ -325,7 +327,7 @@ func DeleteNamespace(ctx context.Context, c *member.Cluster, name, consumerID st
 	}
 	if ns.DeletionTimestamp == nil {
 		if err := nss.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &ns.UID}}); err != nil {
-			return member.IgnoreNotFound(err)
+			return objects.IgnoreNotFound(err)
 		}
 	}
 	// The namespace controller usually finishes in seconds. An object whose finalizer no controller will
@@ -385,7 +387,7 @@ func deleteRoleBinding(ctx context.Context, c *member.Cluster, ns, consumerID st
 	if rb == nil || err != nil {
 		return err
 	}
-	return member.IgnoreNotFound(c.Kube.RbacV1().RoleBindings(ns).Delete(ctx, member.RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
+	return objects.IgnoreNotFound(c.Kube.RbacV1().RoleBindings(ns).Delete(ctx, member.RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
 }
 
 // StopTenant deletes what runs in the sandbox and the tokens it could use: workloads and token Secrets at
@@ -393,7 +395,7 @@ func deleteRoleBinding(ctx context.Context, c *member.Cluster, ns, consumerID st
 func StopTenant(ctx context.Context, c *member.Cluster, ns string) error {
 	tokens := make(chan error, 1)
 	go func() {
-		tokens <- member.IgnoreNotFound(c.Kube.CoreV1().Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{
+		tokens <- objects.IgnoreNotFound(c.Kube.CoreV1().Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{
 			FieldSelector: fields.OneTermEqualSelector("type", "kubernetes.io/service-account-token").String(),
 		}))
 	}()
@@ -401,7 +403,7 @@ func StopTenant(ctx context.Context, c *member.Cluster, ns string) error {
 	// A Token credential dies with its ServiceAccount: from now on it does not even authenticate.
 	errs = append(errs, credential.DeleteCredentialAccounts(ctx, c, ns, ""))
 	sas := c.Kube.CoreV1().ServiceAccounts(ns)
-	if err := member.IgnoreNotFound(sas.Delete(ctx, "default", metav1.DeleteOptions{})); err != nil {
+	if err := objects.IgnoreNotFound(sas.Delete(ctx, "default", metav1.DeleteOptions{})); err != nil {
 		errs = append(errs, err)
 	} else if err := c.ApplyTyped(ctx, sandbox.ServiceAccountGVR, ns, sandbox.ServiceAccount(ns)); err != nil && !apierrors.IsNotFound(err) {
 		errs = append(errs, fmt.Errorf("recreating ServiceAccount %s/default: %w", ns, err))
@@ -457,12 +459,12 @@ func DeleteRunners(ctx context.Context, c *member.Cluster, ns string) error {
 	jobs := make([]func() error, len(workloadGVRs))
 	for i, gvr := range workloadGVRs {
 		jobs[i] = func() error {
-			return member.IgnoreNotFound(c.Dynamic.Resource(gvr).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, all))
+			return objects.IgnoreNotFound(c.Dynamic.Resource(gvr).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, all))
 		}
 	}
-	err := member.Parallel(jobs...)
+	err := parallel.All(jobs...)
 	zero := int64(0)
-	return errors.Join(err, member.IgnoreNotFound(c.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, all)))
+	return errors.Join(err, objects.IgnoreNotFound(c.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, all)))
 }
 
 // OurRoleBinding reads the tenant RoleBinding of a namespace: nil if there is none; an error if one of
@@ -470,7 +472,7 @@ func DeleteRunners(ctx context.Context, c *member.Cluster, ns string) error {
 func OurRoleBinding(ctx context.Context, c *member.Cluster, ns, consumerID string) (*rbacv1.RoleBinding, error) {
 	rb, err := c.Kube.RbacV1().RoleBindings(ns).Get(ctx, member.RoleBindingName, metav1.GetOptions{})
 	if err != nil {
-		return nil, member.IgnoreNotFound(err)
+		return nil, objects.IgnoreNotFound(err)
 	}
 	if rb.Labels[member.LabelManagedBy] != member.ManagedBy || rb.Labels[member.LabelRemoteClusterID] != consumerID {
 		return nil, fmt.Errorf("RoleBinding %s/%s %w for consumer %q: left in place", ns, member.RoleBindingName, member.ErrNotOurs, consumerID)

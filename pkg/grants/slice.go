@@ -15,6 +15,7 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -206,7 +207,7 @@ func getSliceClass(ctx context.Context, c *member.Cluster, name string) (*sliceC
 		return nil, fmt.Errorf("reading ResourceSliceClass %s: %w", name, err)
 	}
 	var cls v1alpha1.ResourceSliceClass
-	if err := member.FromUnstructured(u, &cls); err != nil {
+	if err := objects.FromUnstructured(u, &cls); err != nil {
 		return nil, err
 	}
 	parsed, err := ValidateSliceClass(name, cls.Spec)
@@ -388,7 +389,7 @@ func SliceNames(ctx context.Context, c *member.Cluster, remoteID string) ([]stri
 func SliceClassNames(ctx context.Context, c *member.Cluster) ([]string, error) {
 	l, err := c.Dynamic.Resource(v1alpha1.ResourceSliceClassGVR).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, member.IgnoreNotFound(err)
+		return nil, objects.IgnoreNotFound(err)
 	}
 	out := make([]string, 0, len(l.Items))
 	for _, it := range l.Items {

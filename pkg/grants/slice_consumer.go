@@ -19,6 +19,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
@@ -163,7 +164,7 @@ func ensureSliceKey(ctx context.Context, c *member.Cluster, selfID string, o Sli
 func SubmitSlice(ctx context.Context, c *member.Cluster, provider *member.Cluster, slice *v1alpha1.ResourceSlice) error {
 	return member.Step(c.Reporter(), "Submitting resource slice "+slice.Name, "ResourceSlice "+slice.Name+" submitted to the provider", func() error {
 		rs := provider.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(slice.Namespace)
-		u, err := member.ToUnstructured(slice)
+		u, err := objects.ToUnstructured(slice)
 		if err != nil {
 			return err
 		}
@@ -177,7 +178,7 @@ func SubmitSlice(ctx context.Context, c *member.Cluster, provider *member.Cluste
 			return err
 		}
 		var have v1alpha1.ResourceSlice
-		if err := member.FromUnstructured(existing, &have); err != nil {
+		if err := objects.FromUnstructured(existing, &have); err != nil {
 			return err
 		}
 		if bytes.Equal(have.Spec.Signature, slice.Spec.Signature) {
@@ -283,7 +284,7 @@ func (im *sliceImport) readAnswer(ctx context.Context) error {
 		return fmt.Errorf("reading ResourceSlice %s from provider %q: %w", o.Name, o.ProviderID, err)
 	}
 	im.answer = &v1alpha1.ResourceSlice{}
-	return member.FromUnstructured(u, im.answer)
+	return objects.FromUnstructured(u, im.answer)
 }
 
 // checkAnswer takes the answer for this cluster, provider and slice, accepted, in the slice's namespace;
@@ -484,11 +485,11 @@ func (im *sliceImport) finish(ctx context.Context) error {
 	handshake.Audit(ctx, c, handshake.IdentityObject(providerID, member.SliceIdentityName(providerID, name)), handshake.EventImported,
 		"resource slice "+name+" ("+handshake.OrCertificate(answer.Status.Credential)+") on provider "+providerID+" imported", &handshake.Credential{User: res.User, NotAfter: res.NotAfter})
 	if answer.Status.Credential == v1alpha1.CredentialToken && o.Provider != nil {
-		if err := member.IgnoreNotFound(o.Provider.Kube.CoreV1().Secrets(tns).Delete(ctx, member.SliceTokenSecretName(name), metav1.DeleteOptions{})); err != nil {
+		if err := objects.IgnoreNotFound(o.Provider.Kube.CoreV1().Secrets(tns).Delete(ctx, member.SliceTokenSecretName(name), metav1.DeleteOptions{})); err != nil {
 			im.r.Warn(fmt.Sprintf("The slice's token stays in Secret %s/%s on the provider: %v", tns, member.SliceTokenSecretName(name), err))
 		}
 	}
-	return member.IgnoreNotFound(im.secrets.Delete(ctx, member.SlicePendingKeySecretName(providerID, name), metav1.DeleteOptions{}))
+	return objects.IgnoreNotFound(im.secrets.Delete(ctx, member.SlicePendingKeySecretName(providerID, name), metav1.DeleteOptions{}))
 }
 
 // sliceKubeconfig builds a slice's kubeconfig with the credential in p, reaching the provider as the
@@ -548,7 +549,7 @@ func grantSeenBy(ctx context.Context, c *member.Cluster, kc []byte, ns string) (
 		return nil, fmt.Errorf("the slice's credential cannot read ResourceQuota %s/%s: %w", ns, sandbox.SandboxName, err)
 	}
 	q := &corev1.ResourceQuota{}
-	if err := member.FromUnstructured(u, q); err != nil {
+	if err := objects.FromUnstructured(u, q); err != nil {
 		return nil, err
 	}
 	return sliceGrant(q.Spec.Hard), nil
@@ -588,13 +589,13 @@ func DeleteSliceLocal(ctx context.Context, c *member.Cluster, providerID, name s
 		secrets := c.Kube.CoreV1().Secrets(member.SystemNamespace)
 		errs := []error{
 			handshake.DeleteExports(ctx, c, providerID, name),
-			member.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace).Delete(ctx, member.SliceIdentityName(providerID, name), metav1.DeleteOptions{})),
-			member.IgnoreNotFound(secrets.Delete(ctx, member.SliceKubeconfigSecretName(providerID, name), metav1.DeleteOptions{})),
-			member.IgnoreNotFound(secrets.Delete(ctx, member.SlicePendingKeySecretName(providerID, name), metav1.DeleteOptions{})),
-			member.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.SystemNamespace).Delete(ctx, member.SliceKey(providerID, name), metav1.DeleteOptions{})),
+			objects.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace).Delete(ctx, member.SliceIdentityName(providerID, name), metav1.DeleteOptions{})),
+			objects.IgnoreNotFound(secrets.Delete(ctx, member.SliceKubeconfigSecretName(providerID, name), metav1.DeleteOptions{})),
+			objects.IgnoreNotFound(secrets.Delete(ctx, member.SlicePendingKeySecretName(providerID, name), metav1.DeleteOptions{})),
+			objects.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.SystemNamespace).Delete(ctx, member.SliceKey(providerID, name), metav1.DeleteOptions{})),
 		}
 		if provider != nil {
-			errs = append(errs, member.IgnoreNotFound(provider.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.TenantNamespace(self.ClusterID)).Delete(ctx, name, metav1.DeleteOptions{})))
+			errs = append(errs, objects.IgnoreNotFound(provider.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.TenantNamespace(self.ClusterID)).Delete(ctx, name, metav1.DeleteOptions{})))
 		}
 		if err := errors.Join(errs...); err != nil {
 			return err

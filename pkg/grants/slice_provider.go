@@ -24,6 +24,8 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -56,7 +58,7 @@ func ActiveTenant(ctx context.Context, c *member.Cluster, consumerID string) (*v
 		return nil, fmt.Errorf("reading Tenant %s/%s: %w", ns, consumerID, err)
 	}
 	var t v1alpha1.Tenant
-	if err := member.FromUnstructured(u, &t); err != nil {
+	if err := objects.FromUnstructured(u, &t); err != nil {
 		return nil, err
 	}
 	if t.Status.Phase != handshake.PhaseActive || len(t.Status.PinnedPublicKey) == 0 || t.Status.User == "" {
@@ -347,7 +349,7 @@ func (a *acceptance) reserve(ctx context.Context) error {
 		return err
 	}
 	a.held, a.sb.Quota = held, held.Want
-	a.shrunk = member.Background(func() error { return sandbox.ShrinkTenant(ctx, c, held) })
+	a.shrunk = parallel.Background(func() error { return sandbox.ShrinkTenant(ctx, c, held) })
 	return nil
 }
 
@@ -374,7 +376,7 @@ func (a *acceptance) certify(ctx context.Context) error {
 	csrLabels := member.TenantLabels(o.ConsumerID)
 	csrLabels[member.LabelSlice] = o.Name
 	var req *certv1.CertificateSigningRequest
-	if err := member.Parallel(func() error {
+	if err := parallel.All(func() error {
 		var err error
 		req, err = credential.CreateCSR(ctx, c, o.ConsumerID, csrLabels, a.slice.Spec.CSR, o.Expiration)
 		return err
@@ -452,7 +454,7 @@ func (a *acceptance) bind(ctx context.Context) error {
 	c, o, ns, cls := a.c, a.o, a.ns, a.cls
 	return member.Step(a.r, "Binding ClusterRole "+cls.clusterRole, "ClusterRole "+cls.clusterRole+" bound in "+ns+" to the slice's user", func() error {
 		keyPatch := []byte(`{"metadata":{"annotations":{"` + AnnotationKeyUser + `":"` + a.keyUser + `"}}}`)
-		if err := member.Parallel(
+		if err := parallel.All(
 			func() error { return sandbox.BindRole(ctx, c, ns, a.user, cls.clusterRole, o.ConsumerID) },
 			func() error {
 				_, err := c.Kube.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, keyPatch, metav1.PatchOptions{FieldManager: member.FieldManager})
@@ -534,7 +536,7 @@ func storeSliceRequest(ctx context.Context, c *member.Cluster, rs interface {
 }, req, stored *v1alpha1.ResourceSlice) error {
 	obj := &v1alpha1.ResourceSlice{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ResourceSliceKind},
 		ObjectMeta: metav1.ObjectMeta{Name: req.Spec.Slice, Namespace: member.TenantNamespace(req.Spec.ClusterID)}, Spec: req.Spec}
-	u, err := member.ToUnstructured(obj)
+	u, err := objects.ToUnstructured(obj)
 	if err != nil {
 		return err
 	}
@@ -558,7 +560,7 @@ func getSlice(ctx context.Context, c *member.Cluster, consumerID, name string) (
 		return nil, err
 	}
 	s := &v1alpha1.ResourceSlice{}
-	return s, member.FromUnstructured(u, s)
+	return s, objects.FromUnstructured(u, s)
 }
 
 // DenySlice (provider) answers a pending slice with a refusal the consumer's import shows. A slice already
@@ -653,13 +655,13 @@ func ProviderSlices(ctx context.Context, c *member.Cluster, consumerID string) (
 		l, err = rs.List(ctx, metav1.ListOptions{})
 	}
 	if err != nil {
-		return nil, member.IgnoreNotFound(err)
+		return nil, objects.IgnoreNotFound(err)
 	}
 	classes := map[string]*sliceClass{}
 	out := []SliceInfo{}
 	for i := range l.Items {
 		var s v1alpha1.ResourceSlice
-		if err := member.FromUnstructured(&l.Items[i], &s); err != nil || s.Namespace != member.TenantNamespace(s.Spec.ClusterID) || s.Name != s.Spec.Slice {
+		if err := objects.FromUnstructured(&l.Items[i], &s); err != nil || s.Namespace != member.TenantNamespace(s.Spec.ClusterID) || s.Name != s.Spec.Slice {
 			continue // only a consumer's own tenant namespace holds its requests, each under its slice's name
 		}
 		info := sliceInfo(&s)
@@ -715,12 +717,12 @@ func ConsumerSlices(ctx context.Context, c *member.Cluster, providerID string) (
 	}
 	l, err := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String()})
 	if err != nil {
-		return nil, member.IgnoreNotFound(err)
+		return nil, objects.IgnoreNotFound(err)
 	}
 	out := []SliceInfo{}
 	for i := range l.Items {
 		var s v1alpha1.ResourceSlice
-		if err := member.FromUnstructured(&l.Items[i], &s); err == nil {
+		if err := objects.FromUnstructured(&l.Items[i], &s); err == nil {
 			out = append(out, sliceInfo(&s))
 		}
 	}
@@ -771,7 +773,7 @@ func DeleteSliceProvider(ctx context.Context, c *member.Cluster, consumerID, nam
 		sel := labels.SelectorFromSet(map[string]string{member.LabelManagedBy: member.ManagedBy, member.LabelRemoteClusterID: consumerID, member.LabelSlice: name}).String()
 		// The request and the CSRs go whatever the namespace's deletion does. The slice's share of the
 		// consumer's total goes back to the tenant namespace only once the namespace (and its quota) is gone.
-		if err := member.Parallel(
+		if err := parallel.All(
 			func() error {
 				if err := DeleteNamespace(ctx, c, ns, consumerID); err != nil {
 					return err
@@ -779,13 +781,13 @@ func DeleteSliceProvider(ctx context.Context, c *member.Cluster, consumerID, nam
 				return sandbox.ReleaseGrant(ctx, c, consumerID, sandbox.SliceGrantKey(name))
 			},
 			func() error {
-				return member.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{}))
+				return objects.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{}))
 			},
 			func() error {
-				return member.IgnoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}))
+				return objects.IgnoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}))
 			},
 			func() error { // a token the consumer never collected
-				return member.IgnoreNotFound(c.Kube.CoreV1().Secrets(member.TenantNamespace(consumerID)).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}))
+				return objects.IgnoreNotFound(c.Kube.CoreV1().Secrets(member.TenantNamespace(consumerID)).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}))
 			},
 		); err != nil {
 			return err
@@ -899,7 +901,7 @@ func forgetSliceDecision(ctx context.Context, c *member.Cluster, consumerID, key
 	for {
 		cm, err := cms.Get(ctx, SliceDecisionsName(consumerID), metav1.GetOptions{})
 		if err != nil {
-			return member.IgnoreNotFound(err)
+			return objects.IgnoreNotFound(err)
 		}
 		if _, ok := cm.Data[key]; !ok {
 			return nil

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -545,7 +546,7 @@ func deleteExportTarget(ctx context.Context, c *member.Cluster, r exportRecord) 
 	case apierrors.IsForbidden(err):
 		return fmt.Errorf("%s %s/%s: %w", export.TargetKind, r.namespace, r.targetName, errHidden)
 	case err != nil:
-		return member.IgnoreNotFound(err) // gone, or Admiralty uninstalled with its CRD
+		return objects.IgnoreNotFound(err) // gone, or Admiralty uninstalled with its CRD
 	case !r.ownsTarget(t):
 		return nil // not ours: left alone
 	}

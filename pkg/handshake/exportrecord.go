@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -283,9 +284,9 @@ func recordedSecret(ctx context.Context, c *member.Cluster, r exportRecord) (*co
 // deleteSecret and deleteTarget delete exactly the object of that UID (never another one made under its
 // name since), and take "already gone" as done.
 func deleteSecret(ctx context.Context, c *member.Cluster, ns, name string, uid types.UID) error {
-	return member.IgnoreNotFound(c.Kube.CoreV1().Secrets(ns).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
+	return objects.IgnoreNotFound(c.Kube.CoreV1().Secrets(ns).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
 }
 
 func deleteTarget(ctx context.Context, c *member.Cluster, ns, name string, uid types.UID) error {
-	return member.IgnoreNotFound(c.Dynamic.Resource(export.TargetGVR).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
+	return objects.IgnoreNotFound(c.Dynamic.Resource(export.TargetGVR).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
@@ -102,11 +104,11 @@ func ImportIdentityHeld(ctx context.Context, c *member.Cluster, id *v1alpha1.Ide
 		if sec.UID != "" {
 			opts.Preconditions = &metav1.Preconditions{UID: &sec.UID}
 		}
-		return member.IgnoreNotFound(secrets.Delete(ctx, sec.Name, opts))
+		return objects.IgnoreNotFound(secrets.Delete(ctx, sec.Name, opts))
 	}
 	// The kubeconfig, the Identity and the Event (as the provider records its issuance: alongside) do not
 	// depend on each other: all at once, and a one-shot run's lock on the pair goes with them (stored).
-	if err := member.Parallel(func() error {
+	if err := parallel.All(func() error {
 		return member.Step(r, "Storing the kubeconfig", "Kubeconfig stored in Secret "+member.SystemNamespace+"/"+res.KubeconfigSecret, func() error {
 			return storeKubeconfig(ctx, c, providerID, kubeconfigYAML, macKey)
 		})
@@ -189,7 +191,7 @@ func ApplyIdentityNamed(ctx context.Context, c *member.Cluster, name string, lab
 	// reader of Identities could see.
 	obj.Spec.Token = ""
 	identities := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace)
-	u, err := member.ToUnstructured(obj)
+	u, err := objects.ToUnstructured(obj)
 	if err != nil {
 		return err
 	}
@@ -217,7 +219,7 @@ func ApplyIdentityNamed(ctx context.Context, c *member.Cluster, name string, lab
 	if !concurrent {
 		return applyStatus()
 	}
-	if err := member.Parallel(applySpec, applyStatus); !apierrors.IsNotFound(err) {
+	if err := parallel.All(applySpec, applyStatus); !apierrors.IsNotFound(err) {
 		return err
 	}
 	// Deleted since it was read: the spec makes it again, then the status.

@@ -21,6 +21,8 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
@@ -196,7 +198,7 @@ func (is *issuance) readRecorded(ctx context.Context) (*v1alpha1.Identity, error
 	}
 	is.tenantFound = true
 	var recorded v1alpha1.Tenant
-	if err := member.FromUnstructured(u, &recorded); err != nil {
+	if err := objects.FromUnstructured(u, &recorded); err != nil {
 		return nil, fmt.Errorf("tenant %s/%s: %w", ns, o.ConsumerID, err)
 	}
 	st := recorded.Status
@@ -318,7 +320,7 @@ func (is *issuance) requestAndConsume(ctx context.Context) (id *v1alpha1.Identit
 	is.sandboxEarly = is.tenantFound && ownNS != nil && ownNS.DeletionTimestamp == nil
 	record := map[string][]byte{recordIntegrityKey: is.integrityKey, recordUser: []byte(is.user)}
 	var consumeErr, csrErr error
-	_ = member.Parallel(func() error {
+	_ = parallel.All(func() error {
 		if is.mode != credential.CredentialToken {
 			csrErr = member.Step(r, "Requesting the client certificate", "CertificateSigningRequest created", func() error {
 				var err error
@@ -384,12 +386,12 @@ func (is *issuance) startEarlyWork(ctx context.Context) {
 	c, o, ns, user := is.c, is.o, is.ns, is.user
 	is.prebind = is.sandboxEarly && is.req != nil && is.recordedUser != "" && is.recordedUser != user && is.recordedRole == o.ClusterRole
 	if is.sandboxEarly {
-		is.sandboxDone = member.Background(func() error {
-			return member.Parallel(func() error { return buildSandbox(ctx, c, ns, o, nil) }, func() error {
+		is.sandboxDone = parallel.Background(func() error {
+			return parallel.All(func() error { return buildSandbox(ctx, c, ns, o, nil) }, func() error {
 				if !is.prebind {
 					return nil
 				}
-				return member.Parallel(
+				return parallel.All(
 					func() error { return sandbox.BindRole(ctx, c, ns, user, o.ClusterRole, o.ConsumerID, is.recordedUser) },
 					func() error { return rebindExtra(ctx, c, o.ConsumerID, user, o.ClusterRole, is.recordedUser) },
 				)
@@ -397,7 +399,7 @@ func (is *issuance) startEarlyWork(ctx context.Context) {
 		})
 	}
 	if req := is.req; req != nil {
-		is.staleDone = member.Background(func() error { return credential.RemoveStaleCSRs(ctx, c, o.ConsumerID, req) })
+		is.staleDone = parallel.Background(func() error { return credential.RemoveStaleCSRs(ctx, c, o.ConsumerID, req) })
 	}
 }
 
@@ -410,7 +412,7 @@ func (is *issuance) unbind(ctx context.Context) error {
 	c, o, ns := is.c, is.o, is.ns
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), member.CleanupTimeout)
 	defer cancel()
-	return member.Parallel(
+	return parallel.All(
 		func() error { return sandbox.BindRole(cctx, c, ns, is.recordedUser, o.ClusterRole, o.ConsumerID) },
 		func() error { return rebindExtra(cctx, c, o.ConsumerID, is.recordedUser, o.ClusterRole) },
 	)
@@ -457,7 +459,7 @@ func (is *issuance) finishSandbox(ctx context.Context) error {
 	is.listedEarly = is.c.NamespacesOfRead(is.o.ConsumerID, member.KindExtra).Sent(is.c) || is.c.ServiceAccountsRead(is.ns).Sent(is.c)
 	if !is.sandboxEarly {
 		c, o, ns, tenant := is.c, is.o, is.ns, is.tenant
-		is.sandboxDone = member.Background(func() error { return buildSandbox(ctx, c, ns, o, tenant) })
+		is.sandboxDone = parallel.Background(func() error { return buildSandbox(ctx, c, ns, o, tenant) })
 	}
 	if err := errors.Join(is.sandboxDone(), is.staleDone()); err != nil {
 		return errors.Join(err, is.unbind(ctx))
@@ -496,7 +498,7 @@ func (is *issuance) keepUser() string {
 func (is *issuance) bindAll(ctx context.Context) error {
 	c, o, ns, keep := is.c, is.o, is.ns, is.keepUser()
 	return member.Step(is.r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns+" and the consumer's extra namespaces", func() error {
-		return member.Parallel(
+		return parallel.All(
 			func() error { return sandbox.BindRole(ctx, c, ns, is.user, o.ClusterRole, o.ConsumerID) },
 			func() error { return rebindExtra(ctx, c, o.ConsumerID, is.user, o.ClusterRole) },
 			func() error { return credential.DeleteCredentialAccounts(ctx, c, ns, keep) },
@@ -521,7 +523,7 @@ func (is *issuance) bindAndRecord(ctx context.Context) (*v1alpha1.Identity, erro
 	}
 	// Then, all at once: the Tenant's record, the Event, the CSR's deletion (it is done with), and the
 	// second look at the lists.
-	if err := member.Parallel(func() error {
+	if err := parallel.All(func() error {
 		return is.record(ctx)
 	}, func() error {
 		reason := EventIssued
@@ -552,7 +554,7 @@ func (is *issuance) record(ctx context.Context) error {
 	c, o, tenant := is.c, is.o, is.tenant
 	na := metav1.NewTime(is.notAfter)
 	return member.Step(is.r, "Recording the issuance in the Tenant", "Tenant updated", func() error {
-		return member.Parallel(func() error {
+		return parallel.All(func() error {
 			if is.sandboxEarly {
 				return applyTenantSpec(ctx, c, is.ns, o.ConsumerID, tenant)
 			}
@@ -578,7 +580,7 @@ func (is *issuance) rebindAfresh(ctx context.Context) error {
 	if !is.listedEarly {
 		return nil
 	}
-	return member.Parallel(
+	return parallel.All(
 		func() error { return rebindExtra(ctx, c, o.ConsumerID, is.user, o.ClusterRole) },
 		func() error { return credential.DeleteCredentialAccounts(ctx, c, ns, is.keepUser()) },
 	)
@@ -637,7 +639,7 @@ func waitIssued(ctx context.Context, c *member.Cluster, ns, name, user string) (
 			return false, nil
 		}
 		var t v1alpha1.Tenant
-		if err := member.FromUnstructured(u, &t); err != nil {
+		if err := objects.FromUnstructured(u, &t); err != nil {
 			return false, err
 		}
 		if t.Status.User == user && len(t.Status.Certificate) > 0 {
@@ -688,7 +690,7 @@ func buildSandbox(ctx context.Context, c *member.Cluster, ns string, o IssueOpti
 		}
 		sb := o.Sandbox
 		var ledger *sandbox.GrantLedger
-		recorded := member.Background(func() error {
+		recorded := parallel.Background(func() error {
 			var err error
 			ledger, err = sandbox.RecordTotal(ctx, c, o.ConsumerID, sb.Quota)
 			return err
@@ -748,7 +750,7 @@ func rebindExtra(ctx context.Context, c *member.Cluster, consumerID, user, clust
 			return sandbox.BindRole(ctx, c, ns.Name, user, clusterRole, consumerID, also...)
 		}
 	}
-	return member.Parallel(jobs...)
+	return parallel.All(jobs...)
 }
 
 // NamespacesOf lists a consumer's namespaces of the given kinds.

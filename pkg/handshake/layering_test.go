@@ -16,7 +16,7 @@ import (
 // layer translates that into its own flags and says which command comes next (pkg/cmd/flags NextStep),
 // since one domain function serves commands where a flag means different clusters, and a hint written
 // here would go stale the day a command is renamed.
-var domainPackages = []string{".", "../member", "../credential", "../sandbox", "../grants", "../exchange", "../status", "../lifecycle", "../export", "../nonce", "../kubeconfig", "../apis/federate/v1alpha1"}
+var domainPackages = []string{".", "../internal/parallel", "../internal/objects", "../member", "../credential", "../sandbox", "../grants", "../exchange", "../status", "../lifecycle", "../export", "../nonce", "../kubeconfig", "../apis/federate/v1alpha1"}
 
 var (
 	// A flag anywhere in a string: "--cluster-id", "(with --for-user)", "x --as y".

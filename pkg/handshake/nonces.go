@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
@@ -57,7 +58,7 @@ func CreateNonce(ctx context.Context, c *member.Cluster, o NonceOptions) (*nonce
 // flow is in progress), or a new one that its consumption will store (created true: see nonce.Prepare).
 // Expired nonces of other consumers are removed meanwhile; wait for that with the returned function.
 func PrepareNonce(ctx context.Context, c *member.Cluster, consumerID string, ttl time.Duration) (n *nonce.Nonce, created bool, pruned func() error, err error) {
-	pruned = member.Background(func() error { _, err := pruneNonces(ctx, c, consumerID); return err })
+	pruned = parallel.Background(func() error { _, err := pruneNonces(ctx, c, consumerID); return err })
 	n, created, err = c.Nonces().Prepare(ctx, consumerID, ttl)
 	if err != nil {
 		return nil, false, pruned, err
@@ -87,7 +88,7 @@ func pruneNonces(ctx context.Context, c *member.Cluster, keep ...string) ([]stri
 func GetNonce(ctx context.Context, c *member.Cluster, consumerID string) (*nonce.Nonce, nonce.Ticket, error) {
 	var self *member.Self
 	var removed []string
-	err := member.Parallel(func() error {
+	err := parallel.All(func() error {
 		var err error
 		self, err = c.Load(ctx)
 		return err

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -132,5 +133,5 @@ func nudgeQuota(ctx context.Context, provider *member.Cluster, ns string) error 
 	if err != nil {
 		return fmt.Errorf("asking the quota controller to recount %s: %w", ns, err)
 	}
-	return member.IgnoreNotFound(cms.Delete(ctx, cm.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cm.UID}}))
+	return objects.IgnoreNotFound(cms.Delete(ctx, cm.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cm.UID}}))
 }

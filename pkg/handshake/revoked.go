@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -197,7 +198,7 @@ func ConfirmRefused(ctx context.Context, c *member.Cluster, cut []BoundUser) err
 			return nil
 		}
 	}
-	return member.Parallel(jobs...)
+	return parallel.All(jobs...)
 }
 
 // WaitUntil returns at t, or when ctx ends.

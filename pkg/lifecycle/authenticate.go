@@ -9,6 +9,8 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -102,7 +104,7 @@ func authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 	var proxyChange *handshake.Change
 	if u, err := provider.ObjectRead(v1alpha1.TenantGVR, member.TenantNamespace(cSelf.ClusterID), cSelf.ClusterID).Peek(ctx, provider); err == nil {
 		var recorded v1alpha1.Tenant
-		if member.FromUnstructured(u, &recorded) == nil && recorded.Status.User != "" {
+		if objects.FromUnstructured(u, &recorded) == nil && recorded.Status.User != "" {
 			if !o.Given[handshake.SettingProxyURL] {
 				o.ProxyURL = recorded.Spec.ProxyURL
 			} else if o.ProxyURL != recorded.Spec.ProxyURL {
@@ -126,7 +128,7 @@ func authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 		Expiration: o.Expiration, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox,
 		Credential: o.Credential, SignerTimeout: o.SignerTimeout, MaxExpiration: o.MaxExpiration, Given: o.Given,
 		Bound: func(id *v1alpha1.Identity) {
-			imported = member.Background(func() error {
+			imported = parallel.Background(func() error {
 				var err error
 				res, err = handshake.ImportIdentityHeld(ctx, consumer, id, held, unlock)
 				return err

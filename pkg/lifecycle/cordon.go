@@ -17,6 +17,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 	"github.com/federate-dev/kubectl-federate/pkg/status"
@@ -51,7 +52,7 @@ func Drain(ctx context.Context, c *member.Cluster, consumerID string) error {
 		for i, ns := range names {
 			jobs[i] = func() error { return grants.DeleteRunners(ctx, c, ns) }
 		}
-		if err := member.Parallel(jobs...); err != nil {
+		if err := parallel.All(jobs...); err != nil {
 			return err
 		}
 		handshake.Audit(ctx, c, handshake.TenantObject(consumerID), handshake.EventDrained, "consumer "+consumerID+" drained: workloads and pods deleted in "+strings.Join(names, ", "), nil)
@@ -70,7 +71,7 @@ func consumerNamespaces(ctx context.Context, c *member.Cluster, consumerID strin
 	var granted []corev1.Namespace
 	var own *corev1.Namespace
 	var tenantErr, nsErr error
-	if err := member.Parallel(
+	if err := parallel.All(
 		func() error { _, tenantErr = readTenant(ctx, c, consumerID); return nil },
 		func() error { own, nsErr = c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); return nil },
 		func() error { var err error; granted, err = grants.GrantedNamespaces(ctx, c, consumerID); return err },
@@ -110,7 +111,7 @@ func setCordon(ctx context.Context, c *member.Cluster, consumerID string, on boo
 		for i, ns := range names {
 			probes[i] = func() error { return waitCordoned(ctx, c, ns, on) }
 		}
-		return handshake.Already, member.Parallel(probes...)
+		return handshake.Already, parallel.All(probes...)
 	}
 	running, done := "Uncordoning "+consumerID, consumerID+" uncordoned: it may start workloads again"
 	label := `null` // a merge patch removes the label
@@ -135,7 +136,7 @@ func setCordon(ctx context.Context, c *member.Cluster, consumerID string, on boo
 				[]byte(`{"status":{"cordoned":`+strconv.FormatBool(on)+`}}`), metav1.PatchOptions{FieldManager: member.FieldManager}, "status")
 			return err
 		})
-		err := member.Parallel(jobs...)
+		err := parallel.All(jobs...)
 		if err != nil && on {
 			return errors.Join(err, errors.New("the consumer may be cordoned in some namespaces only: run the command again"))
 		}
@@ -148,7 +149,7 @@ func setCordon(ctx context.Context, c *member.Cluster, consumerID string, on boo
 		for i, ns := range names {
 			probes[i] = func() error { return waitCordoned(ctx, c, ns, on) }
 		}
-		if err := member.Parallel(probes...); err != nil {
+		if err := parallel.All(probes...); err != nil {
 			return err
 		}
 		reason := handshake.EventUncordoned

@@ -18,6 +18,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -146,7 +147,7 @@ func TestExchangeFlowOnFakes(t *testing.T) {
 			t.Fatalf("RoleBinding in team-a: %v / %v", err, derr)
 		}
 		rb = &rbacv1.RoleBinding{}
-		if err := member.FromUnstructured(u, rb); err != nil {
+		if err := objects.FromUnstructured(u, rb); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -225,7 +226,7 @@ func getClusterRole(t *testing.T, f *fakeCluster, name string) rbacv1.ClusterRol
 		t.Fatalf("ClusterRole %s: %v", name, err)
 	}
 	var role rbacv1.ClusterRole
-	if err := member.FromUnstructured(u, &role); err != nil {
+	if err := objects.FromUnstructured(u, &role); err != nil {
 		t.Fatal(err)
 	}
 	return role
@@ -253,7 +254,7 @@ func exchangeRequestFor(t *testing.T, name, rule, cn string, target v1alpha1.Exc
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := member.ToUnstructured(&v1alpha1.ExchangeRequest{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ExchangeRequestKind},
+	u, err := objects.ToUnstructured(&v1alpha1.ExchangeRequest{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ExchangeRequestKind},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: member.TenantNamespace("consumer")},
 		Spec:       v1alpha1.ExchangeRequestSpec{Rule: rule, Target: target, Scope: exchange.ToExchangeScope(scope), CSR: csr}})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/internal/fakeapi"
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -87,7 +88,7 @@ func (f *fakeCluster) tenant(t *testing.T) *v1alpha1.Tenant {
 		t.Fatalf("Tenant: %v", err)
 	}
 	var tn v1alpha1.Tenant
-	if err := member.FromUnstructured(u, &tn); err != nil {
+	if err := objects.FromUnstructured(u, &tn); err != nil {
 		t.Fatal(err)
 	}
 	return &tn

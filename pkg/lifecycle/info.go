@@ -11,6 +11,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -64,7 +65,7 @@ func Pairings(ctx context.Context, c *member.Cluster) (*ClusterInfo, error) {
 	if err == nil {
 		for i := range tl.Items {
 			var t v1alpha1.Tenant
-			if err := member.FromUnstructured(&tl.Items[i], &t); err != nil {
+			if err := objects.FromUnstructured(&tl.Items[i], &t); err != nil {
 				return nil, err
 			}
 			out.Tenants = append(out.Tenants, TenantInfo{ConsumerID: t.Spec.ClusterID, Namespace: t.Namespace,
@@ -79,7 +80,7 @@ func Pairings(ctx context.Context, c *member.Cluster) (*ClusterInfo, error) {
 	if err == nil {
 		for i := range il.Items {
 			var id v1alpha1.Identity
-			if err := member.FromUnstructured(&il.Items[i], &id); err != nil {
+			if err := objects.FromUnstructured(&il.Items[i], &id); err != nil {
 				return nil, err
 			}
 			typ := id.Spec.Type

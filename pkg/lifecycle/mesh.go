@@ -12,6 +12,7 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -191,7 +192,7 @@ func holdsValid(ctx context.Context, c *member.Cluster, providerID string, withi
 		return false, err
 	}
 	var id v1alpha1.Identity
-	if err := member.FromUnstructured(u, &id); err != nil {
+	if err := objects.FromUnstructured(u, &id); err != nil {
 		return false, nil //nolint:nilerr // an unreadable record is renewed, not trusted
 	}
 	if id.Status.NotAfter == nil || id.Status.KubeconfigSecret == "" || !c.CurrentTime().Add(within).Before(id.Status.NotAfter.Time) {

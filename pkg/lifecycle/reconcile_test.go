@@ -11,6 +11,7 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -76,12 +77,12 @@ func TestSandboxPoliciesAreRestored(t *testing.T) {
 		for _, res := range sandbox.SandboxPolicyResources {
 			u, err := policies.Get(ctx, sandbox.SandboxName+"-"+res, metav1.GetOptions{})
 			var p admissionv1.ValidatingAdmissionPolicy
-			if err != nil || member.FromUnstructured(u, &p) != nil || !sandbox.SamePolicySpec(p.Spec, sandbox.Policy(res).Spec) {
+			if err != nil || objects.FromUnstructured(u, &p) != nil || !sandbox.SamePolicySpec(p.Spec, sandbox.Policy(res).Spec) {
 				t.Errorf("%s: policy %s not restored (%v)", step, res, err)
 			}
 			u, err = bindings.Get(ctx, sandbox.SandboxName+"-"+res, metav1.GetOptions{})
 			var b admissionv1.ValidatingAdmissionPolicyBinding
-			if err != nil || member.FromUnstructured(u, &b) != nil || !sandbox.SameBindingSpec(b.Spec, sandbox.PolicyBinding(res).Spec) {
+			if err != nil || objects.FromUnstructured(u, &b) != nil || !sandbox.SameBindingSpec(b.Spec, sandbox.PolicyBinding(res).Spec) {
 				t.Errorf("%s: binding %s not restored (%v)", step, res, err)
 			}
 		}

@@ -12,6 +12,8 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -36,13 +38,13 @@ func RemoveTenant(ctx context.Context, c *member.Cluster, consumerID string, kee
 	}
 	return member.Step(r, "Removing tenant "+consumerID, "Tenant "+consumerID+" removed (Tenant, nonce, CSRs, slice decisions, grants ledger"+nsNote(keepNamespace, shown)+")", func() error {
 		errs := []error{
-			member.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Delete(ctx, consumerID, metav1.DeleteOptions{})),
+			objects.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Delete(ctx, consumerID, metav1.DeleteOptions{})),
 			c.Nonces().Delete(ctx, consumerID),
-			member.IgnoreNotFound(c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Delete(ctx, grants.SliceDecisionsName(consumerID), metav1.DeleteOptions{})),
+			objects.IgnoreNotFound(c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Delete(ctx, grants.SliceDecisionsName(consumerID), metav1.DeleteOptions{})),
 			// A later pairing makes the ledger up again from whatever namespaces are kept.
-			member.IgnoreNotFound(c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Delete(ctx, sandbox.GrantsLedgerName(consumerID), metav1.DeleteOptions{})),
-			member.IgnoreNotFound(c.Kube.CoordinationV1().Leases(member.SystemNamespace).Delete(ctx, "authenticate-"+consumerID, metav1.DeleteOptions{})),
-			member.IgnoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{},
+			objects.IgnoreNotFound(c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Delete(ctx, sandbox.GrantsLedgerName(consumerID), metav1.DeleteOptions{})),
+			objects.IgnoreNotFound(c.Kube.CoordinationV1().Leases(member.SystemNamespace).Delete(ctx, "authenticate-"+consumerID, metav1.DeleteOptions{})),
+			objects.IgnoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{},
 				metav1.ListOptions{LabelSelector: labels.SelectorFromSet(member.TenantLabels(consumerID)).String()})),
 		}
 		if !keepNamespace {
@@ -51,7 +53,7 @@ func RemoveTenant(ctx context.Context, c *member.Cluster, consumerID string, kee
 			for _, g := range granted {
 				jobs = append(jobs, func() error { return grants.DeleteNamespace(ctx, c, g.Name, consumerID) })
 			}
-			errs = append(errs, member.Parallel(jobs...))
+			errs = append(errs, parallel.All(jobs...))
 		}
 		if err := errors.Join(errs...); err != nil {
 			return err
@@ -71,9 +73,9 @@ func RemoveIdentity(ctx context.Context, c *member.Cluster, providerID string) e
 		// The exports first, wherever they are: the collection below takes only federate-system's Secrets.
 		if err := errors.Join(
 			handshake.DeleteExports(ctx, c, providerID, ""),
-			member.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
-			member.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
-			member.IgnoreNotFound(c.Kube.CoreV1().Secrets(member.SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
+			objects.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
+			objects.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
+			objects.IgnoreNotFound(c.Kube.CoreV1().Secrets(member.SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)),
 		); err != nil {
 			return err
 		}
@@ -182,7 +184,7 @@ func pairingExists(ctx context.Context, consumer, provider *member.Cluster, cID,
 		}
 		return err
 	}
-	err := member.Parallel(
+	err := parallel.All(
 		func() error { var err error; fwdTenant, err = holdsTenant(ctx, provider, cID); return err },
 		func() error { var err error; fwdIdentity, err = holdsIdentity(ctx, consumer, pID); return err },
 		func() error { var err error; revTenant, err = holdsTenant(ctx, consumer, pID); return hint(err) },

@@ -9,6 +9,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -44,7 +45,7 @@ type RenewResult struct {
 // imported). A slice that fails does not stop the others; their errors are returned together.
 func Renew(ctx context.Context, consumer, provider *member.Cluster, o RenewOptions) (*RenewResult, error) {
 	var cSelf, pSelf *member.Self
-	if err := member.Parallel(
+	if err := parallel.All(
 		func() error { var err error; cSelf, err = consumer.Load(ctx); return wrapSide("consumer", err) },
 		// The provider issues: its sandbox's objects are checked with its record (see loadCurrent).
 		func() error {
@@ -76,7 +77,7 @@ func Renew(ctx context.Context, consumer, provider *member.Cluster, o RenewOptio
 	}
 	// The consumer's slices, and the lifetime each was granted with, which the provider recorded.
 	var held, granted []grants.SliceInfo
-	if err := member.Parallel(
+	if err := parallel.All(
 		func() error {
 			var err error
 			held, err = grants.ConsumerSlices(ctx, consumer, pSelf.ClusterID)

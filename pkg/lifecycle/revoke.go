@@ -21,6 +21,8 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -74,7 +76,7 @@ func readRevocation(ctx context.Context, c *member.Cluster, consumerID string) (
 	var tenantErr, nsErr error
 	var granted []corev1.Namespace
 	var own *corev1.Namespace
-	if err := member.Parallel(
+	if err := parallel.All(
 		func() error { tenant, tenantErr = readTenant(ctx, c, consumerID); return nil },
 		func() error { var err error; granted, err = grants.GrantedNamespaces(ctx, c, consumerID); return err },
 		func() error { own, nsErr = c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); return nil },
@@ -135,10 +137,10 @@ func (rv *revocation) stop(ctx context.Context, cut []handshake.BoundUser) error
 		for _, g := range rv.granted {
 			jobs = append(jobs, func() error { return stopIn(ctx, c, g.Name, sandbox.OwnerOf(g.Labels)) })
 		}
-		return member.Parallel(jobs...)
+		return parallel.All(jobs...)
 	}
 	return member.Step(rv.r, "Stopping the tenant's workloads and tokens", "Workloads, pods and tokens of "+rv.consumerID+" removed", func() error {
-		if err := member.Parallel(sweep, func() error { return handshake.ConfirmRefused(ctx, c, cut) }); err != nil {
+		if err := parallel.All(sweep, func() error { return handshake.ConfirmRefused(ctx, c, cut) }); err != nil {
 			return err
 		}
 		return sweep()
@@ -227,7 +229,7 @@ func readTenant(ctx context.Context, c *member.Cluster, consumerID string) (*v1a
 		return nil, err
 	}
 	var t v1alpha1.Tenant
-	if err := member.FromUnstructured(u, &t); err != nil {
+	if err := objects.FromUnstructured(u, &t); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -250,9 +252,9 @@ func unbindConsumer(ctx context.Context, c *member.Cluster, consumerID string, n
 	jobs = append(jobs, func() error {
 		var err error
 		exchanges, err = exchange.Bindings(ctx, c, consumerID, func(string) bool { return true })
-		return member.IgnoreNotFound(err)
+		return objects.IgnoreNotFound(err)
 	})
-	readErr := member.Parallel(jobs...)
+	readErr := parallel.All(jobs...)
 	cut := exchange.Cut(exchanges)
 	for i, rb := range rbs {
 		if rb != nil && len(rb.Subjects) > 0 {
@@ -271,12 +273,12 @@ func unbindConsumer(ctx context.Context, c *member.Cluster, consumerID string, n
 	for i, rb := range rbs {
 		if rb != nil {
 			dels = append(dels, func() error {
-				return member.IgnoreNotFound(c.Kube.RbacV1().RoleBindings(names[i]).Delete(ctx, member.RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
+				return objects.IgnoreNotFound(c.Kube.RbacV1().RoleBindings(names[i]).Delete(ctx, member.RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
 			})
 		}
 	}
 	dels = append(dels, func() error { return exchange.RemoveExchanges(ctx, c, consumerID, exchanges) })
-	return cut, errors.Join(readErr, member.Parallel(dels...))
+	return cut, errors.Join(readErr, parallel.All(dels...))
 }
 
 // groupsOf is the groups a binding's subject authenticates with: a certificate's TenantGroup, a

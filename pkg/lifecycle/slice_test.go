@@ -14,6 +14,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -70,7 +71,7 @@ func TestSliceFlowOnFakes(t *testing.T) {
 		t.Fatalf("slice quota: %v", err)
 	}
 	q := &corev1.ResourceQuota{}
-	if err := member.FromUnstructured(u, q); err != nil {
+	if err := objects.FromUnstructured(u, q); err != nil {
 		t.Fatal(err)
 	}
 	for key, v := range map[string]string{"requests.cpu": "1", "limits.cpu": "1", "requests.memory": "1Gi", "pods": "2"} {
@@ -306,7 +307,7 @@ func TestSliceDecisionsHold(t *testing.T) {
 	}
 	big := submit("bigone", "big")
 	// A decoy under another name that claims the big request's slice name with an auto-accept class.
-	u, _ := member.ToUnstructured(&v1alpha1.ResourceSlice{TypeMeta: big.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: "decoy", Namespace: big.Namespace},
+	u, _ := objects.ToUnstructured(&v1alpha1.ResourceSlice{TypeMeta: big.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: "decoy", Namespace: big.Namespace},
 		Spec: v1alpha1.ResourceSliceSpec{ClusterID: "consumer", ProviderClusterID: "provider", Slice: "bigone", Class: "small",
 			Resources: map[string]string{"cpu": "1", "memory": "1Gi"}, CSR: big.Spec.CSR, Signature: []byte("x")}})
 	if _, err := provider.dyn.Resource(v1alpha1.ResourceSliceGVR).Namespace(big.Namespace).Create(t.Context(), u, metav1.CreateOptions{}); err != nil {

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
@@ -138,7 +139,7 @@ type record struct {
 // readInstalled, the sandbox policies, bindings and tenant role are read in the same round trip.
 func (c *Cluster) ReadRecord(ctx context.Context, readInstalled func(context.Context) (*InstalledObjects, error)) record {
 	var rec record
-	_ = Parallel(func() error {
+	_ = parallel.All(func() error {
 		if readInstalled != nil {
 			rec.Installed, rec.InstalledErr = readInstalled(ctx)
 		}

@@ -2,50 +2,18 @@ package member
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 )
-
-// Parallel runs the functions at once and joins their errors.
-func Parallel(fns ...func() error) error {
-	errs := make([]error, len(fns))
-	var wg sync.WaitGroup
-	for i, fn := range fns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = fn()
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// Background runs fn in a goroutine and returns what waits for its error; the waiter may be called more
-// than once.
-func Background(fn func() error) func() error {
-	done := make(chan struct{})
-	var err error
-	go func() {
-		defer close(done)
-		err = fn()
-	}()
-	return func() error {
-		<-done
-		return err
-	}
-}
 
 // watcher is what waitFor needs of a client: namespaced or not, typed or dynamic.
 type watcher interface {
@@ -182,7 +150,7 @@ func (t typedDeletion[T]) currentVersion(ctx context.Context, name string) (stri
 // ApplyStatus server-side applies a typed object's status through its status subresource, without its
 // spec (which this request would not change anyway).
 func (c *Cluster) ApplyStatus(ctx context.Context, gvr schema.GroupVersionResource, obj any) error {
-	u, err := ToUnstructured(obj)
+	u, err := objects.ToUnstructured(obj)
 	if err != nil {
 		return err
 	}
@@ -193,38 +161,10 @@ func (c *Cluster) ApplyStatus(ctx context.Context, gvr schema.GroupVersionResour
 
 // ApplyTyped server-side-applies a typed object through the dynamic client.
 func (c *Cluster) ApplyTyped(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj any) error {
-	u, err := ToUnstructured(obj)
+	u, err := objects.ToUnstructured(obj)
 	if err != nil {
 		return err
 	}
 	_, err = c.Dynamic.Resource(gvr).Namespace(namespace).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
-	return err
-}
-
-// ToUnstructured converts a typed object for the dynamic client, without the fields apply refuses.
-func ToUnstructured(obj any) (*unstructured.Unstructured, error) {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(data, &u.Object); err != nil {
-		return nil, err
-	}
-	// Server-side apply refuses creationTimestamp: null and an empty status is noise.
-	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	return u, nil
-}
-
-// FromUnstructured converts what the dynamic client returned into a typed object.
-func FromUnstructured(u *unstructured.Unstructured, into any) error {
-	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
-}
-
-// IgnoreNotFound treats "already gone" as success, and a missing CRD (never initialized) likewise.
-func IgnoreNotFound(err error) error {
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
 	return err
 }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -37,7 +38,7 @@ func applyEnforcedQuota(ctx context.Context, c *member.Cluster, ns string, want 
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	watched := member.Background(func() error {
+	watched := parallel.Background(func() error {
 		return c.WaitFor(wctx, c.Kube.CoreV1().ResourceQuotas(ns), SandboxName, "", func(ev watch.Event) (bool, error) {
 			q, ok := ev.Object.(*corev1.ResourceQuota)
 			return ok && ev.Type != watch.Deleted && enforced(q), nil
@@ -124,7 +125,7 @@ func waitEnforced(ctx context.Context, c *member.Cluster, ns, level string) erro
 	for _, p := range probes(c, ns, level) {
 		fns = append(fns, func() error { return waitRefused(ctx, c, ns, p) })
 	}
-	return member.Parallel(fns...)
+	return parallel.All(fns...)
 }
 
 // waitRefused repeats one probe, with a growing pause (admission has nothing to watch), until its guard

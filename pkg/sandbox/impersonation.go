@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -104,7 +106,7 @@ func setUpProbe(ctx context.Context, c *member.Cluster, name, user string) (stri
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: member.SystemNamespace, Name: name}, credential.SubjectFor(user)},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}}
 	var token string
-	err := member.Parallel(
+	err := parallel.All(
 		func() error {
 			if _, err := c.Kube.CoreV1().ServiceAccounts(member.SystemNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
 				return err
@@ -134,15 +136,15 @@ func setUpProbe(ctx context.Context, c *member.Cluster, name, user string) (stri
 func deleteProbe(ctx context.Context, c *member.Cluster, name string) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*member.CleanupTimeout)
 	defer cancel()
-	_ = member.Parallel(
+	_ = parallel.All(
 		func() error {
-			return member.IgnoreNotFound(c.Kube.CoreV1().ServiceAccounts(member.SystemNamespace).Delete(cctx, name, metav1.DeleteOptions{}))
+			return objects.IgnoreNotFound(c.Kube.CoreV1().ServiceAccounts(member.SystemNamespace).Delete(cctx, name, metav1.DeleteOptions{}))
 		},
 		func() error {
-			return member.IgnoreNotFound(c.Kube.RbacV1().ClusterRoleBindings().Delete(cctx, name, metav1.DeleteOptions{}))
+			return objects.IgnoreNotFound(c.Kube.RbacV1().ClusterRoleBindings().Delete(cctx, name, metav1.DeleteOptions{}))
 		},
 		func() error {
-			return member.IgnoreNotFound(c.Kube.RbacV1().ClusterRoles().Delete(cctx, name, metav1.DeleteOptions{}))
+			return objects.IgnoreNotFound(c.Kube.RbacV1().ClusterRoles().Delete(cctx, name, metav1.DeleteOptions{}))
 		},
 	)
 }
@@ -150,7 +152,7 @@ func deleteProbe(ctx context.Context, c *member.Cluster, name string) {
 // waitProbeAllowed waits until the authorizer, which sees new RBAC through a cache, allows all three
 // checks the constrained path makes: the probe means something only then.
 func waitProbeAllowed(ctx context.Context, c *member.Cluster, saUser, user string) error {
-	return member.Parallel(
+	return parallel.All(
 		func() error {
 			return waitAllowed(ctx, c, saUser, nil, authzv1.ResourceAttributes{Verb: "impersonate:user-info", Group: "authentication.k8s.io", Resource: "users", Name: user})
 		},

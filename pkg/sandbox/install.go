@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -119,7 +120,7 @@ func install(ctx context.Context, c *member.Cluster, cm *corev1.ConfigMap, wantI
 		return nil, err
 	}
 	// The cluster-scoped pieces do not depend on each other: all at once, each its own request.
-	if err := member.Parallel(
+	if err := parallel.All(
 		func() error { return installCRDs(ctx, c) },
 		func() error { return reconcileInstalled(ctx, c, have, false) },
 	); err != nil {
@@ -227,7 +228,7 @@ func installCRDs(ctx context.Context, c *member.Cluster) error {
 			return nil
 		}
 	}
-	return member.Parallel(jobs...)
+	return parallel.All(jobs...)
 }
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}

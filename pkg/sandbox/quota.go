@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -319,7 +321,7 @@ func QuotaRead(c *member.Cluster, ns string) member.Read[*corev1.ResourceQuota] 
 			return nil, err
 		}
 		q := &corev1.ResourceQuota{}
-		return q, member.FromUnstructured(u, q)
+		return q, objects.FromUnstructured(u, q)
 	})
 }
 
@@ -330,7 +332,7 @@ func ReadLedger(ctx context.Context, c *member.Cluster, consumerID string) (*Gra
 	var cm *corev1.ConfigMap
 	var nss []corev1.Namespace
 	var cmErr, nsErr error
-	_ = member.Parallel(func() error {
+	_ = parallel.All(func() error {
 		cm, cmErr = c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, GrantsLedgerName(consumerID), metav1.GetOptions{})
 		return nil
 	}, func() error {
@@ -359,7 +361,7 @@ func ReadLedger(ctx context.Context, c *member.Cluster, consumerID string) (*Gra
 			return err
 		}
 	}
-	if err := member.Parallel(jobs...); err != nil {
+	if err := parallel.All(jobs...); err != nil {
 		return nil, fmt.Errorf("reading the quotas of consumer %q's grants: %w", consumerID, err)
 	}
 	for i, ns := range nss {
@@ -449,7 +451,7 @@ func ApplyTenantQuota(ctx context.Context, c *member.Cluster, consumerID string,
 	if wait {
 		wctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		watched = member.Background(func() error {
+		watched = parallel.Background(func() error {
 			return c.WaitFor(wctx, c.Kube.CoreV1().ResourceQuotas(ns), SandboxName, "", func(ev watch.Event) (bool, error) {
 				q, ok := ev.Object.(*corev1.ResourceQuota)
 				return ok && ev.Type != watch.Deleted && enforced(q), nil
@@ -576,7 +578,7 @@ func ShrinkTenant(ctx context.Context, c *member.Cluster, r *Reservation) error 
 func ReserveGrant(ctx context.Context, c *member.Cluster, consumerID, key, what string, want, fallbackTotal corev1.ResourceList) (*Reservation, error) {
 	var l *GrantLedger
 	var quota *corev1.ResourceQuota
-	if err := member.Parallel(func() error {
+	if err := parallel.All(func() error {
 		var err error
 		l, err = ReadLedger(ctx, c, consumerID)
 		return err

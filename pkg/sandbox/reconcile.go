@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -46,7 +48,7 @@ func readInstalled(ctx context.Context, c *member.Cluster) (*member.InstalledObj
 			return nil
 		}
 	}
-	err := member.Parallel(
+	err := parallel.All(
 		list(PolicyGVR, &have.Policies),
 		list(PolicyBindingGVR, &have.Bindings),
 		func() error {
@@ -118,7 +120,7 @@ func reconcileInstalled(ctx context.Context, c *member.Cluster, have *member.Ins
 	jobs := []func() error{func() error {
 		what, err := converge(ctx, c, ClusterRoleGVR, have.Role, role, []string{"rules", "aggregationRule"}, func(u *unstructured.Unstructured) bool {
 			var h rbacv1.ClusterRole
-			return member.FromUnstructured(u, &h) == nil && h.AggregationRule == nil && apiequality.Semantic.DeepEqual(h.Rules, role.Rules)
+			return objects.FromUnstructured(u, &h) == nil && h.AggregationRule == nil && apiequality.Semantic.DeepEqual(h.Rules, role.Rules)
 		})
 		if err != nil {
 			return fmt.Errorf("applying ClusterRole %s: %w", member.DefaultClusterRole, err)
@@ -131,7 +133,7 @@ func reconcileInstalled(ctx context.Context, c *member.Cluster, have *member.Ins
 		jobs = append(jobs, func() error {
 			what, err := converge(ctx, c, PolicyGVR, have.Policies[policy.Name], policy, []string{"spec"}, func(u *unstructured.Unstructured) bool {
 				var h admissionv1.ValidatingAdmissionPolicy
-				return member.FromUnstructured(u, &h) == nil && SamePolicySpec(h.Spec, policy.Spec)
+				return objects.FromUnstructured(u, &h) == nil && SamePolicySpec(h.Spec, policy.Spec)
 			})
 			if err != nil {
 				return fmt.Errorf("applying ValidatingAdmissionPolicy %s: %w", policy.Name, err)
@@ -139,7 +141,7 @@ func reconcileInstalled(ctx context.Context, c *member.Cluster, have *member.Ins
 			warn("ValidatingAdmissionPolicy", policy.Name, what)
 			what, err = converge(ctx, c, PolicyBindingGVR, have.Bindings[binding.Name], binding, []string{"spec"}, func(u *unstructured.Unstructured) bool {
 				var h admissionv1.ValidatingAdmissionPolicyBinding
-				return member.FromUnstructured(u, &h) == nil && SameBindingSpec(h.Spec, binding.Spec)
+				return objects.FromUnstructured(u, &h) == nil && SameBindingSpec(h.Spec, binding.Spec)
 			})
 			if err != nil {
 				return fmt.Errorf("applying ValidatingAdmissionPolicyBinding %s: %w", binding.Name, err)
@@ -148,7 +150,7 @@ func reconcileInstalled(ctx context.Context, c *member.Cluster, have *member.Ins
 			return nil
 		})
 	}
-	return member.Parallel(jobs...)
+	return parallel.All(jobs...)
 }
 
 // converge makes one object what want says and tells what it found wrong ("" when nothing): a missing one
@@ -163,7 +165,7 @@ func converge(ctx context.Context, c *member.Cluster, gvr schema.GroupVersionRes
 	if same(have) && have.GetLabels()[member.LabelManagedBy] == member.ManagedBy {
 		return "", nil
 	}
-	w, err := member.ToUnstructured(want)
+	w, err := objects.ToUnstructured(want)
 	if err != nil {
 		return "", err
 	}

@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -364,7 +366,7 @@ func EnsureSandbox(ctx context.Context, c *member.Cluster, ns string, owner NsOw
 	}
 	// The probes test what the namespace's labels and the cluster's admission policies enforce, not the
 	// objects applied here, so they go at the same time.
-	return member.Parallel(append(also,
+	return parallel.All(append(also,
 		func() error { return applySandboxQuota(ctx, c, ns, owner, o) },
 		func() error {
 			return WrapApply("LimitRange", ns, c.ApplyTyped(ctx, LimitRangeGVR, ns, sandboxLimitRange(ns, consumerID, o)))
@@ -381,7 +383,7 @@ func EnsureSandbox(ctx context.Context, c *member.Cluster, ns string, owner NsOw
 
 // applyQuota server-side applies the quota and returns it as stored, with its status.
 func applyQuota(ctx context.Context, c *member.Cluster, ns string, q *corev1.ResourceQuota) (*corev1.ResourceQuota, error) {
-	u, err := member.ToUnstructured(q)
+	u, err := objects.ToUnstructured(q)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +392,7 @@ func applyQuota(ctx context.Context, c *member.Cluster, ns string, q *corev1.Res
 		return nil, err
 	}
 	applied := &corev1.ResourceQuota{}
-	return applied, member.FromUnstructured(out, applied)
+	return applied, objects.FromUnstructured(out, applied)
 }
 
 // WrapApply names the kind and namespace of an apply that failed; nil stays nil.

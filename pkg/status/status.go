@@ -21,6 +21,8 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
@@ -136,7 +138,7 @@ func Status(ctx context.Context, c *member.Cluster, check bool) (*Report, error)
 	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{member.LabelManagedBy: member.ManagedBy}).String()}
 	var tenants, slices, identities, issuedExchanges, heldExchanges, leftovers []CredentialState
 	var exports []handshake.ExportState
-	err = member.Parallel(
+	err = parallel.All(
 		func() error { var err error; exports, err = handshake.Exports(ctx, c); return err },
 		func() error { var err error; leftovers, err = leftoverStates(ctx, c); return err },
 		func() error { var err error; tenants, err = tenantStates(ctx, c, sel); return err },
@@ -195,7 +197,7 @@ func tenantStates(ctx context.Context, c *member.Cluster, sel metav1.ListOptions
 	var out []CredentialState
 	for i := range list.Items {
 		var t v1alpha1.Tenant
-		if err := member.FromUnstructured(&list.Items[i], &t); err != nil {
+		if err := objects.FromUnstructured(&list.Items[i], &t); err != nil {
 			return nil, err
 		}
 		s := CredentialState{RemoteClusterID: t.Spec.ClusterID, Role: member.RoleProvider, Kind: KindControlPlane, Credential: handshake.OrCertificate(t.Status.Credential),
@@ -226,7 +228,7 @@ func sliceStates(ctx context.Context, c *member.Cluster) ([]CredentialState, err
 			continue // this cluster's own requests, as a consumer: its Identities say more
 		}
 		var s v1alpha1.ResourceSlice
-		if err := member.FromUnstructured(u, &s); err != nil {
+		if err := objects.FromUnstructured(u, &s); err != nil {
 			return nil, err
 		}
 		if s.Status.Phase != grants.SliceAccepted {
@@ -250,7 +252,7 @@ func identityStates(ctx context.Context, c *member.Cluster, sel metav1.ListOptio
 	var out []CredentialState
 	for i := range list.Items {
 		var id v1alpha1.Identity
-		if err := member.FromUnstructured(&list.Items[i], &id); err != nil {
+		if err := objects.FromUnstructured(&list.Items[i], &id); err != nil {
 			return nil, err
 		}
 		kind := KindControlPlane
@@ -327,7 +329,7 @@ func checkOne(ctx context.Context, c *member.Cluster, s *CredentialState, kc []b
 	// authorize creating pods there, and its admission must not refuse them (cordon).
 	var review *authzv1.SelfSubjectAccessReview
 	var rerr, perr error
-	_ = member.Parallel(
+	_ = parallel.All(
 		func() error {
 			review, rerr = as.Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{Spec: authzv1.SelfSubjectAccessReviewSpec{
 				ResourceAttributes: &authzv1.ResourceAttributes{Namespace: s.Namespace, Verb: "create", Resource: "pods"}}}, metav1.CreateOptions{})
@@ -377,7 +379,7 @@ func issuedExchangeStates(ctx context.Context, c *member.Cluster) ([]CredentialS
 			continue
 		}
 		var r v1alpha1.ExchangeRequest
-		if err := member.FromUnstructured(u, &r); err != nil {
+		if err := objects.FromUnstructured(u, &r); err != nil {
 			return nil, err
 		}
 		if r.Status.Phase != exchange.ExchangeIssued && r.Status.Phase != exchange.ExchangeRevoked {
@@ -425,16 +427,16 @@ func leftoverStates(ctx context.Context, c *member.Cluster) ([]CredentialState, 
 	var nonces []nonce.Unused
 	var keys *corev1.SecretList
 	var sandboxes *corev1.NamespaceList
-	err := member.Parallel(
+	err := parallel.All(
 		func() error {
 			var err error
 			nonces, err = c.Nonces().ListUnused(ctx)
-			return member.IgnoreNotFound(err)
+			return objects.IgnoreNotFound(err)
 		},
 		func() error {
 			var err error
 			keys, err = c.Kube.CoreV1().Secrets(member.SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: member.LabelManagedBy + "=" + member.ManagedBy + "," + member.LabelRole + "=" + member.RoleConsumer})
-			return member.IgnoreNotFound(err)
+			return objects.IgnoreNotFound(err)
 		},
 		func() error {
 			var err error
