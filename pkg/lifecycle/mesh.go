@@ -93,6 +93,46 @@ func initMembers(ctx context.Context, members []*MeshMember) error {
 	return nil
 }
 
+// loadMembers reads each member's cluster ID, all at once, without writing anything; a member never
+// initialized is named by its Name and returned in the set. Two members of one ID are refused.
+func loadMembers(ctx context.Context, members []*MeshMember) (map[*MeshMember]bool, error) {
+	errs := make([]error, len(members))
+	never := make([]bool, len(members))
+	var wg sync.WaitGroup
+	for i, m := range members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			self, err := m.New(member.Discard).Load(ctx)
+			switch {
+			case errors.Is(err, member.ErrNotInitialized):
+				m.ID, never[i] = m.Name, true
+			case err != nil:
+				errs[i] = fmt.Errorf("%s: %w", m.Name, err)
+			default:
+				m.ID = self.ClusterID
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	uninitialized := map[*MeshMember]bool{}
+	seen := map[string]string{}
+	for i, m := range members {
+		if never[i] {
+			uninitialized[m] = true
+			continue
+		}
+		if other, ok := seen[m.ID]; ok {
+			return nil, fmt.Errorf("%s and %s are one cluster (ID %q)", other, m.Name, m.ID)
+		}
+		seen[m.ID] = m.Name
+	}
+	return uninitialized, nil
+}
+
 // Mesh pairs every member with every other, in both directions: len(members)*(len(members)-1) directed
 // pairs, o.Parallel at a time. A pair whose identity is in place and valid for longer than o.RenewBefore is
 // kept, so a re-run finishes only what is missing. Each pair's result is reported through o.OnPair and
@@ -115,13 +155,20 @@ func Mesh(ctx context.Context, members []*MeshMember, o MeshOptions) ([]PairResu
 
 // Unmesh removes every directed pairing between the members, o.Parallel at a time.
 func Unmesh(ctx context.Context, members []*MeshMember, o MeshOptions) ([]PairResult, error) {
-	if err := initMembers(ctx, members); err != nil {
+	// A removal installs nothing: a member never initialized is read, not initialized, and holds no pair.
+	uninitialized, err := loadMembers(ctx, members)
+	if err != nil {
 		return nil, err
 	}
 	return eachPair(ctx, members, o, func(ctx context.Context, c, p *MeshMember) (string, error) {
+		if uninitialized[c] || uninitialized[p] {
+			return PairNotFound, nil
+		}
 		outcome, err := Unauthenticate(ctx, c.New(member.Discard), p.New(member.Discard), UnauthenticateOptions{})
+		var swapped *SwappedError
 		switch {
-		case errors.Is(err, handshake.ErrNotFound):
+		// Only the other direction exists: that pair is another of the mesh's, and this one is not there.
+		case errors.Is(err, handshake.ErrNotFound), errors.As(err, &swapped):
 			return PairNotFound, nil
 		case outcome == handshake.Already:
 			return PairAlreadyRemoved, err

@@ -177,7 +177,7 @@ func TestDryRunLeavesBothClustersUnchanged(t *testing.T) {
 	// A slice the provider granted, for the consumer's import.
 	mustOn(t, provider, "accept", "resourceslice", "dr-pending", "--remote-cluster-id", "consumer")
 	check(dryCase{[]string{"import", "resourceslice", "dr-pending", "--kubeconfig", C, "--remote-cluster-id", "provider"}, "in federate-system"}, 0)
-	// unmesh fails the pair never made (provider -> consumer) and still dry-runs the other.
+	// unmesh finds no pair provider -> consumer (never made; exit 1) and still dry-runs the other.
 	check(dryCase{[]string{"unmesh", "--kubeconfigs", C + "," + P}, "would delete namespace/federate-tenant-consumer"}, 1)
 
 	// Identity exchange: the consumer's rules, and a request left on the provider.

@@ -142,6 +142,23 @@ func (o *NamespaceOptions) Run(ctx context.Context) error {
 	if err := grants.GrantNamespace(ctx, o.cluster, grants.GrantNamespaceOptions{ConsumerID: o.RemoteClusterID, Name: o.Name, Sandbox: o.sandbox, Quota: o.quota}); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(o.Out, "namespace/%s granted to %s\n", o.Name, o.RemoteClusterID)
-	return err
+	if o.Output == nil || o.Output.Human() {
+		_, err := fmt.Fprintf(o.Out, "namespace/%s granted to %s\n", o.Name, o.RemoteClusterID)
+		return err
+	}
+	// -o prints the extra namespace as granted, read back as a listing shows it, as kubectl create -o does.
+	list, err := grants.ExtraNamespaces(ctx, o.cluster, o.RemoteClusterID, false)
+	if err != nil {
+		return err
+	}
+	for _, n := range list {
+		if n.Namespace == o.Name {
+			obj, err := views.ExtraNamespace(&n)
+			if err != nil {
+				return err
+			}
+			return o.Output.Print(o.Out, obj)
+		}
+	}
+	return fmt.Errorf("namespace %s was granted but is not listed among consumer %q's extra namespaces", o.Name, o.RemoteClusterID)
 }

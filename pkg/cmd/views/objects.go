@@ -137,9 +137,12 @@ func SliceList(slices []grants.SliceInfo) (runtime.Object, error) {
 
 // NamespaceList is extra namespaces as a List of ExtraNamespace.
 func NamespaceList(namespaces []grants.NamespaceInfo) (runtime.Object, error) {
-	return list(namespaces, func(n *grants.NamespaceInfo) (*unstructured.Unstructured, error) {
-		return Object(KindExtraNamespace, n.Namespace, pairing(n.ConsumerID, ""), n)
-	})
+	return list(namespaces, ExtraNamespace)
+}
+
+// ExtraNamespace is one of a consumer's requests or extra namespaces as the object a listing holds.
+func ExtraNamespace(n *grants.NamespaceInfo) (*unstructured.Unstructured, error) {
+	return Object(KindExtraNamespace, n.Namespace, pairing(n.ConsumerID, ""), n)
 }
 
 // ExchangeList is the provider's exchange requests as a List of ExchangeRequestInfo.
