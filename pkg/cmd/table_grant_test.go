@@ -31,7 +31,7 @@ func TestCommandTableGrantNamespace(t *testing.T) {
 					t.Errorf("farm was sent %v: want the binding converged and no namespace created", got)
 				}
 			}}},
-		tableRow{name: "a namespace, -o json", world: worldPaired, args: grant("team-x", "--remote-cluster-id", "edge", "-o", "json"),
+		{name: "a namespace, -o json", world: worldPaired, args: grant("team-x", "--remote-cluster-id", "edge", "-o", "json"),
 			stdout: func(t *testing.T, _ *tableEnv, out string) {
 				wantFields(t, jsonObject(t, out), map[string]string{"kind": "ExtraNamespace", "metadata.name": "team-x", "status.consumerID": "edge", "status.phase": "Granted"})
 			},

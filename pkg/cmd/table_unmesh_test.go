@@ -42,11 +42,11 @@ func TestCommandTableUnmesh(t *testing.T) {
 				}
 			}},
 		// edge consumes from farm, not the other way: farm -> edge was never paired, and is not found.
-		tableRow{name: "a one-way pairing, --ignore-not-found", world: worldPaired, args: []string{"unmesh", "--kubeconfigs", "edge,farm", "--ignore-not-found", "--parallel", "1"},
+		{name: "a one-way pairing, --ignore-not-found", world: worldPaired, args: []string{"unmesh", "--kubeconfigs", "edge,farm", "--ignore-not-found", "--parallel", "1"},
 			stdout: meshTable([3]string{"edge", "farm", "removed"}, [3]string{"farm", "edge", "not found"}),
 			wrote:  map[string][]string{"edge": {"delete-collection identities"}, "farm": {"delete rolebindings", "delete tenants"}}},
 		// lone was never initialized: a removal has nothing to remove there, and must not install anything.
-		tableRow{name: "a cluster never initialized", world: worldPaired, args: []string{"unmesh", "--kubeconfigs", "farm,lone", "--ignore-not-found"},
+		{name: "a cluster never initialized", world: worldPaired, args: []string{"unmesh", "--kubeconfigs", "farm,lone", "--ignore-not-found"},
 			stdout: meshTable([3]string{"farm", "lone", "not found"}, [3]string{"lone", "farm", "not found"})},
 		{name: "one cluster", world: worldInitialized, args: []string{"unmesh", "--kubeconfigs", "edge"},
 			code: 1, usage: true, err: "--kubeconfigs or --contexts: name at least two clusters"},
