@@ -128,3 +128,43 @@ func TestDocIndexesEveryFile(t *testing.T) {
 		}
 	}
 }
+
+// maxFuncLines is how long a domain function may grow: a long step is cut into named steps (a small type
+// whose methods are the steps, in order), so that each reads in one screen.
+const maxFuncLines = 85
+
+// No function of a room is longer than maxFuncLines; the longest is logged, the number a closing note
+// quotes.
+func TestNoLongDomainFunctions(t *testing.T) {
+	longest, where := 0, ""
+	for _, dir := range append(splitPackages, "../internal/parallel", "../internal/objects") {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			fset := token.NewFileSet()
+			file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range file.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || fd.Body == nil {
+					continue
+				}
+				n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1
+				if n > longest {
+					longest, where = n, filepath.Base(dir)+"/"+filepath.Base(f)+" "+fd.Name.Name
+				}
+				if n > maxFuncLines {
+					t.Errorf("%s: %s is %d lines (at most %d): cut it into named steps", f, fd.Name.Name, n, maxFuncLines)
+				}
+			}
+		}
+	}
+	t.Logf("the longest domain function: %s, %d lines", where, longest)
+}
