@@ -180,7 +180,8 @@ func Execute(ctx context.Context, root *cobra.Command, streams genericiooptions.
 		err = conn
 	}
 	err = flags.NextStep(err)
-	fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
+	// One error line, whatever the error quotes (a request's target, a file's field): escaped.
+	fmt.Fprintf(streams.ErrOut, "error: %s\n", output.Escape(err.Error()))
 	var usage *cmdutil.UsageError
 	// A command that cannot run (the root, a group) was given an unknown subcommand: a usage error too.
 	if errors.As(err, &usage) || !c.Runnable() {

@@ -100,7 +100,10 @@ func (p *Printer) DryRun() *Printer {
 // Styled reports whether this printer uses colour and spinners.
 func (p *Printer) Styled() bool { return p.styled }
 
+// text is what a line says: escaped (a message can quote a string that came from a request or the other
+// cluster, and one line on stderr must stay one line that says only what it holds), then marked.
 func (p *Printer) text(msg string) string {
+	msg = Escape(msg)
 	if p.dryRun {
 		msg = "(dry run) " + msg
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -180,12 +179,11 @@ func (o *ExchangeOptions) print(list []exchange.Info) error {
 		return nil
 	}
 	wide := o.Output.Wide()
-	w := tabwriter.NewWriter(o.Out, 0, 4, 3, ' ', 0)
-	header := "NAME\tTARGET\tSCOPE\tREACH\tTARGET MAY\tTARGET REACH\tPHASE\tMODE"
+	header := []string{"NAME", "TARGET", "SCOPE", "REACH", "TARGET MAY", "TARGET REACH", "PHASE", "MODE"}
 	if wide {
-		header += "\tKEY SHA256\tREASON"
+		header = append(header, "KEY SHA256", "REASON")
 	}
-	fmt.Fprintln(w, header)
+	w := printers.NewTable(o.Out, header...)
 	for _, e := range list {
 		target := e.User
 		if len(e.Groups) > 0 {
@@ -202,11 +200,11 @@ func (o *ExchangeOptions) print(list []exchange.Info) error {
 		if e.TargetAccess != nil { // asked for pending requests only
 			targetReach = dash(strings.Join(e.TargetReach, ", "))
 		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", e.Name, target, e.Scope.String(), dash(strings.Join(e.Reach, ", ")), may, targetReach, e.Phase, dash(e.Mode))
+		row := []string{e.Name, target, e.Scope.String(), dash(strings.Join(e.Reach, ", ")), may, targetReach, e.Phase, dash(e.Mode)}
 		if wide {
-			line += "\t" + dash(e.KeySHA256) + "\t" + dash(e.Reason)
+			row = append(row, dash(e.KeySHA256), dash(e.Reason))
 		}
-		fmt.Fprintln(w, line)
+		w.Row(row...)
 	}
 	return w.Flush()
 }

@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"text/tabwriter"
+	"strconv"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -159,10 +159,9 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		}
 		return o.Output.Print(o.Out, &u)
 	}
-	w := tabwriter.NewWriter(o.Out, 0, 4, 3, ' ', 0)
-	fmt.Fprintln(w, "NAME\tTYPE\tPRIORITY\tSOURCE\tTARGET")
+	w := printers.NewTable(o.Out, "NAME", "TYPE", "PRIORITY", "SOURCE", "TARGET")
 	for _, r := range exchange.InOrder(cfg.Spec.ClientIdentityExchanger.Rules) {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", r.Name, r.Type, r.Priority, source(r.Source), targetOf(&r))
+		w.Row(r.Name, r.Type, strconv.Itoa(r.Priority), source(r.Source), targetOf(&r))
 	}
 	return w.Flush()
 }
@@ -281,8 +280,7 @@ func (o *ResolveOptions) Run(ctx context.Context) error {
 		}
 		return o.Output.Print(o.Out, obj)
 	}
-	w := tabwriter.NewWriter(o.Out, 0, 4, 3, ' ', 0)
-	fmt.Fprintln(w, "RULE\tTYPE\tPRIORITY\tIDENTITY")
-	fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", v.Rule, v.Type, v.Priority, describe(v.Target))
+	w := printers.NewTable(o.Out, "RULE", "TYPE", "PRIORITY", "IDENTITY")
+	w.Row(v.Rule, v.Type, strconv.Itoa(v.Priority), describe(v.Target))
 	return w.Flush()
 }

@@ -3,10 +3,8 @@ package info
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -88,17 +86,18 @@ func mainQuota(q map[string]string) string {
 }
 
 func printHuman(out io.Writer, info *lifecycle.ClusterInfo, wide bool) error {
-	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
-	fmt.Fprintf(w, "Cluster ID:\t%s\n", info.ClusterID)
-	fmt.Fprintf(w, "Handshake key:\t%s\n", info.Fingerprint)
-	fmt.Fprintf(w, "\nTENANTS (consumers of this cluster)\n")
+	w := printers.NewTable(out)
+	w.Row("Cluster ID:", info.ClusterID)
+	w.Row("Handshake key:", info.Fingerprint)
+	w.Line("")
+	w.Line("TENANTS (consumers of this cluster)")
 	if len(info.Tenants) == 0 {
-		fmt.Fprintln(w, "  none")
+		w.Line("  none")
 	} else {
 		if wide {
-			fmt.Fprintln(w, "  CONSUMER\tNAMESPACE\tPHASE\tCREDENTIAL\tROLE\tPOD SECURITY\tQUOTA\tEXPIRES")
+			w.Row("  CONSUMER", "NAMESPACE", "PHASE", "CREDENTIAL", "ROLE", "POD SECURITY", "QUOTA", "EXPIRES")
 		} else {
-			fmt.Fprintln(w, "  CONSUMER\tNAMESPACE\tPHASE\tPOD SECURITY\tQUOTA\tEXPIRES")
+			w.Row("  CONSUMER", "NAMESPACE", "PHASE", "POD SECURITY", "QUOTA", "EXPIRES")
 		}
 		for _, t := range info.Tenants {
 			level, quota := "-", "-"
@@ -109,26 +108,27 @@ func printHuman(out io.Writer, info *lifecycle.ClusterInfo, wide bool) error {
 				}
 			}
 			if wide {
-				fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ConsumerID, t.Namespace, views.Dash(t.Phase), t.Credential, views.Dash(t.ClusterRole), level, quota, views.Expiry(t.NotAfter))
+				w.Row("  "+t.ConsumerID, t.Namespace, views.Dash(t.Phase), t.Credential, views.Dash(t.ClusterRole), level, quota, views.Expiry(t.NotAfter))
 			} else {
-				fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\n", t.ConsumerID, t.Namespace, views.Dash(t.Phase), level, quota, views.Expiry(t.NotAfter))
+				w.Row("  "+t.ConsumerID, t.Namespace, views.Dash(t.Phase), level, quota, views.Expiry(t.NotAfter))
 			}
 		}
 	}
-	fmt.Fprintf(w, "\nIDENTITIES (this cluster on providers)\n")
+	w.Line("")
+	w.Line("IDENTITIES (this cluster on providers)")
 	if len(info.Identities) == 0 {
-		fmt.Fprintln(w, "  none")
+		w.Line("  none")
 	} else {
 		if wide {
-			fmt.Fprintln(w, "  PROVIDER\tTYPE\tSLICE\tCREDENTIAL\tAPI SERVER\tKUBECONFIG SECRET\tEXPIRES")
+			w.Row("  PROVIDER", "TYPE", "SLICE", "CREDENTIAL", "API SERVER", "KUBECONFIG SECRET", "EXPIRES")
 		} else {
-			fmt.Fprintln(w, "  PROVIDER\tTYPE\tSLICE\tCREDENTIAL\tAPI SERVER\tEXPIRES")
+			w.Row("  PROVIDER", "TYPE", "SLICE", "CREDENTIAL", "API SERVER", "EXPIRES")
 		}
 		for _, i := range info.Identities {
 			if wide {
-				fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s/%s\t%s\n", i.ProviderID, i.Type, views.Dash(i.ResourceSlice), i.Credential, i.APIServer, i.Namespace, views.Dash(i.KubeconfigSecret), views.Expiry(i.NotAfter))
+				w.Row("  "+i.ProviderID, i.Type, views.Dash(i.ResourceSlice), i.Credential, i.APIServer, i.Namespace+"/"+views.Dash(i.KubeconfigSecret), views.Expiry(i.NotAfter))
 			} else {
-				fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\n", i.ProviderID, i.Type, views.Dash(i.ResourceSlice), i.Credential, i.APIServer, views.Expiry(i.NotAfter))
+				w.Row("  "+i.ProviderID, i.Type, views.Dash(i.ResourceSlice), i.Credential, i.APIServer, views.Expiry(i.NotAfter))
 			}
 		}
 	}

@@ -5,13 +5,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
 	"github.com/federate-dev/kubectl-federate/pkg/output"
 )
@@ -109,10 +109,9 @@ func Progress(b *output.Board) (onStart func(consumer, provider string), onPair 
 
 // Table prints the results: pair, result, time.
 func Table(out io.Writer, results []lifecycle.PairResult) error {
-	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
-	fmt.Fprintln(w, "CONSUMER\tPROVIDER\tRESULT\tTIME")
+	w := printers.NewTable(out, "CONSUMER", "PROVIDER", "RESULT", "TIME")
 	for _, r := range results {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.Consumer, r.Provider, r.Result, r.Wall.Round(time.Millisecond))
+		w.Row(r.Consumer, r.Provider, r.Result, r.Wall.Round(time.Millisecond).String())
 	}
 	return w.Flush()
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -168,7 +167,6 @@ func (o *Options) printTable(out io.Writer, r *status.Report, wide bool) error {
 		_, err := fmt.Fprintf(out, "Cluster %s takes part in no pairing.\n", r.ClusterID)
 		return err
 	}
-	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
 	cols := []string{"REMOTE", "ROLE", "KIND", "NAME", "CREDENTIAL", "PHASE", "EXPIRES", "LEFT", "POD SECURITY", "CORDONED"}
 	if wide {
 		cols = append(cols, "NAMESPACE", "USER", "TARGET", "MODE", "SETTINGS")
@@ -176,7 +174,7 @@ func (o *Options) printTable(out io.Writer, r *status.Report, wide bool) error {
 	if o.Check {
 		cols = append(cols, "CHECK")
 	}
-	fmt.Fprintln(w, strings.Join(cols, "\t"))
+	w := printers.NewTable(out, cols...)
 	now := o.now()
 	for _, s := range r.Credentials {
 		phase := views.Dash(s.Phase)
@@ -190,7 +188,7 @@ func (o *Options) printTable(out io.Writer, r *status.Report, wide bool) error {
 		if o.Check {
 			row = append(row, check(s.Check))
 		}
-		fmt.Fprintln(w, strings.Join(row, "\t"))
+		w.Row(row...)
 	}
 	return w.Flush()
 }
@@ -270,10 +268,9 @@ func (o *Options) printHistory(ctx context.Context) error {
 		_, err := fmt.Fprintln(o.Out, "No audit Event is kept on this cluster (the API server keeps Events for its --event-ttl, one hour by default).")
 		return err
 	}
-	w := tabwriter.NewWriter(o.Out, 0, 4, 3, ' ', 0)
-	fmt.Fprintln(w, "TIME\tREMOTE\tROLE\tREASON\tNOTE")
+	w := printers.NewTable(o.Out, "TIME", "REMOTE", "ROLE", "REASON", "NOTE")
 	for _, e := range entries {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", e.Time.Format(time.RFC3339), e.RemoteClusterID, e.Role, e.Reason, e.Note)
+		w.Row(e.Time.Format(time.RFC3339), e.RemoteClusterID, e.Role, e.Reason, e.Note)
 	}
 	return w.Flush()
 }

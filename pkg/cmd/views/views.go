@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
@@ -27,14 +26,13 @@ func Slices(out io.Writer, p *printers.Flags, list []grants.SliceInfo) error {
 		_, err := fmt.Fprintln(out, "No resource slices found.")
 		return err
 	}
-	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
-	fmt.Fprintln(w, "CONSUMER\tPROVIDER\tNAME\tCLASS\tPHASE\tREQUESTED\tGRANTED\tNAMESPACE\tAUTO-ACCEPT\tEXPIRES")
+	w := printers.NewTable(out, "CONSUMER", "PROVIDER", "NAME", "CLASS", "PHASE", "REQUESTED", "GRANTED", "NAMESPACE", "AUTO-ACCEPT", "EXPIRES")
 	for _, s := range list {
 		auto := "-"
 		if s.AutoAccept {
 			auto = "yes"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", Dash(s.ConsumerID), Dash(s.ProviderID), s.Name, Dash(s.Class), s.Phase,
+		w.Row(Dash(s.ConsumerID), Dash(s.ProviderID), s.Name, Dash(s.Class), s.Phase,
 			Dash(sandbox.FormatResourceList(s.Requested)), Dash(sandbox.FormatResourceList(s.Granted)), Dash(s.Namespace), auto, Expiry(s.NotAfter))
 	}
 	return w.Flush()
@@ -54,14 +52,13 @@ func Namespaces(out io.Writer, p *printers.Flags, list []grants.NamespaceInfo) e
 		_, err := fmt.Fprintln(out, "No namespace requests or extra namespaces found.")
 		return err
 	}
-	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
-	fmt.Fprintln(w, "CONSUMER\tNAMESPACE\tPHASE\tREQUESTED\tREQUEST REASON\tANSWER")
+	w := printers.NewTable(out, "CONSUMER", "NAMESPACE", "PHASE", "REQUESTED", "REQUEST REASON", "ANSWER")
 	for _, n := range list {
 		req := "no"
 		if n.Requested {
 			req = "yes"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", n.ConsumerID, n.Namespace, n.Phase, req, Dash(Quoted(n.RequestReason, 60)), Dash(n.Reason))
+		w.Row(n.ConsumerID, n.Namespace, n.Phase, req, Dash(Quoted(n.RequestReason, 60)), Dash(n.Reason))
 	}
 	return w.Flush()
 }
