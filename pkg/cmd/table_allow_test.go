@@ -123,7 +123,8 @@ func TestCommandTableDenyExchange(t *testing.T) {
 	}
 	runTable(t, []tableRow{
 		{name: "a pending request", world: worldRequest, args: deny("{request}", "--reason", "not for prod"),
-			stdout: phase("Refused"), writes: map[string][]string{"farm": {"create events", "patch exchangerequests"}}},
+			// The refusal is the provider's own record (a ConfigMap of federate-system), then the consumer's copy.
+			stdout: phase("Refused"), writes: map[string][]string{"farm": {"create configmaps", "create events", "patch exchangerequests"}}},
 		{name: "an issued request", world: worldIssued, args: deny("{request}", "--reason", "not for prod"),
 			stdout: phase("Revoked"),
 			wrote:  map[string][]string{"farm": {"create configmaps", "delete rolebindings", "delete clusterrolebindings", "patch exchangerequests"}}},

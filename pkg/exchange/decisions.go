@@ -66,6 +66,7 @@ type Decision struct {
 	Time   time.Time  `json:"time"`
 
 	resourceVersion string
+	stored          bool // read from, or written to, the cluster: the next write updates it
 }
 
 // Hash is the request's hash: its name after the rule.
@@ -102,7 +103,7 @@ func decisionOf(cm *corev1.ConfigMap) *Decision {
 		cm.Name != DecisionName(d.ConsumerID, d.Request) {
 		return nil // not written by allow or deny: its name does not say what it holds
 	}
-	d.resourceVersion = cm.ResourceVersion
+	d.resourceVersion, d.stored = cm.ResourceVersion, true
 	return &d
 }
 
@@ -144,8 +145,8 @@ func consumerDecisions(ctx context.Context, c *member.Cluster, consumerID string
 // ErrDecidedConcurrently says that another run answered the same request at the same time.
 var ErrDecidedConcurrently = fmt.Errorf("was answered by another run at the same time")
 
-// writeDecision stores d: created if it has no resourceVersion, else updated from that version, so that
-// of two runs answering one request only one proceeds (the other gets ErrDecidedConcurrently).
+// writeDecision stores d: created if it was never stored, else updated from the version read or written,
+// so that of two runs answering one request only one proceeds (the other gets ErrDecidedConcurrently).
 func writeDecision(ctx context.Context, c *member.Cluster, d *Decision) error {
 	d.Time = c.CurrentTime().UTC().Truncate(time.Second)
 	data, err := json.Marshal(d)
@@ -160,7 +161,7 @@ func writeDecision(ctx context.Context, c *member.Cluster, d *Decision) error {
 	}
 	cms := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace)
 	var out *corev1.ConfigMap
-	if d.resourceVersion == "" {
+	if !d.stored {
 		out, err = cms.Create(ctx, cm, metav1.CreateOptions{})
 	} else {
 		out, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
@@ -171,6 +172,7 @@ func writeDecision(ctx context.Context, c *member.Cluster, d *Decision) error {
 	case err != nil:
 		return fmt.Errorf("recording the decision on ExchangeRequest %s in %s/%s: %w", d.Request, member.SystemNamespace, cm.Name, err)
 	}
+	d.stored = true
 	if out != nil {
 		d.resourceVersion = out.ResourceVersion
 	}

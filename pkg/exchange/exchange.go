@@ -13,7 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -524,20 +523,23 @@ func exchangeSelector(consumerID string) string {
 
 // Binding is one binding of an exchange credential on the provider.
 type Binding struct {
-	kind, namespace, name, hash, user, target string
+	kind, namespace, name, hash, user, target, consumerID string
 }
-
-var (
-	crGVR  = rbacv1.SchemeGroupVersion.WithResource("clusterroles")
-	crbGVR = rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings")
-	// RoleBindingGVR is the resource of an exchange grant's RoleBindings, one per namespace of its scope.
-	RoleBindingGVR = rbacv1.SchemeGroupVersion.WithResource("rolebindings")
-)
 
 // Bindings lists a consumer's exchange ClusterRoleBindings and RoleBindings (in every namespace)
 // whose request hash keep selects.
 func Bindings(ctx context.Context, c *member.Cluster, consumerID string, keep func(hash string) bool) ([]Binding, error) {
-	sel := metav1.ListOptions{LabelSelector: exchangeSelector(consumerID)}
+	return listBindings(ctx, c, consumerID, exchangeSelector(consumerID), keep)
+}
+
+// allBindings lists every consumer's exchange ClusterRoleBindings and RoleBindings.
+func allBindings(ctx context.Context, c *member.Cluster) ([]Binding, error) {
+	sel := member.LabelManagedBy + "=" + member.ManagedBy + "," + member.LabelRole + "=" + member.RoleProvider + "," + member.LabelExchange
+	return listBindings(ctx, c, "every consumer", sel, func(string) bool { return true })
+}
+
+func listBindings(ctx context.Context, c *member.Cluster, consumerID, selector string, keep func(hash string) bool) ([]Binding, error) {
+	sel := metav1.ListOptions{LabelSelector: selector}
 	var out []Binding
 	for _, gvr := range []schema.GroupVersionResource{crbGVR, RoleBindingGVR} {
 		l, err := c.Dynamic.Resource(gvr).List(ctx, sel)
@@ -549,7 +551,8 @@ func Bindings(ctx context.Context, c *member.Cluster, consumerID string, keep fu
 			if !keep(hash) {
 				continue
 			}
-			b := Binding{kind: gvr.Resource, namespace: it.GetNamespace(), name: it.GetName(), hash: hash, target: it.GetAnnotations()[annotationExchangeTarget]}
+			b := Binding{kind: gvr.Resource, namespace: it.GetNamespace(), name: it.GetName(), hash: hash, target: it.GetAnnotations()[annotationExchangeTarget],
+				consumerID: it.GetLabels()[member.LabelRemoteClusterID]}
 			subjects, _, _ := unstructured.NestedSlice(it.Object, "subjects")
 			for _, s := range subjects {
 				if m, ok := s.(map[string]any); ok {
@@ -601,32 +604,6 @@ func deleteExchangeRBAC(ctx context.Context, c *member.Cluster, consumerID strin
 		return fmt.Errorf("removing the exchange ClusterRoles of consumer %q: %w", consumerID, err)
 	}
 	return nil
-}
-
-// RemoveExchanges (provider) deletes every exchange binding and role of a consumer, the bindings first
-// (the caller recorded their users as revoked): from then on its exchange credentials may act as no one.
-// The requests it answered are marked Revoked, so that the consumer asks anew, with a new key, rather than
-// hand out a stored, dead kubeconfig, and no later allow answers them again.
-func RemoveExchanges(ctx context.Context, c *member.Cluster, consumerID string, bindings []Binding) error {
-	if err := deleteExchangeRBAC(ctx, c, consumerID, bindings); err != nil {
-		return err
-	}
-	// Roles left without a binding (a run interrupted between them) go too.
-	if err := objects.IgnoreNotFound(c.Dynamic.Resource(crGVR).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: exchangeSelector(consumerID)})); err != nil {
-		return fmt.Errorf("removing the exchange ClusterRoles of consumer %q: %w", consumerID, err)
-	}
-	reqs, err := listExchangeRequests(ctx, c, consumerID)
-	if err != nil {
-		return objects.IgnoreNotFound(err)
-	}
-	var errs []error
-	for _, r := range reqs {
-		if r.Status.Phase == ExchangeIssued {
-			errs = append(errs, objects.IgnoreNotFound(applyExchangeStatus(ctx, c, member.TenantNamespace(consumerID), r.Name,
-				v1alpha1.ExchangeRequestStatus{Phase: ExchangeRevoked, Mode: r.Status.Mode, User: r.Status.User, Reason: "the consumer was revoked"})))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // Resolution is what the rules give a user reaching a provider.

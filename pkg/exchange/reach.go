@@ -10,6 +10,7 @@ import (
 	authzv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -52,9 +53,12 @@ const reviewParallelism = 16
 
 // TargetReach (provider) asks the API server what a target may do beyond a namespaced share: every write
 // to a cluster-scoped resource, Secrets in every namespace, RBAC escalate and bind, impersonation, minting
-// tokens, approving CSRs, nodes/proxy. It returns the classes found, sorted, with the first example of
-// each ("cluster-wide write (create namespaces)").
-func TargetReach(ctx context.Context, c *member.Cluster, t Target) ([]string, error) {
+// tokens, approving CSRs, nodes/proxy, and the identities of every namespace it may run code, read Secrets,
+// mint tokens or write RBAC in (identityReach). It returns the classes found, sorted, with the first
+// example of each in a fixed order ("cluster-wide write (create namespaces)"), so that the same rights
+// always read the same.
+func TargetReach(ctx context.Context, r *Reader, t Target) ([]string, error) {
+	c := r.c
 	checks := slices.Clone(fixedReachChecks)
 	clusterScoped, err := clusterScopedResources(c)
 	if err != nil {
@@ -66,7 +70,18 @@ func TargetReach(ctx context.Context, c *member.Cluster, t Target) ([]string, er
 				authzv1.ResourceAttributes{Verb: v, Group: r.Group, Resource: r.Resource}})
 		}
 	}
-	allowed, err := reviewAll(ctx, c, t, checks)
+	var allowed []bool
+	var identities []string
+	err = parallel.All(
+		func() (err error) {
+			allowed, err = reviewAll(ctx, c, t, checks)
+			return err
+		},
+		func() (err error) {
+			identities, err = identityReach(ctx, r, t)
+			return err
+		},
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +98,7 @@ func TargetReach(ctx context.Context, c *member.Cluster, t Target) ([]string, er
 			out = append(out, checks[i].class)
 		}
 	}
+	out = append(out, identities...)
 	slices.Sort(out)
 	return out, nil
 }
@@ -110,7 +126,9 @@ func clusterScopedResources(c *member.Cluster) ([]Resource, error) {
 			out = append(out, Resource{Group: group, Resource: r.Name})
 		}
 	}
-	return out, nil
+	// Discovery's order is the server's; sorted, the first example of a class is the same on every run.
+	slices.SortFunc(out, func(a, b Resource) int { return strings.Compare(a.String(), b.String()) })
+	return slices.CompactFunc(out, func(a, b Resource) bool { return a == b }), nil
 }
 
 // reviewAll sends one SubjectAccessReview per check for the target, reviewParallelism at a time, and

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
@@ -326,8 +328,11 @@ func ValidateTarget(field string, t Target) error {
 			return fmt.Errorf("%s %q: names in the system: namespace are the provider's own (system:masters and its like would hand out its control plane)", f, clip(v))
 		case strings.HasPrefix(v, "kubectl-federate:"):
 			return fmt.Errorf("%s %q: names starting with kubectl-federate: are the identities of pairings (another consumer's among them)", f, clip(v))
-		case strings.ContainsAny(v, "\x00\n\r"):
-			return fmt.Errorf("%s %q: must not contain control characters", f, clip(v))
+		case !utf8.ValidString(v):
+			return fmt.Errorf("%s %q: is not valid UTF-8", f, clip(v))
+		case strings.IndexFunc(v, notNameRune) >= 0:
+			r, _ := utf8.DecodeRuneInString(v[strings.IndexFunc(v, notNameRune):])
+			return fmt.Errorf("%s %q: holds %U, which is not a letter, mark, digit, punctuation or symbol: names are printable text with no spaces, control or format characters, so that what a listing shows is what is granted", f, clip(v), r)
 		}
 		return nil
 	}
@@ -348,6 +353,15 @@ func ValidateTarget(field string, t Target) error {
 		}
 	}
 	return nil
+}
+
+// notNameRune says that r may not be in a target's user, group or uid: only letters, marks, digits,
+// punctuation and symbols (Unicode categories L, M, N, P and S) may. No space of any kind (a space lets a
+// name imitate a table's next column), no control character (a TAB or an escape sequence rewrites a
+// listing), no format character (a bidi override or a zero-width character shows another name than the
+// one granted), no private-use, surrogate or unassigned code point.
+func notNameRune(r rune) bool {
+	return !unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S)
 }
 
 // ValidateURL accepts an https URL, or http to a loopback address only (a service on the same machine,

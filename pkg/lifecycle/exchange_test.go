@@ -380,21 +380,21 @@ func TestExchangeRBACNamesDoNotCollide(t *testing.T) {
 // A request of a grant issued before is answered with the lifetime that grant was issued with, unless the
 // administrator names another, which is said (a longer one as a warning); the pairing's maximum caps it.
 func TestExchangeLifetimeIsKept(t *testing.T) {
-	grant := func(name string, lifetime time.Duration, notAfter time.Time) v1alpha1.ExchangeRequest {
-		r := v1alpha1.ExchangeRequest{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.ExchangeRequestSpec{Rule: "r",
-			Target: v1alpha1.ExchangeTarget{User: "alice"}, Scope: v1alpha1.ExchangeScope{Verbs: []string{"get"}, Resources: []string{"pods"}, Namespaces: []string{"team-a"}}}}
-		if lifetime > 0 {
-			na := metav1.NewTime(notAfter)
-			r.Status = v1alpha1.ExchangeRequestStatus{Phase: exchange.ExchangeIssued, Lifetime: &metav1.Duration{Duration: lifetime}, NotAfter: &na}
-		}
-		return r
+	scope := exchange.Scope{Verbs: []string{"get"}, Resources: []string{"pods"}, Namespaces: []string{"team-a"}}
+	decided := func(name string, lifetime time.Duration, notAfter time.Time) *exchange.Decision {
+		na := notAfter
+		return &exchange.Decision{ConsumerID: "consumer", Request: name, Rule: "r", Target: exchange.Target{User: "alice"}, Scope: scope.Canonical(),
+			Phase: exchange.ExchangeIssued, Lifetime: metav1.Duration{Duration: lifetime}, NotAfter: &na}
 	}
 	now := fakeNow
-	older, newer := grant("r-1", 48*time.Hour, now.Add(time.Hour)), grant("r-2", 72*time.Hour, now.Add(2*time.Hour))
-	other := grant("r-3", 5*time.Hour, now.Add(3*time.Hour))
-	other.Spec.Scope.Namespaces = []string{"team-b"} // another grant: its lifetime is not this one's
-	pending := grant("r-4", 0, now)
-	all := []v1alpha1.ExchangeRequest{older, newer, other, pending}
+	older, newer := decided("r-1", 48*time.Hour, now.Add(time.Hour)), decided("r-2", 72*time.Hour, now.Add(2*time.Hour))
+	other := decided("r-3", 5*time.Hour, now.Add(3*time.Hour))
+	other.Scope.Namespaces = []string{"team-b"} // another grant: its lifetime is not this one's
+	pending := v1alpha1.ExchangeRequest{ObjectMeta: metav1.ObjectMeta{Name: "r-4"}, Spec: v1alpha1.ExchangeRequestSpec{Rule: "r",
+		Target: v1alpha1.ExchangeTarget{User: "alice"}, Scope: exchange.ToExchangeScope(scope)}}
+	// What the tenant writes into a request's status counts for nothing: only the provider's records do.
+	pending.Status = v1alpha1.ExchangeRequestStatus{Phase: exchange.ExchangeIssued, Lifetime: &metav1.Duration{Duration: 9999 * time.Hour}}
+	all := []*exchange.Decision{older, newer, other}
 	tenant := &v1alpha1.Tenant{}
 	var warned, said []string
 	r := &recorder{warn: func(s string) { warned = append(warned, s) }, info: func(s string) { said = append(said, s) }}
@@ -402,7 +402,7 @@ func TestExchangeLifetimeIsKept(t *testing.T) {
 	if got := exchange.Lifetime(r, 0, &pending, all, tenant); got != 72*time.Hour {
 		t.Errorf("kept lifetime %s, want the latest issue's 72h", got)
 	}
-	if got := exchange.Lifetime(r, 0, &pending, []v1alpha1.ExchangeRequest{pending}, tenant); got != exchange.ExchangeExpiration {
+	if got := exchange.Lifetime(r, 0, &pending, nil, tenant); got != exchange.ExchangeExpiration {
 		t.Errorf("a grant never issued: %s, want the default %s", got, exchange.ExchangeExpiration)
 	}
 	if len(warned)+len(said) != 0 {

@@ -7,14 +7,14 @@ import (
 	"unicode/utf8"
 )
 
-// What a terminal shows must be what a string holds. A string that came from a request, a file or the
-// other cluster can hold a TAB that moves a table's columns, an escape sequence that rewrites the screen,
-// a bidi control that reverses what follows, or a zero-width character that hides a difference. Escape
-// writes every such character as a Go escape, so that it is seen and does nothing: printable text (letters,
-// marks, digits, punctuation, symbols, the ASCII space) passes as it is; everything else (control and
-// format characters, other spaces, line and paragraph separators, private-use, surrogate and unassigned
-// code points, invalid UTF-8) becomes \t, \n, \x1b, \u202e and the like. A backslash is doubled only when
-// something was escaped, so that the common case prints as written.
+// Escape returns s as a terminal must show it: what it holds, and nothing that acts. A string that came
+// from a request, a file or the other cluster can hold a TAB that moves a table's columns, an escape
+// sequence that rewrites the screen, a bidi control that reverses what follows, or a zero-width character
+// that hides a difference. Printable text (letters, marks, digits, punctuation, symbols, the ASCII space)
+// passes as it is; everything else (control and format characters, other spaces, line and paragraph
+// separators, private-use, surrogate and unassigned code points, invalid UTF-8) becomes a Go escape such as
+// \t, \n, \x1b or \u202e. A backslash is doubled only when something was escaped, so that the common case
+// prints as written.
 func Escape(s string) string {
 	if Printable(s) {
 		return s

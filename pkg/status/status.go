@@ -362,31 +362,18 @@ func failedCheck(err error) *CredentialCheck {
 	return &CredentialCheck{State: CheckUnreachable, Error: err.Error()}
 }
 
-// issuedExchangeStates lists the exchange credentials this cluster issued as a provider.
+// issuedExchangeStates lists the exchange credentials this cluster issued as a provider, from its own
+// records of what it granted and the RBAC that grants it, never from the requests, whose tenants may
+// delete them or make them again without their answers.
 func issuedExchangeStates(ctx context.Context, c *member.Cluster) ([]CredentialState, error) {
-	list, err := c.Dynamic.Resource(v1alpha1.ExchangeRequestGVR).List(ctx, metav1.ListOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
+	granted, err := exchange.Granted(ctx, c)
 	if err != nil {
-		return nil, fmt.Errorf("listing ExchangeRequests: %w", err)
+		return nil, err
 	}
-	var out []CredentialState
-	for i := range list.Items {
-		u := &list.Items[i]
-		consumerID, ok := strings.CutPrefix(u.GetNamespace(), member.TenantNamespacePrefix)
-		if !ok {
-			continue
-		}
-		var r v1alpha1.ExchangeRequest
-		if err := objects.FromUnstructured(u, &r); err != nil {
-			return nil, err
-		}
-		if r.Status.Phase != exchange.ExchangeIssued && r.Status.Phase != exchange.ExchangeRevoked {
-			continue
-		}
-		out = append(out, CredentialState{RemoteClusterID: consumerID, Role: member.RoleProvider, Kind: KindExchange, Name: r.Name, Target: r.Spec.Target.User,
-			Mode: r.Status.Mode, Credential: v1alpha1.CredentialCertificate, User: r.Status.User, Phase: r.Status.Phase, NotAfter: handshake.TimeOf(r.Status.NotAfter)})
+	out := make([]CredentialState, 0, len(granted))
+	for _, g := range granted {
+		out = append(out, CredentialState{RemoteClusterID: g.ConsumerID, Role: member.RoleProvider, Kind: KindExchange, Name: g.Name, Target: g.User,
+			Mode: g.Mode, Credential: v1alpha1.CredentialCertificate, User: g.Credential, Phase: g.Phase, NotAfter: g.NotAfter})
 	}
 	return out, nil
 }
