@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -553,11 +554,17 @@ func listBindings(ctx context.Context, c *member.Cluster, consumerID, selector s
 			}
 			b := Binding{kind: gvr.Resource, namespace: it.GetNamespace(), name: it.GetName(), hash: hash, target: it.GetAnnotations()[annotationExchangeTarget],
 				consumerID: it.GetLabels()[member.LabelRemoteClusterID]}
+			// Labels alone are not proof: a binding is a grant's only if it binds exactly the user of the
+			// request its label names, as grantRBAC makes it.
 			subjects, _, _ := unstructured.NestedSlice(it.Object, "subjects")
-			for _, s := range subjects {
-				if m, ok := s.(map[string]any); ok {
-					b.user, _ = m["name"].(string)
-				}
+			if len(subjects) != 1 {
+				continue
+			}
+			if m, ok := subjects[0].(map[string]any); ok && m["kind"] == rbacv1.UserKind {
+				b.user, _ = m["name"].(string)
+			}
+			if b.user == "" || b.user != User(b.consumerID, hash) || !strings.HasPrefix(b.name, "federate-exchange-") {
+				continue
 			}
 			out = append(out, b)
 		}
