@@ -6,9 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -73,95 +71,12 @@ func NewRootCmdWithFactory(streams genericiooptions.IOStreams, f *cmdutil.Factor
 	}
 	root.AddCommand(version.NewCmd(streams))
 	// During a dry run the commands' own stdout lines become YAML comments, and the objects the run
-	// would have written follow as YAML documents: stdout stays one YAML stream.
+	// would have written follow as YAML documents (cmdutil.Wire ends each command so): stdout stays one
+	// YAML stream.
 	cmdStreams := streams
-	comments := f.NewCommentWriter(streams.Out)
-	cmdStreams.Out = comments
+	cmdStreams.Out = f.Out()
 	addCommands(root, f, cmdStreams)
-	printDryRun(root, f, streams, comments)
 	return root
-}
-
-// printDryRun makes every command that takes --dry-run end, whatever its outcome, by printing what the
-// dry run would have written, and saying on stderr which writes the server could not check.
-func printDryRun(c *cobra.Command, f *cmdutil.Factory, streams genericiooptions.IOStreams, comments *cmdutil.CommentWriter) {
-	for _, sub := range c.Commands() {
-		printDryRun(sub, f, streams, comments)
-	}
-	run := c.RunE
-	if run == nil || c.Flags().Lookup("dry-run") == nil {
-		return
-	}
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		err := run(cmd, args)
-		d := f.DryRun()
-		if !d.Active() {
-			return err
-		}
-		p := f.Printer(streams)
-		// A dry run that reached a step needing what only a real write yields stops there, successfully.
-		stops, stopped := dryRunStops(err)
-		if stopped {
-			until := "; stdout shows what the run would have written until then"
-			if len(d.Records()) == 0 {
-				until = "; nothing would have been written until then"
-			}
-			for _, stop := range stops {
-				p.Info(cmdutil.Capitalize(stop) + until)
-			}
-			err = nil
-		}
-		if ferr := comments.Flush(); ferr != nil && err == nil {
-			err = ferr
-		}
-		if perr := d.Print(streams.Out); perr != nil && err == nil {
-			err = perr
-		}
-		if len(d.Records()) == 0 && !stopped {
-			p.Info("Nothing would be written")
-		}
-		unchecked := d.Unchecked()
-		clusters := make([]string, 0, len(unchecked))
-		for cl := range unchecked {
-			clusters = append(clusters, cl)
-		}
-		sort.Strings(clusters)
-		for _, cl := range clusters {
-			p.Warn(fmt.Sprintf("%s: %d write(s) not checked by the server, because an object they need would be created by this run: %s",
-				cl, len(unchecked[cl]), strings.Join(unchecked[cl], ", ")))
-		}
-		return err
-	}
-}
-
-// dryRunStops tells whether err is nothing but dry-run stops (see handshake.DryRunStop), wrapped or
-// joined, and returns what each says. An error that also carries a real failure (renew --all where one
-// provider is missing, a sandbox refusal beside a stop) is not a stop: it keeps its exit code.
-func dryRunStops(err error) ([]string, bool) {
-	if err == nil {
-		return nil, false
-	}
-	if stop, ok := err.(interface{ DryRunStop() string }); ok { //nolint:errorlint // a node of the tree, not its leaves (see below)
-		return []string{stop.DryRunStop()}, true
-	}
-	switch u := err.(type) { //nolint:errorlint // this walks the tree itself: every leaf must be a stop
-	case interface{ Unwrap() error }:
-		return dryRunStops(u.Unwrap())
-	case interface{ Unwrap() []error }:
-		var all []string
-		for _, e := range u.Unwrap() {
-			if e == nil {
-				continue
-			}
-			stops, ok := dryRunStops(e)
-			if !ok {
-				return nil, false
-			}
-			all = append(all, stops...)
-		}
-		return all, len(all) > 0
-	}
-	return nil, false
 }
 
 // Execute runs the command line args (nil: the process's) and returns the exit code, having printed the

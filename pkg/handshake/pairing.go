@@ -14,11 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-
 	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
@@ -29,31 +24,13 @@ import (
 // NamespaceRequests) travel that way, so the provider's RBAC and quota bound them like anything else the
 // tenant does.
 
-// dialKubeconfig is the real DialFunc.
-func dialKubeconfig(data []byte) (*member.Cluster, error) {
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
-	if err != nil {
-		return nil, err
-	}
-	cfg.QPS, cfg.Burst = 50, 100
-	cfg.WarningHandler = rest.NoWarnings{}
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &member.Cluster{Kube: kube, Dynamic: dyn}, nil
-}
-
-// Dial builds clients from a stored kubeconfig, through c.Dial when set (tests).
+// Dial builds clients from a stored kubeconfig through c.Dial: the command layer's one road to a cluster
+// (flags.NewCluster), which gives every connection the same user agent, trace and dry-run layer.
 func Dial(c *member.Cluster, data []byte) (*member.Cluster, error) {
-	if c.Dial != nil {
-		return c.Dial(data)
+	if c.Dial == nil {
+		return nil, errors.New("no way to reach the cluster of a stored kubeconfig was given (member.Cluster.Dial)")
 	}
-	return dialKubeconfig(data)
+	return c.Dial(data)
 }
 
 // ViaPairing (consumer) returns the provider as this cluster's pairing identity sees it: a Cluster whose

@@ -57,10 +57,11 @@ type MeshOptions struct {
 	Issue    AuthenticateOptions
 	// RenewBefore: a pair whose identity expires later than this from now is kept as it is.
 	RenewBefore time.Duration
-	// DryRun: the members' writes change nothing, so a pair is said to be one that "would be" paired
-	// or removed.
-	DryRun bool
 }
+
+// dryRun tells whether a member's writes change nothing (its Cluster's DryRun, the one way the domain
+// learns it), so that a pair is said to be one that "would be" paired or removed.
+func (m *MeshMember) dryRun() bool { return m.New(member.Discard).DryRun }
 
 // initMembers initializes every member at once (each once, so that two pairs never race to give one
 // cluster an ID) and refuses a cluster named twice.
@@ -209,7 +210,7 @@ func eachPair(ctx context.Context, members []*MeshMember, o MeshOptions, do func
 				r.Result = PairDryRunStopped
 			case err != nil:
 				r.Result = PairFailed
-			case o.DryRun && (res == PairPaired || res == PairRemoved):
+			case pr.c.dryRun() && (res == PairPaired || res == PairRemoved):
 				r.Result = "would be " + res
 			}
 			results[i] = r

@@ -47,7 +47,7 @@ type ResourceSliceOptions struct {
 // NewCmdResourceSlice returns `accept resourceslice`.
 func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ResourceSliceOptions{f: f, Streams: streams, Expiration: handshake.DefaultExpiration}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:     "resourceslice NAME --remote-cluster-id CONSUMER [--cpu QTY] [--memory QTY] [--pods N] [--ephemeral-storage QTY] [-f slice.yaml]",
 		Aliases: []string{"resourceslices", "fslice"},
 		Short:   "Grant a consumer's resource slice and issue its identity (provider side)",

@@ -45,7 +45,7 @@ type ExchangeOptions struct {
 // NewCmdExchange returns `allow exchange`.
 func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ExchangeOptions{f: f, Streams: streams, Expiration: exchange.ExchangeExpiration}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "exchange [NAME...] --remote-cluster-id CONSUMER",
 		Short: "Issue the exchange credentials a consumer asked for, by name (provider side)",
 		Long: cmdutil.LongDesc(`

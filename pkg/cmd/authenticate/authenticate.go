@@ -31,7 +31,7 @@ type Options struct {
 // NewCmd returns the `authenticate` command.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "authenticate --kubeconfig CONSUMER --remote-kubeconfig PROVIDER",
 		Short: "Give this (consumer) cluster an identity on a provider cluster, in one step",
 		Long: cmdutil.LongDesc(`

@@ -70,7 +70,8 @@ func (w *World) Init(name, id string) {
 	}
 }
 
-func (w *World) connect(kubeconfig, context string) (*cmdutil.Clients, error) {
+// Connect reaches the fake cluster a command's --kubeconfig (or --context) names (cmdutil.Connector).
+func (w *World) Connect(kubeconfig, context string) (*cmdutil.Clients, error) {
 	name := kubeconfig
 	if name == "" {
 		name = context
@@ -82,15 +83,15 @@ func (w *World) connect(kubeconfig, context string) (*cmdutil.Clients, error) {
 	return &cmdutil.Clients{Config: &rest.Config{Host: "https://" + name + ".fake:6443"}, Kube: s.Clientset, Dynamic: s.DynamicClient}, nil
 }
 
-// dial reaches the fake cluster a stored kubeconfig points at (its server is https://NAME.fake:6443, as
-// connect gives every fake), with the kubeconfig's own credentials ignored: a fake has no authentication.
-func (w *World) dial(kubeconfig []byte) (*cmdutil.Clients, error) {
+// Dial reaches the fake cluster a stored kubeconfig points at (its server is https://NAME.fake:6443, as
+// Connect gives every fake), with the kubeconfig's own credentials ignored: a fake has no authentication.
+func (w *World) Dial(kubeconfig []byte) (*cmdutil.Clients, error) {
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
 	name := strings.TrimSuffix(strings.TrimPrefix(cfg.Host, "https://"), ".fake:6443")
-	return w.connect(name, "")
+	return w.Connect(name, "")
 }
 
 func (w *World) names() []string {
@@ -117,8 +118,8 @@ func (w *World) Run(args ...string) Result {
 	in := &bytes.Buffer{}
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
 	streams := genericiooptions.IOStreams{In: in, Out: out, ErrOut: errOut}
-	f := cmdutil.NewTestFactory(streams, w.connect)
-	f.SetDial(w.dial)
+	f := cmdutil.NewFactory(streams)
+	f.Connector = w
 	w.mu.Lock()
 	w.running = f
 	w.mu.Unlock()

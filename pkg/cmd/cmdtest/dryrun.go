@@ -2,6 +2,7 @@ package cmdtest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -21,14 +22,16 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/internal/fakeapi"
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/dryrun"
 )
 
 // A fake clientset has no HTTP transport for the factory's dry-run layer to wrap, so the world puts the
 // same layer in front of each fake cluster as a reactor: while the running command's dry run is active,
-// every write is described as the request the real client would send (cmdutil.Write) and answered by
-// cmdutil's dry run, exactly as the transport answers it; the fake's store is never reached. Server mode
-// is answered the same way (a fake has no admission worth asking).
+// every request is described as the one the real client would send (a dryrun.Write), the one rule of
+// dryrun.IsWrite tells whether it is a write, and a write is answered by the command's dry run exactly as
+// the transport answers it; the fake's store is never reached. A server-side dry run needs a server's
+// admission, which a fake does not have: it is refused here, and proven end to end
+// (test/e2e TestDryRunLeavesBothClustersUnchanged).
 
 // teachDryRun puts the dry-run reactor in front of a fake cluster's clients.
 func (w *World) teachDryRun(name string, s *fakeapi.Server) {
@@ -42,6 +45,37 @@ func (w *World) teachDryRun(name string, s *fakeapi.Server) {
 	s.DynamicClient.PrependReactor("*", "*", dyn)
 }
 
+// requestOf is the request a real client would send for a fake's action, and the typed object it carried.
+func requestOf(a clienttesting.Action) (dryrun.Write, runtime.Object) {
+	t := dryrun.Target{GVR: a.GetResource(), Namespace: a.GetNamespace(), Subresource: a.GetSubresource()}
+	w := dryrun.Write{Target: t, Method: http.MethodGet, ContentType: "application/json", Query: url.Values{}}
+	switch act := a.(type) {
+	case clienttesting.CreateActionImpl:
+		if len(act.CreateOptions.DryRun) > 0 {
+			w.Query.Set("dryRun", act.CreateOptions.DryRun[0])
+		}
+		w.Method, w.Target.Name, w.Body = http.MethodPost, act.Name, objectJSON(act.GetObject())
+		return w, act.GetObject()
+	case clienttesting.UpdateActionImpl:
+		m, _ := meta.Accessor(act.GetObject())
+		w.Method, w.Target.Name, w.Body = http.MethodPut, m.GetName(), objectJSON(act.GetObject())
+		return w, act.GetObject()
+	case clienttesting.PatchActionImpl:
+		w.Method, w.Target.Name, w.Body, w.ContentType = http.MethodPatch, act.GetName(), act.GetPatch(), "application/merge-patch+json"
+		if act.GetPatchType() == types.ApplyPatchType {
+			w.ContentType = "application/apply-patch+yaml"
+		}
+	case clienttesting.DeleteActionImpl:
+		w.Method, w.Target.Name = http.MethodDelete, act.GetName()
+	case clienttesting.DeleteCollectionActionImpl:
+		w.Method = http.MethodDelete
+		if sel := act.GetListRestrictions().Labels; sel != nil && !sel.Empty() {
+			w.Query.Set("labelSelector", sel.String())
+		}
+	}
+	return w, nil
+}
+
 func (w *World) dryRunReact(cluster string, a clienttesting.Action, read trackerReader) (bool, runtime.Object, error) {
 	w.mu.Lock()
 	f := w.running
@@ -49,40 +83,14 @@ func (w *World) dryRunReact(cluster string, a clienttesting.Action, read tracker
 	if f == nil || !f.DryRun().Active() {
 		return false, nil, nil
 	}
-	gvr, ns, sub := a.GetResource(), a.GetNamespace(), a.GetSubresource()
-	var write cmdutil.Write
-	var typedObj runtime.Object
-	switch act := a.(type) {
-	case clienttesting.CreateActionImpl:
-		if len(act.CreateOptions.DryRun) > 0 {
-			return false, nil, nil // already a dry run (the sandbox's admission probes)
-		}
-		typedObj = act.GetObject()
-		write = cmdutil.NewWrite(http.MethodPost, gvr, ns, act.Name, sub, "application/json", objectJSON(typedObj), nil)
-	case clienttesting.UpdateActionImpl:
-		typedObj = act.GetObject()
-		m, _ := meta.Accessor(typedObj)
-		write = cmdutil.NewWrite(http.MethodPut, gvr, ns, m.GetName(), sub, "application/json", objectJSON(typedObj), nil)
-	case clienttesting.PatchActionImpl:
-		ct := "application/merge-patch+json"
-		if act.GetPatchType() == types.ApplyPatchType {
-			ct = "application/apply-patch+yaml"
-		}
-		write = cmdutil.NewWrite(http.MethodPatch, gvr, ns, act.GetName(), sub, ct, act.GetPatch(), nil)
-	case clienttesting.DeleteActionImpl:
-		write = cmdutil.NewWrite(http.MethodDelete, gvr, ns, act.GetName(), sub, "application/json", nil, nil)
-	case clienttesting.DeleteCollectionActionImpl:
-		q := url.Values{}
-		if sel := act.GetListRestrictions().Labels; sel != nil && !sel.Empty() {
-			q.Set("labelSelector", sel.String())
-		}
-		write = cmdutil.NewWrite(http.MethodDelete, gvr, ns, "", sub, "application/json", nil, q)
-	default:
+	write, typedObj := requestOf(a)
+	if !dryrun.IsWrite(write) {
 		return false, nil, nil
 	}
-	if strings.HasSuffix(gvr.Resource, "reviews") {
-		return false, nil, nil
+	if f.DryRun().Strategy == dryrun.Server {
+		return true, nil, errors.New("a server-side dry run needs an API server's admission, which a fake cluster does not have: prove it end to end")
 	}
+	gvr, ns := write.Target.GVR, write.Target.Namespace
 	ans := f.DryRun().Answer(cluster, write, read)
 	if ans.Code >= 300 {
 		var st metav1.Status
@@ -151,7 +159,7 @@ func toMap(obj runtime.Object) map[string]any {
 	return m
 }
 
-func apiError(err error) *cmdutil.APIError {
+func apiError(err error) *dryrun.APIError {
 	st := apierrors.APIStatus(nil)
 	if se, ok := err.(apierrors.APIStatus); ok {
 		st = se
@@ -159,12 +167,12 @@ func apiError(err error) *cmdutil.APIError {
 		st = apierrors.NewInternalError(err)
 	}
 	m, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(ptr(st.Status()))
-	return &cmdutil.APIError{Code: int(st.Status().Code), Status: m}
+	return &dryrun.APIError{Code: int(st.Status().Code), Status: m}
 }
 
 func ptr[T any](v T) *T { return &v }
 
-func (r trackerReader) Get(t cmdutil.Target) (map[string]any, *cmdutil.APIError) {
+func (r trackerReader) Get(t dryrun.Target) (map[string]any, *dryrun.APIError) {
 	obj, err := r.tracker.Get(t.GVR, t.Namespace, t.Name)
 	if err != nil {
 		return nil, apiError(err)
@@ -172,7 +180,7 @@ func (r trackerReader) Get(t cmdutil.Target) (map[string]any, *cmdutil.APIError)
 	return toMap(obj), nil
 }
 
-func (r trackerReader) List(t cmdutil.Target, query url.Values) ([]map[string]any, *cmdutil.APIError) {
+func (r trackerReader) List(t dryrun.Target, query url.Values) ([]map[string]any, *dryrun.APIError) {
 	objs, err := listAll(r.tracker, t.GVR, t.Namespace, r.dynamic)
 	if err != nil {
 		return nil, apiError(err)

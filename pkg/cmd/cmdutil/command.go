@@ -19,22 +19,33 @@ type Options interface {
 	Run(ctx context.Context) error
 }
 
-// Wire makes cmd run o (Complete, then Validate, then Run) and accept no arguments unless cmd says
-// otherwise. Validate's errors are usage errors: main points at the help.
-func Wire(cmd *cobra.Command, o Options) *cobra.Command {
+// Wire makes cmd run o, its whole life in one place: Complete, then Validate, then Run, then, for a command
+// that takes --dry-run, the end of a dry run (what it would have written, printed after its own output;
+// see dryrun.Recorder.Finish). cmd accepts no arguments unless it says otherwise. Validate's errors are
+// usage errors: main points at the help. f is the command's factory, nil for a command that reaches no
+// cluster.
+func Wire(f *Factory, cmd *cobra.Command, o Options) *cobra.Command {
 	if cmd.Args == nil {
 		cmd.Args = NoArgs
 	}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := o.Complete(cmd, args); err != nil {
-			return err
+		err := run(cmd, args, o)
+		if f != nil {
+			err = f.finishDryRun(cmd, err)
 		}
-		if err := o.Validate(); err != nil {
-			return Usage(err)
-		}
-		return o.Run(cmd.Context())
+		return err
 	}
 	return cmd
+}
+
+func run(cmd *cobra.Command, args []string, o Options) error {
+	if err := o.Complete(cmd, args); err != nil {
+		return err
+	}
+	if err := o.Validate(); err != nil {
+		return Usage(err)
+	}
+	return o.Run(cmd.Context())
 }
 
 // NoArgs refuses positional arguments as a usage error.

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/dryrun"
 	"github.com/federate-dev/kubectl-federate/pkg/output"
 	"github.com/federate-dev/kubectl-federate/pkg/version"
 )
@@ -34,31 +36,28 @@ type Factory struct {
 	prefix   string           // "remote-" for the remote cluster's flags
 	// skew is the API server's clock minus ours, in nanoseconds, from the last response's Date header.
 	skew atomic.Int64
-	// connect, if set, builds the clients instead of the kubeconfig: a test factory's fake clusters, chosen
-	// by the --kubeconfig and --context the command was given. Every factory made from this one shares it.
-	connect ConnectFunc
-	// dial, if set, builds the clients of a stored kubeconfig instead (a test factory's fake clusters).
-	dial func(kubeconfig []byte) (*Clients, error)
-	// dry is the command's dry-run mode and record, shared with every sibling.
-	dry *DryRun
+	// Connector, if set, reaches the clusters instead of the network (the unit tier's fake clusters, chosen
+	// by the --kubeconfig and --context a command was given). Every factory made from this one shares it.
+	Connector Connector
+	// dry is the command's dry run, shared with every sibling; comments is the commands' stdout during
+	// one (their lines become YAML comments); streams are the process's own.
+	dry      *dryrun.Recorder
+	comments *dryrun.CommentWriter
+	streams  Streams
 }
 
-// ConnectFunc gives the clients of the cluster a kubeconfig path and context name.
-type ConnectFunc func(kubeconfig, context string) (*Clients, error)
-
-// NewTestFactory returns a root factory whose clients come from connect (fake clusters), never from a
-// kubeconfig: commands run against it exactly as they do against real clusters.
-func NewTestFactory(streams genericiooptions.IOStreams, connect ConnectFunc) *Factory {
-	f := NewFactory(streams)
-	f.connect = connect
-	return f
+// Connector reaches clusters some other way than the network: the cluster a kubeconfig path and context
+// name, and the one a kubeconfig the domain stored names.
+type Connector interface {
+	Connect(kubeconfig, context string) (*Clients, error)
+	Dial(kubeconfig []byte) (*Clients, error)
 }
 
 // NewSibling returns a factory for another cluster (a fleet's, a mesh's) that shares this one's way to
 // connect.
 func (f *Factory) NewSibling(streams genericiooptions.IOStreams) *Factory {
 	s := NewFactory(streams)
-	s.Color, s.connect, s.dial, s.dry = f.Color, f.connect, f.dial, f.dry
+	s.Color, s.Connector, s.dry, s.comments = f.Color, f.Connector, f.dry, f.comments
 	return s
 }
 
@@ -80,48 +79,77 @@ func (f *Factory) measureSkew(resp *http.Response) {
 	f.skew.Store(int64(time.Until(d.Add(500 * time.Millisecond))))
 }
 
-// NewFactory returns a factory whose REST configs send our user agent and count requests.
+// NewFactory returns a factory whose REST configs send our user agent, count requests and pass through
+// the command's dry run.
 func NewFactory(streams genericiooptions.IOStreams) *Factory {
-	f := &Factory{Color: output.ColorAuto, dry: &DryRun{}}
+	f := &Factory{Color: output.ColorAuto, dry: &dryrun.Recorder{}, streams: streams}
+	f.comments = dryrun.NewCommentWriter(streams.Out, f.dry)
 	f.Flags = genericclioptions.NewConfigFlags(true).WithWarningPrinter(streams).WithDiscoveryBurst(300)
 	f.Flags.ProxyURL = nil // --proxy-url belongs to generate tenant, where it means the consumer's route to the provider
 	f.Flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
-		c.UserAgent = version.UserAgent()
-		// The API server's warnings concern the objects a request sends; ours are our own (the sandbox's
-		// dry-run probes send a deprecated field on purpose), so they would only alarm the reader.
-		c.WarningHandler = rest.NoWarnings{}
-		c.QPS, c.Burst = 50, 100
-		c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				f.Requests.Add(1)
-				start := time.Now()
-				resp, err := rt.RoundTrip(r)
-				f.measureSkew(resp)
-				if err != nil && r.Context().Err() == nil {
-					err = f.connectionError(r, err)
-				}
-				if err == nil && resp.StatusCode == http.StatusUnauthorized {
-					// The kubeconfig's own credentials are refused: every request of the command would be.
-					_ = resp.Body.Close()
-					resp, err = nil, f.connectionError(r, errUnauthorized)
-				}
-				if traceRequests {
-					traceRequest(streams.ErrOut, f.prefix, r, resp, start)
-				}
-				return resp, err
-			})
-		})
-		// Outside the counter: a write a client dry run answers itself is not sent, so not counted.
-		jsonForDryRun(c, f.dry)
-		c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return f.dry.wrap(f.ClusterName, hostPath(c.Host), rt) })
+		f.configure(c, f.ClusterName, true)
 		return c
 	}
 	return f
 }
 
+// configure is what every connection of a command gets, the administrator's and a stored kubeconfig's
+// alike: our user agent, no API warnings, kubectl's rates, the request trace (FEDERATE_TRACE), the
+// cluster's clock, a connection error in the user's terms, and, outside the request counter, the
+// command's dry run. counted says whether its requests are the administrator's (a stored kubeconfig's are
+// the pairing identity's, not counted).
+func (f *Factory) configure(c *rest.Config, cluster func() string, counted bool) {
+	c.UserAgent = version.UserAgent()
+	// The API server's warnings concern the objects a request sends; ours are our own (the sandbox's
+	// dry-run probes send a deprecated field on purpose), so they would only alarm the reader.
+	c.WarningHandler = rest.NoWarnings{}
+	c.QPS, c.Burst = 50, 100
+	c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			start := time.Now()
+			if !counted { // another cluster's clock, another credential: only traced
+				resp, err := rt.RoundTrip(r)
+				if traceRequests {
+					traceRequest(f.streams.ErrOut, f.side(counted), r, resp, start)
+				}
+				return resp, err
+			}
+			f.Requests.Add(1)
+			resp, err := rt.RoundTrip(r)
+			f.measureSkew(resp)
+			if err != nil && r.Context().Err() == nil {
+				err = f.connectionError(r, err)
+			}
+			if err == nil && resp.StatusCode == http.StatusUnauthorized {
+				// The kubeconfig's own credentials are refused: every request of the command would be.
+				_ = resp.Body.Close()
+				resp, err = nil, f.connectionError(r, errUnauthorized)
+			}
+			if traceRequests {
+				traceRequest(f.streams.ErrOut, f.side(counted), r, resp, start)
+			}
+			return resp, err
+		})
+	})
+	// Outside the counter: a write a client dry run answers itself is not sent, so not counted.
+	jsonForDryRun(c, f.dry)
+	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return f.dry.Wrap(cluster, dryrun.HostPath(c.Host), rt) })
+}
+
+// side names a connection in the request trace.
+func (f *Factory) side(counted bool) string {
+	switch {
+	case !counted:
+		return "stored"
+	case f.prefix != "":
+		return "remote"
+	}
+	return "local"
+}
+
 // jsonForDryRun makes a dry run's clients speak JSON (typed clients default to protobuf): the dry-run
 // layer reads and prints the bodies, echoes them back, and sets a DELETE's options.
-func jsonForDryRun(c *rest.Config, d *DryRun) {
+func jsonForDryRun(c *rest.Config, d *dryrun.Recorder) {
 	if d.Active() {
 		c.ContentType = "application/json"
 		c.AcceptContentTypes = "application/json"
@@ -135,11 +163,7 @@ var (
 	processStart  = time.Now()
 )
 
-func traceRequest(w io.Writer, prefix string, r *http.Request, resp *http.Response, start time.Time) {
-	side := "local"
-	if prefix != "" {
-		side = "remote"
-	}
+func traceRequest(w io.Writer, side string, r *http.Request, resp *http.Response, start time.Time) {
 	code := 0
 	if resp != nil {
 		code = resp.StatusCode
@@ -159,32 +183,20 @@ type Clients struct {
 	Dynamic dynamic.Interface
 }
 
-// SetDial makes a test factory reach the clusters of stored kubeconfigs (a pairing's identity) through
-// dial instead of the network.
-func (f *Factory) SetDial(dial func(kubeconfig []byte) (*Clients, error)) { f.dial = dial }
-
-// Dials tells whether a test factory reaches stored kubeconfigs' clusters itself.
-func (f *Factory) Dials() bool { return f.dial != nil }
-
-// DialKubeconfig builds clients from a kubeconfig the domain stored (a pairing's identity), through this
-// factory's dry-run layer: a dry run holds back, or dry-runs, the writes made as the pairing's identity
-// too. Its requests are not counted: they are not the administrator's.
+// DialKubeconfig builds clients from a kubeconfig the domain stored (a pairing's identity) the way every
+// connection of the command is built (configure): the same user agent and trace, and the command's dry
+// run, which holds back, or dry-runs, the writes made as the pairing's identity too. Its requests are not
+// counted: they are not the administrator's.
 func (f *Factory) DialKubeconfig(data []byte) (*Clients, error) {
-	if f.dial != nil {
-		return f.dial(data)
+	if f.Connector != nil {
+		return f.Connector.Dial(data)
 	}
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
 	if err != nil {
 		return nil, err
 	}
-	cfg.UserAgent = version.UserAgent()
-	cfg.QPS, cfg.Burst = 50, 100
-	cfg.WarningHandler = rest.NoWarnings{}
 	name := "the pairing's identity on " + cfg.Host
-	jsonForDryRun(cfg, f.dry)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return f.dry.wrap(func() string { return name }, hostPath(cfg.Host), rt)
-	})
+	f.configure(cfg, func() string { return name }, false)
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -213,8 +225,8 @@ func (f *Factory) ClusterName() string {
 
 // Clients builds the typed and dynamic clients from the factory's flags.
 func (f *Factory) Clients() (*Clients, error) {
-	if f.connect != nil {
-		return f.connect(deref(f.Flags.KubeConfig), deref(f.Flags.Context))
+	if f.Connector != nil {
+		return f.Connector.Connect(deref(f.Flags.KubeConfig), deref(f.Flags.Context))
 	}
 	cfg, err := f.Flags.ToRESTConfig()
 	if err != nil {
@@ -270,6 +282,26 @@ func (f *Factory) Printer(streams Streams) *output.Printer {
 	return p
 }
 
+// DryRun is the command's dry run (never nil).
+func (f *Factory) DryRun() *dryrun.Recorder { return f.dry }
+
+// Out is the commands' stdout: the process's, whose lines become YAML comments during a dry run.
+func (f *Factory) Out() io.Writer { return f.comments }
+
+// AddDryRunFlag registers --dry-run (dryrun.AddFlag) on a command that changes a cluster.
+func AddDryRunFlag(cmd *cobra.Command, f *Factory) {
+	dryrun.AddFlag(cmd, f.dry, CompleteValues(dryrun.Strategies))
+}
+
+// finishDryRun ends a command that takes --dry-run (dryrun.Recorder.Finish): what it would have written
+// follows its own output.
+func (f *Factory) finishDryRun(cmd *cobra.Command, err error) error {
+	if cmd.Flags().Lookup("dry-run") == nil {
+		return err
+	}
+	return f.dry.Finish(err, f.Printer(f.streams), f.comments, f.streams.Out)
+}
+
 // ConnectionFlags writes how this factory names its cluster (its kubeconfig and context) as flags with
 // the given prefix ("--" or "--remote-"): the words a hint tells the user to type.
 func (f *Factory) ConnectionFlags(prefix string) string {
@@ -289,8 +321,8 @@ func (f *Factory) Namespace() (string, error) {
 	if ns := deref(f.Flags.Namespace); ns != "" {
 		return ns, nil
 	}
-	if f.connect != nil {
-		return "default", nil // a test factory's fake clusters have no kubeconfig to read
+	if f.Connector != nil {
+		return "default", nil // clusters reached without a kubeconfig have no context namespace to read
 	}
 	ns, _, err := f.Flags.ToRawKubeConfigLoader().Namespace()
 	if err != nil {

@@ -65,7 +65,7 @@ type TenantOptions struct {
 // NewTenantCmd returns a provider-side command on one consumer.
 func NewTenantCmd(f *cmdutil.Factory, streams cmdutil.Streams, verb TenantVerb) *cobra.Command {
 	o := &TenantOptions{f: f, Streams: streams, verb: verb}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:     verb.Use,
 		Aliases: []string{"tenants"},
 		Short:   verb.Short,

@@ -28,7 +28,7 @@ type NonceOptions struct {
 // NewCmdNonce returns `create nonce`.
 func NewCmdNonce(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &NonceOptions{TTL: handshake.DefaultNonceTTL, f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "nonce --remote-cluster-id CONSUMER [--cluster-id PROVIDER] [--ttl 1h]",
 		Short: "Create a single-use nonce for a consumer cluster (provider side)",
 		Long: cmdutil.LongDesc(`

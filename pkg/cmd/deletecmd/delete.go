@@ -49,7 +49,7 @@ type ResourceSliceOptions struct {
 // NewCmdResourceSlice returns `delete resourceslice`.
 func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ResourceSliceOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:     "resourceslice NAME --remote-cluster-id REMOTE [--side consumer|provider]",
 		Aliases: []string{"resourceslices", "fslice"},
 		Short:   "Revoke a resource slice's identity and remove its namespace and records (either side)",
@@ -255,7 +255,7 @@ type ResourceSliceClassOptions struct {
 // NewCmdResourceSliceClass returns `delete resourceslice-class`.
 func NewCmdResourceSliceClass(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ResourceSliceClassOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:     "resourceslice-class NAME",
 		Aliases: []string{"resourcesliceclass"},
 		Short:   "Delete a resource slice class (provider side); slices granted under it keep their grant",

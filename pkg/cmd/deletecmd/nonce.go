@@ -26,7 +26,7 @@ type NonceOptions struct {
 // NewCmdNonce returns `delete nonce`.
 func NewCmdNonce(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &NonceOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "nonce --remote-cluster-id CONSUMER",
 		Short: "Delete the unused nonce of a pairing begun and abandoned (provider side)",
 		Long: cmdutil.LongDesc(`

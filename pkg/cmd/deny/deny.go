@@ -38,7 +38,7 @@ type ResourceSliceOptions struct {
 // NewCmdResourceSlice returns `deny resourceslice`.
 func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ResourceSliceOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:     "resourceslice NAME --remote-cluster-id CONSUMER --reason TEXT",
 		Aliases: []string{"resourceslices", "fslice"},
 		Short:   "Refuse a consumer's resource slice, saying why (provider side)",
@@ -100,7 +100,7 @@ type ExchangeOptions struct {
 // NewCmdExchange returns `deny exchange`.
 func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ExchangeOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "exchange NAME --remote-cluster-id CONSUMER --reason TEXT",
 		Short: "Refuse a consumer's exchange request, or revoke the credential it was issued (provider side)",
 		Long: cmdutil.LongDesc(`

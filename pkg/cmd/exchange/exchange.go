@@ -40,7 +40,7 @@ type ApplyOptions struct {
 // NewCmdApply returns `exchange apply`.
 func NewCmdApply(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ApplyOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "apply -f FILENAME",
 		Short: "Store this cluster's identity-exchange rules (consumer side)",
 		Long: cmdutil.LongDesc(`
@@ -108,7 +108,7 @@ type GetOptions struct {
 // NewCmdGet returns `exchange get`.
 func NewCmdGet(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &GetOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:     "get [-o yaml|json]",
 		Aliases: []string{"rules"},
 		Short:   "Print this cluster's identity-exchange rules (consumer side)",
@@ -218,7 +218,7 @@ type ResolveOptions struct {
 // NewCmdResolve returns `exchange resolve`.
 func NewCmdResolve(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ResolveOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "resolve --remote-cluster-id PROVIDER --for-user USER [--for-group GROUP ...] [--for-uid UID]",
 		Short: "Show which rule decides for a user reaching a provider, and the identity it gives (consumer side)",
 		Long: cmdutil.LongDesc(`

@@ -39,7 +39,7 @@ type Options struct {
 // NewCmd returns the `export` command.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "export FORMAT --remote-cluster-id PROVIDER [--resource-slice NAME] [-n NAMESPACE] [--name NAME] [--key KEY] [-o yaml|json]",
 		Short: "Write a credential this cluster holds in the format a multi-cluster tool reads (consumer side)",
 		Long: cmdutil.LongDesc(`

@@ -65,7 +65,7 @@ func (m *MeshFlags) Members(root *cmdutil.Factory, streams cmdutil.Streams) ([]*
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		out = append(out, &lifecycle.MeshMember{Name: name, APIServer: server, CA: ca, New: func(r member.Reporter) *member.Cluster {
-			return &member.Cluster{Kube: c.Kube, Dynamic: c.Dynamic, Config: c.Config, Report: r, Now: f.ServerNow, DryRun: f.DryRun().Active(), Dial: Dial(f)}
+			return NewCluster(f, c, r, f.ServerNow)
 		}})
 		return nil
 	}

@@ -33,7 +33,7 @@ type IdentityOptions struct {
 // NewCmdIdentity returns `generate identity`.
 func NewCmdIdentity(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &IdentityOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "identity --remote-cluster-id CONSUMER -f tenant.yaml [--expiration 2160h]",
 		Short: "Verify a consumer's Tenant and issue its identity (provider side)",
 		Long: cmdutil.LongDesc(`

@@ -39,7 +39,7 @@ type TenantOptions struct {
 // NewCmdTenant returns `generate tenant`.
 func NewCmdTenant(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &TenantOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "tenant (--nonce-file FILE | --nonce NONCE) [--remote-cluster-id PROVIDER] [--cluster-id CONSUMER] [--proxy-url URL]",
 		Short: "Generate the signed Tenant request for a provider cluster (consumer side)",
 		Long: cmdutil.LongDesc(`

@@ -27,7 +27,7 @@ type KubeconfigOptions struct {
 // NewCmdKubeconfig returns `get kubeconfig`.
 func NewCmdKubeconfig(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &KubeconfigOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "kubeconfig --remote-cluster-id PROVIDER [--resource-slice NAME | --for-user USER [--for-group GROUP ...] [--for-uid UID]]",
 		Short: "Print the kubeconfig this cluster holds for a provider cluster (consumer side)",
 		Long: cmdutil.LongDesc(`

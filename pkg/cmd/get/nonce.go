@@ -30,7 +30,7 @@ type NonceOptions struct {
 // NewCmdNonce returns `get nonce`.
 func NewCmdNonce(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &NonceOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "nonce --remote-cluster-id CONSUMER",
 		Short: "Print the nonce created for a consumer cluster (provider side)",
 		Long: cmdutil.LongDesc(`

@@ -26,7 +26,7 @@ type ResourceSlicesOptions struct {
 // NewCmdResourceSlices returns `get resourceslices`.
 func NewCmdResourceSlices(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ResourceSlicesOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:     "resourceslices [--remote-cluster-id REMOTE]",
 		Aliases: []string{"resourceslice", "fslice", "fslices"},
 		Short:   "List the resource slices this cluster grants and holds",

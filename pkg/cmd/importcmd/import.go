@@ -35,7 +35,7 @@ type IdentityOptions struct {
 // NewCmdIdentity returns `import identity`.
 func NewCmdIdentity(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &IdentityOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "identity -f identity.yaml",
 		Short: "Import the Identity issued by a provider cluster (consumer side)",
 		Long: cmdutil.LongDesc(`

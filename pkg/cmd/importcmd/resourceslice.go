@@ -31,7 +31,7 @@ type ResourceSliceOptions struct {
 // NewCmdResourceSlice returns `import resourceslice`.
 func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ResourceSliceOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:     "resourceslice NAME --remote-cluster-id PROVIDER [-f granted.yaml]",
 		Aliases: []string{"resourceslices", "fslice"},
 		Short:   "Store the credential a provider granted for a resource slice (consumer side)",

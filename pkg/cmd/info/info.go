@@ -29,7 +29,7 @@ type Options struct {
 // NewCmd returns the `info` command.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "info [-o json|yaml]",
 		Short: "Show this cluster's federation identity, tenants and identities",
 		Long: cmdutil.LongDesc(`

@@ -26,7 +26,7 @@ type Options struct {
 // NewCmd returns the `init` command.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "init [--cluster-id ID]",
 		Short: "Prepare this cluster for kubectl federate",
 		Long: cmdutil.LongDesc(`

@@ -29,7 +29,7 @@ type Options struct {
 // NewCmd returns the `mesh` command.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "mesh (--kubeconfigs A,B,C... | --contexts A,B,C...) [--parallel N]",
 		Short: "Pair N clusters in every direction, each a consumer of every other",
 		Long: cmdutil.LongDesc(`
@@ -80,7 +80,7 @@ func (o *Options) Run(ctx context.Context) error {
 	printer := o.f.Printer(o.Streams)
 	board := printer.Board()
 	onStart, onPair := Progress(board)
-	results, err := lifecycle.Mesh(ctx, o.members, lifecycle.MeshOptions{Parallel: o.Mesh.Parallel, OnStart: onStart, OnPair: onPair, RenewBefore: 24 * time.Hour, DryRun: o.f.DryRun().Active(),
+	results, err := lifecycle.Mesh(ctx, o.members, lifecycle.MeshOptions{Parallel: o.Mesh.Parallel, OnStart: onStart, OnPair: onPair, RenewBefore: 24 * time.Hour,
 		Issue: lifecycle.AuthenticateOptions{Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole, Sandbox: o.Issuance.RawSandbox,
 			Credential: o.Issuance.Credential.String(), SignerTimeout: o.Issuance.SignerTimeout,
 			MaxExpiration: o.Issuance.MaxExpiration, Given: o.Issuance.Given()}})

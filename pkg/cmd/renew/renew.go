@@ -39,7 +39,7 @@ type Options struct {
 // NewCmd returns the `renew` command.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{f: f, streams: streams, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "renew (--remote-cluster-id PROVIDER --remote-kubeconfig FILE | --all --remote-kubeconfig-dir DIR [--expiring-within D])",
 		Short: "Renew every credential of a pairing with fresh keys and users (consumer and provider at once)",
 		Long: cmdutil.LongDesc(`

@@ -40,7 +40,7 @@ type ExchangeRequested struct {
 // NewCmdExchange returns `request exchange`.
 func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ExchangeOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "exchange --remote-cluster-id PROVIDER --for-user USER [--for-group GROUP ...] [--for-uid UID]",
 		Short: "Ask a provider for the exchange credential a user's rule gives (consumer side)",
 		Long: cmdutil.LongDesc(`

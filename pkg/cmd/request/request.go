@@ -43,7 +43,7 @@ type NamespaceOptions struct {
 // NewCmdNamespace returns `request namespace`.
 func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &NamespaceOptions{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:     "namespace [NAME] --remote-cluster-id PROVIDER [--reason TEXT]",
 		Aliases: []string{"namespaces", "ns"},
 		Short:   "Ask a provider for one more namespace where this cluster's identity works (consumer side)",

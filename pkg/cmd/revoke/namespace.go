@@ -30,7 +30,7 @@ type NamespaceOptions struct {
 // NewCmdNamespace returns `revoke namespace`.
 func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &NamespaceOptions{f: f, Streams: streams, Timeout: flags.DefaultTimeout}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "namespace NAME --remote-cluster-id CONSUMER",
 		Short: "Take an extra namespace away from a consumer and delete it (provider side)",
 		Long: cmdutil.LongDesc(`

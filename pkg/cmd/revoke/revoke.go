@@ -30,7 +30,7 @@ type Options struct {
 // NewCmd returns the `revoke` command.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{Timeout: flags.DefaultTimeout, f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "revoke --remote-cluster-id CONSUMER | revoke namespace NAME --remote-cluster-id CONSUMER",
 		Short: "Take a consumer's rights away at once and stop what it runs (provider side)",
 		Long: cmdutil.LongDesc(`

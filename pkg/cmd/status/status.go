@@ -36,7 +36,7 @@ type Options struct {
 // NewCmd returns the `status` command.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{f: f, Streams: streams, now: time.Now}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "status [--check] [--expiring-within DURATION] [-o json|yaml|wide]",
 		Short: "List every pairing of this cluster and every credential under it, with its expiry",
 		Long: cmdutil.LongDesc(`

@@ -30,7 +30,7 @@ type Options struct {
 // NewCmd returns the `unauthenticate` command.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "unauthenticate --kubeconfig CONSUMER --remote-kubeconfig PROVIDER [--keep-namespaces]",
 		Short: "Revoke this (consumer) cluster's identity on a provider cluster and remove the pairing",
 		Long: cmdutil.LongDesc(`

@@ -28,7 +28,7 @@ type Options struct {
 // NewCmd returns the `unmesh` command.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{f: f, Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(f, &cobra.Command{
 		Use:   "unmesh (--kubeconfigs A,B,C... | --contexts A,B,C...) [--parallel N]",
 		Short: "Remove every pairing between N clusters, in both directions",
 		Long: cmdutil.LongDesc(`
@@ -66,7 +66,7 @@ func (o *Options) Run(ctx context.Context) error {
 	printer := o.f.Printer(o.Streams)
 	board := printer.Board()
 	onStart, onPair := mesh.Progress(board)
-	results, err := lifecycle.Unmesh(ctx, o.members, lifecycle.MeshOptions{Parallel: o.Mesh.Parallel, OnStart: onStart, OnPair: onPair, DryRun: o.f.DryRun().Active()})
+	results, err := lifecycle.Unmesh(ctx, o.members, lifecycle.MeshOptions{Parallel: o.Mesh.Parallel, OnStart: onStart, OnPair: onPair})
 	board.Stop()
 	if results != nil {
 		if perr := mesh.Table(o.Out, results); perr != nil {

@@ -22,7 +22,7 @@ type Options struct {
 // NewCmd returns the `version` command.
 func NewCmd(streams cmdutil.Streams) *cobra.Command {
 	o := &Options{Streams: streams}
-	cmd := cmdutil.Wire(&cobra.Command{
+	cmd := cmdutil.Wire(nil, &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of kubectl federate",
 		Long:  "Print the version, commit and build date of this kubectl federate binary.",

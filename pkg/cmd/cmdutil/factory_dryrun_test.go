@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/dryrun"
 )
 
 // seen is what a test API server received.
@@ -74,7 +76,7 @@ func apiServer(t *testing.T, s *seen) string {
 func TestClientDryRunSendsNoWrite(t *testing.T) {
 	var s seen
 	f, _ := factoryFor(t, apiServer(t, &s))
-	f.dry.Strategy = DryRunClient
+	f.dry.Strategy = dryrun.Client
 	ctx := t.Context()
 	c, err := f.Clients()
 	if err != nil {
@@ -126,7 +128,7 @@ func TestClientDryRunSendsNoWrite(t *testing.T) {
 func TestServerDryRunSendsDryRunAll(t *testing.T) {
 	var s seen
 	f, _ := factoryFor(t, apiServer(t, &s))
-	f.dry.Strategy = DryRunServer
+	f.dry.Strategy = dryrun.Server
 	c, err := f.Clients()
 	if err != nil {
 		t.Fatal(err)
@@ -163,22 +165,6 @@ func TestServerDryRunSendsDryRunAll(t *testing.T) {
 	}
 }
 
-// --dry-run accepts none, client and server; the bare flag means client.
-func TestDryRunStrategyValues(t *testing.T) {
-	d := &DryRun{}
-	v := dryRunValue{d}
-	for _, bad := range []string{"", "true", "false", "Client"} {
-		if err := v.Set(bad); err == nil {
-			t.Errorf("--dry-run=%q accepted", bad)
-		}
-	}
-	for _, good := range DryRunStrategies {
-		if err := v.Set(good); err != nil || string(d.Strategy) != good {
-			t.Errorf("--dry-run=%s: %v", good, err)
-		}
-	}
-}
-
 // A server behind a path prefix (a gateway's https://gw/k8s/clusters/c1) is dry-run like any other, and
 // the reads a dry run makes for a write go as that write would have: under the same --as.
 func TestDryRunReadsKeepPrefixAndImpersonation(t *testing.T) {
@@ -200,7 +186,7 @@ func TestDryRunReadsKeepPrefixAndImpersonation(t *testing.T) {
 	f := NewFactory(genericiooptions.NewTestIOStreamsDiscard())
 	as := "alice"
 	f.Flags.KubeConfig, f.Flags.Impersonate = &kc, &as
-	f.dry.Strategy = DryRunClient
+	f.dry.Strategy = dryrun.Client
 	c, err := f.Clients()
 	if err != nil {
 		t.Fatal(err)

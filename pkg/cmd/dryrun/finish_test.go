@@ -1,4 +1,4 @@
-package cmd
+package dryrun
 
 import (
 	"errors"
@@ -27,9 +27,9 @@ func TestOnlyDryRunStopsEndADryRunSuccessfully(t *testing.T) {
 		{"a stop beside a failure", errors.Join(stop("a"), missing), nil},
 		{"a failure wrapping a joined stop and failure", fmt.Errorf("renew --all: %w", errors.Join(fmt.Errorf("p1: %w", stop("a")), missing)), nil},
 	} {
-		stops, ok := dryRunStops(c.err)
+		stops, ok := Stops(c.err)
 		if ok != (c.stops != nil) || !slices.Equal(stops, c.stops) {
-			t.Errorf("%s: dryRunStops = %q, %v; want %q", c.name, stops, ok, c.stops)
+			t.Errorf("%s: Stops = %q, %v; want %q", c.name, stops, ok, c.stops)
 		}
 	}
 }
