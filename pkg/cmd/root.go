@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -47,15 +48,19 @@ func NewRootCmdWithFactory(streams genericiooptions.IOStreams, f *cmdutil.Factor
 	root.PersistentFlags().IntVarP(&verbosity, "v", "v", 0, "Log level of client-go's request logging on stderr, as kubectl's -v (6: each request and its answer, 8: bodies)")
 	validate := root.PersistentPreRunE
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
-		if verbosity > 0 {
-			fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-			klog.InitFlags(fs)
-			if err := fs.Set("v", strconv.Itoa(verbosity)); err != nil {
-				return cmdutil.Usage(fmt.Errorf("-v %d: %w", verbosity, err))
-			}
-			klog.SetOutput(streams.ErrOut)
-			klog.LogToStderr(false)
+		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(fs)
+		klog.LogToStderr(false)
+		if verbosity == 0 {
+			// Without -v, client-go says nothing on its own (a throttled request's raw log line among
+			// ours): stderr carries this command's lines only.
+			klog.SetOutput(io.Discard)
+			return validate(cmd, args)
 		}
+		if err := fs.Set("v", strconv.Itoa(verbosity)); err != nil {
+			return cmdutil.Usage(fmt.Errorf("-v %d: %w", verbosity, err))
+		}
+		klog.SetOutput(streams.ErrOut)
 		return validate(cmd, args)
 	}
 	root.SetIn(streams.In)

@@ -173,11 +173,56 @@ func (a *answer) run(ctx context.Context) (Info, error) {
 		return a.info, err
 	}
 	if err := member.Step(a.c.Reporter(), "Letting "+a.user+" act as "+a.t.User, exchangeGrantNote(RBACName(a.o.ConsumerID, a.r.Name), a.mode, a.t, a.s), func() error {
-		return applyRBAC(ctx, a.c, roles, bindings)
+		if err := applyRBAC(ctx, a.c, roles, bindings); err != nil {
+			return err
+		}
+		return pruneStaleRBAC(ctx, a.c, a.o.ConsumerID, hashOf(a.r.Name), roles, bindings)
 	}); err != nil {
 		return a.info, err
 	}
+	// A revoke that ran while this run answered may have read the grants before it bound: the consumer is
+	// read again now that the grant exists, and if it was cut meanwhile the grant is taken back before the
+	// consumer is told anything.
+	if err := stillActive(ctx, a.c, a.o.ConsumerID, a.user); err != nil {
+		return a.info, errors.Join(err, a.takeBack(ctx, err))
+	}
 	return a.info, a.tell(ctx)
+}
+
+// stillActive says whether the consumer may still be granted anything: its Tenant active, its own
+// RoleBinding in place (revoke deletes it first, before it marks the Tenant), the user never revoked.
+func stillActive(ctx context.Context, c *member.Cluster, consumerID, user string) error {
+	if c.DryRun {
+		return nil // nothing was bound
+	}
+	if _, err := grants.ActiveTenant(ctx, c, consumerID); err != nil {
+		return err
+	}
+	rb, err := grants.OurRoleBinding(ctx, c, member.TenantNamespace(consumerID), consumerID)
+	if err != nil {
+		return err
+	}
+	if rb == nil {
+		return fmt.Errorf("consumer %q %w: its RoleBinding in %s is gone (revoked while this request was answered)", consumerID, member.ErrNotActive, member.TenantNamespace(consumerID))
+	}
+	return handshake.CheckNotRevoked(ctx, c, consumerID, user)
+}
+
+// takeBack undoes a grant bound while its consumer was being revoked: its user recorded as revoked, its
+// RBAC deleted, its decision Revoked. The consumer was never told.
+func (a *answer) takeBack(ctx context.Context, why error) error {
+	v, err := readView(ctx, a.c, a.o.ConsumerID)
+	if err != nil {
+		return err
+	}
+	bindings := bindingsOf(v.bindings, hashOf(a.r.Name))
+	if err := handshake.RecordRevoked(ctx, a.c, a.o.ConsumerID, []handshake.RevokedUser{{User: a.user, NotAfter: a.d.revokeUntil(a.c.CurrentTime())}}); err != nil {
+		return err
+	}
+	if err := deleteExchangeRBAC(ctx, a.c, a.o.ConsumerID, bindings); err != nil {
+		return err
+	}
+	return markRevoked(ctx, a.c, a.o.ConsumerID, v.decisions[a.r.Name], nil, a.r.Name, "taken back: "+why.Error())
 }
 
 // check refuses what was decided against before, a user revoked, a mode or reach not accepted, a scope
@@ -202,25 +247,35 @@ func (a *answer) check(ctx context.Context) error {
 		return err
 	}
 	a.issued = a.d.issuedUntil(a.c.CurrentTime())
+	// The mode is decided anew on every run, from what the provider supports and what its administrator
+	// accepts now, never from a record: where constrained impersonation is honoured no grant is ever
+	// unconstrained, and the fallback needs --allow-unconstrained each time it is applied.
 	a.mode = sandbox.ModeConstrained
 	switch {
-	case a.issued && a.d.Mode != "":
-		a.mode = a.d.Mode // an answer given is kept as it was given: the provider's record says how
-	case !a.support.Constrained && !a.o.AllowUnconstrained:
+	case a.support.Constrained:
+	case !a.o.AllowUnconstrained:
 		return &UnconstrainedError{Name: a.r.Name, Reason: a.support.Reason}
-	case !a.support.Constrained:
+	default:
 		a.mode = sandbox.ModeUnconstrained
 	}
 	var err error
+	var forbidden bool
 	if a.mode == sandbox.ModeUnconstrained {
-		a.reach, err = TargetReach(ctx, a.rr, a.t)
+		if a.reach, err = TargetReach(ctx, a.rr, a.t); err == nil {
+			forbidden, err = targetWritesDecisions(ctx, a.c, a.t)
+		}
 	} else {
 		a.reach, err = ScopeReach(ctx, a.rr, a.s)
+		forbidden = a.s.WritesDecisions()
 	}
 	if err != nil {
 		return err
 	}
-	accepted := a.issued && slices.Equal(a.d.Reach, a.reach)
+	if forbidden {
+		return fmt.Errorf("was not answered: its grant %w", ErrWritesDecisions)
+	}
+	// Accepted before: the same mode and the same reach, as recorded when the administrator accepted them.
+	accepted := a.issued && a.d.Mode == a.mode && slices.Equal(a.d.Reach, a.reach)
 	if len(a.reach) > 0 && !accepted && !slices.Contains(a.o.AllowReach, a.r.Name) {
 		return &ReachError{Name: a.r.Name, Reach: a.reach, Mode: a.mode}
 	}
@@ -240,7 +295,13 @@ func (a *answer) certify(ctx context.Context) error {
 	if a.issued {
 		a.c.Reporter().Info("ExchangeRequest " + a.r.Name + " was already issued: its certificate is kept, the rest converges")
 		a.cert, a.notAfter = a.d.Certificate, *a.d.NotAfter
-		return nil
+		if a.d.Mode == a.mode && slices.Equal(a.d.Reach, a.reach) {
+			return nil
+		}
+		// The record says otherwise than what is granted now (a narrower mode, or a record someone else
+		// wrote): it is made to say what is granted.
+		a.d.Mode, a.d.Reach = a.mode, a.reach
+		return writeDecision(ctx, a.c, a.d)
 	}
 	d := a.d
 	if d == nil {

@@ -20,7 +20,7 @@ import (
 // What an administrator reads is what is granted: a target holding anything but letters, marks, digits,
 // punctuation and symbols is refused, naming the field and the character.
 func TestTargetNamesArePrintable(t *testing.T) {
-	for _, ok := range []string{"alice", "alice@corp.example", "josé", "o'brien", "dev:team/1", "名前", "a+b=c"} {
+	for _, ok := range []string{"alice", "alice@corp.example", "josé", "jose\u0301", "o'brien", "dev:team/1", "名前", "a+b=c", "अजय"} {
 		if err := ValidateTarget("target", Target{User: ok, Groups: []string{ok}, UID: ok}); err != nil {
 			t.Errorf("%q refused: %v", ok, err)
 		}
@@ -35,6 +35,12 @@ func TestTargetNamesArePrintable(t *testing.T) {
 		{"a line separator", "a\u2028b", "U+2028"},
 		{"private use", "a\ue000", "U+E000"},
 		{"DEL", "a\x7f", "U+007F"},
+		{"a Hangul filler", "\u3164", "U+3164"},
+		{"Hangul fillers", "\u115f\u1160", "U+115F"},
+		{"a blank Braille pattern", "alice\u2800", "U+2800"},
+		{"a variation selector", "alice\ufe0f", "U+FE0F"},
+		{"three combining marks", "alice\u0301\u0301\u0301", "U+0301"},
+		{"a combining mark first", "\u0301alice", "U+0301"},
 	} {
 		err := ValidateTarget("spec.target", Target{User: "alice", Groups: []string{"ok", c.value}})
 		if err == nil || !strings.Contains(err.Error(), "spec.target.groups[1]") || !strings.Contains(err.Error(), c.rune) {
@@ -84,12 +90,16 @@ func ns(name string, labels map[string]string) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 }
 
-// Reach sees namespaces: running code where identities are (kube-system, a sandbox, Secrets, a
-// ServiceAccount a binding names) is a reach; where there are none it is not.
+// restricted is a namespace's labels that enforce Pod Security restricted.
+var restricted = map[string]string{sandbox.PsaPrefix + "enforce": "restricted"}
+
+// Reach sees namespaces: writes in the provider's own namespaces and the sandboxes, running code where
+// identities are (Secrets, a ServiceAccount a binding names), and making pods where no Pod Security level
+// is enforced are each a reach; a namespace with none of these reaches nothing.
 func TestScopeReachSeesNamespaces(t *testing.T) {
 	c, _ := providerWith(t,
-		ns("plain", nil), ns("secrets", nil), ns("bound", nil), ns("grouped", nil),
-		ns("federate-tenant-other", map[string]string{sandbox.LabelSandbox: "true"}),
+		ns("plain", restricted), ns("open", nil), ns("secrets", restricted), ns("bound", restricted), ns("grouped", restricted),
+		ns("federate-tenant-other", map[string]string{sandbox.LabelSandbox: "true", sandbox.PsaPrefix + "enforce": "restricted"}),
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "secrets"}},
 		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "bound"}, Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "builder", Namespace: "bound"}}},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "g"}, Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, Name: "system:serviceaccounts:grouped"}}},
@@ -102,12 +112,19 @@ func TestScopeReachSeesNamespaces(t *testing.T) {
 		want  []string
 	}{
 		{Scope{Verbs: []string{"create"}, Resources: []string{"pods"}, Namespaces: []string{"plain"}}, nil},
-		{Scope{Verbs: []string{"get", "list"}, Resources: []string{"pods"}, Namespaces: []string{"kube-system"}}, nil},
-		{Scope{Verbs: []string{"create", "get"}, Resources: []string{"pods", "pods/exec"}, Namespaces: []string{"kube-system"}}, []string{"identities of namespace kube-system (create pods)"}},
-		{Scope{Verbs: []string{"get"}, Resources: []string{"pods/exec"}, Namespaces: []string{"secrets"}}, []string{"identities of namespace secrets (exec into pods)"}},
+		{Scope{Verbs: []string{"get", "list"}, Resources: []string{"pods", "configmaps"}, Namespaces: []string{"kube-system", "open"}}, nil},
+		{Scope{Verbs: []string{"create"}, Resources: []string{"pods"}, Namespaces: []string{"open"}}, []string{"nodes (create pods in open, where no Pod Security level is enforced)"}},
+		{Scope{Verbs: []string{"patch"}, Resources: []string{"pods"}, Namespaces: []string{"open", "secrets"}}, []string{"identities of namespace secrets (patch pods)"}},
+		{Scope{Verbs: []string{"create", "get"}, Resources: []string{"pods", "pods/exec"}, Namespaces: []string{"kube-system"}}, []string{
+			"identities of namespace kube-system (create pods)",
+			"nodes (create pods in kube-system, where no Pod Security level is enforced)",
+			"writes in namespace kube-system (create pods)"}},
+		{Scope{Verbs: []string{"create", "update"}, Resources: []string{"configmaps"}, Namespaces: []string{"federate-system"}}, []string{"writes in namespace federate-system (create configmaps)"}},
+		{Scope{Verbs: []string{"get"}, Resources: []string{"pods/portforward"}, Namespaces: []string{"secrets"}}, []string{"identities of namespace secrets (portforward into pods)"}},
 		{Scope{Verbs: []string{"patch"}, Resources: []string{"deployments.apps"}, Namespaces: []string{"bound", "plain"}}, []string{"identities of namespace bound (patch deployments.apps)"}},
 		{Scope{Verbs: []string{"*"}, Resources: []string{"cronjobs.batch"}, Namespaces: []string{"grouped", "federate-tenant-other"}},
-			[]string{"every verb (*)", "identities of namespace federate-tenant-other (create cronjobs.batch)", "identities of namespace grouped (create cronjobs.batch)"}},
+			[]string{"every verb (*)", "identities of namespace federate-tenant-other (create cronjobs.batch)", "identities of namespace grouped (create cronjobs.batch)",
+				"writes in namespace federate-tenant-other (* cronjobs.batch)"}},
 		// Cluster-wide, a write is a cluster-wide write already: one class, not one per namespace.
 		{Scope{Verbs: []string{"create"}, Resources: []string{"pods"}}, []string{ReachClusterWrite}},
 	} {
@@ -122,9 +139,10 @@ func TestScopeReachSeesNamespaces(t *testing.T) {
 }
 
 // An unconstrained grant may do all its target may: a target admin of kube-system through a RoleBinding
-// only reaches kube-system's identities; the same rights in a namespace holding none reach nothing.
+// only reaches kube-system's identities, writes there and its nodes; the same rights in a namespace that
+// holds nothing and enforces restricted reach nothing.
 func TestTargetReachSeesNamespaces(t *testing.T) {
-	c, srv := providerWith(t, ns("empty", nil),
+	c, srv := providerWith(t, ns("empty", restricted),
 		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "dora-admin", Namespace: "kube-system"}, Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "dora"}}},
 		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "dora-admin", Namespace: "empty"}, Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "dora"}}},
 	)
@@ -136,7 +154,9 @@ func TestTargetReachSeesNamespaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"identities of namespace kube-system (create pods)"}; !slices.Equal(got, want) {
+	want := []string{"identities of namespace kube-system (create pods)", "nodes (create pods in kube-system, where no Pod Security level is enforced)",
+		"writes in namespace kube-system (create configmaps)"}
+	if !slices.Equal(got, want) {
 		t.Errorf("reach %q, want %q", got, want)
 	}
 	// Everywhere: every namespace.
@@ -165,5 +185,36 @@ func TestRuleText(t *testing.T) {
 		if got := RuleText(tc.rule); got != tc.want {
 			t.Errorf("RuleText = %q, want %q", got, tc.want)
 		}
+	}
+}
+
+// A grant that could write where the provider keeps its records is refused whatever is accepted: in
+// federate-system, or cluster-wide, on ConfigMaps, Secrets or every resource.
+func TestWritesDecisions(t *testing.T) {
+	for _, tc := range []struct {
+		scope Scope
+		want  bool
+	}{
+		{Scope{Verbs: []string{"create"}, Resources: []string{"configmaps"}, Namespaces: []string{"federate-system"}}, true},
+		{Scope{Verbs: []string{"delete"}, Resources: []string{"secrets"}, Namespaces: []string{"team-a", "federate-system"}}, true},
+		{Scope{Verbs: []string{"patch"}, Resources: []string{"configmaps"}}, true},
+		{Scope{Verbs: []string{"*"}, Resources: []string{"*"}}, true},
+		{Scope{Verbs: []string{"get", "list", "watch"}, Resources: []string{"configmaps"}, Namespaces: []string{"federate-system"}}, false},
+		{Scope{Verbs: []string{"create"}, Resources: []string{"configmaps"}, Namespaces: []string{"team-a"}}, false},
+		{Scope{Verbs: []string{"create"}, Resources: []string{"pods"}}, false},
+	} {
+		if got := tc.scope.WritesDecisions(); got != tc.want {
+			t.Errorf("%s: WritesDecisions = %v", tc.scope, got)
+		}
+	}
+	c, srv := providerWith(t)
+	srv.SARAllow = func(s authzv1.SubjectAccessReviewSpec) bool {
+		return s.User == "root" && s.ResourceAttributes != nil && s.ResourceAttributes.Namespace == "federate-system"
+	}
+	if w, err := targetWritesDecisions(t.Context(), c, Target{User: "root"}); err != nil || !w {
+		t.Errorf("a target that writes federate-system: %v %v", w, err)
+	}
+	if w, err := targetWritesDecisions(t.Context(), c, Target{User: "reader"}); err != nil || w {
+		t.Errorf("a target that does not: %v %v", w, err)
 	}
 }

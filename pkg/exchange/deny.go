@@ -145,8 +145,10 @@ func pruneWithdrawn(ctx context.Context, c *member.Cluster, v *providerView) err
 		return err
 	}
 	live := map[string]bool{}
-	for _, r := range now {
-		live[hashOf(r.Name)] = true
+	for i := range now {
+		if ValidateExchangeRequest(&now[i], v.consumerID) == nil { // only a request that is what its name says keeps a grant
+			live[hashOf(now[i].Name)] = true
+		}
 	}
 	decided := map[string]*Decision{}
 	for _, d := range v.decisions {

@@ -173,22 +173,27 @@ func (v *providerView) infos() []Info {
 	var out []Info
 	for i := range v.requests {
 		r := &v.requests[i]
-		seen[hashOf(r.Name)] = true
-		d := v.decisions[r.Name]
-		if d != nil {
+		verr := ValidateExchangeRequest(r, v.consumerID)
+		if d := v.decisions[r.Name]; d != nil {
+			seen[d.Hash()] = true // what was answered, in the provider's own words
 			info := decisionInfo(d)
-			if err := ValidateExchangeRequest(r, v.consumerID); err != nil {
-				info.Reason = joinReason(info.Reason, "the request now left under this name is not what was answered: "+err.Error())
+			if verr != nil {
+				info.Reason = joinReason(info.Reason, "the request now left under this name is not what was answered: "+verr.Error())
 			}
 			out = append(out, info)
 			continue
 		}
 		info := requestInfo(v.consumerID, r)
-		switch err := ValidateExchangeRequest(r, v.consumerID); {
+		switch {
+		case verr != nil:
+			// Not what its name says: it stands for no grant (a grant the RBAC shows under its hash is
+			// listed from the bindings, below).
+			info.Reason = "invalid: " + verr.Error()
 		case bound[hashOf(r.Name)]:
+			seen[hashOf(r.Name)] = true
 			info.Phase, info.Reason = ExchangeIssued, legacyReason
-		case err != nil:
-			info.Reason = "invalid: " + err.Error()
+		default:
+			seen[hashOf(r.Name)] = true
 		}
 		out = append(out, info)
 	}

@@ -7,7 +7,10 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
@@ -151,4 +154,38 @@ func wrapApply(what string, err error) error {
 		return fmt.Errorf("applying %s: %w", what, err)
 	}
 	return nil
+}
+
+// pruneStaleRBAC deletes what a grant's RBAC held before and no longer does (a grant applied again in
+// another mode: the constrained -on role and RoleBindings, or the other way round), found by the grant's
+// label and kept only if it is one of the objects just applied.
+func pruneStaleRBAC(ctx context.Context, c *member.Cluster, consumerID, hash string, roles []*rbacv1.ClusterRole, bindings []grantBinding) error {
+	keep := map[string]bool{}
+	for _, r := range roles {
+		keep["clusterroles//"+r.Name] = true
+	}
+	for _, b := range bindings {
+		if b.crb != nil {
+			keep["clusterrolebindings//"+b.crb.Name] = true
+		} else {
+			keep["rolebindings/"+b.rb.Namespace+"/"+b.rb.Name] = true
+		}
+	}
+	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(exchangeProviderLabels(consumerID, hash)).String()}
+	var jobs []func() error
+	for _, gvr := range []schema.GroupVersionResource{crGVR, crbGVR, RoleBindingGVR} {
+		l, err := c.Dynamic.Resource(gvr).List(ctx, sel)
+		if err != nil {
+			return fmt.Errorf("listing the exchange %s of %s: %w", gvr.Resource, hash, err)
+		}
+		for _, it := range l.Items {
+			if keep[gvr.Resource+"/"+it.GetNamespace()+"/"+it.GetName()] {
+				continue
+			}
+			jobs = append(jobs, func() error {
+				return objects.IgnoreNotFound(c.Dynamic.Resource(gvr).Namespace(it.GetNamespace()).Delete(ctx, it.GetName(), metav1.DeleteOptions{}))
+			})
+		}
+	}
+	return parallel.All(jobs...)
 }

@@ -322,17 +322,17 @@ func ValidateTarget(field string, t Target) error {
 		switch {
 		case v == "":
 			return fmt.Errorf("%s: must not be empty", f)
-		case len(v) > 253:
-			return fmt.Errorf("%s: is %d characters, at most 253 are allowed", f, len(v))
+		case utf8.RuneCountInString(v) > 253:
+			return fmt.Errorf("%s: is %d characters, at most 253 are allowed", f, utf8.RuneCountInString(v))
 		case strings.HasPrefix(v, "system:"):
 			return fmt.Errorf("%s %q: names in the system: namespace are the provider's own (system:masters and its like would hand out its control plane)", f, clip(v))
 		case strings.HasPrefix(v, "kubectl-federate:"):
 			return fmt.Errorf("%s %q: names starting with kubectl-federate: are the identities of pairings (another consumer's among them)", f, clip(v))
 		case !utf8.ValidString(v):
 			return fmt.Errorf("%s %q: is not valid UTF-8", f, clip(v))
-		case strings.IndexFunc(v, notNameRune) >= 0:
-			r, _ := utf8.DecodeRuneInString(v[strings.IndexFunc(v, notNameRune):])
-			return fmt.Errorf("%s %q: holds %U, which is not a letter, mark, digit, punctuation or symbol: names are printable text with no spaces, control or format characters, so that what a listing shows is what is granted", f, clip(v), r)
+		}
+		if r, bad := badNameRune(v); bad {
+			return fmt.Errorf("%s %q: holds %U: a name is text that shows as what it is (letters, with at most two combining marks each, digits, punctuation and symbols; no space, control, format or invisible character), so that what a listing shows is what is granted", f, clip(v), r)
 		}
 		return nil
 	}
@@ -355,13 +355,34 @@ func ValidateTarget(field string, t Target) error {
 	return nil
 }
 
-// notNameRune says that r may not be in a target's user, group or uid: only letters, marks, digits,
-// punctuation and symbols (Unicode categories L, M, N, P and S) may. No space of any kind (a space lets a
-// name imitate a table's next column), no control character (a TAB or an escape sequence rewrites a
-// listing), no format character (a bidi override or a zero-width character shows another name than the
-// one granted), no private-use, surrogate or unassigned code point.
-func notNameRune(r rune) bool {
-	return !unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S)
+// badNameRune finds the first character a target's user, group or uid may not hold. Allowed: letters,
+// digits, punctuation and symbols (Unicode categories L, N, P and S), and combining marks (M), at most two
+// in a row and never first. Refused: every space (a space lets a name imitate a table's next column),
+// control character (a TAB or an escape sequence rewrites a listing), format character (a bidi override or
+// a zero-width character shows another name than the one granted), private-use, surrogate or unassigned
+// code point, the characters that render as nothing (the default-ignorable ones, such as the Hangul
+// fillers, variation selectors, and the blank Braille pattern), and runs of combining marks, which stack on
+// one column and shift the rest of a row.
+func badNameRune(v string) (rune, bool) {
+	marks := 0
+	for i, r := range v {
+		switch {
+		case !unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S), invisibleRune(r):
+			return r, true
+		case unicode.Is(unicode.M, r):
+			if marks++; i == 0 || marks > 2 {
+				return r, true
+			}
+		default:
+			marks = 0
+		}
+	}
+	return 0, false
+}
+
+// invisibleRune: a character that renders as nothing, though it is a letter or a symbol.
+func invisibleRune(r rune) bool {
+	return unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r) || r == '\u2800'
 }
 
 // ValidateURL accepts an https URL, or http to a loopback address only (a service on the same machine,

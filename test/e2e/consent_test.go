@@ -311,13 +311,26 @@ func TestConsentReachSeesNamespaces(t *testing.T) {
       target: {user: bob, groups: ["`+clusterAdminsGroup+`"]}
       scope: {verbs: [create, get, list], resources: [pods], namespaces: [team-b]}
 `)
+	// team-b holds no Secret and no bound ServiceAccount, and enforces Pod Security restricted.
+	admin := kubernetes.NewForConfigOrDie(provider.Config)
+	nsB, err := admin.CoreV1().Namespaces().Get(t.Context(), "team-b", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsB.Labels = map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}
+	if _, err := admin.CoreV1().Namespaces().Update(t.Context(), nsB, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	runner, sandboxed := requestFor(t, "alice"), requestFor(t, "bob")
 	got := listing(t)
-	if want := "identities of namespace kube-system (create pods)"; !slices.Contains(got[runner].Reach, want) {
-		t.Errorf("the listing shows reach %v for create pods in kube-system, want %q", got[runner].Reach, want)
+	for _, want := range []string{"identities of namespace kube-system (create pods)", "writes in namespace kube-system (create pods)",
+		"nodes (create pods in kube-system, where no Pod Security level is enforced)"} {
+		if !slices.Contains(got[runner].Reach, want) {
+			t.Errorf("the listing shows reach %v for create pods in kube-system, want %q", got[runner].Reach, want)
+		}
 	}
 	if len(got[sandboxed].Reach) > 0 {
-		t.Errorf("create pods in team-b (no Secret, no bound ServiceAccount) shows reach %v", got[sandboxed].Reach)
+		t.Errorf("create pods in team-b (no Secret, no bound ServiceAccount, restricted) shows reach %v", got[sandboxed].Reach)
 	}
 	before := exchangeObjects(t)
 	r := on(t, provider, "allow", "exchange", runner, "--remote-cluster-id", "consumer")
@@ -356,8 +369,8 @@ func TestConsentReachSeesNamespaces(t *testing.T) {
 	}
 	legacy := clusters[0]
 	t.Cleanup(legacy.Stop)
-	admin := kubernetes.NewForConfigOrDie(legacy.Config)
-	if _, err := admin.RbacV1().RoleBindings("kube-system").Create(t.Context(), &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "dora-admin"},
+	legacyAdmin := kubernetes.NewForConfigOrDie(legacy.Config)
+	if _, err := legacyAdmin.RbacV1().RoleBindings("kube-system").Create(t.Context(), &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "dora-admin"},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "dora"}},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -398,7 +411,8 @@ func TestConsentNotWidenedByARewrittenStatus(t *testing.T) {
 	if len(targetReach) == 0 {
 		t.Fatalf("the cluster-admin target shows no reach")
 	}
-	kc := issueFor(t, "alice", name)
+	// Writing in a sandbox is a reach: accepted, for this request.
+	kc := issueFor(t, "alice", name, "--allow-reach", name)
 	patch := `{"status":{"mode":"Unconstrained","reach":["` + strings.Join(targetReach, `","`) + `"]}}`
 	if r := kubectlAs(t, kc, "patch", "exchangerequest", name, "-n", tenantNS, "--subresource=status", "--type=merge", "-p", patch); r.code != 0 {
 		t.Fatalf("the credential's holder rewrites the status (the attack's premise): %s", r)
