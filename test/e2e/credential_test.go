@@ -22,11 +22,11 @@ import (
 
 // requestLog is what a long-running client saw: one entry per request.
 type requestLog struct {
-	mu      sync.Mutex
-	sent    int
-	failed  []time.Time
-	errs    []string
-	lastOK  time.Time
+	mu     sync.Mutex
+	sent   int
+	failed []time.Time
+	errs   []string
+	lastOK time.Time
 }
 
 func (l *requestLog) add(at time.Time, err error) {
