@@ -6,7 +6,9 @@
 # round-robin, in the order `go test -list` gives them, to two processes that each start clusters of their
 # own, and the doc test and the multi-cluster tests run as a third. Each process's lines are prefixed with
 # its name as they come; the run fails if any of them fails. Given -run (one test by name), everything
-# runs in a single process instead.
+# runs in a single process instead. test/clusterprofile is a module of its own (it requires
+# sigs.k8s.io/cluster-inventory-api, which the product must not): it runs after the doc test, in the
+# third process.
 #
 # Usage: hack/e2e.sh [go test flags]   (make e2e passes TEST_FLAGS). Environment: GO (the go command),
 # and what the tests read (FEDERATE_BIN, DOCTEST_SUMMARY).
@@ -16,7 +18,13 @@ flags=("$@")
 base=(-count=1 -timeout 20m -tags e2e) # the end-to-end packages build only with the e2e tag
 
 for f in "${flags[@]}"; do
-	case $f in -run | -run=*) exec "$GO" test "${base[@]}" "${flags[@]}" ./test/... ;; esac
+	case $f in -run | -run=*)
+		"$GO" test "${base[@]}" "${flags[@]}" ./test/...
+		main=$?
+		(cd test/clusterprofile && "$GO" test "${base[@]}" "${flags[@]}" ./...)
+		exit $((main || $?))
+		;;
+	esac
 done
 
 mapfile -t tests < <("$GO" test -tags e2e -list . ./test/e2e | grep '^Test')
@@ -43,11 +51,14 @@ run() { # run NAME ARGS...: go test ARGS, its lines prefixed with NAME, its exit
 }
 run e2e-1 -run "$(shard 0)" ./test/e2e &
 run e2e-2 -run "$(shard 1)" ./test/e2e &
-run docs+multi -p 1 ./test/docs ./test/multi &
+{
+	run docs+multi -p 1 ./test/docs ./test/multi
+	(cd test/clusterprofile && run clusterprofile -p 1 ./...)
+} &
 wait
 
 status=0
-for name in e2e-1 e2e-2 docs+multi; do
+for name in e2e-1 e2e-2 docs+multi clusterprofile; do
 	rc=$(cat "$dir/$name" 2>/dev/null || echo 1)
 	echo "$name: exit $rc"
 	[ "$rc" = 0 ] || status=1

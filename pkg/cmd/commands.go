@@ -10,6 +10,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cordon"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/create"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/deletecmd"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/deny"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/drain"
@@ -47,7 +48,7 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory, streams genericiooptio
 		root.AddCommand(c)
 	}
 	for _, c := range []*cobra.Command{create.NewCmd(f, streams), get.NewCmd(f, streams), generate.NewCmd(f, streams), importcmd.NewCmd(f, streams),
-		export.NewCmd(f, streams), revoke.NewCmd(f, streams)} {
+		export.NewCmd(f, streams), credential.NewCmd(f, streams), revoke.NewCmd(f, streams)} {
 		c.GroupID = "manual"
 		root.AddCommand(c)
 	}

@@ -275,7 +275,7 @@ func TestEveryWritingCommandTakesDryRun(t *testing.T) {
 	readOnly := map[string]bool{
 		"kubectl federate get nonce": true, "kubectl federate get resourceslices": true,
 		"kubectl federate info": true, "kubectl federate status": true, "kubectl federate version": true,
-		"kubectl federate exchange get": true, "kubectl federate exchange resolve": true,
+		"kubectl federate exchange get": true, "kubectl federate exchange resolve": true, "kubectl federate credential": true,
 		"kubectl federate completion bash": true, "kubectl federate completion fish": true,
 		"kubectl federate completion powershell": true, "kubectl federate completion zsh": true,
 	}

@@ -63,8 +63,9 @@ func TestCommandTableRenew(t *testing.T) {
 			return e
 		}}
 	}
-	one := []string{"renew", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "--remote-kubeconfig", "farm"}
-	all := []string{"renew", "--all", "--kubeconfig", "edge", "--remote-kubeconfig-dir", "."}
+	// --overlap 0: the old credentials refused at once (pkg/cmd/renew's own test runs an overlap).
+	one := []string{"renew", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "--remote-kubeconfig", "farm", "--overlap", "0"}
+	all := []string{"renew", "--all", "--kubeconfig", "edge", "--remote-kubeconfig-dir", ".", "--overlap", "0"}
 	// A renewal issues anew on the provider and stores the new kubeconfig and Identity on the consumer.
 	issued := map[string][]string{"farm": {"create certificatesigningrequests", "patch tenants"}, "edge": {"update secrets", "patch identities"}}
 	lone := newWorld(func(t *testing.T) *tableEnv {

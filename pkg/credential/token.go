@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,7 +98,7 @@ func issueToken(ctx context.Context, c *member.Cluster, ns string, labels map[st
 // ends every token issued for them: the API server refuses them once its cache of successful token
 // authentications (10 s) has forgotten them, and they are bound to nothing from the moment the
 // RoleBinding moved on.
-func DeleteCredentialAccounts(ctx context.Context, c *member.Cluster, ns, keepUser string) error {
+func DeleteCredentialAccounts(ctx context.Context, c *member.Cluster, ns, keepUser string, alsoKeep ...string) error {
 	sas := c.Kube.CoreV1().ServiceAccounts(ns)
 	// By name, not by label: a tenant whose role lets it edit ServiceAccounts could drop a label, never
 	// the name. Only kubectl federate names one so in a sandbox (and the tenant could only make one of its
@@ -109,7 +110,7 @@ func DeleteCredentialAccounts(ctx context.Context, c *member.Cluster, ns, keepUs
 	var errs []error
 	for i := range list.Items {
 		sa := &list.Items[i]
-		if !strings.HasPrefix(sa.Name, CredentialServiceAccount+"-") || ServiceAccountUser(ns, sa.Name) == keepUser {
+		if u := ServiceAccountUser(ns, sa.Name); !strings.HasPrefix(sa.Name, CredentialServiceAccount+"-") || u == keepUser || slices.Contains(alsoKeep, u) {
 			continue
 		}
 		errs = append(errs, objects.IgnoreNotFound(sas.Delete(ctx, sa.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &sa.UID}})))

@@ -45,12 +45,17 @@ const (
 	// a kubeconfig export's extra data key: what a rewrite needs to build the same objects again.
 	AnnotationName = "federate.dev/export-name"
 	AnnotationKey  = "federate.dev/export-key"
+	// AnnotationExec is an exec export's plugin (Exec, as JSON): what a rewrite runs again.
+	AnnotationExec = "federate.dev/export-exec"
 )
 
 // Names the tools define (docs/integrations.md cites where).
 const (
 	// KubeconfigKey is the data key of a kubeconfig export.
 	KubeconfigKey = "kubeconfig"
+	// CredentialKey is where an exec export keeps the credential its plugin reads: a kubeconfig holding
+	// it inline, the format of the reference kubeconfig-secretreader plugin.
+	CredentialKey = "credential"
 	// Argo CD: util/db/cluster.go (SecretToCluster) reads name, server, config and namespaces from a Secret
 	// carrying this label.
 	ArgoCDSecretTypeLabel   = "argocd.argoproj.io/secret-type" //nolint:gosec // a label key, not a credential
@@ -85,6 +90,20 @@ type Spec struct {
 	Labels map[string]string
 	// Kubeconfig is the credential, as this cluster stores it.
 	Kubeconfig []byte
+	// Exec, for FormatKubeconfig and FormatArgoCD, writes a client that runs a credential plugin instead
+	// of holding the credential: the plugin reads the credential from the export's own Secret (under
+	// CredentialKey) every time it runs, so the client follows every rewrite without being rebuilt.
+	Exec *Exec
+}
+
+// Exec is the credential plugin an exec export's client runs.
+type Exec struct {
+	Command string   `json:"command"`
+	Args    []string `json:"args,omitempty"`
+	// ClusterInfo hands the plugin the Secret to read as the cluster's configuration
+	// (provideClusterInfo); without it, Args must name it. A kubeconfig always provides it; Argo CD only
+	// from 3.5 on, so there it is asked for.
+	ClusterInfo bool `json:"clusterInfo,omitempty"`
 }
 
 // Objects are what an export writes: a Secret, and for FormatAdmiralty the Target that names it.
@@ -156,6 +175,9 @@ func Build(s Spec) (*Objects, error) {
 	if s.Key != "" && s.Format != FormatKubeconfig {
 		return nil, fmt.Errorf("an extra key is only written by format %s", FormatKubeconfig)
 	}
+	if s.Exec != nil && s.Format != FormatKubeconfig && s.Format != FormatArgoCD {
+		return nil, fmt.Errorf("a client running a credential plugin is only written by formats %s and %s", FormatKubeconfig, FormatArgoCD)
+	}
 	p, err := kubeconfig.Parse(s.Kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("the stored kubeconfig: %w", err)
@@ -171,6 +193,13 @@ func Build(s Spec) (*Objects, error) {
 	if s.Key != "" {
 		annotations[AnnotationKey] = s.Key
 	}
+	if s.Exec != nil {
+		b, err := json.Marshal(s.Exec)
+		if err != nil {
+			return nil, err
+		}
+		annotations[AnnotationExec] = string(b)
+	}
 	sec := &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Name: SecretName(s.Format, s.Name), Namespace: s.Namespace, Labels: labels, Annotations: annotations},
@@ -179,13 +208,19 @@ func Build(s Spec) (*Objects, error) {
 	out := &Objects{Secret: sec}
 	switch s.Format {
 	case FormatKubeconfig:
-		sec.Data = map[string][]byte{KubeconfigKey: s.Kubeconfig}
+		kc := s.Kubeconfig
+		if s.Exec != nil {
+			if kc, err = kubeconfig.BuildExec(p, kubeconfig.ExecUser{Command: s.Exec.Command, Args: s.Exec.Args}, pluginConfig(sec)); err != nil {
+				return nil, err
+			}
+		}
+		sec.Data = map[string][]byte{KubeconfigKey: kc}
 		if s.Key != "" {
-			sec.Data[s.Key] = s.Kubeconfig
+			sec.Data[s.Key] = kc
 		}
 	case FormatArgoCD:
 		sec.Labels[ArgoCDSecretTypeLabel] = ArgoCDSecretTypeCluster
-		sec.Data, err = argoCDData(s.Name, p)
+		sec.Data, err = argoCDData(s.Name, p, s.Exec, sec)
 	case FormatClusterGateway:
 		sec.Data = clusterGatewayData(p)
 		sec.Labels[ClusterGatewayCredentialTypeLabel] = ClusterGatewayX509
@@ -199,16 +234,38 @@ func Build(s Spec) (*Objects, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.Exec != nil {
+		sec.Data[CredentialKey] = s.Kubeconfig
+	}
 	return out, nil
+}
+
+// pluginConfig is the cluster configuration an exec export hands its plugin: the Secret the export
+// writes and the key holding the credential, in the schema of kubeconfig-secretreader.
+func pluginConfig(sec *corev1.Secret) []byte {
+	b, _ := json.Marshal(kubeconfig.SecretRef{Name: sec.Name, Key: CredentialKey, Namespace: sec.Namespace})
+	return b
 }
 
 // argoConfig is the part of Argo CD's ClusterConfig (pkg/apis/application/v1alpha1/types.go) an export
 // fills: a bearer token or a client certificate, the CA, and the proxy. []byte fields are base64 in JSON,
 // as Argo CD's own []byte fields are.
 type argoConfig struct {
-	BearerToken     string        `json:"bearerToken,omitempty"`
-	TLSClientConfig argoTLSConfig `json:"tlsClientConfig"`
-	ProxyURL        string        `json:"proxyUrl,omitempty"`
+	BearerToken        string        `json:"bearerToken,omitempty"`
+	TLSClientConfig    argoTLSConfig `json:"tlsClientConfig"`
+	ExecProviderConfig *argoExec     `json:"execProviderConfig,omitempty"`
+	ProxyURL           string        `json:"proxyUrl,omitempty"`
+}
+
+// argoExec is Argo CD's ExecProviderConfig (pkg/apis/application/v1alpha1/types.go): env is a map there,
+// and provideClusterInfo and config exist from Argo CD 3.5 on.
+type argoExec struct {
+	Command            string          `json:"command"`
+	Args               []string        `json:"args,omitempty"`
+	APIVersion         string          `json:"apiVersion"`
+	InstallHint        string          `json:"installHint,omitempty"`
+	ProvideClusterInfo bool            `json:"provideClusterInfo,omitempty"`
+	Config             json.RawMessage `json:"config,omitempty"`
 }
 
 type argoTLSConfig struct {
@@ -218,11 +275,18 @@ type argoTLSConfig struct {
 	CAData   []byte `json:"caData,omitempty"`
 }
 
-func argoCDData(name string, p kubeconfig.Params) (map[string][]byte, error) {
+func argoCDData(name string, p kubeconfig.Params, exec *Exec, sec *corev1.Secret) (map[string][]byte, error) {
 	cfg := argoConfig{TLSClientConfig: argoTLSConfig{CAData: p.CA}, ProxyURL: p.ProxyURL}
-	if p.Token != "" {
+	switch {
+	case exec != nil:
+		cfg.ExecProviderConfig = &argoExec{Command: exec.Command, Args: exec.Args, APIVersion: kubeconfig.ExecAPIVersion,
+			InstallHint: "the plugin " + exec.Command + " (kubectl federate) must be in the images of argocd-server and argocd-application-controller"}
+		if exec.ClusterInfo {
+			cfg.ExecProviderConfig.ProvideClusterInfo, cfg.ExecProviderConfig.Config = true, pluginConfig(sec)
+		}
+	case p.Token != "":
 		cfg.BearerToken = p.Token
-	} else {
+	default:
 		cfg.TLSClientConfig.CertData, cfg.TLSClientConfig.KeyData = p.CertPEM, p.KeyPEM
 	}
 	config, err := json.Marshal(cfg) //nolint:gosec // the credential is what an export writes, into a Secret
@@ -284,5 +348,12 @@ func Rebuild(sec *corev1.Secret, kc []byte) (*Objects, error) {
 			labels[k] = v
 		}
 	}
-	return Build(Spec{Format: sec.Labels[LabelFormat], Name: name, Namespace: sec.Namespace, Key: sec.Annotations[AnnotationKey], Labels: labels, Kubeconfig: kc})
+	var exec *Exec
+	if a := sec.Annotations[AnnotationExec]; a != "" {
+		exec = &Exec{}
+		if err := json.Unmarshal([]byte(a), exec); err != nil || exec.Command == "" {
+			return nil, fmt.Errorf("secret %s/%s: annotation %s is not a plugin", sec.Namespace, sec.Name, AnnotationExec)
+		}
+	}
+	return Build(Spec{Format: sec.Labels[LabelFormat], Name: name, Namespace: sec.Namespace, Key: sec.Annotations[AnnotationKey], Labels: labels, Kubeconfig: kc, Exec: exec})
 }

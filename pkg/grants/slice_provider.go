@@ -45,6 +45,10 @@ type AcceptSliceOptions struct {
 	// RequireAutoAccept is the unattended run (accept --pending): it grants only a request of a class with
 	// auto-accept that the provider did not deny.
 	RequireAutoAccept bool
+	// KeepCurrent and Kept: as in handshake.IssueOptions (a renewal's overlap), for the user the slice
+	// was granted to before, when it keeps its role.
+	KeepCurrent bool
+	Kept        func(user string)
 }
 
 // ActiveTenant reads a consumer's Tenant and requires an active identity with a pinned handshake key.
@@ -146,7 +150,20 @@ func AcceptSlice(ctx context.Context, c *member.Cluster, o AcceptSliceOptions) (
 	if err := a.bind(ctx); err != nil {
 		return nil, err
 	}
-	return a.record(ctx)
+	rs, err := a.record(ctx)
+	if also := a.overlapUser(); err == nil && len(also) > 0 && o.Kept != nil {
+		o.Kept(also[0])
+	}
+	return rs, err
+}
+
+// overlapUser is the user the slice was granted to before, which a renewal's overlap keeps bound beside
+// the new one (KeepCurrent), or none.
+func (a *acceptance) overlapUser() []string {
+	if !a.o.KeepCurrent || a.stored == nil || a.stored.Status.User == "" || a.stored.Status.User == a.user || a.stored.Status.ClusterRole != a.cls.clusterRole {
+		return nil
+	}
+	return []string{a.stored.Status.User}
 }
 
 // acceptance is one run of AcceptSlice: what was asked, what was read and decided, and what the run made
@@ -455,7 +472,9 @@ func (a *acceptance) bind(ctx context.Context) error {
 	return member.Step(a.r, "Binding ClusterRole "+cls.clusterRole, "ClusterRole "+cls.clusterRole+" bound in "+ns+" to the slice's user", func() error {
 		keyPatch := []byte(`{"metadata":{"annotations":{"` + AnnotationKeyUser + `":"` + a.keyUser + `"}}}`)
 		if err := parallel.All(
-			func() error { return sandbox.BindRole(ctx, c, ns, a.user, cls.clusterRole, o.ConsumerID) },
+			func() error {
+				return sandbox.BindRole(ctx, c, ns, a.user, cls.clusterRole, o.ConsumerID, a.overlapUser()...)
+			},
 			func() error {
 				_, err := c.Kube.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, keyPatch, metav1.PatchOptions{FieldManager: member.FieldManager})
 				return err
@@ -467,7 +486,7 @@ func (a *acceptance) bind(ctx context.Context) error {
 		if a.credKind == v1alpha1.CredentialToken {
 			keep = a.user
 		}
-		return credential.DeleteCredentialAccounts(ctx, c, ns, keep)
+		return credential.DeleteCredentialAccounts(ctx, c, ns, keep, a.overlapUser()...)
 	})
 }
 

@@ -16,9 +16,11 @@
 //	issue.go      the provider's issuance: verify, request, consume, sandbox, approve, bind, record
 //	import.go     the consumer's import: verify the identity, store the kubeconfig and Identity
 //	pairing.go    the consumer's way to the provider: its stored kubeconfig
+//	credential.go  the credential a plugin hands out: stored in federate-system, or in an export's Secret
 //	export.go     a held credential written in another tool's format, rewritten at renewal, deleted with it
 //	exportrecord.go  the record in federate-system of each export's objects, by UID: labels prove nothing
 //	settings.go   what a pairing was given, kept across renewals and re-grants
+//	retire.go     the end of a renewal's overlap: the renewed-away user taken out of its bindings
 //	revoked.go    the revocation record: nothing revoked regains rights
 //	audit.go      the audit Events of every issuance, import, revocation, grant, cordon and drain
 //	notfound.go   a name with no record is NotFound; one already removed is "already"

@@ -29,6 +29,7 @@ type ExportOptions struct {
 	Namespace  string
 	Name       string // "" for the default: the provider's ID, or PROVIDER-SLICE
 	Key        string // FormatKubeconfig: a second data key
+	Exec       *export.Exec
 }
 
 // DefaultExportName is the name an export gets when none is given: the provider's ID, which is how the
@@ -103,7 +104,7 @@ func BuildExport(ctx context.Context, c *member.Cluster, o ExportOptions) (*expo
 		return nil, err
 	}
 	return export.Build(export.Spec{Format: o.Format, Name: o.name(), Namespace: o.Namespace, Key: o.Key,
-		Labels: exportLabels(o.ProviderID, o.Slice), Kubeconfig: kc})
+		Labels: exportLabels(o.ProviderID, o.Slice), Kubeconfig: kc, Exec: o.Exec})
 }
 
 // Export writes a credential this cluster holds in a tool's format, in a namespace that must exist. It

@@ -59,6 +59,13 @@ type IssueOptions struct {
 	Given Given
 	// bound, if set, gets the Identity as soon as its user is bound, before the Tenant records it.
 	Bound func(*v1alpha1.Identity)
+	// KeepCurrent (a renewal's overlap) leaves the current, active user bound beside the new one, with
+	// the same role, instead of unbinding it: clients that hold its credential keep working until they
+	// read the new one. Kept gets that user once both are bound; the caller takes it out (Retire) when
+	// the overlap ends. Without the same role there is no overlap: the current user never holds a role
+	// it was not given.
+	KeepCurrent bool
+	Kept        func(user string)
 }
 
 // Keys of the record a consumed nonce leaves behind.
@@ -485,6 +492,14 @@ func (is *issuance) issueToken(ctx context.Context) error {
 	return nil
 }
 
+// overlapUser is the current user a renewal keeps bound beside the new one (KeepCurrent), or none.
+func (is *issuance) overlapUser() []string {
+	if !is.o.KeepCurrent || is.recordedUser == "" || is.recordedUser == is.user || is.recordedRole != is.o.ClusterRole {
+		return nil
+	}
+	return []string{is.recordedUser}
+}
+
 // keepUser is the user whose credential ServiceAccount stays: a token's user is its ServiceAccount.
 func (is *issuance) keepUser() string {
 	if is.mode == credential.CredentialToken {
@@ -493,15 +508,16 @@ func (is *issuance) keepUser() string {
 	return ""
 }
 
-// bindAll binds the new user in the tenant namespace and every extra namespace, no older one anywhere:
-// bound to nothing from now on, the tokens of earlier issuances die with their ServiceAccounts.
+// bindAll binds the new user in the tenant namespace and every extra namespace, no older one anywhere
+// (but the current one a renewal's overlap keeps): bound to nothing from now on, the tokens of earlier
+// issuances die with their ServiceAccounts.
 func (is *issuance) bindAll(ctx context.Context) error {
-	c, o, ns, keep := is.c, is.o, is.ns, is.keepUser()
+	c, o, ns, keep, also := is.c, is.o, is.ns, is.keepUser(), is.overlapUser()
 	return member.Step(is.r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns+" and the consumer's extra namespaces", func() error {
 		return parallel.All(
-			func() error { return sandbox.BindRole(ctx, c, ns, is.user, o.ClusterRole, o.ConsumerID) },
-			func() error { return rebindExtra(ctx, c, o.ConsumerID, is.user, o.ClusterRole) },
-			func() error { return credential.DeleteCredentialAccounts(ctx, c, ns, keep) },
+			func() error { return sandbox.BindRole(ctx, c, ns, is.user, o.ClusterRole, o.ConsumerID, also...) },
+			func() error { return rebindExtra(ctx, c, o.ConsumerID, is.user, o.ClusterRole, also...) },
+			func() error { return credential.DeleteCredentialAccounts(ctx, c, ns, keep, also...) },
 		)
 	})
 }
@@ -545,6 +561,9 @@ func (is *issuance) bindAndRecord(ctx context.Context) (*v1alpha1.Identity, erro
 		return nil, err
 	}
 	ReportChanges(is.r, is.changes)
+	if also := is.overlapUser(); len(also) > 0 && o.Kept != nil {
+		o.Kept(also[0])
+	}
 	return id, nil
 }
 
@@ -580,9 +599,10 @@ func (is *issuance) rebindAfresh(ctx context.Context) error {
 	if !is.listedEarly {
 		return nil
 	}
+	also := is.overlapUser()
 	return parallel.All(
-		func() error { return rebindExtra(ctx, c, o.ConsumerID, is.user, o.ClusterRole) },
-		func() error { return credential.DeleteCredentialAccounts(ctx, c, ns, is.keepUser()) },
+		func() error { return rebindExtra(ctx, c, o.ConsumerID, is.user, o.ClusterRole, also...) },
+		func() error { return credential.DeleteCredentialAccounts(ctx, c, ns, is.keepUser(), also...) },
 	)
 }
 

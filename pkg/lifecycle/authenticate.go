@@ -33,6 +33,9 @@ type AuthenticateOptions struct {
 	SignerTimeout time.Duration
 	MaxExpiration time.Duration
 	Given         handshake.Given
+	// KeepCurrent and Kept: as in IssueOptions (a renewal's overlap).
+	KeepCurrent bool
+	Kept        func(user string)
 }
 
 // Authenticate runs the manual flow's four steps in one process: the provider creates a nonce, the
@@ -127,6 +130,7 @@ func authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 		ConsumerID: cSelf.ClusterID, Tenant: tenant, APIServer: o.APIServer, CA: o.CA,
 		Expiration: o.Expiration, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox,
 		Credential: o.Credential, SignerTimeout: o.SignerTimeout, MaxExpiration: o.MaxExpiration, Given: o.Given,
+		KeepCurrent: o.KeepCurrent, Kept: o.Kept,
 		Bound: func(id *v1alpha1.Identity) {
 			imported = parallel.Background(func() error {
 				var err error

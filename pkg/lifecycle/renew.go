@@ -29,6 +29,9 @@ type RenewOptions struct {
 	// Given names the settings given explicitly (API server, lifetime, maximum lifetime); every other
 	// setting of the pairing is the recorded one.
 	Given handshake.Given
+	// Overlap keeps each renewed-away user bound beside its successor (same role), for the caller to
+	// Retire once every client has read the new credential; 0 unbinds it at once.
+	Overlap bool
 }
 
 // RenewResult is what Renew issued.
@@ -36,6 +39,21 @@ type RenewResult struct {
 	ProviderID   string
 	ControlPlane *handshake.Imported
 	Slices       []*grants.SliceImport
+	// Retiring are the users an overlap left bound: the credentials renewed away, still authorized until
+	// Retire takes them out.
+	Retiring []handshake.Retiring
+}
+
+// Retire ends a renewal's overlap on the provider: every renewed-away user is taken out of its bindings,
+// each tried even when another fails.
+func (r *RenewResult) Retire(ctx context.Context, provider *member.Cluster) error {
+	var errs []error
+	for _, u := range r.Retiring {
+		if err := handshake.Retire(ctx, provider, u); err != nil {
+			errs = append(errs, fmt.Errorf("taking out the renewed-away user %s: %w", u.User, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Renew renews every credential of one pairing with fresh keys and users, so that the old ones are refused
@@ -67,13 +85,19 @@ func Renew(ctx context.Context, consumer, provider *member.Cluster, o RenewOptio
 	}
 	// Everything not given is the pairing's recorded choice (keepRecorded, at issuance).
 	res := &RenewResult{ProviderID: pSelf.ClusterID}
+	kept := func(ns string) func(string) {
+		return func(user string) {
+			res.Retiring = append(res.Retiring, handshake.Retiring{ConsumerID: cSelf.ClusterID, User: user, Namespace: ns})
+		}
+	}
 	if res.ControlPlane, err = Authenticate(ctx, consumer, provider, AuthenticateOptions{
 		ConsumerID: cSelf.ClusterID, ProviderID: pSelf.ClusterID, KeyAlgorithm: o.KeyAlgorithm, ProxyURL: o.ProxyURL,
 		APIServer: o.APIServer, CA: o.CA, Expiration: o.Expiration, MaxExpiration: o.MaxExpiration,
 		ClusterRole: o.ClusterRole, Sandbox: o.Sandbox, Credential: o.Credential,
-		SignerTimeout: o.SignerTimeout, Given: o.Given,
+		SignerTimeout: o.SignerTimeout, Given: o.Given, KeepCurrent: o.Overlap, Kept: kept(""),
 	}); err != nil {
-		return nil, err
+		// The provider may have bound the new user (and kept the old one) before the consumer failed.
+		return res, err
 	}
 	// The consumer's slices, and the lifetime each was granted with, which the provider recorded.
 	var held, granted []grants.SliceInfo
@@ -101,7 +125,7 @@ func Renew(ctx context.Context, consumer, provider *member.Cluster, o RenewOptio
 			continue // never granted, or not imported: nothing to renew
 		}
 		s.Lifetime = lifetimes[s.Name]
-		imp, err := renewSlice(ctx, consumer, provider, cSelf.ClusterID, pSelf.ClusterID, s, o, maxLifetime)
+		imp, err := renewSlice(ctx, consumer, provider, cSelf.ClusterID, pSelf.ClusterID, s, o, maxLifetime, kept(member.SliceNamespace(cSelf.ClusterID, s.Name)))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("resource slice %q: %w", s.Name, err))
 			continue
@@ -113,7 +137,7 @@ func Renew(ctx context.Context, consumer, provider *member.Cluster, o RenewOptio
 
 // renewSlice asks for a slice again with a new key, has the provider grant it within what it had (under
 // its class, with its credential kind) and imports it: the old key's user loses the slice's rights.
-func renewSlice(ctx context.Context, consumer, provider *member.Cluster, consumerID, providerID string, s grants.SliceInfo, o RenewOptions, maxLifetime time.Duration) (*grants.SliceImport, error) {
+func renewSlice(ctx context.Context, consumer, provider *member.Cluster, consumerID, providerID string, s grants.SliceInfo, o RenewOptions, maxLifetime time.Duration, kept func(string)) (*grants.SliceImport, error) {
 	req, err := grants.RequestSlice(ctx, consumer, grants.SliceRequestOptions{ProviderID: providerID, Name: s.Name, Class: s.Class, Resources: s.Requested, KeyAlgorithm: o.KeyAlgorithm})
 	if err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)
@@ -146,7 +170,7 @@ func renewSlice(ctx context.Context, consumer, provider *member.Cluster, consume
 		expiration = maxLifetime
 	}
 	granted, err := grants.AcceptSlice(ctx, provider, grants.AcceptSliceOptions{ConsumerID: consumerID, Name: s.Name, Grant: grant, Expiration: expiration,
-		Credential: credKind, SignerTimeout: o.SignerTimeout})
+		Credential: credKind, SignerTimeout: o.SignerTimeout, KeepCurrent: o.Overlap, Kept: kept})
 	if err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}

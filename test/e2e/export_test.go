@@ -244,7 +244,7 @@ func TestExport(t *testing.T) {
 	oldSlice := sliceCfg()
 	works(t, "the slice's export", oldSlice, sliceNS)
 
-	mustRun(t, "", "renew", "--remote-cluster-id", "provider", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
+	mustRun(t, "", "renew", "--overlap", "0", "--remote-cluster-id", "provider", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
 	for _, f := range exportFormats {
 		cur := f.read(t, k)
 		if string(cur.CertData) == string(old[f.format].CertData) {
@@ -289,7 +289,7 @@ func TestExport(t *testing.T) {
 		}
 		works(t, f.format+" (token)", old[f.format], tenantNS)
 	}
-	mustRun(t, "", "renew", "--remote-cluster-id", "provider", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
+	mustRun(t, "", "renew", "--overlap", "0", "--remote-cluster-id", "provider", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
 	for _, f := range exportFormats {
 		cur := f.read(t, k)
 		if cur.BearerToken == old[f.format].BearerToken {

@@ -45,7 +45,7 @@ func TestRenew(t *testing.T) {
 	}
 	recorded := tenantStatus(t, provider).Sandbox
 
-	r := mustRun(t, "", "renew", "--remote-cluster-id", "provider", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
+	r := mustRun(t, "", "renew", "--overlap", "0", "--remote-cluster-id", "provider", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
 	if !strings.Contains(r.stdout, "pairing/provider renewed: ") || !strings.Contains(r.stdout, "1 resource slice(s)") {
 		t.Errorf("renew: %s", r)
 	}
@@ -82,7 +82,7 @@ func TestRenew(t *testing.T) {
 	// --all: nothing due within an hour; everything within 200 days, from the directory; a provider with no
 	// kubeconfig there is reported and fails the run.
 	dir := t.TempDir()
-	all := []string{"renew", "--all", "--remote-kubeconfig-dir", dir, "--kubeconfig", consumer.Kubeconfig}
+	all := []string{"renew", "--overlap", "0", "--all", "--remote-kubeconfig-dir", dir, "--kubeconfig", consumer.Kubeconfig}
 	if r := cli(t, "", append(all, "--expiring-within", "4800h")...); r.code != 1 || !strings.Contains(r.stdout, "pairing/provider failed: no kubeconfig for it") {
 		t.Errorf("renew --all without the provider's kubeconfig: %s", r)
 	}

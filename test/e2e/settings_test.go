@@ -162,7 +162,7 @@ func TestRenewKeepsSettings(t *testing.T) {
 
 	renew := func(extra ...string) result {
 		t.Helper()
-		return mustOn(t, consumer, append([]string{"renew", "--remote-cluster-id", "provider", "--remote-kubeconfig", provider.Kubeconfig}, extra...)...)
+		return mustOn(t, consumer, append([]string{"renew", "--overlap", "0", "--remote-cluster-id", "provider", "--remote-kubeconfig", provider.Kubeconfig}, extra...)...)
 	}
 	r := renew()
 	if strings.Contains(r.stderr, " -> ") {
@@ -173,7 +173,7 @@ func TestRenewKeepsSettings(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "provider"), []byte(r0(t, provider.Kubeconfig)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	mustOn(t, consumer, "renew", "--all", "--expiring-within", "1000d", "--remote-kubeconfig-dir", dir)
+	mustOn(t, consumer, "renew", "--overlap", "0", "--all", "--expiring-within", "1000d", "--remote-kubeconfig-dir", dir)
 	check("renew --all --expiring-within 1000d")
 	if r := authenticate(t); strings.Contains(r.stderr, " -> ") {
 		t.Errorf("a plain re-run of authenticate reported changes: %s", r)

@@ -15,6 +15,7 @@ import (
 	formats "github.com/federate-dev/kubectl-federate/pkg/export"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
@@ -29,6 +30,9 @@ type Options struct {
 	Namespace       string
 	Name            string
 	Key             string
+	Exec            bool
+	ExecCommand     string
+	ClusterInfo     bool
 	Output          *printers.Flags
 
 	f       *cmdutil.Factory
@@ -40,7 +44,7 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{f: f, Streams: streams}
 	cmd := cmdutil.Wire(f, &cobra.Command{
-		Use:   "export FORMAT --remote-cluster-id PROVIDER [--resource-slice NAME] [-n NAMESPACE] [--name NAME] [--key KEY] [-o yaml|json]",
+		Use:   "export FORMAT --remote-cluster-id PROVIDER [--resource-slice NAME] [-n NAMESPACE] [--name NAME] [--key KEY] [--exec [--exec-command PATH]] [-o yaml|json]",
 		Short: "Write a credential this cluster holds in the format a multi-cluster tool reads (consumer side)",
 		Long: cmdutil.LongDesc(`
 			Write the pairing's credential for the provider PROVIDER (or, with --resource-slice, a
@@ -65,6 +69,14 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			"delete resourceslice" delete it, and "status -o yaml" lists it. An object of that name that
 			is not this export is never replaced. Running the command again is safe.
 
+			With --exec (formats kubeconfig and argocd) the client written holds no credential: it runs
+			the credential plugin ("kubectl federate credential", --exec-command where the tool runs it),
+			which reads the credential from the same Secret (key credential) every time its
+			expirationTimestamp passes, so a client built once follows every renewal without a restart.
+			The kubeconfig hands the plugin that Secret as its cluster's configuration
+			(provideClusterInfo); Argo CD's execProviderConfig names it in the plugin's arguments, or,
+			with --provide-cluster-info (Argo CD 3.5 and later), in its config.
+
 			With -o yaml or -o json the objects are printed instead, and nothing is written. The Secrets
 			hold the credential's private key or token: write them only where it may live.
 			docs/integrations.md says where each format comes from.`),
@@ -74,6 +86,12 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 
 			# Flux's Kustomizations reach the provider through the Secret gpu-farm-kubeconfig (key value)
 			kubectl federate export kubeconfig --remote-cluster-id gpu-farm -n flux-system --key value
+
+			# A kubeconfig whose client runs the credential plugin: built once, it follows every renewal
+			kubectl federate export kubeconfig --exec --remote-cluster-id gpu-farm -n flux-system
+
+			# Argo CD runs the plugin (in its images at /custom-tools) instead of holding the credential
+			kubectl federate export argocd --exec --exec-command /custom-tools/kubectl-federate --remote-cluster-id gpu-farm -n argocd
 
 			# KubeVela's cluster-gateway reads its clusters from vela-system
 			kubectl federate export cluster-gateway --remote-cluster-id gpu-farm -n vela-system
@@ -97,6 +115,9 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	cmd.Flags().StringVarP(f.Flags.Namespace, "namespace", "n", "", "The namespace on this cluster to write the objects in (default: the kubeconfig context's, else default)")
 	cmd.Flags().StringVar(&o.Name, "name", "", "The cluster's name in the tool, which names the objects (default: the provider's ID, PROVIDER-SLICE for a slice)")
 	cmd.Flags().StringVar(&o.Key, "key", "", "Format kubeconfig: also write the kubeconfig under this data key (value, for Flux and Cluster API)")
+	cmd.Flags().BoolVar(&o.Exec, "exec", false, "Formats kubeconfig and argocd: a client that runs the credential plugin (kubectl federate credential), which reads the credential from this Secret every time, instead of holding it")
+	cmd.Flags().StringVar(&o.ExecCommand, "exec-command", "kubectl-federate", "With --exec: the plugin's command where the client runs (a path in the tool's image)")
+	cmd.Flags().BoolVar(&o.ClusterInfo, "provide-cluster-info", false, "Format argocd with --exec: name the Secret in execProviderConfig.config with provideClusterInfo (Argo CD 3.5 and later) instead of in the plugin's arguments")
 	o.Output = printers.AddFlags(cmd, "", "write the objects, one line each")
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
@@ -145,14 +166,44 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("--key %w", err)
 		}
 	}
+	if err := o.validateExec(); err != nil {
+		return err
+	}
 	if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
 		return fmt.Errorf("-n %q: not a namespace name (%s)", o.Namespace, strings.Join(errs, "; "))
 	}
 	return nil
 }
 
+func (o *Options) validateExec() error {
+	switch {
+	case o.Exec && o.Format != formats.FormatKubeconfig && o.Format != formats.FormatArgoCD:
+		return fmt.Errorf("--exec: only formats %s and %s write a client that runs the plugin, not %s", formats.FormatKubeconfig, formats.FormatArgoCD, o.Format)
+	case !o.Exec && (o.ClusterInfo || o.ExecCommand != "kubectl-federate"):
+		return errors.New("--exec-command and --provide-cluster-info: only with --exec")
+	case o.ClusterInfo && o.Format != formats.FormatArgoCD:
+		return errors.New("--provide-cluster-info: only format argocd asks for it (a kubeconfig always provides the cluster's information)")
+	case o.Exec && o.ExecCommand == "":
+		return errors.New("--exec-command: must not be empty")
+	}
+	return nil
+}
+
 func (o *Options) options() handshake.ExportOptions {
-	return handshake.ExportOptions{Format: o.Format, ProviderID: o.RemoteClusterID, Slice: o.ResourceSlice, Namespace: o.Namespace, Name: o.Name, Key: o.Key}
+	opts := handshake.ExportOptions{Format: o.Format, ProviderID: o.RemoteClusterID, Slice: o.ResourceSlice, Namespace: o.Namespace, Name: o.Name, Key: o.Key}
+	if o.Exec {
+		// A kubeconfig hands the plugin the Secret to read as the cluster's configuration; Argo CD before
+		// 3.5 cannot, so the plugin's arguments name it.
+		opts.Exec = &formats.Exec{Command: o.ExecCommand, Args: credential.ClusterInfoArgs(), ClusterInfo: true}
+		if o.Format == formats.FormatArgoCD && !o.ClusterInfo {
+			name := o.Name
+			if name == "" {
+				name = handshake.DefaultExportName(o.RemoteClusterID, o.ResourceSlice)
+			}
+			opts.Exec = &formats.Exec{Command: o.ExecCommand, Args: credential.PluginArgs(formats.SecretName(o.Format, name), formats.CredentialKey, o.Namespace)}
+		}
+	}
+	return opts
 }
 
 // Run writes the export, or prints its objects.

@@ -8,12 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
@@ -30,6 +33,7 @@ type Options struct {
 	Issuance        flags.IssuanceFlags
 	KeyAlgorithm    *cmdutil.Enum
 	Pair            *flags.PairFlags
+	Overlap         time.Duration
 
 	f       *cmdutil.Factory
 	streams cmdutil.Streams
@@ -47,6 +51,15 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			nonce, request and certificate or token) and each resource slice it imported (asked again with a
 			new key and granted within what it had). Each new credential has a new user, so the old ones are
 			refused afterwards. It needs the provider's kubeconfig, like authenticate.
+
+			The old credentials stay authorized beside the new ones for --overlap (45s by default), so
+			that a client that read one (through the credential plugin, whose expirationTimestamp is 30s
+			ahead, or an export a tool reads again) keeps working until it reads the new one; then this
+			command takes them out of their RoleBindings, and prints when. That is the longest a renewed-away
+			credential works: the command waits for it (Ctrl-C ends the overlap at once; a run killed
+			before leaves them bound until the next renew, authenticate or revoke of the pairing). With
+			--overlap 0 they are refused at once. A changed --cluster-role has no overlap. revoke is not
+			delayed by it: it cuts the old credentials with the new ones.
 
 			A renewal keeps everything the pairing was given: the API server, CA and proxy URL of the
 			consumer's kubeconfig, the lifetime and its maximum, the role, the credential kind and the
@@ -74,9 +87,19 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	cmd.Flags().StringVar(&o.ProxyURL, "proxy-url", "", "Proxy through which the consumer reaches the provider's API server (a renewal keeps the recorded one)")
 	o.KeyAlgorithm = flags.KeyAlgorithm(cmd)
 	o.Pair = flags.AddPairFlags(cmd, f, streams, "renewing one provider")
+	cmdutil.DurationFlag(cmd.Flags(), &o.Overlap, "overlap", DefaultOverlap, 0, time.Hour,
+		"How long the old credentials stay authorized beside the new ones, for clients to read the new ones; 0 refuses them at once")
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
+
+// DefaultOverlap is the credential plugin's horizon (a client reads the credential again within it) and
+// 15 s: the longest a request sent before it may wait in the API server's priority and fairness queues
+// before it is authorized (a quarter of the default 60 s request timeout).
+const DefaultOverlap = credential.DefaultRefresh + 15*time.Second
+
+// retireTimeout bounds the end of an overlap, which runs even after an interrupt.
+const retireTimeout = 30 * time.Second
 
 // Complete has nothing to resolve before Validate: the clusters are built per provider in Run.
 func (o *Options) Complete(_ *cobra.Command, _ []string) error { return nil }
@@ -122,7 +145,8 @@ func (o *Options) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		return o.renewOne(ctx, pair, o.RemoteClusterID)
+		done, err := o.renewOne(ctx, pair, o.RemoteClusterID)
+		return errors.Join(err, o.endOverlap(ctx, []*renewed{done}))
 	}
 	local, _, err := flags.Cluster(o.f, o.f.Printer(o.streams).Scoped("local"))
 	if err != nil {
@@ -148,15 +172,22 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	slices.Sort(providers)
 	var errs []error
+	var overlaps []*renewed
 	for _, p := range providers {
 		if o.ExpiringWithin > 0 && due[p].After(deadline) {
 			fmt.Fprintf(o.Out, "pairing/%s not due (first expiry %s)\n", p, due[p].UTC().Format(time.RFC3339))
 			continue
 		}
-		if err := o.renewFromDir(ctx, p); err != nil {
+		done, err := o.renewFromDir(ctx, p)
+		overlaps = append(overlaps, done)
+		if err != nil {
 			fmt.Fprintf(o.Out, "pairing/%s failed: %v\n", p, err)
 			errs = append(errs, fmt.Errorf("provider %q: %w", p, err))
 		}
+	}
+	// One wait for every provider: their overlaps run at the same time.
+	if err := o.endOverlap(ctx, overlaps); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%d of %d provider(s) not renewed: %w", len(errs), len(providers), errors.Join(errs...))
@@ -165,7 +196,7 @@ func (o *Options) Run(ctx context.Context) error {
 }
 
 // renewFromDir renews one provider with the kubeconfig named after it in --remote-kubeconfig-dir.
-func (o *Options) renewFromDir(ctx context.Context, providerID string) error {
+func (o *Options) renewFromDir(ctx context.Context, providerID string) (*renewed, error) {
 	var path string
 	for _, name := range []string{providerID, providerID + ".kubeconfig", providerID + ".yaml"} {
 		if st, err := os.Stat(filepath.Join(o.KubeconfigDir, name)); err == nil && !st.IsDir() {
@@ -174,42 +205,94 @@ func (o *Options) renewFromDir(ctx context.Context, providerID string) error {
 		}
 	}
 	if path == "" {
-		return fmt.Errorf("no kubeconfig for it in --remote-kubeconfig-dir %s (a file %s, %s.kubeconfig or %s.yaml)", o.KubeconfigDir, providerID, providerID, providerID)
+		return nil, fmt.Errorf("no kubeconfig for it in --remote-kubeconfig-dir %s (a file %s, %s.kubeconfig or %s.yaml)", o.KubeconfigDir, providerID, providerID, providerID)
 	}
 	remote := o.f.NewSibling(o.streams)
 	remote.Flags.KubeConfig = &path
 	printer := o.f.Printer(o.streams)
 	consumer, _, err := flags.Cluster(o.f, printer.Scoped("local"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	provider, clients, err := flags.Cluster(remote, printer.Scoped(providerID))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	return o.renewOne(ctx, &flags.Pair{Printer: printer, Consumer: consumer, Provider: provider, Remote: clients}, providerID)
 }
 
-func (o *Options) renewOne(ctx context.Context, pair *flags.Pair, providerID string) error {
+// renewed is one provider's renewal whose overlap is running: the users it left bound, until when.
+type renewed struct {
+	providerID string
+	provider   *member.Cluster
+	res        *lifecycle.RenewResult
+	until      time.Time
+	failed     bool // the renewal failed after the provider bound the new user: no overlap is owed
+}
+
+func (o *Options) renewOne(ctx context.Context, pair *flags.Pair, providerID string) (*renewed, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Pair.Timeout)
 	defer cancel()
 	server, ca, err := o.Issuance.Resolve(pair.Remote.Config)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if self, err := pair.Provider.Load(ctx); err != nil {
-		return fmt.Errorf("provider: %w", err)
+		return nil, fmt.Errorf("provider: %w", err)
 	} else if self.ClusterID != providerID {
-		return fmt.Errorf("--remote-cluster-id %q: the provider's kubeconfig reaches cluster %q", providerID, self.ClusterID)
+		return nil, fmt.Errorf("--remote-cluster-id %q: the provider's kubeconfig reaches cluster %q", providerID, self.ClusterID)
 	}
 	start := time.Now()
 	res, err := lifecycle.Renew(ctx, pair.Consumer, pair.Provider, lifecycle.RenewOptions{APIServer: server, CA: ca, ProxyURL: o.ProxyURL,
 		Expiration: o.Issuance.Expiration, MaxExpiration: o.Issuance.MaxExpiration, ClusterRole: o.Issuance.ClusterRole,
 		Sandbox: o.Issuance.RawSandbox, Credential: o.Issuance.Credential.String(),
-		KeyAlgorithm: o.KeyAlgorithm.String(), SignerTimeout: o.Issuance.SignerTimeout, Given: o.Issuance.Given()})
+		KeyAlgorithm: o.KeyAlgorithm.String(), SignerTimeout: o.Issuance.SignerTimeout, Given: o.Issuance.Given(),
+		Overlap: o.Overlap > 0 && !o.f.DryRun().Active()})
+	// Every new credential is stored (and every export rewritten) by now: a client reads it within the
+	// plugin's horizon from here.
+	var done *renewed
+	if res != nil && len(res.Retiring) > 0 {
+		done = &renewed{providerID: providerID, provider: pair.Provider, res: res, until: time.Now().Add(o.Overlap), failed: err != nil}
+	}
 	if res != nil && res.ControlPlane != nil {
 		fmt.Fprintf(o.Out, "pairing/%s renewed: %s until %s, %d resource slice(s), in %s\n", providerID, res.ControlPlane.User,
 			res.ControlPlane.NotAfter.UTC().Format(time.RFC3339), len(res.Slices), time.Since(start).Round(time.Millisecond))
 	}
-	return o.Pair.TimeoutError(ctx, flags.PairError(err))
+	if done != nil && !done.failed {
+		fmt.Fprintf(o.Out, "pairing/%s previous credential(s) %s authorized until %s (--overlap %s), for clients to read the new ones\n",
+			providerID, users(res.Retiring), done.until.UTC().Format(time.RFC3339), o.Overlap)
+	}
+	return done, o.Pair.TimeoutError(ctx, flags.PairError(err))
+}
+
+// endOverlap waits until each overlap ends and takes the renewed-away users out of their bindings; on an
+// interrupt, or for a renewal that failed, at once. It runs on a context of its own, so that an interrupt
+// still ends the overlap.
+func (o *Options) endOverlap(ctx context.Context, all []*renewed) error {
+	var errs []error
+	for _, d := range all {
+		if d == nil {
+			continue
+		}
+		if !d.failed && handshake.WaitUntil(ctx, d.until) != nil {
+			fmt.Fprintf(o.ErrOut, "Interrupted: the overlap of pairing/%s ends now; clients still using its previous credential(s) are refused until they read the new ones\n", d.providerID)
+		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), retireTimeout)
+		err := d.res.Retire(rctx, d.provider)
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("pairing/%s: %w", d.providerID, err))
+			continue
+		}
+		fmt.Fprintf(o.Out, "pairing/%s previous credential(s) %s refused\n", d.providerID, users(d.res.Retiring))
+	}
+	return errors.Join(errs...)
+}
+
+func users(rs []handshake.Retiring) string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.User
+	}
+	return strings.Join(out, ", ")
 }
