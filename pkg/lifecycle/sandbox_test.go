@@ -78,7 +78,7 @@ func equalMaps(a, b map[string]string) bool {
 // Each policy is matched for the right requesters, selects the right namespaces and declares every
 // variable it uses.
 func TestSandboxPolicyObjects(t *testing.T) {
-	tenantOnly := []string{"finalizers", "workloads", "statefulsets", "cronjobs", "volumeclaims", "cordon", "cordon-scale", "cordon-jobs", "cordon-cronjobs"}
+	tenantOnly := []string{"finalizers", "workloads", "statefulsets", "cronjobs", "history", "volumeclaims", "cordon", "cordon-scale", "cordon-jobs", "cordon-cronjobs"}
 	uses := regexp.MustCompile(`variables\.([a-zA-Z]+)`)
 	for _, res := range sandbox.SandboxPolicyResources {
 		p, b := sandbox.Policy(res), sandbox.PolicyBinding(res)

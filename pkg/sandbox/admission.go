@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -80,6 +82,26 @@ var sandboxValidations = map[string][]admissionv1.Validation{
 			`!object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.exists(p, ` + selectsNodeRole("p.preference") + `)))`,
 		Message: nodeRoleMessage,
 	}, {
+		// A control-plane node without its taint can also be chosen by name: its hostname label, or the
+		// node's name through matchFields. A tenant never needs to pin a node by name in a shared cluster.
+		Expression: unchanged("nodeSelector") + ` || !has(object.spec.nodeSelector) || ` +
+			`!object.spec.nodeSelector.exists(k, k in ` + celList(NodeNameLabels) + `)`,
+		Message: nodeNameMessage,
+	}, {
+		Expression: unchanged("affinity") + ` || !has(object.spec.affinity) || !has(object.spec.affinity.nodeAffinity) || (` +
+			`(!has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) || ` +
+			`!object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.exists(t, ` + selectsNodeByName("t") + `)) && ` +
+			`(!has(object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution) || ` +
+			`!object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.exists(p, ` + selectsNodeByName("p.preference") + `)))`,
+		Message: nodeNameMessage,
+	}, {
+		// Pod (anti-)affinity to pods of other namespaces places a tenant's pod next to the provider's
+		// (the API server's static pods mark the control-plane nodes), and a required anti-affinity of a
+		// running pod keeps other namespaces' pods off its node. Only the pod's own namespace may be named.
+		Expression: unchanged("affinity") + ` || !has(object.spec.affinity) || (` +
+			podAffinityOwnNamespace("object.spec.affinity", "podAffinity") + ` && ` + podAffinityOwnNamespace("object.spec.affinity", "podAntiAffinity") + `)`,
+		Message: "kubectl federate sandbox: pod affinity and anti-affinity may only name pods of the pod's own namespace (no namespaces of others, no namespaceSelector)",
+	}, {
 		// A runtime class may be a privileged or host-sharing runtime; a scheduler may ignore taints and
 		// quotas of its own. Both are immutable, so they are checked at creation.
 		Expression: `request.operation != 'CREATE' || !has(object.spec.runtimeClassName) || object.spec.runtimeClassName in variables.runtimeClasses`,
@@ -136,7 +158,12 @@ var policyVariables = map[string][]admissionv1.Variable{
 	"statefulsets":           {{Name: "storageClasses", Expression: annotationList(AnnotationStorageClasses)}},
 }
 
+// NodeNameLabels name a single node: selecting on one picks a node by name.
+var NodeNameLabels = []string{"kubernetes.io/hostname"}
+
 const (
+	nodeNameMessage = "kubectl federate sandbox: pods must not select nodes by name (kubernetes.io/hostname in a nodeSelector or node affinity, " +
+		"or matchFields on metadata.name, with In, Exists, Gt or Lt; NotIn and DoesNotExist are allowed): the node chosen may be a control-plane node without its taint"
 	nodeRolePrefix  = "node-role.kubernetes.io/"
 	nodeRoleMessage = "kubectl federate sandbox: pods must not select nodes by their " + nodeRolePrefix + "* labels (nodeSelector, or node affinity with In, Exists, Gt or Lt; NotIn and DoesNotExist are allowed)"
 	// claimTemplateMessage is the template-level refusal of what the PersistentVolumeClaim policy would
@@ -172,6 +199,25 @@ func selectsNodeRole(term string) string {
 		`(has(` + term + `.matchFields) && ` + term + `.matchFields.exists(f, ` + role("f") + `))`
 }
 
+// selectsNodeByName is a CEL condition that holds when a node selector term picks a node by name: its
+// hostname label, or any matchFields (metadata.name is the only field), with a positive operator.
+func selectsNodeByName(term string) string {
+	positive := `.operator in ['In', 'Exists', 'Gt', 'Lt']`
+	return `(has(` + term + `.matchExpressions) && ` + term + `.matchExpressions.exists(e, e.key in ` + celList(NodeNameLabels) + ` && e` + positive + `)) || ` +
+		`(has(` + term + `.matchFields) && ` + term + `.matchFields.exists(f, f` + positive + `))`
+}
+
+// podAffinityOwnNamespace is a CEL condition that holds when every term of affinity.<kind> (podAffinity or
+// podAntiAffinity), required or preferred, names only the pod's own namespace.
+func podAffinityOwnNamespace(affinity, kind string) string {
+	k := affinity + "." + kind
+	own := func(t string) string {
+		return `(!has(` + t + `.namespaceSelector) && (!has(` + t + `.namespaces) || ` + t + `.namespaces.all(n, n == request.namespace)))`
+	}
+	return `(!has(` + k + `) || ((!has(` + k + `.requiredDuringSchedulingIgnoredDuringExecution) || ` + k + `.requiredDuringSchedulingIgnoredDuringExecution.all(t, ` + own("t") + `)) && ` +
+		`(!has(` + k + `.preferredDuringSchedulingIgnoredDuringExecution) || ` + k + `.preferredDuringSchedulingIgnoredDuringExecution.all(w, ` + own("w.podAffinityTerm") + `))))`
+}
+
 // claimNoVolumeName, claimSourceHere and claimTemplateOK check a PersistentVolumeClaimSpec at path (a
 // claim's, or a template's).
 func claimNoVolumeName(path string) string {
@@ -202,7 +248,7 @@ func ephemeralClaimsOK(path string) string {
 // tenants' own changes to PersistentVolumeClaims. "cordon", "cordon-scale", "cordon-jobs" and
 // "cordon-cronjobs" are bound only to cordoned sandboxes (LabelCordoned).
 var SandboxPolicyResources = []string{"pods", "services", "secrets", "persistentvolumeclaims", "finalizers", "workloads", "statefulsets",
-	"cronjobs", "volumeclaims", "cordon", "cordon-scale", "cordon-jobs", "cordon-cronjobs"}
+	"cronjobs", "history", "volumeclaims", "cordon", "cordon-scale", "cordon-jobs", "cordon-cronjobs"}
 
 // noTemplateFinalizers refuses finalizers in what controllers create from a tenant's templates (pods of
 // Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs; a StatefulSet's PVCs; a CronJob's Jobs and
@@ -230,6 +276,9 @@ var tenantValidations = map[string][]admissionv1.Validation{
 	// A StatefulSet's volumeClaimTemplates, in a policy of their own so that each expression type-checks
 	// against the one kind that has them.
 	"statefulsets": {{
+		Expression: revisionHistoryCapped,
+		Message:    revisionHistoryMessage,
+	}, {
 		Expression: `!has(object.spec.volumeClaimTemplates) || object.spec.volumeClaimTemplates.all(c, ` + noTemplateFinalizers("c") + `)`,
 		Message:    templateMessage,
 	}, {
@@ -239,6 +288,16 @@ var tenantValidations = map[string][]admissionv1.Validation{
 	"cronjobs": {{
 		Expression: "(" + noTemplateFinalizers("object.spec.jobTemplate") + ") && (" + noTemplateFinalizers("object.spec.jobTemplate.spec.template") + ")",
 		Message:    templateMessage,
+	}, {
+		Expression: `(!has(object.spec.successfulJobsHistoryLimit) || object.spec.successfulJobsHistoryLimit <= ` + strconv.Itoa(MaxJobsHistory) + `) && ` +
+			`(!has(object.spec.failedJobsHistoryLimit) || object.spec.failedJobsHistoryLimit <= ` + strconv.Itoa(MaxFailedJobsHistory) + `)`,
+		Message: fmt.Sprintf("kubectl federate sandbox: a CronJob may keep at most %d successful and %d failed Jobs (successfulJobsHistoryLimit, failedJobsHistoryLimit): "+
+			"each one kept is an object in the provider's etcd", MaxJobsHistory, MaxFailedJobsHistory),
+	}},
+	// Deployments and DaemonSets keep old ReplicaSets and ControllerRevisions: their history is capped.
+	"history": {{
+		Expression: revisionHistoryCapped,
+		Message:    revisionHistoryMessage,
 	}},
 	// The PersistentVolume binder sets spec.volumeName on an update when it binds a claim, so this cannot
 	// apply to everyone; a tenant that sets it on a pending claim would pick the volume it binds.
@@ -248,6 +307,20 @@ var tenantValidations = map[string][]admissionv1.Validation{
 		Message: "kubectl federate sandbox: a tenant may not set or change a PersistentVolumeClaim's spec.volumeName (it would pick the PersistentVolume it binds)",
 	}},
 }
+
+// The history limits a tenant may set, at most: Kubernetes's own defaults, so that a workload that sets
+// none is admitted. The quota's counts bound the objects kept in all; these keep one workload from taking
+// them all.
+const (
+	MaxRevisionHistory   = 10 // revisionHistoryLimit of Deployments, StatefulSets and DaemonSets
+	MaxJobsHistory       = 3  // successfulJobsHistoryLimit of CronJobs
+	MaxFailedJobsHistory = 1  // failedJobsHistoryLimit of CronJobs
+)
+
+var (
+	revisionHistoryCapped  = `!has(object.spec.revisionHistoryLimit) || object.spec.revisionHistoryLimit <= ` + strconv.Itoa(MaxRevisionHistory)
+	revisionHistoryMessage = fmt.Sprintf("kubectl federate sandbox: revisionHistoryLimit may be at most %d: each old revision kept is an object in the provider's etcd", MaxRevisionHistory)
+)
 
 // A cordoned tenant (cordon tenant) keeps what runs, and may change it, but starts nothing new: it may not
 // create pods or workloads, raise a workload's replicas or a Job's parallelism, nor resume a suspended Job
@@ -295,6 +368,7 @@ var tenantRules = map[string]admissionv1.Rule{
 	"workloads": {APIGroups: []string{"apps", "batch"}, APIVersions: []string{"v1"},
 		Resources: []string{"deployments", "replicasets", "statefulsets", "daemonsets", "jobs"}},
 	"statefulsets": {APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"statefulsets"}},
+	"history":      {APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"deployments", "daemonsets"}},
 	"cronjobs":     {APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"cronjobs"}},
 	"volumeclaims": {APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"persistentvolumeclaims"}},
 }

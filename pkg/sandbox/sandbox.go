@@ -98,22 +98,29 @@ const DefaultScheduler = "default-scheduler"
 // storage, object counts (etcd), and no NodePort or LoadBalancer Services, which would open the provider's
 // nodes or cloud account to the world. Its limits fit 20 pods of the default container size
 // (DefaultContainerLimits), so no one limit hides another. Every kind the tenant role can create is
-// counted (a unit test holds defaultClusterRole to that), so no kind fills etcd: the core kinds by their
-// plain names, which count every stored object, except pods, whose plain count leaves out finished ones
-// (count/pods counts them too); the others by count/<resource>.<group>. A Deployment keeps up to 10 old
-// ReplicaSets, a CronJob 4 Jobs, a finished Job its pods: hence more ReplicaSets, Jobs and stored pods
-// than their owners.
+// counted (a unit test holds defaultClusterRole to that), and so is every kind a controller makes from
+// them (ControllerRevisions from StatefulSets, ReplicaSets from Deployments, Jobs from CronJobs, pods,
+// EndpointSlices from Services; a unit test holds the list), so nothing fills etcd: the core kinds by
+// their plain names, which count every stored object, except pods, whose plain count leaves out finished
+// ones (count/pods counts them too); the others by count/<resource>.<group>. Together they admit
+// DefaultStoredObjects objects, each at most one etcd request (1.5 MiB by default): 300 MiB at most.
+// The history limits that make controllers keep old objects are capped by the admission policies
+// (MaxRevisionHistory, MaxJobsHistory).
 func DefaultQuota() corev1.ResourceList {
 	return MustResources(map[string]string{
 		"pods": "20", "requests.cpu": "4", "limits.cpu": "10", "requests.memory": "8Gi", "limits.memory": "16Gi",
 		"requests.storage": "20Gi", "persistentvolumeclaims": "10", "requests.ephemeral-storage": "20Gi",
-		"services": "10", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "50", "configmaps": "50",
-		"count/pods": "50", "count/deployments.apps": "20", "count/statefulsets.apps": "10", "count/replicasets.apps": "50",
-		"count/jobs.batch": "30", "count/cronjobs.batch": "10",
-		"count/resourceslices.federate.dev": "10", "count/namespacerequests.federate.dev": "10",
+		"services": "10", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "20", "configmaps": "20",
+		"count/pods": "25", "count/deployments.apps": "10", "count/statefulsets.apps": "5", "count/replicasets.apps": "20",
+		"count/controllerrevisions.apps": "15", "count/jobs.batch": "10", "count/cronjobs.batch": "5",
+		"count/endpointslices.discovery.k8s.io": "10", "count/resourceslices.federate.dev": "10", "count/namespacerequests.federate.dev": "10",
 		"count/exchangerequests.federate.dev": "10",
 	})
 }
+
+// DefaultStoredObjects is how many objects DefaultQuota lets a tenant keep in the provider's etcd, its
+// Services' Endpoints included (one each, made by the endpoints controller).
+const DefaultStoredObjects = 200
 
 // DefaultContainerRequests and DefaultContainerLimits fill containers that name none, so that pods which
 // say nothing about resources are still admitted under a quota on requests and limits.
@@ -508,6 +515,7 @@ var (
 		"fd00:ec2::23/128",       // AWS's EKS Pod Identity Agent over IPv6 (credentials)
 		"fd20:ce::254/128",       // GCP's metadata server over IPv6
 		"fd00:c1::a9fe:a9fe/128", // Oracle Cloud's instance metadata service over IPv6
+		"fd00:a9fe:a9fe::1/128",  // Akamai's (Linode's) metadata service over IPv6
 	}
 )
 
