@@ -41,7 +41,7 @@ var sandboxValidations = map[string][]admissionv1.Validation{
 		Expression: `!has(object.type) || object.type != 'kubernetes.io/service-account-token'`,
 		Message:    "kubectl federate sandbox: Secrets of type kubernetes.io/service-account-token are not allowed (a token that outlives the tenant's binding)",
 	}},
-	"pods": {{
+	"pods": append([]admissionv1.Validation{{
 		Expression: `!has(object.spec.priorityClassName) || object.spec.priorityClassName == '' || ` +
 			`(!object.spec.priorityClassName.startsWith('system-') && has(namespaceObject.metadata.annotations) && ` +
 			`'` + AnnotationPriorityClasses + `' in namespaceObject.metadata.annotations && ` +
@@ -121,7 +121,7 @@ var sandboxValidations = map[string][]admissionv1.Validation{
 	}, {
 		Expression: `request.operation != 'CREATE' || ` + ephemeralClaimsOK("object.spec"),
 		Message:    claimTemplateMessage,
-	}},
+	}}, volumeValidations("object.spec", `request.operation != 'CREATE' || `)...),
 	// A PersistentVolumeClaim is checked whoever creates it: a StatefulSet's claims and generic ephemeral
 	// volumes' are created by controllers under their own names, from the tenant's templates.
 	"persistentvolumeclaims": {{
@@ -147,15 +147,25 @@ var sandboxValidations = map[string][]admissionv1.Validation{
 // policyVariables are the policies' CEL variables: the provider's allowed lists, read from the sandbox
 // namespace's annotations (an annotation that is missing or empty allows nothing beyond the defaults).
 var policyVariables = map[string][]admissionv1.Variable{
-	"pods": {
+	"pods": append([]admissionv1.Variable{
 		{Name: "tolerations", Expression: celList(DefaultTolerations) + ` + ` + annotationList(AnnotationTolerations)},
 		{Name: "runtimeClasses", Expression: annotationList(AnnotationRuntimeClasses)},
 		{Name: "schedulers", Expression: celList([]string{DefaultScheduler}) + ` + ` + annotationList(AnnotationSchedulers)},
 		{Name: "storageClasses", Expression: annotationList(AnnotationStorageClasses)},
-	},
+	}, volumeVariables...),
 	"persistentvolumeclaims": {{Name: "storageClasses", Expression: annotationList(AnnotationStorageClasses)}},
-	"workloads":              {{Name: "storageClasses", Expression: annotationList(AnnotationStorageClasses)}},
+	"workloads":              append([]admissionv1.Variable{{Name: "storageClasses", Expression: annotationList(AnnotationStorageClasses)}}, volumeVariables...),
 	"statefulsets":           {{Name: "storageClasses", Expression: annotationList(AnnotationStorageClasses)}},
+	"cronjobs":               volumeVariables,
+}
+
+// volumeVariables are what the volume rules read: the provider's CSI drivers and image sources, and
+// whether the sandbox is privileged (there a pod may mount the host anyway: the allowlist does not apply).
+var volumeVariables = []admissionv1.Variable{
+	{Name: "csiDrivers", Expression: annotationList(AnnotationCSIDrivers)},
+	{Name: "imageVolumes", Expression: annotationList(AnnotationImageVolumes)},
+	{Name: "privileged", Expression: `has(namespaceObject.metadata.labels) && '` + PsaPrefix + `enforce' in namespaceObject.metadata.labels && ` +
+		`namespaceObject.metadata.labels['` + PsaPrefix + `enforce'] == '` + PodSecurityPrivileged + `'`},
 }
 
 // NodeNameLabels name a single node: selecting on one picks a node by name.
@@ -243,6 +253,54 @@ func ephemeralClaimsOK(path string) string {
 		claimTemplateOK("v.ephemeral.volumeClaimTemplate.spec") + `)))`
 }
 
+// Volumes are an allowlist: what a pod may mount is its own namespace's data (ConfigMaps, Secrets, the
+// downward API, projections of those and of public trust bundles), scratch space with a size limit, and
+// claims, which the claim rules hold. Anything else reaches beyond the namespace: a CSI inline volume is
+// whatever its driver mounts from wherever the node reaches (an NFS export of the provider's, with
+// csi-driver-nfs), an image volume is pulled with the node's credentials, and the in-tree network volumes
+// (nfs, iscsi, cephfs, rbd, ...) name the provider's storage outright. A CSI driver or an image source is
+// allowed only where the provider listed it (namespace annotations); a privileged sandbox, whose pods may
+// mount the host, is not held to the allowlist. A pod certificate (a projected podCertificate) is never
+// allowed: a signer of the provider's would issue it, with the provider's trust.
+var (
+	emptyDirMessage = "kubectl federate sandbox: an emptyDir volume must set sizeLimit (the kubelet evicts a pod that writes more; unlimited, it fills the node's disk)"
+	csiMessage      = "kubectl federate sandbox: CSI inline volumes are allowed only for the drivers the provider allowed (namespace annotation " + AnnotationCSIDrivers + "): the driver mounts whatever the node reaches"
+	imageMessage    = "kubectl federate sandbox: image volumes are allowed only from the sources the provider allowed (namespace annotation " + AnnotationImageVolumes + "): the node pulls them with its own credentials"
+	podCertMessage  = "kubectl federate sandbox: pods must not mount a pod certificate (a projected podCertificate volume): a signer of the provider's would issue it"
+	volumeMessage   = "kubectl federate sandbox: this volume type is not allowed (only configMap, secret, downwardAPI, emptyDir with sizeLimit, projected configMap, secret, downwardAPI " +
+		"or clusterTrustBundle, persistentVolumeClaim and ephemeral; csi and image where the provider allowed them)"
+)
+
+// volumeValidations are the volume rules for the pod spec at path; guard (ending in " || ", or empty) is
+// what lets a request through unchecked (a pod's volumes cannot change after its creation).
+func volumeValidations(path, guard string) []admissionv1.Validation {
+	each := func(cond string) string {
+		return guard + `!has(` + path + `.volumes) || ` + path + `.volumes.all(v, ` + cond + `)`
+	}
+	held := func(cond string) string { return each(`variables.privileged || ` + cond) }
+	return []admissionv1.Validation{{
+		Expression: each(`!has(v.projected) || !has(v.projected.sources) || !v.projected.sources.exists(s, has(s.podCertificate))`),
+		Message:    podCertMessage,
+	}, {
+		Expression: held(`!has(v.csi) || v.csi.driver in variables.csiDrivers`),
+		Message:    csiMessage,
+	}, {
+		Expression: held(`!has(v.image) || (has(v.image.reference) && variables.imageVolumes.exists(p, p == '*' || v.image.reference.startsWith(p)))`),
+		Message:    imageMessage,
+	}, {
+		// sizeLimit is a quantity, which the type checker does not resolve: read through dyn.
+		Expression: held(`!has(v.emptyDir) || has(dyn(v.emptyDir).sizeLimit)`),
+		Message:    emptyDirMessage,
+	}, {
+		// What the rules above and the token and claim rules judge is let through here; anything else is
+		// refused, including a volume type Kubernetes adds later.
+		Expression: held(`has(v.configMap) || has(v.secret) || has(v.downwardAPI) || has(v.emptyDir) || has(v.persistentVolumeClaim) || ` +
+			`has(v.ephemeral) || has(v.csi) || has(v.image) || (has(v.projected) && (!has(v.projected.sources) || v.projected.sources.all(s, ` +
+			`has(s.configMap) || has(s.secret) || has(s.downwardAPI) || has(s.clusterTrustBundle) || has(s.serviceAccountToken) || has(s.podCertificate))))`),
+		Message: volumeMessage,
+	}}
+}
+
 // SandboxPolicyResources are the kinds the sandbox policies check; each has a policy and a binding named
 // SandboxName-<resource>. "finalizers" checks every kind (see finalizersPolicy); "volumeclaims" is the
 // tenants' own changes to PersistentVolumeClaims. "cordon", "cordon-scale", "cordon-jobs" and
@@ -264,7 +322,7 @@ var templateMessage = "kubectl federate sandbox: templates must not carry finali
 // "workloads" policy's (apps and batch kinds with spec.template), the "statefulsets", "cronjobs" and
 // "volumeclaims" policies'.
 var tenantValidations = map[string][]admissionv1.Validation{
-	"workloads": {{
+	"workloads": append([]admissionv1.Validation{{
 		Expression: noTemplateFinalizers("object.spec.template"),
 		Message:    templateMessage,
 	}, {
@@ -272,7 +330,7 @@ var tenantValidations = map[string][]admissionv1.Validation{
 		// only see a stuck workload; refusing the template says why.
 		Expression: ephemeralClaimsOK("object.spec.template.spec"),
 		Message:    claimTemplateMessage,
-	}},
+	}}, volumeValidations("object.spec.template.spec", "")...),
 	// A StatefulSet's volumeClaimTemplates, in a policy of their own so that each expression type-checks
 	// against the one kind that has them.
 	"statefulsets": {{
@@ -285,7 +343,7 @@ var tenantValidations = map[string][]admissionv1.Validation{
 		Expression: `!has(object.spec.volumeClaimTemplates) || object.spec.volumeClaimTemplates.all(c, ` + claimTemplateOK("c.spec") + `)`,
 		Message:    claimTemplateMessage,
 	}},
-	"cronjobs": {{
+	"cronjobs": append([]admissionv1.Validation{{
 		Expression: "(" + noTemplateFinalizers("object.spec.jobTemplate") + ") && (" + noTemplateFinalizers("object.spec.jobTemplate.spec.template") + ")",
 		Message:    templateMessage,
 	}, {
@@ -293,7 +351,7 @@ var tenantValidations = map[string][]admissionv1.Validation{
 			`(!has(object.spec.failedJobsHistoryLimit) || object.spec.failedJobsHistoryLimit <= ` + strconv.Itoa(MaxFailedJobsHistory) + `)`,
 		Message: fmt.Sprintf("kubectl federate sandbox: a CronJob may keep at most %d successful and %d failed Jobs (successfulJobsHistoryLimit, failedJobsHistoryLimit): "+
 			"each one kept is an object in the provider's etcd", MaxJobsHistory, MaxFailedJobsHistory),
-	}},
+	}}, volumeValidations("object.spec.jobTemplate.spec.template.spec", "")...),
 	// Deployments and DaemonSets keep old ReplicaSets and ControllerRevisions: their history is capped.
 	"history": {{
 		Expression: revisionHistoryCapped,

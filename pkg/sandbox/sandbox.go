@@ -45,6 +45,12 @@ const (
 	// AnnotationSchedulers lists the schedulers pods in the sandbox may name besides default-scheduler,
 	// comma-separated.
 	AnnotationSchedulers = "federate.dev/allowed-schedulers"
+	// AnnotationCSIDrivers lists the CSI drivers whose inline (ephemeral) volumes pods in the sandbox may
+	// use, comma-separated; empty means none.
+	AnnotationCSIDrivers = "federate.dev/allowed-csi-drivers"
+	// AnnotationImageVolumes lists the image references (prefixes ending in /, or * for any) pods in the
+	// sandbox may mount as image volumes, comma-separated; empty means none.
+	AnnotationImageVolumes = "federate.dev/allowed-image-volumes"
 
 	PsaPrefix = "pod-security.kubernetes.io/"
 )
@@ -70,6 +76,8 @@ type Options struct {
 	Tolerations     []string            // taint keys pods may tolerate besides DefaultTolerations
 	RuntimeClasses  []string            // allowed runtimeClassName values besides none
 	Schedulers      []string            // allowed schedulerName values besides DefaultScheduler
+	CSIDrivers      []string            // CSI drivers whose inline volumes pods may use; none by default
+	ImageVolumes    []string            // image reference prefixes pods may mount as image volumes; none by default
 
 	// share, set for a tenant namespace, makes its quota Quota (the tenant's total) less what the ledger
 	// it returns has granted elsewhere, written only over an older ledger generation (quota.go).
@@ -184,7 +192,7 @@ func (o Options) Validate() (Options, error) {
 		names []string
 		check func(string) error
 	}{{o.PriorityClasses, ValidatePriorityClass}, {o.StorageClasses, ValidateStorageClass}, {o.Tolerations, ValidateToleration},
-		{o.RuntimeClasses, ValidateRuntimeClass}, {o.Schedulers, ValidateScheduler}} {
+		{o.RuntimeClasses, ValidateRuntimeClass}, {o.Schedulers, ValidateScheduler}, {o.CSIDrivers, ValidateCSIDriver}, {o.ImageVolumes, ValidateImageVolume}} {
 		for _, name := range l.names {
 			if err := l.check(name); err != nil {
 				return o, err
@@ -204,6 +212,8 @@ func (o Options) Validate() (Options, error) {
 	o.Tolerations = SortedSet(o.Tolerations)
 	o.RuntimeClasses = SortedSet(o.RuntimeClasses)
 	o.Schedulers = SortedSet(o.Schedulers)
+	o.CSIDrivers = SortedSet(o.CSIDrivers)
+	o.ImageVolumes = SortedSet(o.ImageVolumes)
 	return o, nil
 }
 
@@ -262,6 +272,27 @@ func ValidateScheduler(name string) error {
 	return nil
 }
 
+// ValidateCSIDriver checks a CSI driver whose inline volumes a tenant's pods may be allowed to use.
+func ValidateCSIDriver(name string) error {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 || len(name) > 63 {
+		return fmt.Errorf("CSI driver %q: is not a valid driver name", member.Truncate(name))
+	}
+	return nil
+}
+
+// ValidateImageVolume checks an image reference prefix a tenant's pods may be allowed to mount as image
+// volumes: * (any image), or a registry or repository path ending in /, so that registry.example.com/
+// never also allows registry.example.com.evil.example.
+func ValidateImageVolume(prefix string) error {
+	if prefix == "*" {
+		return nil
+	}
+	if prefix == "" || strings.ContainsAny(prefix, " ,\t\n'\\") || !strings.HasSuffix(prefix, "/") || strings.HasPrefix(prefix, "/") {
+		return fmt.Errorf("image volume source %q: must be a registry or repository path ending in / (such as registry.example.com/models/), or * for any image", member.Truncate(prefix))
+	}
+	return nil
+}
+
 // Merged is base with each resource that over names replaced by over's amount.
 func Merged(base, over corev1.ResourceList) corev1.ResourceList {
 	out := base.DeepCopy()
@@ -281,6 +312,8 @@ func (o Options) Status() *v1alpha1.SandboxStatus {
 		Tolerations:     o.Tolerations,
 		RuntimeClasses:  o.RuntimeClasses,
 		Schedulers:      o.Schedulers,
+		CSIDrivers:      o.CSIDrivers,
+		ImageVolumes:    o.ImageVolumes,
 	}
 }
 
@@ -293,6 +326,8 @@ func (o Options) Annotations() map[string]string {
 		AnnotationTolerations:     strings.Join(o.Tolerations, ","),
 		AnnotationRuntimeClasses:  strings.Join(o.RuntimeClasses, ","),
 		AnnotationSchedulers:      strings.Join(o.Schedulers, ","),
+		AnnotationCSIDrivers:      strings.Join(o.CSIDrivers, ","),
+		AnnotationImageVolumes:    strings.Join(o.ImageVolumes, ","),
 	}
 }
 
@@ -564,7 +599,7 @@ func FromStatus(st *v1alpha1.SandboxStatus) (Options, error) {
 		return Options{}, nil
 	}
 	o := Options{PodSecurity: st.PodSecurity, PriorityClasses: st.PriorityClasses, StorageClasses: st.StorageClasses,
-		Tolerations: st.Tolerations, RuntimeClasses: st.RuntimeClasses, Schedulers: st.Schedulers}
+		Tolerations: st.Tolerations, RuntimeClasses: st.RuntimeClasses, Schedulers: st.Schedulers, CSIDrivers: st.CSIDrivers, ImageVolumes: st.ImageVolumes}
 	var err error
 	if o.Quota, err = ParseResourceList("quota", FormatResourceList(st.Quota)); err != nil {
 		return o, err

@@ -508,7 +508,8 @@ func tenantSettings(t *v1alpha1.Tenant) map[string]string {
 		m[handshake.SettingDefaultRequests] = sandbox.FormatResourceList(sb.DefaultRequests)
 		m[handshake.SettingDefaultLimits] = sandbox.FormatResourceList(sb.DefaultLimits)
 		for k, l := range map[string][]string{handshake.SettingPriorityClasses: sb.PriorityClasses, handshake.SettingStorageClasses: sb.StorageClasses,
-			handshake.SettingTolerations: sb.Tolerations, handshake.SettingRuntimeClasses: sb.RuntimeClasses, handshake.SettingSchedulers: sb.Schedulers} {
+			handshake.SettingTolerations: sb.Tolerations, handshake.SettingRuntimeClasses: sb.RuntimeClasses, handshake.SettingSchedulers: sb.Schedulers,
+			handshake.SettingCSIDrivers: sb.CSIDrivers, handshake.SettingImageVolumes: sb.ImageVolumes} {
 			m[k] = strings.Join(l, ",")
 		}
 	}
