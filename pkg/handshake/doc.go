@@ -19,7 +19,7 @@
 //	export.go     a held credential written in another tool's format, rewritten at renewal, deleted with it
 //	exportrecord.go  the record in federate-system of each export's objects, by UID: labels prove nothing
 //	settings.go   what a pairing was given, kept across renewals and re-grants
-//	revoked.go    the revocation record: nothing revoked regains rights
+//	revoked.go    the revocation record: nothing revoked regains rights, not even through a grant made meanwhile
 //	audit.go      the audit Events of every issuance, import, revocation, grant, cordon and drain
 //	notfound.go   a name with no record is NotFound; one already removed is "already"
 package handshake

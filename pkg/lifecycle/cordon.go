@@ -50,7 +50,7 @@ func Drain(ctx context.Context, c *member.Cluster, consumerID string) error {
 	return member.Step(c.Reporter(), "Deleting the workloads and pods of "+consumerID, "Workloads and pods of "+consumerID+" deleted", func() error {
 		jobs := make([]func() error, len(names))
 		for i, ns := range names {
-			jobs[i] = func() error { return grants.DeleteRunners(ctx, c, ns) }
+			jobs[i] = func() error { return sandbox.DeleteRunners(ctx, c, ns) }
 		}
 		if err := parallel.All(jobs...); err != nil {
 			return err
