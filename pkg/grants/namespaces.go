@@ -101,6 +101,7 @@ func GrantNamespace(ctx context.Context, c *member.Cluster, o GrantNamespaceOpti
 	if sb, err = sb.Validate(); err != nil {
 		return err
 	}
+	sb.Cordoned = tenant.Status.Cordoned // a namespace granted while cordoned starts cordoned
 	total, err := sandbox.RecordedTotal(tenant)
 	if err != nil {
 		return err
@@ -139,7 +140,7 @@ func GrantNamespace(ctx context.Context, c *member.Cluster, o GrantNamespaceOpti
 	}); err != nil {
 		return err
 	}
-	if err := afterBind(ctx, c, o.ConsumerID, fmt.Sprintf("namespace %q", o.Name), state,
+	if err := afterBind(ctx, c, o.ConsumerID, fmt.Sprintf("namespace %q", o.Name), state, sb.Cordoned, o.Name,
 		[]handshake.BoundUser{handshake.BoundIn(tenant.Status.User, o.Name)}); err != nil {
 		return err
 	}
@@ -167,9 +168,10 @@ func activeTenantState(ctx context.Context, c *member.Cluster, consumerID string
 	return tenant, state, err
 }
 
-// afterBind is a grant's second look at its consumer once its binding holds: revoked meanwhile (revocation
-// is final), what the grant bound is taken back and the grant fails.
-func afterBind(ctx context.Context, c *member.Cluster, consumerID, what string, before handshake.GrantState, bound []handshake.BoundUser) error {
+// afterBind is a grant's second look at its consumer once its binding in ns holds. Revoked meanwhile
+// (revocation is final), what the grant bound is taken back and the grant fails; cordoned or uncordoned
+// meanwhile (cordoned says how the namespace was made), the namespace follows the Tenant.
+func afterBind(ctx context.Context, c *member.Cluster, consumerID, what string, before handshake.GrantState, cordoned bool, ns string, bound []handshake.BoundUser) error {
 	if c.DryRun {
 		return nil // nothing was bound
 	}
@@ -178,14 +180,20 @@ func afterBind(ctx context.Context, c *member.Cluster, consumerID, what string, 
 		users[i] = b.User
 	}
 	now, err := handshake.Recheck(ctx, c, consumerID, before, users...)
-	if err != nil || !now.Revoked {
+	if err != nil {
 		return err
 	}
-	taken := &handshake.RevokedMeanwhileError{ConsumerID: consumerID, What: what}
-	if err := handshake.TakeBack(ctx, c, consumerID, bound); err != nil {
-		return errors.Join(taken, fmt.Errorf("taking it back: %w", err))
+	if now.Revoked {
+		taken := &handshake.RevokedMeanwhileError{ConsumerID: consumerID, What: what}
+		if err := handshake.TakeBack(ctx, c, consumerID, bound); err != nil {
+			return errors.Join(taken, fmt.Errorf("taking it back: %w", err))
+		}
+		return taken
 	}
-	return taken
+	if now.Cordoned != cordoned {
+		return sandbox.SetCordoned(ctx, c, ns, now.Cordoned)
+	}
+	return nil
 }
 
 // answerNamespaceRequest records the provider's answer on the consumer's request, if it left one.

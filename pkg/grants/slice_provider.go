@@ -328,6 +328,7 @@ func (a *acceptance) decide(ctx context.Context) error {
 	if a.sb, err = sliceSandbox(granted, a.cls); err != nil {
 		return err
 	}
+	a.sb.Cordoned = a.tenant.Status.Cordoned // a slice accepted while cordoned starts cordoned
 	a.mode = o.Credential
 	if a.mode == "" {
 		a.mode = credential.CredentialCertificate
@@ -475,7 +476,7 @@ func (a *acceptance) bind(ctx context.Context) error {
 		if a.keyUser != a.user {
 			bound = append(bound, handshake.BoundIn(a.keyUser, ns))
 		}
-		return afterBind(ctx, c, o.ConsumerID, fmt.Sprintf("resource slice %q", o.Name), a.state, bound)
+		return afterBind(ctx, c, o.ConsumerID, fmt.Sprintf("resource slice %q", o.Name), a.state, a.sb.Cordoned, ns, bound)
 	})
 }
 

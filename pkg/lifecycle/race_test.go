@@ -174,3 +174,39 @@ func TestRevokeAgainSweeps(t *testing.T) {
 		}
 	}
 }
+
+// A namespace granted while the consumer is cordoned starts cordoned; one granted while it is uncordoned
+// at the same moment follows the Tenant.
+func TestGrantFollowsTheCordon(t *testing.T) {
+	_, provider := pairedFakes(t)
+	if _, err := Cordon(t.Context(), provider.Cluster, "consumer"); err != nil {
+		t.Fatal(err)
+	}
+	if err := grants.GrantNamespace(t.Context(), provider.Cluster, grants.GrantNamespaceOptions{ConsumerID: "consumer", Name: "ci"}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := provider.kube.CoreV1().Namespaces().Get(t.Context(), "ci", metav1.GetOptions{})
+	if err != nil || ns.Labels[sandbox.LabelCordoned] != "true" {
+		t.Errorf("a namespace granted while cordoned: %v (%v)", ns.Labels, err)
+	}
+	// Uncordoned while the next grant binds: it reads the Tenant again and follows.
+	var once sync.Once
+	provider.kube.PrependReactor("patch", "rolebindings", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if a.GetNamespace() == "tools" {
+			once.Do(func() {
+				obj, _ := provider.dyn.Tracker().Get(v1alpha1.TenantGVR, member.TenantNamespace("consumer"), "consumer")
+				u := obj.(*unstructured.Unstructured).DeepCopy()
+				_ = unstructured.SetNestedField(u.Object, false, "status", "cordoned")
+				_ = provider.dyn.Tracker().Update(v1alpha1.TenantGVR, u, member.TenantNamespace("consumer"))
+			})
+		}
+		return false, nil, nil
+	})
+	if err := grants.GrantNamespace(t.Context(), provider.Cluster, grants.GrantNamespaceOptions{ConsumerID: "consumer", Name: "tools"}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err = provider.kube.CoreV1().Namespaces().Get(t.Context(), "tools", metav1.GetOptions{})
+	if _, cordoned := ns.Labels[sandbox.LabelCordoned]; err != nil || cordoned {
+		t.Errorf("a namespace granted while uncordoned meanwhile: %v (%v)", ns.Labels, err)
+	}
+}

@@ -380,10 +380,12 @@ var (
 	revisionHistoryMessage = fmt.Sprintf("kubectl federate sandbox: revisionHistoryLimit may be at most %d: each old revision kept is an object in the provider's etcd", MaxRevisionHistory)
 )
 
-// A cordoned tenant (cordon tenant) keeps what runs, and may change it, but starts nothing new: it may not
-// create pods or workloads, raise a workload's replicas or a Job's parallelism, nor resume a suspended Job
-// or CronJob. What its controllers do under their own names (a ReplicaSet replacing a failed pod, a
-// CronJob starting its next Job) is not matched, so existing workloads keep running.
+// A cordoned tenant (cordon tenant) keeps what runs, and may change it, but nothing new starts: no pod or
+// workload is created in its namespaces, by the tenant or by a controller acting on its objects (a
+// ReplicaSet replacing a pod the tenant relabelled out of it or deleted, a Deployment replacing a
+// ReplicaSet, a CronJob's next Job, whatever the tenant changed in them). The tenant itself is also told
+// at once when it tries to raise a workload's replicas or a Job's parallelism, or to resume a suspended
+// Job or CronJob. Pods that end are not replaced until the tenant is uncordoned.
 var cordonValidations = map[string][]admissionv1.Validation{
 	"cordon": {{
 		Expression: `request.operation != 'CREATE'`,
@@ -495,12 +497,8 @@ func tenantPolicy(name string, rule admissionv1.Rule, validations []admissionv1.
 				},
 			}}},
 			MatchConditions: []admissionv1.MatchCondition{{
-				Name: "tenant",
-				// Certificates carry the tenant group; a Token identity is its namespace's credential
-				// ServiceAccount, a user name only tokens the API server signed can have.
-				Expression: `request.userInfo.groups.exists(g, g == '` + member.TenantGroup + `') || ` +
-					`request.userInfo.username.matches('^` + credential.ServiceAccountPrefix + `[^:]+:` + credential.CredentialServiceAccount + `-[a-z0-9]+$')` +
-					probeMatch(name),
+				Name:       "tenant",
+				Expression: matchCondition(name),
 			}},
 			Variables:   policyVariables[name],
 			Validations: validations,
@@ -513,12 +511,20 @@ func tenantPolicy(name string, rule admissionv1.Rule, validations []admissionv1.
 // nothing, so matching it gives nobody anything.
 const AnnotationCordonProbe = "federate.dev/cordon-probe"
 
-// probeMatch extends the tenant match condition of the cordon policy to its probe.
-func probeMatch(name string) string {
+// tenantMatch holds for the requests of tenant identities: certificates carry the tenant group; a Token
+// identity is its namespace's credential ServiceAccount, a user name only tokens the API server signed
+// can have.
+var tenantMatch = `request.userInfo.groups.exists(g, g == '` + member.TenantGroup + `') || ` +
+	`request.userInfo.username.matches('^` + credential.ServiceAccountPrefix + `[^:]+:` + credential.CredentialServiceAccount + `-[a-z0-9]+$')`
+
+// matchCondition is whom a tenant policy applies to: tenant identities; for the cordon policy, everyone,
+// controllers included (a ReplicaSet replacing a pod relabelled out of it, a CronJob's next Job), but
+// for the provider's own dry runs that prove its other guards (they store nothing), save the cordon probe.
+func matchCondition(name string) string {
 	if name != "cordon" {
-		return ""
+		return tenantMatch
 	}
-	return ` || (request.dryRun && has(object.metadata.annotations) && '` + AnnotationCordonProbe + `' in object.metadata.annotations)`
+	return `!request.dryRun || ` + tenantMatch + ` || (has(object.metadata.annotations) && '` + AnnotationCordonProbe + `' in object.metadata.annotations)`
 }
 
 // PolicyBinding binds Policy(resource) to every tenant namespace, denying what it refuses.

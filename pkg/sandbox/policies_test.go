@@ -30,6 +30,20 @@ func TestVolumeRulesInEveryPodPath(t *testing.T) {
 	}
 }
 
+// The cordon policy holds for everyone who creates in a cordoned sandbox, controllers included; only the
+// provider's own dry runs of its other guards are let through, and the cordon probe is not.
+func TestCordonMatchesControllers(t *testing.T) {
+	cond := Policy("cordon").Spec.MatchConditions[0].Expression
+	if !strings.HasPrefix(cond, "!request.dryRun || ") || !strings.Contains(cond, AnnotationCordonProbe) {
+		t.Errorf("the cordon policy's match condition: %s", cond)
+	}
+	for _, res := range []string{"cordon-scale", "cordon-jobs", "finalizers", "workloads"} {
+		if c := Policy(res).Spec.MatchConditions[0].Expression; c != tenantMatch {
+			t.Errorf("%s: matches %s, want the tenant identities", res, c)
+		}
+	}
+}
+
 // History limits are capped at the Kubernetes defaults, so that a workload setting none is admitted.
 func TestHistoryCaps(t *testing.T) {
 	for res, want := range map[string]string{"history": "revisionHistoryLimit <= 10", "statefulsets": "revisionHistoryLimit <= 10",

@@ -79,6 +79,10 @@ type Options struct {
 	CSIDrivers      []string            // CSI drivers whose inline volumes pods may use; none by default
 	ImageVolumes    []string            // image reference prefixes pods may mount as image volumes; none by default
 
+	// Cordoned makes a new namespace start cordoned (LabelCordoned): a grant made while its consumer is
+	// cordoned. It never uncordons a namespace that is.
+	Cordoned bool
+
 	// share, set for a tenant namespace, makes its quota Quota (the tenant's total) less what the ledger
 	// it returns has granted elsewhere, written only over an older ledger generation (quota.go).
 	Share func() (*GrantLedger, error)
@@ -399,6 +403,9 @@ func EnsureSandbox(ctx context.Context, c *member.Cluster, ns string, owner NsOw
 	consumerID := owner.ConsumerID
 	labels := owner.labels()
 	labels[LabelSandbox] = "true"
+	if o.Cordoned {
+		labels[LabelCordoned] = "true"
+	}
 	for _, mode := range []string{"enforce", "warn", "audit"} {
 		labels[PsaPrefix+mode] = o.PodSecurity
 		labels[PsaPrefix+mode+"-version"] = "latest"
