@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -208,5 +209,100 @@ func TestGrantFollowsTheCordon(t *testing.T) {
 	ns, err = provider.kube.CoreV1().Namespaces().Get(t.Context(), "tools", metav1.GetOptions{})
 	if _, cordoned := ns.Labels[sandbox.LabelCordoned]; err != nil || cordoned {
 		t.Errorf("a namespace granted while uncordoned meanwhile: %v (%v)", ns.Labels, err)
+	}
+}
+
+// A renewal that began after the revocation was counted is a re-admission: when revoke's last look finds
+// the Tenant Active again, the binding of its user stays, so the record and the bindings agree.
+func TestRevokeLeavesAReadmission(t *testing.T) {
+	_, provider := pairedFakes(t)
+	ns := member.TenantNamespace("consumer")
+	const readmitted = "kubectl-federate:consumer:readmitted"
+	var marked, landed bool
+	provider.dyn.PrependReactor("patch", "tenants", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		marked = marked || a.GetSubresource() == "status"
+		return false, nil, nil
+	})
+	provider.dyn.PrependReactor("get", "tenants", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if marked && !landed { // revoke's last look, the Tenant marked: the re-admission has landed
+			landed = true
+			obj, err := provider.dyn.Tracker().Get(v1alpha1.TenantGVR, ns, "consumer")
+			if err != nil {
+				t.Error(err)
+				return false, nil, nil
+			}
+			u := obj.(*unstructured.Unstructured).DeepCopy()
+			_ = unstructured.SetNestedField(u.Object, handshake.PhaseActive, "status", "phase")
+			_ = unstructured.SetNestedField(u.Object, readmitted, "status", "user")
+			if err := provider.dyn.Tracker().Update(v1alpha1.TenantGVR, u, ns); err != nil {
+				t.Error(err)
+			}
+			rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: member.RoleBindingName, Namespace: ns, Labels: member.TenantLabels("consumer")},
+				Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: readmitted}},
+				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: member.DefaultClusterRole}}
+			if err := provider.kube.Tracker().Add(rb); err != nil {
+				t.Error(err)
+			}
+		}
+		return false, nil, nil
+	})
+	if out, err := Revoke(t.Context(), provider.Cluster, "consumer"); err != nil || out != handshake.Done {
+		t.Fatalf("Revoke: %v %v", out, err)
+	}
+	if !landed {
+		t.Fatal("revoke did not read the Tenant once it was marked")
+	}
+	if users := binding(t, provider, ns); !slices.Equal(users, []string{readmitted}) {
+		t.Errorf("after the revoke, the re-admission's binding: %v", users)
+	}
+}
+
+// A renewal whose record lands after revoke's last look read the Tenant, and whose own second look came
+// before its user was recorded revoked: the last look removes its binding and says Revoked again, so the
+// Tenant never says Active for a user nothing binds.
+func TestRevokeRemarksALateRenewal(t *testing.T) {
+	_, provider := pairedFakes(t)
+	ns := member.TenantNamespace("consumer")
+	const late = "kubectl-federate:consumer:late-renewal"
+	var marked bool
+	gets := 0
+	provider.dyn.PrependReactor("patch", "tenants", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		marked = marked || a.GetSubresource() == "status"
+		return false, nil, nil
+	})
+	provider.dyn.PrependReactor("get", "tenants", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if !marked {
+			return false, nil, nil
+		}
+		switch gets++; gets {
+		case 1: // the renewal has bound its user, not recorded it yet
+			rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: member.RoleBindingName, Namespace: ns, Labels: member.TenantLabels("consumer")},
+				Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: late}},
+				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: member.DefaultClusterRole}}
+			if err := provider.kube.Tracker().Add(rb); err != nil {
+				t.Error(err)
+			}
+		case 2: // and now its record says Active
+			obj, _ := provider.dyn.Tracker().Get(v1alpha1.TenantGVR, ns, "consumer")
+			u := obj.(*unstructured.Unstructured).DeepCopy()
+			_ = unstructured.SetNestedField(u.Object, handshake.PhaseActive, "status", "phase")
+			_ = unstructured.SetNestedField(u.Object, late, "status", "user")
+			if err := provider.dyn.Tracker().Update(v1alpha1.TenantGVR, u, ns); err != nil {
+				t.Error(err)
+			}
+		}
+		return false, nil, nil
+	})
+	if out, err := Revoke(t.Context(), provider.Cluster, "consumer"); err != nil || out != handshake.Done {
+		t.Fatalf("Revoke: %v %v", out, err)
+	}
+	if gets < 2 {
+		t.Fatalf("revoke read the Tenant %d times once it was marked, want two", gets)
+	}
+	if users := binding(t, provider, ns); users != nil {
+		t.Errorf("the late renewal's binding is left: %v", users)
+	}
+	if st := provider.tenant(t).Status; st.Phase != handshake.PhaseRevoked {
+		t.Errorf("the Tenant says %s for %s, which nothing binds", st.Phase, st.User)
 	}
 }

@@ -68,9 +68,19 @@ func Revoke(ctx context.Context, c *member.Cluster, consumerID string) (handshak
 	if c.DryRun {
 		return handshake.Done, nil // nothing was unbound: the first look is all there is
 	}
-	granted, err := grants.GrantedNamespaces(ctx, c, consumerID) // as they are now, the Tenant marked
-	if err != nil {
+	// As they are now, the Tenant marked. A renewal that began after the revocation was counted is a
+	// re-admission (a new nonce, the provider's own act) and may have made the Tenant Active again: its
+	// user's binding stays.
+	var granted []corev1.Namespace
+	var tenant *v1alpha1.Tenant
+	if err := parallel.All(
+		func() error { var err error; granted, err = grants.GrantedNamespaces(ctx, c, consumerID); return err },
+		func() error { tenant, _ = readTenant(ctx, c, consumerID); return nil },
+	); err != nil {
 		return handshake.Done, err
+	}
+	if tenant != nil && tenant.Status.Phase == handshake.PhaseActive {
+		rv.readmitted = tenant.Status.User
 	}
 	_, err = rv.sweepAgain(ctx, granted)
 	return handshake.Done, err
@@ -86,6 +96,7 @@ type revocation struct {
 	names      []string // the tenant namespace and every granted one
 	what       string   // those, as a person reads them
 	again      bool     // the Tenant says Revoked already: only what is left is swept
+	readmitted string   // the user of a renewal that came after the revocation, whose binding the last look keeps
 }
 
 // readRevocation reads what the consumer holds here, all at once. A nil revocation ends the run with the
@@ -139,7 +150,7 @@ func (rv *revocation) unbind(ctx context.Context) ([]handshake.BoundUser, time.T
 			}
 		}
 		var err error
-		cut, err = unbindConsumer(ctx, rv.c, rv.consumerID, rv.names, keyUsers, true)
+		cut, err = unbindConsumer(ctx, rv.c, rv.consumerID, rv.names, keyUsers, true, "")
 		unboundAt = time.Now()
 		return err
 	})
@@ -159,12 +170,21 @@ func (rv *revocation) sweepAgain(ctx context.Context, granted []corev1.Namespace
 			keyUsers = append(keyUsers, handshake.RevokedUser{User: u})
 		}
 	}
-	cut, err := unbindConsumer(ctx, rv.c, rv.consumerID, names, keyUsers, false)
+	cut, err := unbindConsumer(ctx, rv.c, rv.consumerID, names, keyUsers, false, rv.readmitted)
 	if err != nil || len(cut) == 0 {
 		return handshake.Already, err
 	}
 	rv.granted, rv.names = granted, names
 	rv.r.Warn(fmt.Sprintf("%d binding(s) of %s left after its revocation (a grant made meanwhile, or one made by hand): removed", len(cut), rv.consumerID))
+	// A renewal may have recorded its user Active after this looked at the Tenant, and finished before it
+	// saw that user recorded revoked: the user is unbound now, so the Tenant says Revoked again. (One that
+	// looks after the record takes itself back.)
+	if t, err := readTenant(ctx, rv.c, rv.consumerID); err == nil && t.Status.Phase == handshake.PhaseActive &&
+		slices.ContainsFunc(cut, func(b handshake.BoundUser) bool { return b.User == t.Status.User }) {
+		if err := patchRevoked(ctx, rv.c, rv.consumerID); err != nil {
+			return handshake.Done, err
+		}
+	}
 	if err := rv.stop(ctx, cut); err != nil {
 		return handshake.Done, err
 	}
@@ -211,8 +231,7 @@ func (rv *revocation) waitOutImpersonation(ctx context.Context, cut []handshake.
 func (rv *revocation) markRevoked(ctx context.Context) error {
 	c, ns, consumerID := rv.c, rv.ns, rv.consumerID
 	return member.Step(rv.r, "Marking the Tenant revoked", "Tenant "+ns+"/"+consumerID+" marked "+handshake.PhaseRevoked, func() error {
-		_, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Patch(ctx, consumerID, types.MergePatchType,
-			[]byte(`{"status":{"phase":"`+handshake.PhaseRevoked+`"}}`), metav1.PatchOptions{FieldManager: member.FieldManager}, "status")
+		err := patchRevoked(ctx, c, consumerID)
 		if apierrors.IsNotFound(err) {
 			return nil // nothing was ever issued, or it was removed
 		}
@@ -221,6 +240,13 @@ func (rv *revocation) markRevoked(ctx context.Context) error {
 		}
 		return err
 	})
+}
+
+// patchRevoked sets the Tenant's phase to Revoked with a merge patch of the phase alone.
+func patchRevoked(ctx context.Context, c *member.Cluster, consumerID string) error {
+	_, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(member.TenantNamespace(consumerID)).Patch(ctx, consumerID, types.MergePatchType,
+		[]byte(`{"status":{"phase":"`+handshake.PhaseRevoked+`"}}`), metav1.PatchOptions{FieldManager: member.FieldManager}, "status")
+	return err
 }
 
 // consumerGone answers a removal of a consumer this cluster holds nothing live for: Already if it was
@@ -281,8 +307,9 @@ func readTenant(ctx context.Context, c *member.Cluster, consumerID string) (*v1a
 
 // unbindConsumer deletes the consumer's RoleBindings in names and its exchange bindings, after recording
 // every user they name as revoked (one write, before anything is deleted, so that a failure leaves no
-// unrecorded user behind), and returns those users.
-func unbindConsumer(ctx context.Context, c *member.Cluster, consumerID string, names []string, also []handshake.RevokedUser, revocation bool) ([]handshake.BoundUser, error) {
+// unrecorded user behind), and returns those users. A RoleBinding of the user keep stays (a re-admission);
+// revocation counts the revocation in the same write.
+func unbindConsumer(ctx context.Context, c *member.Cluster, consumerID string, names []string, also []handshake.RevokedUser, revocation bool, keep string) ([]handshake.BoundUser, error) {
 	rbs := make([]*rbacv1.RoleBinding, len(names))
 	var exchanges []exchange.Binding
 	jobs := make([]func() error, 0, len(names)+1)
@@ -299,6 +326,11 @@ func unbindConsumer(ctx context.Context, c *member.Cluster, consumerID string, n
 		return objects.IgnoreNotFound(err)
 	})
 	readErr := parallel.All(jobs...)
+	for i, rb := range rbs {
+		if rb != nil && keep != "" && len(rb.Subjects) > 0 && credential.SubjectUser(rb.Subjects[0]) == keep {
+			rbs[i] = nil // a re-admission's binding (see Revoke)
+		}
+	}
 	cut := exchange.Cut(exchanges)
 	for i, rb := range rbs {
 		if rb != nil && len(rb.Subjects) > 0 {

@@ -13,6 +13,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,7 @@ func revokeAgain(t *testing.T, before []string) {
 // Tenant says Revoked, and a second revoke finds nothing to remove.
 func TestRevokeFinalAgainstConcurrentGrants(t *testing.T) {
 	const class, rounds = "e2e-race", 8
+	mustRun(t, "", "init", "--kubeconfig", provider.Kubeconfig, "--cluster-id", "provider") // the class needs an initialized provider
 	newSliceClass(t, class, "--max-cpu", "1", "--max-memory", "1Gi", "--auto-accept")
 	won := map[string]int{}
 	for round := range rounds {
@@ -115,7 +117,7 @@ func TestRevokeFinalAgainstConcurrentGrants(t *testing.T) {
 
 // A renewal (authenticate again) at the same moment as revoke: whichever lands first, the provider's
 // record and its bindings agree. Revoked means no binding names any of the consumer's users; Active means
-// only the recorded user is bound (the renewal came after the revocation, a re-admission). The kept
+// the recorded user is bound, and no other (the renewal came after the revocation: a re-admission). The kept
 // kubeconfig of the pairing before both creates nothing either way.
 func TestRevokeFinalAgainstConcurrentRenewal(t *testing.T) {
 	const rounds = 6
@@ -143,6 +145,9 @@ func TestRevokeFinalAgainstConcurrentRenewal(t *testing.T) {
 		case "Active":
 			if ra.code != 0 {
 				t.Errorf("round %d: the Tenant says Active after a failed authenticate: %s", round, ra)
+			}
+			if !slices.ContainsFunc(left, func(b string) bool { return strings.Contains(b, "("+st.User+")") }) {
+				t.Errorf("round %d: the Tenant says Active for %s, which nothing binds: %v", round, st.User, left)
 			}
 			for _, b := range left {
 				if !strings.Contains(b, "("+st.User+")") {
