@@ -127,7 +127,8 @@ func TestCommandTableDenyExchange(t *testing.T) {
 			stdout: phase("Refused"), writes: map[string][]string{"farm": {"create configmaps", "create events", "patch exchangerequests"}}},
 		{name: "an issued request", world: worldIssued, args: deny("{request}", "--reason", "not for prod"),
 			stdout: phase("Revoked"),
-			wrote:  map[string][]string{"farm": {"create configmaps", "delete rolebindings", "delete clusterrolebindings", "patch exchangerequests"}}},
+			// The revocation record first; the bindings go at once (in no order), the request is told last.
+			wrote: map[string][]string{"farm": {"create configmaps", "delete clusterrolebindings", "patch exchangerequests"}}},
 		{name: "a request denied before", world: worldDenied, args: deny("{request}", "--reason", "still no"),
 			stdout: wantStdout("exchangerequest/{request} already denied\n")},
 		{name: "a request this cluster has no record of", world: worldRequest, args: deny("mapping-00000000000000000000000000000000", "--reason", "no"),

@@ -82,6 +82,12 @@ func AllowExchange(ctx context.Context, c *member.Cluster, o AllowExchangeOption
 	if _, err := c.Load(ctx); err != nil {
 		return nil, err
 	}
+	// The revocation count is read before the Tenant is seen active: a revoke that begins after this is
+	// seen by the look again once a grant is bound (stillActive).
+	before, err := handshake.ReadGrantState(ctx, c, o.ConsumerID)
+	if err != nil {
+		return nil, err
+	}
 	tenant, err := grants.ActiveTenant(ctx, c, o.ConsumerID)
 	if err != nil {
 		return nil, err
@@ -118,7 +124,7 @@ func AllowExchange(ctx context.Context, c *member.Cluster, o AllowExchangeOption
 		if !v.decisions[r.Name].issuedUntil(c.CurrentTime()) { // a certificate kept keeps its lifetime: nothing to say
 			ro.Expiration = Lifetime(c.Reporter(), o.Expiration, r, decisions, tenant)
 		}
-		a := &answer{c: c, o: ro, support: support, r: r, d: v.decisions[r.Name], rr: rr}
+		a := &answer{c: c, o: ro, support: support, r: r, d: v.decisions[r.Name], rr: rr, before: before}
 		info, err := a.run(ctx)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("ExchangeRequest %s/%s: %w", member.TenantNamespace(o.ConsumerID), r.Name, err))
@@ -139,6 +145,7 @@ type answer struct {
 	r       *v1alpha1.ExchangeRequest
 	d       *Decision // the provider's record of an earlier answer, nil when none
 	rr      *Reader
+	before  handshake.GrantState // the consumer as read before anything was bound
 
 	info     Info
 	t        Target
@@ -183,29 +190,29 @@ func (a *answer) run(ctx context.Context) (Info, error) {
 	// A revoke that ran while this run answered may have read the grants before it bound: the consumer is
 	// read again now that the grant exists, and if it was cut meanwhile the grant is taken back before the
 	// consumer is told anything.
-	if err := stillActive(ctx, a.c, a.o.ConsumerID, a.user); err != nil {
+	if err := stillActive(ctx, a.c, a.o.ConsumerID, a.before, a.user); err != nil {
 		return a.info, errors.Join(err, a.takeBack(ctx, err))
 	}
 	return a.info, a.tell(ctx)
 }
 
-// stillActive says whether the consumer may still be granted anything: its Tenant active, its own
-// RoleBinding in place (revoke deletes it first, before it marks the Tenant), the user never revoked.
-func stillActive(ctx context.Context, c *member.Cluster, consumerID, user string) error {
+// stillActive looks at the consumer again once a grant is bound (handshake.Recheck): revoked since the
+// first look (the record counts one more revocation, the Tenant is no longer Active) or the user recorded
+// revoked, and the grant must be taken back. Revoke counts a revocation before it deletes any binding, and
+// looks at the consumer's bindings once more after it marks the Tenant, so no order of the two leaves a
+// grant behind.
+func stillActive(ctx context.Context, c *member.Cluster, consumerID string, before handshake.GrantState, user string) error {
 	if c.DryRun {
 		return nil // nothing was bound
 	}
-	if _, err := grants.ActiveTenant(ctx, c, consumerID); err != nil {
-		return err
-	}
-	rb, err := grants.OurRoleBinding(ctx, c, member.TenantNamespace(consumerID), consumerID)
+	rc, err := handshake.Recheck(ctx, c, consumerID, before, user)
 	if err != nil {
 		return err
 	}
-	if rb == nil {
-		return fmt.Errorf("consumer %q %w: its RoleBinding in %s is gone (revoked while this request was answered)", consumerID, member.ErrNotActive, member.TenantNamespace(consumerID))
+	if rc.Revoked {
+		return &handshake.RevokedMeanwhileError{ConsumerID: consumerID, What: "the exchange grant"}
 	}
-	return handshake.CheckNotRevoked(ctx, c, consumerID, user)
+	return nil
 }
 
 // takeBack undoes a grant bound while its consumer was being revoked: its user recorded as revoked, its

@@ -14,13 +14,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
-	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
@@ -90,7 +88,7 @@ func GrantNamespace(ctx context.Context, c *member.Cluster, o GrantNamespaceOpti
 	if err := ValidateExtraNamespace("namespace", o.Name); err != nil {
 		return err
 	}
-	tenant, err := ActiveTenant(ctx, c, o.ConsumerID)
+	tenant, state, err := activeTenantState(ctx, c, o.ConsumerID)
 	if err != nil {
 		return err
 	}
@@ -103,6 +101,7 @@ func GrantNamespace(ctx context.Context, c *member.Cluster, o GrantNamespaceOpti
 	if sb, err = sb.Validate(); err != nil {
 		return err
 	}
+	sb.Cordoned = tenant.Status.Cordoned // a namespace granted while cordoned starts cordoned
 	total, err := sandbox.RecordedTotal(tenant)
 	if err != nil {
 		return err
@@ -141,10 +140,59 @@ func GrantNamespace(ctx context.Context, c *member.Cluster, o GrantNamespaceOpti
 	}); err != nil {
 		return err
 	}
+	if err := afterBind(ctx, c, o.ConsumerID, fmt.Sprintf("namespace %q", o.Name), state, sb.Cordoned, o.Name,
+		[]handshake.BoundUser{handshake.BoundIn(tenant.Status.User, o.Name)}); err != nil {
+		return err
+	}
 	if err := answerNamespaceRequest(ctx, c, o.ConsumerID, o.Name, NamespaceGranted, ""); err != nil {
 		return err
 	}
 	handshake.Audit(ctx, c, handshake.TenantObject(o.ConsumerID), handshake.EventGranted, "namespace "+o.Name+" granted to consumer "+o.ConsumerID, nil)
+	return nil
+}
+
+// activeTenantState reads, at once, the consumer's active Tenant and what a grant compares once it has
+// bound (handshake.Recheck).
+func activeTenantState(ctx context.Context, c *member.Cluster, consumerID string) (*v1alpha1.Tenant, handshake.GrantState, error) {
+	var tenant *v1alpha1.Tenant
+	var state handshake.GrantState
+	err := parallel.All(func() error {
+		var err error
+		tenant, err = ActiveTenant(ctx, c, consumerID)
+		return err
+	}, func() error {
+		var err error
+		state, err = handshake.ReadGrantState(ctx, c, consumerID)
+		return err
+	})
+	return tenant, state, err
+}
+
+// afterBind is a grant's second look at its consumer once its binding in ns holds. Revoked meanwhile
+// (revocation is final), what the grant bound is taken back and the grant fails; cordoned or uncordoned
+// meanwhile (cordoned says how the namespace was made), the namespace follows the Tenant.
+func afterBind(ctx context.Context, c *member.Cluster, consumerID, what string, before handshake.GrantState, cordoned bool, ns string, bound []handshake.BoundUser) error {
+	if c.DryRun {
+		return nil // nothing was bound
+	}
+	users := make([]string, len(bound))
+	for i, b := range bound {
+		users[i] = b.User
+	}
+	now, err := handshake.Recheck(ctx, c, consumerID, before, users...)
+	if err != nil {
+		return err
+	}
+	if now.Revoked {
+		taken := &handshake.RevokedMeanwhileError{ConsumerID: consumerID, What: what}
+		if err := handshake.TakeBack(ctx, c, consumerID, bound); err != nil {
+			return errors.Join(taken, fmt.Errorf("taking it back: %w", err))
+		}
+		return taken
+	}
+	if now.Cordoned != cordoned {
+		return sandbox.SetCordoned(ctx, c, ns, now.Cordoned)
+	}
 	return nil
 }
 
@@ -377,7 +425,7 @@ func revokeNamespace(ctx context.Context, c *member.Cluster, ns string, owner sa
 	if live.DeletionTimestamp != nil {
 		return nil
 	}
-	return StopTenant(ctx, c, ns)
+	return sandbox.StopTenant(ctx, c, ns)
 }
 
 // deleteRoleBinding deletes the tenant RoleBinding of a namespace if kubectl federate made it for
@@ -388,27 +436,6 @@ func deleteRoleBinding(ctx context.Context, c *member.Cluster, ns, consumerID st
 		return err
 	}
 	return objects.IgnoreNotFound(c.Kube.RbacV1().RoleBindings(ns).Delete(ctx, member.RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
-}
-
-// StopTenant deletes what runs in the sandbox and the tokens it could use: workloads and token Secrets at
-// once, then the pods, then the default ServiceAccount, which is recreated without token automount.
-func StopTenant(ctx context.Context, c *member.Cluster, ns string) error {
-	tokens := make(chan error, 1)
-	go func() {
-		tokens <- objects.IgnoreNotFound(c.Kube.CoreV1().Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{
-			FieldSelector: fields.OneTermEqualSelector("type", "kubernetes.io/service-account-token").String(),
-		}))
-	}()
-	errs := []error{DeleteRunners(ctx, c, ns), <-tokens}
-	// A Token credential dies with its ServiceAccount: from now on it does not even authenticate.
-	errs = append(errs, credential.DeleteCredentialAccounts(ctx, c, ns, ""))
-	sas := c.Kube.CoreV1().ServiceAccounts(ns)
-	if err := objects.IgnoreNotFound(sas.Delete(ctx, "default", metav1.DeleteOptions{})); err != nil {
-		errs = append(errs, err)
-	} else if err := c.ApplyTyped(ctx, sandbox.ServiceAccountGVR, ns, sandbox.ServiceAccount(ns)); err != nil && !apierrors.IsNotFound(err) {
-		errs = append(errs, fmt.Errorf("recreating ServiceAccount %s/default: %w", ns, err))
-	}
-	return errors.Join(errs...)
 }
 
 // stripFinalizers removes the finalizers of every object left in a terminating namespace, through
@@ -451,22 +478,6 @@ func stripFinalizers(ctx context.Context, c *member.Cluster, ns string) error {
 // removed; the namespace controller takes about 5 s on an idle cluster.
 const stuckNamespaceAfter = 30 * time.Second
 
-// DeleteRunners deletes every workload of a namespace at once, then its pods with no grace period: their
-// containers are killed and every stream into them ends, and nothing respawns them.
-func DeleteRunners(ctx context.Context, c *member.Cluster, ns string) error {
-	background := metav1.DeletePropagationBackground
-	all := metav1.ListOptions{}
-	jobs := make([]func() error, len(workloadGVRs))
-	for i, gvr := range workloadGVRs {
-		jobs[i] = func() error {
-			return objects.IgnoreNotFound(c.Dynamic.Resource(gvr).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, all))
-		}
-	}
-	err := parallel.All(jobs...)
-	zero := int64(0)
-	return errors.Join(err, objects.IgnoreNotFound(c.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, all)))
-}
-
 // OurRoleBinding reads the tenant RoleBinding of a namespace: nil if there is none; an error if one of
 // that name was not made by kubectl federate for consumerID.
 func OurRoleBinding(ctx context.Context, c *member.Cluster, ns, consumerID string) (*rbacv1.RoleBinding, error) {
@@ -478,15 +489,4 @@ func OurRoleBinding(ctx context.Context, c *member.Cluster, ns, consumerID strin
 		return nil, fmt.Errorf("RoleBinding %s/%s %w for consumer %q: left in place", ns, member.RoleBindingName, member.ErrNotOurs, consumerID)
 	}
 	return rb, nil
-}
-
-// workloadGVRs are what can (re)create pods in a sandbox: they go before the pods, so nothing respawns.
-var workloadGVRs = []schema.GroupVersionResource{
-	{Group: "apps", Version: "v1", Resource: "deployments"},
-	{Group: "apps", Version: "v1", Resource: "statefulsets"},
-	{Group: "apps", Version: "v1", Resource: "daemonsets"},
-	{Group: "apps", Version: "v1", Resource: "replicasets"},
-	{Group: "batch", Version: "v1", Resource: "cronjobs"},
-	{Group: "batch", Version: "v1", Resource: "jobs"},
-	{Version: "v1", Resource: "replicationcontrollers"},
 }

@@ -176,6 +176,7 @@ type acceptance struct {
 	tns        string // the tenant namespace, where the request is stored
 	ns         string // the slice's own namespace
 	tenant     *v1alpha1.Tenant
+	state      handshake.GrantState    // what the grant compares once it has bound
 	stored     *v1alpha1.ResourceSlice // as submitted; nil for a request from a file not stored yet
 	slice      *v1alpha1.ResourceSlice // the request decided on
 	asked      corev1.ResourceList
@@ -218,7 +219,7 @@ func startAccept(ctx context.Context, c *member.Cluster, o AcceptSliceOptions) (
 		o.Expiration = handshake.DefaultExpiration
 	}
 	a := &acceptance{c: c, r: c.Reporter(), o: o, self: self, tns: member.TenantNamespace(o.ConsumerID), ns: member.SliceNamespace(o.ConsumerID, o.Name)}
-	if a.tenant, err = ActiveTenant(ctx, c, o.ConsumerID); err != nil {
+	if a.tenant, a.state, err = activeTenantState(ctx, c, o.ConsumerID); err != nil {
 		return nil, err
 	}
 	a.stored, err = getSlice(ctx, c, o.ConsumerID, o.Name)
@@ -344,6 +345,7 @@ func (a *acceptance) decide(ctx context.Context) error {
 	if a.sb, err = sliceSandbox(granted, a.cls); err != nil {
 		return err
 	}
+	a.sb.Cordoned = a.tenant.Status.Cordoned // a slice accepted while cordoned starts cordoned
 	a.mode = o.Credential
 	if a.mode == "" {
 		a.mode = credential.CredentialCertificate
@@ -486,7 +488,14 @@ func (a *acceptance) bind(ctx context.Context) error {
 		if a.credKind == v1alpha1.CredentialToken {
 			keep = a.user
 		}
-		return credential.DeleteCredentialAccounts(ctx, c, ns, keep, a.overlapUser()...)
+		if err := credential.DeleteCredentialAccounts(ctx, c, ns, keep, a.overlapUser()...); err != nil {
+			return err
+		}
+		bound := []handshake.BoundUser{handshake.BoundIn(a.user, ns)}
+		if a.keyUser != a.user {
+			bound = append(bound, handshake.BoundIn(a.keyUser, ns))
+		}
+		return afterBind(ctx, c, o.ConsumerID, fmt.Sprintf("resource slice %q", o.Name), a.state, a.sb.Cordoned, ns, bound)
 	})
 }
 

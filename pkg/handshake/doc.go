@@ -21,7 +21,7 @@
 //	exportrecord.go  the record in federate-system of each export's objects, by UID: labels prove nothing
 //	settings.go   what a pairing was given, kept across renewals and re-grants
 //	retire.go     the end of a renewal's overlap: the renewed-away user taken out of its bindings
-//	revoked.go    the revocation record: nothing revoked regains rights
+//	revoked.go    the revocation record: nothing revoked regains rights, not even through a grant made meanwhile
 //	audit.go      the audit Events of every issuance, import, revocation, grant, cordon and drain
 //	notfound.go   a name with no record is NotFound; one already removed is "already"
 package handshake

@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
@@ -133,7 +134,8 @@ type issuance struct {
 	changes     []Change
 
 	renewal, tenantFound       bool
-	recordedUser, recordedRole string // a renewal's current, active user and its role
+	recordedUser, recordedRole string     // a renewal's current, active user and its role
+	state                      GrantState // read before anything is bound, compared once it is (recheck)
 
 	n            *nonce.Nonce
 	user         string
@@ -301,6 +303,10 @@ func (is *issuance) verify(ctx context.Context) error {
 func (is *issuance) checkBeforeWriting(ctx context.Context) error {
 	c, o := is.c, is.o
 	if err := sandbox.CheckOwnNamespace(ctx, c, is.ns, sandbox.TenantOwner(o.ConsumerID)); err != nil {
+		return err
+	}
+	var err error
+	if is.state, err = GrantStateRead(c, o.ConsumerID).Take(ctx, c); err != nil {
 		return err
 	}
 	ledger, err := sandbox.LedgerRead(c, o.ConsumerID).Peek(ctx, c)
@@ -560,11 +566,43 @@ func (is *issuance) bindAndRecord(ctx context.Context) (*v1alpha1.Identity, erro
 	}); err != nil {
 		return nil, err
 	}
+	if err := is.recheck(ctx); err != nil {
+		return nil, err
+	}
 	ReportChanges(is.r, is.changes)
 	if also := is.overlapUser(); len(also) > 0 && o.Kept != nil {
 		o.Kept(also[0])
 	}
 	return id, nil
+}
+
+// recheck is the issuance's second look at the consumer, once its bindings and its record hold: revoked
+// while it was issued (revocation is final), the new user is taken back out of every binding and recorded
+// revoked, the Tenant is marked Revoked again, and the issuance fails.
+func (is *issuance) recheck(ctx context.Context) error {
+	c, consumerID := is.c, is.o.ConsumerID
+	if c.DryRun {
+		return nil // nothing was bound
+	}
+	now, err := Recheck(ctx, c, consumerID, is.state, is.user)
+	if err != nil || !now.Revoked {
+		return err
+	}
+	taken := &RevokedMeanwhileError{ConsumerID: consumerID, What: "its identity"}
+	bound := []BoundUser{BoundIn(is.user, is.ns)}
+	extra, err := c.NamespacesOfRead(consumerID, member.KindExtra).Get(ctx)
+	for _, ns := range extra {
+		bound = append(bound, BoundIn(is.user, ns.Name))
+	}
+	err = errors.Join(err, TakeBack(ctx, c, consumerID, bound))
+	if err == nil {
+		_, err = c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(is.ns).Patch(ctx, consumerID, types.MergePatchType,
+			[]byte(`{"status":{"phase":"`+PhaseRevoked+`"}}`), metav1.PatchOptions{FieldManager: member.FieldManager}, "status")
+	}
+	if err != nil {
+		return errors.Join(taken, fmt.Errorf("taking it back: %w", err))
+	}
+	return taken
 }
 
 // record writes the issuance into the Tenant: its spec, when the sandbox was there already (only now is
@@ -752,6 +790,8 @@ func PrefetchIssue(ctx context.Context, c *member.Cluster, consumerID string) {
 	// The tenant namespace's quota is the total less the grants: the ledger and the quota as it is.
 	sandbox.LedgerRead(c, consumerID).Start(ctx, c)
 	sandbox.QuotaRead(c, ns).Start(ctx, c)
+	// The revocation count the issuance compares once it has bound (recheck).
+	GrantStateRead(c, consumerID).Start(ctx, c)
 }
 
 // rebindExtra binds the pairing's new user in every extra namespace of the consumer (renewal), with also

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,7 +16,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
@@ -55,12 +60,41 @@ type RevokedUser struct {
 	NotAfter time.Time
 }
 
+// revocationsKey counts a consumer's revocations (revoke, and unauthenticate, which revokes first), in its
+// record: a grant that read one count before it bound and finds another after knows the consumer was
+// revoked meanwhile, and takes back what it bound.
+const revocationsKey = "revocations"
+
 // RecordRevoked adds users to a consumer's revocation record, dropping entries whose credential has
 // expired; concurrent writers are serialized by the record's resourceVersion.
 func RecordRevoked(ctx context.Context, c *member.Cluster, consumerID string, users []RevokedUser) error {
 	if len(users) == 0 {
 		return nil
 	}
+	return recordRevoked(ctx, c, consumerID, users, false)
+}
+
+// RecordRevocation records a revocation of the consumer: its users, as RecordRevoked does, and one more
+// revocation in the count that grants compare (Revocations), in the same write.
+func RecordRevocation(ctx context.Context, c *member.Cluster, consumerID string, users []RevokedUser) error {
+	return recordRevoked(ctx, c, consumerID, users, true)
+}
+
+// Revocations reads how many times the consumer was revoked on this cluster, as its record counts them
+// (0 with no record).
+func Revocations(ctx context.Context, c *member.Cluster, consumerID string) (int64, error) {
+	cm, err := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, revokedRecordName(consumerID), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading the revocation record %s/%s: %w", member.SystemNamespace, revokedRecordName(consumerID), err)
+	}
+	n, _ := strconv.ParseInt(cm.Data[revocationsKey], 10, 64)
+	return n, nil
+}
+
+func recordRevoked(ctx context.Context, c *member.Cluster, consumerID string, users []RevokedUser, revocation bool) error {
 	cms := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace)
 	name := revokedRecordName(consumerID)
 	now := c.CurrentTime()
@@ -79,6 +113,9 @@ func RecordRevoked(ctx context.Context, c *member.Cluster, consumerID string, us
 			if until, _, ok := parseRevokedEntry(v); ok && now.Before(until) {
 				data[k] = v
 			}
+		}
+		if n, err := strconv.ParseInt(cm.Data[revocationsKey], 10, 64); err == nil || revocation {
+			data[revocationsKey] = strconv.FormatInt(n+map[bool]int64{true: 1}[revocation], 10)
 		}
 		for _, u := range users {
 			until := u.NotAfter
@@ -249,4 +286,146 @@ func nsNoteOf(ns string) string {
 		return ""
 	}
 	return " in " + ns
+}
+
+// Revocation is final against a grant made at the same moment. Revoke counts the revocation in the record
+// (RecordRevocation) before it deletes any binding, marks the Tenant Revoked, and then looks at every
+// namespace of the consumer once more. A grant (an extra namespace, a slice, an issuance) reads the count
+// before it binds, and once its binding holds looks again (Recheck): either it sees the revocation and
+// takes back what it bound (TakeBack), or its binding was in place before revoke's last look, which
+// removes it. No order of the two leaves a binding behind.
+
+// GrantState is what a grant reads of its consumer before it binds.
+type GrantState struct {
+	Revocations int64 // the record's count
+}
+
+// ReadGrantState reads the revocation count a grant compares after it binds.
+func ReadGrantState(ctx context.Context, c *member.Cluster, consumerID string) (GrantState, error) {
+	n, err := Revocations(ctx, c, consumerID)
+	return GrantState{Revocations: n}, err
+}
+
+// GrantStateRead is ReadGrantState as an early read: an issuance sends it with its first batch.
+func GrantStateRead(c *member.Cluster, consumerID string) member.Read[GrantState] {
+	return member.NewRead[GrantState]("GrantState/"+consumerID, func(ctx context.Context) (GrantState, error) {
+		return ReadGrantState(ctx, c, consumerID)
+	})
+}
+
+// Rechecked is a grant's second look at its consumer, once its binding holds.
+type Rechecked struct {
+	Revoked  bool // revoked since the grant's first look, or one of its users is recorded revoked
+	Cordoned bool // the Tenant says cordoned now
+}
+
+// Recheck reads the revocation record and the Tenant, at once: the consumer was revoked meanwhile if the
+// record counts a revocation more than before, names one of users, or the Tenant is not Active (or gone).
+func Recheck(ctx context.Context, c *member.Cluster, consumerID string, before GrantState, users ...string) (Rechecked, error) {
+	var out Rechecked
+	var cm *corev1.ConfigMap
+	var cmErr, tErr error
+	var phase string
+	var cordoned bool
+	_ = parallel.All(func() error {
+		cm, cmErr = c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Get(ctx, revokedRecordName(consumerID), metav1.GetOptions{})
+		return nil
+	}, func() error {
+		var u *unstructured.Unstructured
+		u, tErr = c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(member.TenantNamespace(consumerID)).Get(ctx, consumerID, metav1.GetOptions{})
+		if tErr == nil {
+			phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
+			cordoned, _, _ = unstructured.NestedBool(u.Object, "status", "cordoned")
+		}
+		return nil
+	})
+	switch {
+	case cmErr != nil && !apierrors.IsNotFound(cmErr):
+		return out, fmt.Errorf("reading the revocation record %s/%s: %w", member.SystemNamespace, revokedRecordName(consumerID), cmErr)
+	case tErr != nil && !apierrors.IsNotFound(tErr):
+		return out, fmt.Errorf("reading Tenant %s/%s: %w", member.TenantNamespace(consumerID), consumerID, tErr)
+	}
+	out.Cordoned = cordoned
+	out.Revoked = tErr != nil || phase != PhaseActive
+	if cmErr == nil {
+		n, _ := strconv.ParseInt(cm.Data[revocationsKey], 10, 64)
+		out.Revoked = out.Revoked || n != before.Revocations
+		now := c.CurrentTime()
+		for _, v := range cm.Data {
+			if until, user, ok := parseRevokedEntry(v); ok && now.Before(until) && slices.Contains(users, user) {
+				out.Revoked = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// TakeBack undoes what a grant bound for a consumer revoked meanwhile: its users are recorded revoked,
+// kubectl federate's RoleBinding of each namespace is deleted, the API server is seen to refuse them, and
+// what runs in those namespaces is stopped. It works on a context of its own: the grant's may be ending.
+func TakeBack(ctx context.Context, c *member.Cluster, consumerID string, bound []BoundUser) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), member.CleanupTimeout)
+	defer cancel()
+	users := make([]RevokedUser, len(bound))
+	for i, b := range bound {
+		users[i] = RevokedUser{User: b.User}
+	}
+	if err := RecordRevoked(ctx, c, consumerID, users); err != nil {
+		return err
+	}
+	var namespaces []string
+	for _, b := range bound {
+		if b.Namespace != "" && !slices.Contains(namespaces, b.Namespace) {
+			namespaces = append(namespaces, b.Namespace)
+		}
+	}
+	unbind := make([]func() error, len(namespaces))
+	for i, ns := range namespaces {
+		unbind[i] = func() error {
+			rbs := c.Kube.RbacV1().RoleBindings(ns)
+			rb, err := rbs.Get(ctx, member.RoleBindingName, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) || err == nil && (rb.Labels[member.LabelManagedBy] != member.ManagedBy || rb.Labels[member.LabelRemoteClusterID] != consumerID) {
+				return nil // gone already, or not ours to touch
+			}
+			if err != nil {
+				return err
+			}
+			err = rbs.Delete(ctx, member.RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}})
+			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+				return nil
+			}
+			return err
+		}
+	}
+	if err := parallel.All(unbind...); err != nil {
+		return err
+	}
+	if err := ConfirmRefused(ctx, c, bound); err != nil {
+		return err
+	}
+	stop := make([]func() error, len(namespaces))
+	for i, ns := range namespaces {
+		stop[i] = func() error { return objects.IgnoreNotFound(sandbox.StopTenant(ctx, c, ns)) }
+	}
+	return parallel.All(stop...)
+}
+
+// RevokedMeanwhileError is a grant taken back because its consumer was revoked while it was made.
+type RevokedMeanwhileError struct {
+	ConsumerID, What string
+}
+
+func (e *RevokedMeanwhileError) Error() string {
+	return fmt.Sprintf("consumer %q %s while %s was made: what it bound was taken back", e.ConsumerID, member.ErrRevoked, e.What)
+}
+
+func (e *RevokedMeanwhileError) Unwrap() error { return member.ErrRevoked }
+
+// BoundIn is a user bound in ns, with the groups it authenticates with: a certificate's tenant group, a
+// ServiceAccount's own.
+func BoundIn(user, ns string) BoundUser {
+	if saNS, _, err := credential.SplitServiceAccountUser(user); err == nil {
+		return BoundUser{User: user, Namespace: ns, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + saNS, "system:authenticated"}}
+	}
+	return BoundUser{User: user, Namespace: ns, Groups: []string{member.TenantGroup, "system:authenticated"}}
 }

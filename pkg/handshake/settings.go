@@ -42,6 +42,8 @@ const (
 	SettingTolerations     = "tolerations"
 	SettingRuntimeClasses  = "runtime classes"
 	SettingSchedulers      = "schedulers"
+	SettingCSIDrivers      = "CSI drivers"
+	SettingImageVolumes    = "image volumes"
 )
 
 // Given says which settings an issuance was given explicitly; the others keep their recorded values on a
@@ -195,6 +197,8 @@ func (m *merge) keepSandbox(sb, recSB sandbox.Options) sandbox.Options {
 		{SettingTolerations, recSB.Tolerations, &sb.Tolerations, false},
 		{SettingRuntimeClasses, recSB.RuntimeClasses, &sb.RuntimeClasses, false},
 		{SettingSchedulers, recSB.Schedulers, &sb.Schedulers, false},
+		{SettingCSIDrivers, recSB.CSIDrivers, &sb.CSIDrivers, false},
+		{SettingImageVolumes, recSB.ImageVolumes, &sb.ImageVolumes, false},
 	} {
 		if m.kept(l.setting) {
 			*l.now = slices.Clone(l.rec)

@@ -3,10 +3,9 @@ package lifecycle
 import (
 	"context"
 	"errors"
-	"fmt"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -17,10 +16,10 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
-	"github.com/federate-dev/kubectl-federate/pkg/status"
 )
 
 // Cordon (provider) keeps a consumer from starting new workloads in every namespace it was granted, while
@@ -50,7 +49,7 @@ func Drain(ctx context.Context, c *member.Cluster, consumerID string) error {
 	return member.Step(c.Reporter(), "Deleting the workloads and pods of "+consumerID, "Workloads and pods of "+consumerID+" deleted", func() error {
 		jobs := make([]func() error, len(names))
 		for i, ns := range names {
-			jobs[i] = func() error { return grants.DeleteRunners(ctx, c, ns) }
+			jobs[i] = func() error { return sandbox.DeleteRunners(ctx, c, ns) }
 		}
 		if err := parallel.All(jobs...); err != nil {
 			return err
@@ -109,7 +108,7 @@ func setCordon(ctx context.Context, c *member.Cluster, consumerID string, on boo
 		// late), and nothing is written.
 		probes := make([]func() error, len(names))
 		for i, ns := range names {
-			probes[i] = func() error { return waitCordoned(ctx, c, ns, on) }
+			probes[i] = func() error { return sandbox.WaitCordoned(ctx, c, ns, on) }
 		}
 		return handshake.Already, parallel.All(probes...)
 	}
@@ -137,6 +136,12 @@ func setCordon(ctx context.Context, c *member.Cluster, consumerID string, on boo
 			return err
 		})
 		err := parallel.All(jobs...)
+		if err == nil {
+			// A namespace granted while this ran may have read the Tenant before it changed: now that it
+			// has, the consumer's namespaces are listed again, and each follows (a grant that reads the
+			// Tenant after this follows it by itself).
+			names, err = labelLate(ctx, c, consumerID, names, patch)
+		}
 		if err != nil && on {
 			return errors.Join(err, errors.New("the consumer may be cordoned in some namespaces only: run the command again"))
 		}
@@ -147,7 +152,7 @@ func setCordon(ctx context.Context, c *member.Cluster, consumerID string, on boo
 		// still start something. Only then is the consumer cordoned (or, uncordoning, free again).
 		probes := make([]func() error, len(names))
 		for i, ns := range names {
-			probes[i] = func() error { return waitCordoned(ctx, c, ns, on) }
+			probes[i] = func() error { return sandbox.WaitCordoned(ctx, c, ns, on) }
 		}
 		if err := parallel.All(probes...); err != nil {
 			return err
@@ -161,36 +166,23 @@ func setCordon(ctx context.Context, c *member.Cluster, consumerID string, on boo
 	})
 }
 
-// waitCordoned sends the cordon probe (a dry-run pod the cordon policy matches as a tenant's) until
-// admission answers as the namespace's cordon label says: refused by the cordon policy when on, admitted
-// by it when off. A pod the rest of the sandbox refuses is never the answer: the probe passes every other
-// rule.
-func waitCordoned(ctx context.Context, c *member.Cluster, ns string, on bool) error {
-	if c.DryRun {
-		return nil // the cordon label was not written
+// labelLate patches the cordon label onto the consumer's namespaces that names (those labelled) misses,
+// and returns them all.
+func labelLate(ctx context.Context, c *member.Cluster, consumerID string, names []string, patch []byte) ([]string, error) {
+	granted, err := grants.GrantedNamespaces(ctx, c, consumerID)
+	if err != nil || c.DryRun {
+		return names, err
 	}
-	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
-	p := status.CordonProbe(ns)
-	deadline := time.Now().Add(sandbox.PolicyTimeout)
-	pause := 50 * time.Millisecond
-	for {
-		_, err := c.Kube.CoreV1().Pods(ns).Create(ctx, p, dry)
-		cordoned := err != nil && strings.Contains(err.Error(), sandbox.SandboxName+"-cordon")
-		switch {
-		case apierrors.IsNotFound(err):
-			return nil // the namespace is gone: nothing runs there
-		case err != nil && !cordoned:
-			return fmt.Errorf("checking that admission in %s %s: %w", ns, map[bool]string{true: "refuses the tenant's new pods", false: "admits the tenant's pods again"}[on], err)
-		case cordoned == on:
-			return nil
-		case time.Now().After(deadline):
-			return fmt.Errorf("%w: admission in %s did not %s within %s", sandbox.ErrNotEnforced, ns, map[bool]string{true: "refuse the tenant's new pods", false: "admit the tenant's pods again"}[on], sandbox.PolicyTimeout)
+	var jobs []func() error
+	for _, g := range granted {
+		if g.DeletionTimestamp != nil || slices.Contains(names, g.Name) {
+			continue
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, 500*time.Millisecond)
+		names = append(names, g.Name)
+		jobs = append(jobs, func() error {
+			_, err := c.Kube.CoreV1().Namespaces().Patch(ctx, g.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: member.FieldManager})
+			return objects.IgnoreNotFound(err)
+		})
 	}
+	return names, parallel.All(jobs...)
 }

@@ -350,7 +350,7 @@ func TestClassMaximaCoverEveryQuota(t *testing.T) {
 	}
 	q := grants.SliceQuota(rl(map[string]string{"cpu": "2", "memory": "1Gi"}), cls)
 	for name, want := range map[string]string{"requests.cpu": "2", "limits.cpu": "2", "requests.memory": "1Gi", "limits.memory": "1Gi",
-		"pods": "3", "requests.ephemeral-storage": "2Gi", "secrets": "2", "requests.storage": "0", "configmaps": "10",
+		"pods": "3", "requests.ephemeral-storage": "2Gi", "secrets": "2", "requests.storage": "0", "configmaps": "4",
 		"count/deployments.apps": "1", "count/pods": "5", "count/resourceslices.federate.dev": "0"} {
 		if got := q[corev1.ResourceName(name)]; got.Cmp(resource.MustParse(want)) != 0 {
 			t.Errorf("slice quota %s = %s, want %s", name, got.String(), want)
@@ -362,8 +362,8 @@ func TestClassMaximaCoverEveryQuota(t *testing.T) {
 	// Without a class maximum: the allowance, and room for twice the pods asked.
 	open, _ := grants.ValidateSliceClass("open", v1alpha1.ResourceSliceClassSpec{})
 	q = grants.SliceQuota(rl(map[string]string{"cpu": "1", "memory": "1Gi", "pods": "8"}), open)
-	if pods, stored, secrets := q[corev1.ResourcePods], q["count/pods"], q[corev1.ResourceSecrets]; pods.String() != "8" || stored.String() != "16" || secrets.String() != "10" {
-		t.Errorf("pods %s, count/pods %s, secrets %s; want 8, 16, 10", pods.String(), stored.String(), secrets.String())
+	if pods, stored, secrets := q[corev1.ResourcePods], q["count/pods"], q[corev1.ResourceSecrets]; pods.String() != "8" || stored.String() != "16" || secrets.String() != "4" {
+		t.Errorf("pods %s, count/pods %s, secrets %s; want 8, 16, 4", pods.String(), stored.String(), secrets.String())
 	}
 	for max, want := range map[string]string{
 		"requests.cpu": "set by a slice resource", "secret": "not a slice resource", "secrets": "", "configmaps": "",
@@ -433,7 +433,7 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 	sumBelowTotal("a slice and an extra namespace")
 	share := tenantQuota()
 	for name, want := range map[string]string{"requests.cpu": "1500m", "limits.cpu": "6", "requests.memory": "3Gi", "pods": "12",
-		"secrets": "30", "count/deployments.apps": "12", "count/resourceslices.federate.dev": "10"} {
+		"secrets": "12", "count/deployments.apps": "6", "count/controllerrevisions.apps": "9", "count/resourceslices.federate.dev": "10"} {
 		if got := share[corev1.ResourceName(name)]; got.Cmp(resource.MustParse(want)) != 0 {
 			t.Errorf("tenant namespace's %s = %s, want %s", name, got.String(), want)
 		}

@@ -39,10 +39,18 @@ import (
 // once after, so that nothing created in between survives; and the Tenant is marked Revoked. The namespaces
 // and their data stay for inspection. A consumer already revoked (or removed) is Already; one this cluster
 // has no record of is a *NotFoundError, and nothing is changed.
+//
+// Revocation is final against a grant made at the same moment (handshake.Recheck): the revocation is
+// counted in the record before any binding goes, and once the Tenant is marked every namespace labelled
+// for the consumer is looked at again, so a binding a concurrent grant made after the first look goes
+// too. A consumer already revoked is looked at the same way: Already only when no binding is left.
 func Revoke(ctx context.Context, c *member.Cluster, consumerID string) (handshake.Outcome, error) {
 	rv, outcome, err := readRevocation(ctx, c, consumerID)
 	if rv == nil {
 		return outcome, err
+	}
+	if rv.again {
+		return rv.sweepAgain(ctx, rv.granted)
 	}
 	cut, unboundAt, err := rv.unbind(ctx)
 	if err != nil {
@@ -54,7 +62,28 @@ func Revoke(ctx context.Context, c *member.Cluster, consumerID string) (handshak
 	if err := rv.waitOutImpersonation(ctx, cut, unboundAt); err != nil {
 		return handshake.Done, err
 	}
-	return handshake.Done, rv.markRevoked(ctx)
+	if err := rv.markRevoked(ctx); err != nil {
+		return handshake.Done, err
+	}
+	if c.DryRun {
+		return handshake.Done, nil // nothing was unbound: the first look is all there is
+	}
+	// As they are now, the Tenant marked. A renewal that began after the revocation was counted is a
+	// re-admission (a new nonce, the provider's own act) and may have made the Tenant Active again: its
+	// user's binding stays.
+	var granted []corev1.Namespace
+	var tenant *v1alpha1.Tenant
+	if err := parallel.All(
+		func() error { var err error; granted, err = grants.GrantedNamespaces(ctx, c, consumerID); return err },
+		func() error { tenant, _ = readTenant(ctx, c, consumerID); return nil },
+	); err != nil {
+		return handshake.Done, err
+	}
+	if tenant != nil && tenant.Status.Phase == handshake.PhaseActive {
+		rv.readmitted = tenant.Status.User
+	}
+	_, err = rv.sweepAgain(ctx, granted)
+	return handshake.Done, err
 }
 
 // revocation is one run of Revoke: the consumer, its tenant namespace and the namespaces it was granted.
@@ -66,6 +95,8 @@ type revocation struct {
 	granted    []corev1.Namespace
 	names      []string // the tenant namespace and every granted one
 	what       string   // those, as a person reads them
+	again      bool     // the Tenant says Revoked already: only what is left is swept
+	readmitted string   // the user of a renewal that came after the revocation, whose binding the last look keeps
 }
 
 // readRevocation reads what the consumer holds here, all at once. A nil revocation ends the run with the
@@ -88,14 +119,13 @@ func readRevocation(ctx context.Context, c *member.Cluster, consumerID string) (
 		return nil, handshake.Done, tenantErr
 	case nsErr != nil && !apierrors.IsNotFound(nsErr):
 		return nil, handshake.Done, nsErr
-	case tenant != nil && tenant.Status.Phase == handshake.PhaseRevoked:
-		return nil, handshake.Already, nil
 	case tenant == nil && (own == nil || nsErr != nil || !sandbox.TenantOwner(consumerID).Owns(own.Labels)) && len(granted) == 0:
 		// Nothing here for this consumer: removed earlier, or never known.
 		outcome, err := consumerGone(ctx, c, consumerID)
 		return nil, outcome, err
 	}
-	rv := &revocation{c: c, r: c.Reporter(), consumerID: consumerID, ns: ns, granted: granted, names: []string{ns}, what: ns}
+	rv := &revocation{c: c, r: c.Reporter(), consumerID: consumerID, ns: ns, granted: granted, names: []string{ns}, what: ns,
+		again: tenant != nil && tenant.Status.Phase == handshake.PhaseRevoked}
 	for _, g := range granted {
 		rv.names = append(rv.names, g.Name)
 	}
@@ -120,11 +150,45 @@ func (rv *revocation) unbind(ctx context.Context) ([]handshake.BoundUser, time.T
 			}
 		}
 		var err error
-		cut, err = unbindConsumer(ctx, rv.c, rv.consumerID, rv.names, keyUsers)
+		cut, err = unbindConsumer(ctx, rv.c, rv.consumerID, rv.names, keyUsers, true, "")
 		unboundAt = time.Now()
 		return err
 	})
 	return cut, unboundAt, err
+}
+
+// sweepAgain looks at the consumer's namespaces once more (the tenant namespace and granted): a binding
+// a grant made while the revocation ran, or one made by hand since, is recorded and deleted like the
+// others, and what runs there is stopped once the API server refuses its users. Already when nothing was
+// left.
+func (rv *revocation) sweepAgain(ctx context.Context, granted []corev1.Namespace) (handshake.Outcome, error) {
+	names := []string{rv.ns}
+	var keyUsers []handshake.RevokedUser
+	for _, g := range granted {
+		names = append(names, g.Name)
+		if u := g.Annotations[grants.AnnotationKeyUser]; u != "" {
+			keyUsers = append(keyUsers, handshake.RevokedUser{User: u})
+		}
+	}
+	cut, err := unbindConsumer(ctx, rv.c, rv.consumerID, names, keyUsers, false, rv.readmitted)
+	if err != nil || len(cut) == 0 {
+		return handshake.Already, err
+	}
+	rv.granted, rv.names = granted, names
+	rv.r.Warn(fmt.Sprintf("%d binding(s) of %s left after its revocation (a grant made meanwhile, or one made by hand): removed", len(cut), rv.consumerID))
+	// A renewal may have recorded its user Active after this looked at the Tenant, and finished before it
+	// saw that user recorded revoked: the user is unbound now, so the Tenant says Revoked again. (One that
+	// looks after the record takes itself back.)
+	if t, err := readTenant(ctx, rv.c, rv.consumerID); err == nil && t.Status.Phase == handshake.PhaseActive &&
+		slices.ContainsFunc(cut, func(b handshake.BoundUser) bool { return b.User == t.Status.User }) {
+		if err := patchRevoked(ctx, rv.c, rv.consumerID); err != nil {
+			return handshake.Done, err
+		}
+	}
+	if err := rv.stop(ctx, cut); err != nil {
+		return handshake.Done, err
+	}
+	return handshake.Done, rv.waitOutImpersonation(ctx, cut, time.Now())
 }
 
 // stop removes the tenant's workloads, pods and tokens in every namespace: the first sweep runs while the
@@ -167,8 +231,7 @@ func (rv *revocation) waitOutImpersonation(ctx context.Context, cut []handshake.
 func (rv *revocation) markRevoked(ctx context.Context) error {
 	c, ns, consumerID := rv.c, rv.ns, rv.consumerID
 	return member.Step(rv.r, "Marking the Tenant revoked", "Tenant "+ns+"/"+consumerID+" marked "+handshake.PhaseRevoked, func() error {
-		_, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(ns).Patch(ctx, consumerID, types.MergePatchType,
-			[]byte(`{"status":{"phase":"`+handshake.PhaseRevoked+`"}}`), metav1.PatchOptions{FieldManager: member.FieldManager}, "status")
+		err := patchRevoked(ctx, c, consumerID)
 		if apierrors.IsNotFound(err) {
 			return nil // nothing was ever issued, or it was removed
 		}
@@ -177,6 +240,13 @@ func (rv *revocation) markRevoked(ctx context.Context) error {
 		}
 		return err
 	})
+}
+
+// patchRevoked sets the Tenant's phase to Revoked with a merge patch of the phase alone.
+func patchRevoked(ctx context.Context, c *member.Cluster, consumerID string) error {
+	_, err := c.Dynamic.Resource(v1alpha1.TenantGVR).Namespace(member.TenantNamespace(consumerID)).Patch(ctx, consumerID, types.MergePatchType,
+		[]byte(`{"status":{"phase":"`+handshake.PhaseRevoked+`"}}`), metav1.PatchOptions{FieldManager: member.FieldManager}, "status")
+	return err
 }
 
 // consumerGone answers a removal of a consumer this cluster holds nothing live for: Already if it was
@@ -237,8 +307,9 @@ func readTenant(ctx context.Context, c *member.Cluster, consumerID string) (*v1a
 
 // unbindConsumer deletes the consumer's RoleBindings in names and its exchange bindings, after recording
 // every user they name as revoked (one write, before anything is deleted, so that a failure leaves no
-// unrecorded user behind), and returns those users.
-func unbindConsumer(ctx context.Context, c *member.Cluster, consumerID string, names []string, also []handshake.RevokedUser) ([]handshake.BoundUser, error) {
+// unrecorded user behind), and returns those users. A RoleBinding of the user keep stays (a re-admission);
+// revocation counts the revocation in the same write.
+func unbindConsumer(ctx context.Context, c *member.Cluster, consumerID string, names []string, also []handshake.RevokedUser, revocation bool, keep string) ([]handshake.BoundUser, error) {
 	rbs := make([]*rbacv1.RoleBinding, len(names))
 	var exchanges []exchange.Binding
 	jobs := make([]func() error, 0, len(names)+1)
@@ -255,18 +326,32 @@ func unbindConsumer(ctx context.Context, c *member.Cluster, consumerID string, n
 		return objects.IgnoreNotFound(err)
 	})
 	readErr := parallel.All(jobs...)
+	for i, rb := range rbs {
+		if rb != nil && keep != "" && len(rb.Subjects) > 0 && credential.SubjectUser(rb.Subjects[0]) == keep {
+			rbs[i] = nil // a re-admission's binding (see Revoke)
+		}
+	}
 	cut := exchange.Cut(exchanges)
 	for i, rb := range rbs {
-		if rb != nil && len(rb.Subjects) > 0 {
-			cut = append(cut, handshake.BoundUser{User: credential.SubjectUser(rb.Subjects[0]), Groups: groupsOf(rb.Subjects[0]), Namespace: names[i]})
+		if rb == nil {
+			continue
+		}
+		// Every subject: a renewal's overlap keeps the renewed-away user beside its successor.
+		for _, sub := range rb.Subjects {
+			cut = append(cut, handshake.BoundUser{User: credential.SubjectUser(sub), Groups: groupsOf(sub), Namespace: names[i]})
 		}
 	}
 	users := slices.Clone(also)
 	for _, b := range cut {
 		users = append(users, handshake.RevokedUser{User: b.User})
 	}
-	// Recorded even when a read failed: whatever was found is never bound again.
-	if err := handshake.RecordRevoked(ctx, c, consumerID, users); err != nil {
+	// Recorded even when a read failed: whatever was found is never bound again. A revocation is counted
+	// in the same write, before any binding goes (handshake.Recheck).
+	record := handshake.RecordRevoked
+	if revocation {
+		record = handshake.RecordRevocation
+	}
+	if err := record(ctx, c, consumerID, users); err != nil {
 		return cut, errors.Join(readErr, err)
 	}
 	dels := make([]func() error, 0, len(names)+1)
@@ -277,7 +362,9 @@ func unbindConsumer(ctx context.Context, c *member.Cluster, consumerID string, n
 			})
 		}
 	}
-	dels = append(dels, func() error { return exchange.RemoveExchanges(ctx, c, consumerID, exchanges) })
+	if revocation || len(exchanges) > 0 { // a look again that finds no exchange binding changes nothing
+		dels = append(dels, func() error { return exchange.RemoveExchanges(ctx, c, consumerID, exchanges) })
+	}
 	return cut, errors.Join(readErr, parallel.All(dels...))
 }
 
@@ -305,5 +392,5 @@ func stopIn(ctx context.Context, c *member.Cluster, ns string, owner sandbox.NsO
 	if !owner.Owns(live.Labels) {
 		return fmt.Errorf("namespace %s %w for %s: nothing in it was touched", ns, member.ErrNotOurs, owner)
 	}
-	return grants.StopTenant(ctx, c, ns)
+	return sandbox.StopTenant(ctx, c, ns)
 }

@@ -25,13 +25,18 @@ func TestSandboxAllowLists(t *testing.T) {
 		{sandbox.Options{Tolerations: []string{"node-role.kubernetes.io/etcd"}}, "never tolerated"},
 		{sandbox.Options{RuntimeClasses: []string{"Kata!"}}, `runtime class "Kata!": is not a valid name`},
 		{sandbox.Options{Schedulers: []string{"my_scheduler"}}, `scheduler "my_scheduler": is not a valid name`},
+		{sandbox.Options{CSIDrivers: []string{"NFS driver"}}, `CSI driver "NFS driver": is not a valid driver name`},
+		{sandbox.Options{ImageVolumes: []string{"registry.example.com"}}, `image volume source "registry.example.com": must be a registry or repository path ending in /`},
+		{sandbox.Options{ImageVolumes: []string{""}}, `image volume source "": must be`},
+		{sandbox.Options{ImageVolumes: []string{"/models/"}}, `image volume source "/models/": must be`},
 	} {
 		if _, err := tc.o.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: err = %v, want %q", tc.o, err, tc.want)
 		}
 	}
 	o, err := sandbox.Options{StorageClasses: []string{"slow", "fast", "slow"}, Tolerations: []string{"example.com/gpu", "CriticalAddonsOnly"},
-		RuntimeClasses: []string{"gvisor"}, Schedulers: []string{"batch"}}.Validate()
+		RuntimeClasses: []string{"gvisor"}, Schedulers: []string{"batch"}, CSIDrivers: []string{"nfs.csi.k8s.io"},
+		ImageVolumes: []string{"registry.example.com/models/", "*"}}.Validate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +44,8 @@ func TestSandboxAllowLists(t *testing.T) {
 		t.Errorf("lists not sorted and deduplicated: %+v", o)
 	}
 	want := map[string]string{sandbox.AnnotationPriorityClasses: "", sandbox.AnnotationStorageClasses: "fast,slow", sandbox.AnnotationTolerations: "CriticalAddonsOnly,example.com/gpu",
-		sandbox.AnnotationRuntimeClasses: "gvisor", sandbox.AnnotationSchedulers: "batch"}
+		sandbox.AnnotationRuntimeClasses: "gvisor", sandbox.AnnotationSchedulers: "batch", sandbox.AnnotationCSIDrivers: "nfs.csi.k8s.io",
+		sandbox.AnnotationImageVolumes: "*,registry.example.com/models/"}
 	if got := o.Annotations(); !equalMaps(got, want) {
 		t.Errorf("annotations %v, want %v", got, want)
 	}
@@ -50,7 +56,7 @@ func TestSandboxAllowLists(t *testing.T) {
 			t.Errorf("default annotation %s = %q", k, v)
 		}
 	}
-	if len(d.Annotations()) != 5 {
+	if len(d.Annotations()) != 7 {
 		t.Errorf("default annotations %v", d.Annotations())
 	}
 	back, err := sandbox.FromStatus(o.Status())
@@ -58,7 +64,8 @@ func TestSandboxAllowLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	if back, _ = back.Validate(); !slices.Equal(back.StorageClasses, o.StorageClasses) || !slices.Equal(back.Tolerations, o.Tolerations) ||
-		!slices.Equal(back.RuntimeClasses, o.RuntimeClasses) || !slices.Equal(back.Schedulers, o.Schedulers) {
+		!slices.Equal(back.RuntimeClasses, o.RuntimeClasses) || !slices.Equal(back.Schedulers, o.Schedulers) ||
+		!slices.Equal(back.CSIDrivers, o.CSIDrivers) || !slices.Equal(back.ImageVolumes, o.ImageVolumes) {
 		t.Errorf("the record does not give the choices back: %+v from %+v", back, o.Status())
 	}
 }
@@ -78,7 +85,7 @@ func equalMaps(a, b map[string]string) bool {
 // Each policy is matched for the right requesters, selects the right namespaces and declares every
 // variable it uses.
 func TestSandboxPolicyObjects(t *testing.T) {
-	tenantOnly := []string{"finalizers", "workloads", "statefulsets", "cronjobs", "volumeclaims", "cordon", "cordon-scale", "cordon-jobs", "cordon-cronjobs"}
+	tenantOnly := []string{"finalizers", "workloads", "statefulsets", "cronjobs", "history", "volumeclaims", "cordon", "cordon-scale", "cordon-jobs", "cordon-cronjobs"}
 	uses := regexp.MustCompile(`variables\.([a-zA-Z]+)`)
 	for _, res := range sandbox.SandboxPolicyResources {
 		p, b := sandbox.Policy(res), sandbox.PolicyBinding(res)

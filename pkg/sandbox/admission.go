@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -39,7 +41,7 @@ var sandboxValidations = map[string][]admissionv1.Validation{
 		Expression: `!has(object.type) || object.type != 'kubernetes.io/service-account-token'`,
 		Message:    "kubectl federate sandbox: Secrets of type kubernetes.io/service-account-token are not allowed (a token that outlives the tenant's binding)",
 	}},
-	"pods": {{
+	"pods": append([]admissionv1.Validation{{
 		Expression: `!has(object.spec.priorityClassName) || object.spec.priorityClassName == '' || ` +
 			`(!object.spec.priorityClassName.startsWith('system-') && has(namespaceObject.metadata.annotations) && ` +
 			`'` + AnnotationPriorityClasses + `' in namespaceObject.metadata.annotations && ` +
@@ -80,6 +82,26 @@ var sandboxValidations = map[string][]admissionv1.Validation{
 			`!object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.exists(p, ` + selectsNodeRole("p.preference") + `)))`,
 		Message: nodeRoleMessage,
 	}, {
+		// A control-plane node without its taint can also be chosen by name: its hostname label, or the
+		// node's name through matchFields. A tenant never needs to pin a node by name in a shared cluster.
+		Expression: unchanged("nodeSelector") + ` || !has(object.spec.nodeSelector) || ` +
+			`!object.spec.nodeSelector.exists(k, k in ` + celList(NodeNameLabels) + `)`,
+		Message: nodeNameMessage,
+	}, {
+		Expression: unchanged("affinity") + ` || !has(object.spec.affinity) || !has(object.spec.affinity.nodeAffinity) || (` +
+			`(!has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) || ` +
+			`!object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.exists(t, ` + selectsNodeByName("t") + `)) && ` +
+			`(!has(object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution) || ` +
+			`!object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.exists(p, ` + selectsNodeByName("p.preference") + `)))`,
+		Message: nodeNameMessage,
+	}, {
+		// Pod (anti-)affinity to pods of other namespaces places a tenant's pod next to the provider's
+		// (the API server's static pods mark the control-plane nodes), and a required anti-affinity of a
+		// running pod keeps other namespaces' pods off its node. Only the pod's own namespace may be named.
+		Expression: unchanged("affinity") + ` || !has(object.spec.affinity) || (` +
+			podAffinityOwnNamespace("object.spec.affinity", "podAffinity") + ` && ` + podAffinityOwnNamespace("object.spec.affinity", "podAntiAffinity") + `)`,
+		Message: "kubectl federate sandbox: pod affinity and anti-affinity may only name pods of the pod's own namespace (no namespaces of others, no namespaceSelector)",
+	}, {
 		// A runtime class may be a privileged or host-sharing runtime; a scheduler may ignore taints and
 		// quotas of its own. Both are immutable, so they are checked at creation.
 		Expression: `request.operation != 'CREATE' || !has(object.spec.runtimeClassName) || object.spec.runtimeClassName in variables.runtimeClasses`,
@@ -99,7 +121,7 @@ var sandboxValidations = map[string][]admissionv1.Validation{
 	}, {
 		Expression: `request.operation != 'CREATE' || ` + ephemeralClaimsOK("object.spec"),
 		Message:    claimTemplateMessage,
-	}},
+	}}, volumeValidations("object.spec", `request.operation != 'CREATE' || `)...),
 	// A PersistentVolumeClaim is checked whoever creates it: a StatefulSet's claims and generic ephemeral
 	// volumes' are created by controllers under their own names, from the tenant's templates.
 	"persistentvolumeclaims": {{
@@ -125,18 +147,33 @@ var sandboxValidations = map[string][]admissionv1.Validation{
 // policyVariables are the policies' CEL variables: the provider's allowed lists, read from the sandbox
 // namespace's annotations (an annotation that is missing or empty allows nothing beyond the defaults).
 var policyVariables = map[string][]admissionv1.Variable{
-	"pods": {
+	"pods": append([]admissionv1.Variable{
 		{Name: "tolerations", Expression: celList(DefaultTolerations) + ` + ` + annotationList(AnnotationTolerations)},
 		{Name: "runtimeClasses", Expression: annotationList(AnnotationRuntimeClasses)},
 		{Name: "schedulers", Expression: celList([]string{DefaultScheduler}) + ` + ` + annotationList(AnnotationSchedulers)},
 		{Name: "storageClasses", Expression: annotationList(AnnotationStorageClasses)},
-	},
+	}, volumeVariables...),
 	"persistentvolumeclaims": {{Name: "storageClasses", Expression: annotationList(AnnotationStorageClasses)}},
-	"workloads":              {{Name: "storageClasses", Expression: annotationList(AnnotationStorageClasses)}},
+	"workloads":              append([]admissionv1.Variable{{Name: "storageClasses", Expression: annotationList(AnnotationStorageClasses)}}, volumeVariables...),
 	"statefulsets":           {{Name: "storageClasses", Expression: annotationList(AnnotationStorageClasses)}},
+	"cronjobs":               volumeVariables,
 }
 
+// volumeVariables are what the volume rules read: the provider's CSI drivers and image sources, and
+// whether the sandbox is privileged (there a pod may mount the host anyway: the allowlist does not apply).
+var volumeVariables = []admissionv1.Variable{
+	{Name: "csiDrivers", Expression: annotationList(AnnotationCSIDrivers)},
+	{Name: "imageVolumes", Expression: annotationList(AnnotationImageVolumes)},
+	{Name: "privileged", Expression: `has(namespaceObject.metadata.labels) && '` + PsaPrefix + `enforce' in namespaceObject.metadata.labels && ` +
+		`namespaceObject.metadata.labels['` + PsaPrefix + `enforce'] == '` + PodSecurityPrivileged + `'`},
+}
+
+// NodeNameLabels name a single node: selecting on one picks a node by name.
+var NodeNameLabels = []string{"kubernetes.io/hostname"}
+
 const (
+	nodeNameMessage = "kubectl federate sandbox: pods must not select nodes by name (kubernetes.io/hostname in a nodeSelector or node affinity, " +
+		"or matchFields on metadata.name, with In, Exists, Gt or Lt; NotIn and DoesNotExist are allowed): the node chosen may be a control-plane node without its taint"
 	nodeRolePrefix  = "node-role.kubernetes.io/"
 	nodeRoleMessage = "kubectl federate sandbox: pods must not select nodes by their " + nodeRolePrefix + "* labels (nodeSelector, or node affinity with In, Exists, Gt or Lt; NotIn and DoesNotExist are allowed)"
 	// claimTemplateMessage is the template-level refusal of what the PersistentVolumeClaim policy would
@@ -172,6 +209,25 @@ func selectsNodeRole(term string) string {
 		`(has(` + term + `.matchFields) && ` + term + `.matchFields.exists(f, ` + role("f") + `))`
 }
 
+// selectsNodeByName is a CEL condition that holds when a node selector term picks a node by name: its
+// hostname label, or any matchFields (metadata.name is the only field), with a positive operator.
+func selectsNodeByName(term string) string {
+	positive := `.operator in ['In', 'Exists', 'Gt', 'Lt']`
+	return `(has(` + term + `.matchExpressions) && ` + term + `.matchExpressions.exists(e, e.key in ` + celList(NodeNameLabels) + ` && e` + positive + `)) || ` +
+		`(has(` + term + `.matchFields) && ` + term + `.matchFields.exists(f, f` + positive + `))`
+}
+
+// podAffinityOwnNamespace is a CEL condition that holds when every term of affinity.<kind> (podAffinity or
+// podAntiAffinity), required or preferred, names only the pod's own namespace.
+func podAffinityOwnNamespace(affinity, kind string) string {
+	k := affinity + "." + kind
+	own := func(t string) string {
+		return `(!has(` + t + `.namespaceSelector) && (!has(` + t + `.namespaces) || ` + t + `.namespaces.all(n, n == request.namespace)))`
+	}
+	return `(!has(` + k + `) || ((!has(` + k + `.requiredDuringSchedulingIgnoredDuringExecution) || ` + k + `.requiredDuringSchedulingIgnoredDuringExecution.all(t, ` + own("t") + `)) && ` +
+		`(!has(` + k + `.preferredDuringSchedulingIgnoredDuringExecution) || ` + k + `.preferredDuringSchedulingIgnoredDuringExecution.all(w, ` + own("w.podAffinityTerm") + `))))`
+}
+
 // claimNoVolumeName, claimSourceHere and claimTemplateOK check a PersistentVolumeClaimSpec at path (a
 // claim's, or a template's).
 func claimNoVolumeName(path string) string {
@@ -197,12 +253,60 @@ func ephemeralClaimsOK(path string) string {
 		claimTemplateOK("v.ephemeral.volumeClaimTemplate.spec") + `)))`
 }
 
+// Volumes are an allowlist: what a pod may mount is its own namespace's data (ConfigMaps, Secrets, the
+// downward API, projections of those and of public trust bundles), scratch space with a size limit, and
+// claims, which the claim rules hold. Anything else reaches beyond the namespace: a CSI inline volume is
+// whatever its driver mounts from wherever the node reaches (an NFS export of the provider's, with
+// csi-driver-nfs), an image volume is pulled with the node's credentials, and the in-tree network volumes
+// (nfs, iscsi, cephfs, rbd, ...) name the provider's storage outright. A CSI driver or an image source is
+// allowed only where the provider listed it (namespace annotations); a privileged sandbox, whose pods may
+// mount the host, is not held to the allowlist. A pod certificate (a projected podCertificate) is never
+// allowed: a signer of the provider's would issue it, with the provider's trust.
+var (
+	emptyDirMessage = "kubectl federate sandbox: an emptyDir volume must set sizeLimit (the kubelet evicts a pod that writes more; unlimited, it fills the node's disk)"
+	csiMessage      = "kubectl federate sandbox: CSI inline volumes are allowed only for the drivers the provider allowed (namespace annotation " + AnnotationCSIDrivers + "): the driver mounts whatever the node reaches"
+	imageMessage    = "kubectl federate sandbox: image volumes are allowed only from the sources the provider allowed (namespace annotation " + AnnotationImageVolumes + "): the node pulls them with its own credentials"
+	podCertMessage  = "kubectl federate sandbox: pods must not mount a pod certificate (a projected podCertificate volume): a signer of the provider's would issue it"
+	volumeMessage   = "kubectl federate sandbox: this volume type is not allowed (only configMap, secret, downwardAPI, emptyDir with sizeLimit, projected configMap, secret, downwardAPI " +
+		"or clusterTrustBundle, persistentVolumeClaim and ephemeral; csi and image where the provider allowed them)"
+)
+
+// volumeValidations are the volume rules for the pod spec at path; guard (ending in " || ", or empty) is
+// what lets a request through unchecked (a pod's volumes cannot change after its creation).
+func volumeValidations(path, guard string) []admissionv1.Validation {
+	each := func(cond string) string {
+		return guard + `!has(` + path + `.volumes) || ` + path + `.volumes.all(v, ` + cond + `)`
+	}
+	held := func(cond string) string { return each(`variables.privileged || ` + cond) }
+	return []admissionv1.Validation{{
+		Expression: each(`!has(v.projected) || !has(v.projected.sources) || !v.projected.sources.exists(s, has(s.podCertificate))`),
+		Message:    podCertMessage,
+	}, {
+		Expression: held(`!has(v.csi) || v.csi.driver in variables.csiDrivers`),
+		Message:    csiMessage,
+	}, {
+		Expression: held(`!has(v.image) || (has(v.image.reference) && variables.imageVolumes.exists(p, p == '*' || v.image.reference.startsWith(p)))`),
+		Message:    imageMessage,
+	}, {
+		// sizeLimit is a quantity, which the type checker does not resolve: read through dyn.
+		Expression: held(`!has(v.emptyDir) || has(dyn(v.emptyDir).sizeLimit)`),
+		Message:    emptyDirMessage,
+	}, {
+		// What the rules above and the token and claim rules judge is let through here; anything else is
+		// refused, including a volume type Kubernetes adds later.
+		Expression: held(`has(v.configMap) || has(v.secret) || has(v.downwardAPI) || has(v.emptyDir) || has(v.persistentVolumeClaim) || ` +
+			`has(v.ephemeral) || has(v.csi) || has(v.image) || (has(v.projected) && (!has(v.projected.sources) || v.projected.sources.all(s, ` +
+			`has(s.configMap) || has(s.secret) || has(s.downwardAPI) || has(s.clusterTrustBundle) || has(s.serviceAccountToken) || has(s.podCertificate))))`),
+		Message: volumeMessage,
+	}}
+}
+
 // SandboxPolicyResources are the kinds the sandbox policies check; each has a policy and a binding named
 // SandboxName-<resource>. "finalizers" checks every kind (see finalizersPolicy); "volumeclaims" is the
 // tenants' own changes to PersistentVolumeClaims. "cordon", "cordon-scale", "cordon-jobs" and
 // "cordon-cronjobs" are bound only to cordoned sandboxes (LabelCordoned).
 var SandboxPolicyResources = []string{"pods", "services", "secrets", "persistentvolumeclaims", "finalizers", "workloads", "statefulsets",
-	"cronjobs", "volumeclaims", "cordon", "cordon-scale", "cordon-jobs", "cordon-cronjobs"}
+	"cronjobs", "history", "volumeclaims", "cordon", "cordon-scale", "cordon-jobs", "cordon-cronjobs"}
 
 // noTemplateFinalizers refuses finalizers in what controllers create from a tenant's templates (pods of
 // Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs; a StatefulSet's PVCs; a CronJob's Jobs and
@@ -218,7 +322,7 @@ var templateMessage = "kubectl federate sandbox: templates must not carry finali
 // "workloads" policy's (apps and batch kinds with spec.template), the "statefulsets", "cronjobs" and
 // "volumeclaims" policies'.
 var tenantValidations = map[string][]admissionv1.Validation{
-	"workloads": {{
+	"workloads": append([]admissionv1.Validation{{
 		Expression: noTemplateFinalizers("object.spec.template"),
 		Message:    templateMessage,
 	}, {
@@ -226,19 +330,32 @@ var tenantValidations = map[string][]admissionv1.Validation{
 		// only see a stuck workload; refusing the template says why.
 		Expression: ephemeralClaimsOK("object.spec.template.spec"),
 		Message:    claimTemplateMessage,
-	}},
+	}}, volumeValidations("object.spec.template.spec", "")...),
 	// A StatefulSet's volumeClaimTemplates, in a policy of their own so that each expression type-checks
 	// against the one kind that has them.
 	"statefulsets": {{
+		Expression: revisionHistoryCapped,
+		Message:    revisionHistoryMessage,
+	}, {
 		Expression: `!has(object.spec.volumeClaimTemplates) || object.spec.volumeClaimTemplates.all(c, ` + noTemplateFinalizers("c") + `)`,
 		Message:    templateMessage,
 	}, {
 		Expression: `!has(object.spec.volumeClaimTemplates) || object.spec.volumeClaimTemplates.all(c, ` + claimTemplateOK("c.spec") + `)`,
 		Message:    claimTemplateMessage,
 	}},
-	"cronjobs": {{
+	"cronjobs": append([]admissionv1.Validation{{
 		Expression: "(" + noTemplateFinalizers("object.spec.jobTemplate") + ") && (" + noTemplateFinalizers("object.spec.jobTemplate.spec.template") + ")",
 		Message:    templateMessage,
+	}, {
+		Expression: `(!has(object.spec.successfulJobsHistoryLimit) || object.spec.successfulJobsHistoryLimit <= ` + strconv.Itoa(MaxJobsHistory) + `) && ` +
+			`(!has(object.spec.failedJobsHistoryLimit) || object.spec.failedJobsHistoryLimit <= ` + strconv.Itoa(MaxFailedJobsHistory) + `)`,
+		Message: fmt.Sprintf("kubectl federate sandbox: a CronJob may keep at most %d successful and %d failed Jobs (successfulJobsHistoryLimit, failedJobsHistoryLimit): "+
+			"each one kept is an object in the provider's etcd", MaxJobsHistory, MaxFailedJobsHistory),
+	}}, volumeValidations("object.spec.jobTemplate.spec.template.spec", "")...),
+	// Deployments and DaemonSets keep old ReplicaSets and ControllerRevisions: their history is capped.
+	"history": {{
+		Expression: revisionHistoryCapped,
+		Message:    revisionHistoryMessage,
 	}},
 	// The PersistentVolume binder sets spec.volumeName on an update when it binds a claim, so this cannot
 	// apply to everyone; a tenant that sets it on a pending claim would pick the volume it binds.
@@ -249,10 +366,26 @@ var tenantValidations = map[string][]admissionv1.Validation{
 	}},
 }
 
-// A cordoned tenant (cordon tenant) keeps what runs, and may change it, but starts nothing new: it may not
-// create pods or workloads, raise a workload's replicas or a Job's parallelism, nor resume a suspended Job
-// or CronJob. What its controllers do under their own names (a ReplicaSet replacing a failed pod, a
-// CronJob starting its next Job) is not matched, so existing workloads keep running.
+// The history limits a tenant may set, at most: Kubernetes's own defaults, so that a workload that sets
+// none is admitted. The quota's counts bound the objects kept in all; these keep one workload from taking
+// them all.
+const (
+	MaxRevisionHistory   = 10 // revisionHistoryLimit of Deployments, StatefulSets and DaemonSets
+	MaxJobsHistory       = 3  // successfulJobsHistoryLimit of CronJobs
+	MaxFailedJobsHistory = 1  // failedJobsHistoryLimit of CronJobs
+)
+
+var (
+	revisionHistoryCapped  = `!has(object.spec.revisionHistoryLimit) || object.spec.revisionHistoryLimit <= ` + strconv.Itoa(MaxRevisionHistory)
+	revisionHistoryMessage = fmt.Sprintf("kubectl federate sandbox: revisionHistoryLimit may be at most %d: each old revision kept is an object in the provider's etcd", MaxRevisionHistory)
+)
+
+// A cordoned tenant (cordon tenant) keeps what runs, and may change it, but nothing new starts: no pod or
+// workload is created in its namespaces, by the tenant or by a controller acting on its objects (a
+// ReplicaSet replacing a pod the tenant relabelled out of it or deleted, a Deployment replacing a
+// ReplicaSet, a CronJob's next Job, whatever the tenant changed in them). The tenant itself is also told
+// at once when it tries to raise a workload's replicas or a Job's parallelism, or to resume a suspended
+// Job or CronJob. Pods that end are not replaced until the tenant is uncordoned.
 var cordonValidations = map[string][]admissionv1.Validation{
 	"cordon": {{
 		Expression: `request.operation != 'CREATE'`,
@@ -295,6 +428,7 @@ var tenantRules = map[string]admissionv1.Rule{
 	"workloads": {APIGroups: []string{"apps", "batch"}, APIVersions: []string{"v1"},
 		Resources: []string{"deployments", "replicasets", "statefulsets", "daemonsets", "jobs"}},
 	"statefulsets": {APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"statefulsets"}},
+	"history":      {APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"deployments", "daemonsets"}},
 	"cronjobs":     {APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"cronjobs"}},
 	"volumeclaims": {APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"persistentvolumeclaims"}},
 }
@@ -363,12 +497,8 @@ func tenantPolicy(name string, rule admissionv1.Rule, validations []admissionv1.
 				},
 			}}},
 			MatchConditions: []admissionv1.MatchCondition{{
-				Name: "tenant",
-				// Certificates carry the tenant group; a Token identity is its namespace's credential
-				// ServiceAccount, a user name only tokens the API server signed can have.
-				Expression: `request.userInfo.groups.exists(g, g == '` + member.TenantGroup + `') || ` +
-					`request.userInfo.username.matches('^` + credential.ServiceAccountPrefix + `[^:]+:` + credential.CredentialServiceAccount + `-[a-z0-9]+$')` +
-					probeMatch(name),
+				Name:       "tenant",
+				Expression: matchCondition(name),
 			}},
 			Variables:   policyVariables[name],
 			Validations: validations,
@@ -381,12 +511,20 @@ func tenantPolicy(name string, rule admissionv1.Rule, validations []admissionv1.
 // nothing, so matching it gives nobody anything.
 const AnnotationCordonProbe = "federate.dev/cordon-probe"
 
-// probeMatch extends the tenant match condition of the cordon policy to its probe.
-func probeMatch(name string) string {
+// tenantMatch holds for the requests of tenant identities: certificates carry the tenant group; a Token
+// identity is its namespace's credential ServiceAccount, a user name only tokens the API server signed
+// can have.
+var tenantMatch = `request.userInfo.groups.exists(g, g == '` + member.TenantGroup + `') || ` +
+	`request.userInfo.username.matches('^` + credential.ServiceAccountPrefix + `[^:]+:` + credential.CredentialServiceAccount + `-[a-z0-9]+$')`
+
+// matchCondition is whom a tenant policy applies to: tenant identities; for the cordon policy, everyone,
+// controllers included (a ReplicaSet replacing a pod relabelled out of it, a CronJob's next Job), but
+// for the provider's own dry runs that prove its other guards (they store nothing), save the cordon probe.
+func matchCondition(name string) string {
 	if name != "cordon" {
-		return ""
+		return tenantMatch
 	}
-	return ` || (request.dryRun && has(object.metadata.annotations) && '` + AnnotationCordonProbe + `' in object.metadata.annotations)`
+	return `!request.dryRun || ` + tenantMatch + ` || (has(object.metadata.annotations) && '` + AnnotationCordonProbe + `' in object.metadata.annotations)`
 }
 
 // PolicyBinding binds Policy(resource) to every tenant namespace, denying what it refuses.

@@ -12,6 +12,7 @@
 //	install.go    init: federate-system, CRDs, the tenant ClusterRole, the sandbox admission policies
 //	reconcile.go  restore or upgrade the sandbox policies, bindings and tenant role this version installs
 //	quota.go      one quota total per consumer, carved into its grants, recorded in the Tenant
-//	enforce.go    prove that the API server enforces a sandbox before anything is bound to it; access reviews
+//	enforce.go    prove that the API server enforces a sandbox before anything is bound to it (its cordon too); access reviews
+//	stop.go       stop what runs in a sandbox and the tokens it could use: revoke, drain, a grant taken back
 //	impersonation.go  detect constrained impersonation on a provider, never assume it
 package sandbox

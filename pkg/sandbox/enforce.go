@@ -12,6 +12,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
@@ -178,4 +179,68 @@ func AccessReview(ctx context.Context, c *member.Cluster, user string, groups []
 		return false, err
 	}
 	return r.Status.Allowed, nil
+}
+
+// CordonProbe is a pod every other sandbox rule admits, marked for the cordon policy.
+func CordonProbe(ns string) *corev1.Pod {
+	yes, no := true, false
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "federate-cordon-probe", Namespace: ns, Annotations: map[string]string{AnnotationCordonProbe: "true"}},
+		Spec: corev1.PodSpec{
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &yes, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{Name: "probe", Image: "registry.k8s.io/pause:3.10", SecurityContext: &corev1.SecurityContext{
+				AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}}},
+		},
+	}
+}
+
+// WaitCordoned sends the cordon probe (a dry-run pod the cordon policy matches as a tenant's) until
+// admission answers as the namespace's cordon label says: refused by the cordon policy when on, admitted
+// by it when off. A pod the rest of the sandbox refuses is never the answer: the probe passes every other
+// rule. A namespace that is gone holds nothing to start.
+func WaitCordoned(ctx context.Context, c *member.Cluster, ns string, on bool) error {
+	if c.DryRun {
+		return nil // the cordon label was not written
+	}
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	p := CordonProbe(ns)
+	deadline := time.Now().Add(PolicyTimeout)
+	pause := 50 * time.Millisecond
+	what := map[bool]string{true: "refuse the tenant's new pods", false: "admit the tenant's pods again"}[on]
+	for {
+		_, err := c.Kube.CoreV1().Pods(ns).Create(ctx, p, dry)
+		cordoned := err != nil && strings.Contains(err.Error(), SandboxName+"-cordon")
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil // the namespace is gone: nothing runs there
+		case err != nil && !cordoned:
+			return fmt.Errorf("checking that admission in %s will %s: %w", ns, what, err)
+		case cordoned == on:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("%w: admission in %s did not %s within %s", ErrNotEnforced, ns, what, PolicyTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 500*time.Millisecond)
+	}
+}
+
+// SetCordoned labels one sandbox cordoned (or not) and waits until admission answers accordingly.
+func SetCordoned(ctx context.Context, c *member.Cluster, ns string, on bool) error {
+	label := `null` // a merge patch removes the label
+	if on {
+		label = `"true"`
+	}
+	patch := []byte(`{"metadata":{"labels":{"` + LabelCordoned + `":` + label + `}}}`)
+	if _, err := c.Kube.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: member.FieldManager}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("labelling namespace %s: %w", ns, err)
+	}
+	return WaitCordoned(ctx, c, ns, on)
 }

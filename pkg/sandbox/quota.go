@@ -63,10 +63,10 @@ func DefaultGrantQuota() corev1.ResourceList {
 	return MustResources(map[string]string{
 		"pods": "4", "requests.cpu": "1", "limits.cpu": "2", "requests.memory": "2Gi", "limits.memory": "4Gi",
 		"requests.storage": "2Gi", "persistentvolumeclaims": "2", "requests.ephemeral-storage": "2Gi",
-		"services": "2", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "10", "configmaps": "10",
-		"count/pods": "10", "count/deployments.apps": "4", "count/statefulsets.apps": "2", "count/replicasets.apps": "10",
-		"count/jobs.batch": "6", "count/cronjobs.batch": "2",
-		"count/resourceslices.federate.dev": "0", "count/namespacerequests.federate.dev": "0",
+		"services": "2", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "4", "configmaps": "4",
+		"count/pods": "5", "count/deployments.apps": "2", "count/statefulsets.apps": "1", "count/replicasets.apps": "4",
+		"count/controllerrevisions.apps": "3", "count/jobs.batch": "2", "count/cronjobs.batch": "1",
+		"count/endpointslices.discovery.k8s.io": "2", "count/resourceslices.federate.dev": "0", "count/namespacerequests.federate.dev": "0",
 		"count/exchangerequests.federate.dev": "0",
 	})
 }

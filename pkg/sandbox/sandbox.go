@@ -45,6 +45,12 @@ const (
 	// AnnotationSchedulers lists the schedulers pods in the sandbox may name besides default-scheduler,
 	// comma-separated.
 	AnnotationSchedulers = "federate.dev/allowed-schedulers"
+	// AnnotationCSIDrivers lists the CSI drivers whose inline (ephemeral) volumes pods in the sandbox may
+	// use, comma-separated; empty means none.
+	AnnotationCSIDrivers = "federate.dev/allowed-csi-drivers"
+	// AnnotationImageVolumes lists the image references (prefixes ending in /, or * for any) pods in the
+	// sandbox may mount as image volumes, comma-separated; empty means none.
+	AnnotationImageVolumes = "federate.dev/allowed-image-volumes"
 
 	PsaPrefix = "pod-security.kubernetes.io/"
 )
@@ -70,6 +76,12 @@ type Options struct {
 	Tolerations     []string            // taint keys pods may tolerate besides DefaultTolerations
 	RuntimeClasses  []string            // allowed runtimeClassName values besides none
 	Schedulers      []string            // allowed schedulerName values besides DefaultScheduler
+	CSIDrivers      []string            // CSI drivers whose inline volumes pods may use; none by default
+	ImageVolumes    []string            // image reference prefixes pods may mount as image volumes; none by default
+
+	// Cordoned makes a new namespace start cordoned (LabelCordoned): a grant made while its consumer is
+	// cordoned. It never uncordons a namespace that is.
+	Cordoned bool
 
 	// share, set for a tenant namespace, makes its quota Quota (the tenant's total) less what the ledger
 	// it returns has granted elsewhere, written only over an older ledger generation (quota.go).
@@ -98,22 +110,29 @@ const DefaultScheduler = "default-scheduler"
 // storage, object counts (etcd), and no NodePort or LoadBalancer Services, which would open the provider's
 // nodes or cloud account to the world. Its limits fit 20 pods of the default container size
 // (DefaultContainerLimits), so no one limit hides another. Every kind the tenant role can create is
-// counted (a unit test holds defaultClusterRole to that), so no kind fills etcd: the core kinds by their
-// plain names, which count every stored object, except pods, whose plain count leaves out finished ones
-// (count/pods counts them too); the others by count/<resource>.<group>. A Deployment keeps up to 10 old
-// ReplicaSets, a CronJob 4 Jobs, a finished Job its pods: hence more ReplicaSets, Jobs and stored pods
-// than their owners.
+// counted (a unit test holds defaultClusterRole to that), and so is every kind a controller makes from
+// them (ControllerRevisions from StatefulSets, ReplicaSets from Deployments, Jobs from CronJobs, pods,
+// EndpointSlices from Services; a unit test holds the list), so nothing fills etcd: the core kinds by
+// their plain names, which count every stored object, except pods, whose plain count leaves out finished
+// ones (count/pods counts them too); the others by count/<resource>.<group>. Together they admit
+// DefaultStoredObjects objects, each at most one etcd request (1.5 MiB by default): 300 MiB at most.
+// The history limits that make controllers keep old objects are capped by the admission policies
+// (MaxRevisionHistory, MaxJobsHistory).
 func DefaultQuota() corev1.ResourceList {
 	return MustResources(map[string]string{
 		"pods": "20", "requests.cpu": "4", "limits.cpu": "10", "requests.memory": "8Gi", "limits.memory": "16Gi",
 		"requests.storage": "20Gi", "persistentvolumeclaims": "10", "requests.ephemeral-storage": "20Gi",
-		"services": "10", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "50", "configmaps": "50",
-		"count/pods": "50", "count/deployments.apps": "20", "count/statefulsets.apps": "10", "count/replicasets.apps": "50",
-		"count/jobs.batch": "30", "count/cronjobs.batch": "10",
-		"count/resourceslices.federate.dev": "10", "count/namespacerequests.federate.dev": "10",
+		"services": "10", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "20", "configmaps": "20",
+		"count/pods": "25", "count/deployments.apps": "10", "count/statefulsets.apps": "5", "count/replicasets.apps": "20",
+		"count/controllerrevisions.apps": "15", "count/jobs.batch": "10", "count/cronjobs.batch": "5",
+		"count/endpointslices.discovery.k8s.io": "10", "count/resourceslices.federate.dev": "10", "count/namespacerequests.federate.dev": "10",
 		"count/exchangerequests.federate.dev": "10",
 	})
 }
+
+// DefaultStoredObjects is how many objects DefaultQuota lets a tenant keep in the provider's etcd, its
+// Services' Endpoints included (one each, made by the endpoints controller).
+const DefaultStoredObjects = 200
 
 // DefaultContainerRequests and DefaultContainerLimits fill containers that name none, so that pods which
 // say nothing about resources are still admitted under a quota on requests and limits.
@@ -177,7 +196,7 @@ func (o Options) Validate() (Options, error) {
 		names []string
 		check func(string) error
 	}{{o.PriorityClasses, ValidatePriorityClass}, {o.StorageClasses, ValidateStorageClass}, {o.Tolerations, ValidateToleration},
-		{o.RuntimeClasses, ValidateRuntimeClass}, {o.Schedulers, ValidateScheduler}} {
+		{o.RuntimeClasses, ValidateRuntimeClass}, {o.Schedulers, ValidateScheduler}, {o.CSIDrivers, ValidateCSIDriver}, {o.ImageVolumes, ValidateImageVolume}} {
 		for _, name := range l.names {
 			if err := l.check(name); err != nil {
 				return o, err
@@ -197,6 +216,8 @@ func (o Options) Validate() (Options, error) {
 	o.Tolerations = SortedSet(o.Tolerations)
 	o.RuntimeClasses = SortedSet(o.RuntimeClasses)
 	o.Schedulers = SortedSet(o.Schedulers)
+	o.CSIDrivers = SortedSet(o.CSIDrivers)
+	o.ImageVolumes = SortedSet(o.ImageVolumes)
 	return o, nil
 }
 
@@ -255,6 +276,27 @@ func ValidateScheduler(name string) error {
 	return nil
 }
 
+// ValidateCSIDriver checks a CSI driver whose inline volumes a tenant's pods may be allowed to use.
+func ValidateCSIDriver(name string) error {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 || len(name) > 63 {
+		return fmt.Errorf("CSI driver %q: is not a valid driver name", member.Truncate(name))
+	}
+	return nil
+}
+
+// ValidateImageVolume checks an image reference prefix a tenant's pods may be allowed to mount as image
+// volumes: * (any image), or a registry or repository path ending in /, so that registry.example.com/
+// never also allows registry.example.com.evil.example.
+func ValidateImageVolume(prefix string) error {
+	if prefix == "*" {
+		return nil
+	}
+	if prefix == "" || strings.ContainsAny(prefix, " ,\t\n'\\") || !strings.HasSuffix(prefix, "/") || strings.HasPrefix(prefix, "/") {
+		return fmt.Errorf("image volume source %q: must be a registry or repository path ending in / (such as registry.example.com/models/), or * for any image", member.Truncate(prefix))
+	}
+	return nil
+}
+
 // Merged is base with each resource that over names replaced by over's amount.
 func Merged(base, over corev1.ResourceList) corev1.ResourceList {
 	out := base.DeepCopy()
@@ -274,6 +316,8 @@ func (o Options) Status() *v1alpha1.SandboxStatus {
 		Tolerations:     o.Tolerations,
 		RuntimeClasses:  o.RuntimeClasses,
 		Schedulers:      o.Schedulers,
+		CSIDrivers:      o.CSIDrivers,
+		ImageVolumes:    o.ImageVolumes,
 	}
 }
 
@@ -286,6 +330,8 @@ func (o Options) Annotations() map[string]string {
 		AnnotationTolerations:     strings.Join(o.Tolerations, ","),
 		AnnotationRuntimeClasses:  strings.Join(o.RuntimeClasses, ","),
 		AnnotationSchedulers:      strings.Join(o.Schedulers, ","),
+		AnnotationCSIDrivers:      strings.Join(o.CSIDrivers, ","),
+		AnnotationImageVolumes:    strings.Join(o.ImageVolumes, ","),
 	}
 }
 
@@ -357,6 +403,9 @@ func EnsureSandbox(ctx context.Context, c *member.Cluster, ns string, owner NsOw
 	consumerID := owner.ConsumerID
 	labels := owner.labels()
 	labels[LabelSandbox] = "true"
+	if o.Cordoned {
+		labels[LabelCordoned] = "true"
+	}
 	for _, mode := range []string{"enforce", "warn", "audit"} {
 		labels[PsaPrefix+mode] = o.PodSecurity
 		labels[PsaPrefix+mode+"-version"] = "latest"
@@ -508,6 +557,7 @@ var (
 		"fd00:ec2::23/128",       // AWS's EKS Pod Identity Agent over IPv6 (credentials)
 		"fd20:ce::254/128",       // GCP's metadata server over IPv6
 		"fd00:c1::a9fe:a9fe/128", // Oracle Cloud's instance metadata service over IPv6
+		"fd00:a9fe:a9fe::1/128",  // Akamai's (Linode's) metadata service over IPv6
 	}
 )
 
@@ -556,7 +606,7 @@ func FromStatus(st *v1alpha1.SandboxStatus) (Options, error) {
 		return Options{}, nil
 	}
 	o := Options{PodSecurity: st.PodSecurity, PriorityClasses: st.PriorityClasses, StorageClasses: st.StorageClasses,
-		Tolerations: st.Tolerations, RuntimeClasses: st.RuntimeClasses, Schedulers: st.Schedulers}
+		Tolerations: st.Tolerations, RuntimeClasses: st.RuntimeClasses, Schedulers: st.Schedulers, CSIDrivers: st.CSIDrivers, ImageVolumes: st.ImageVolumes}
 	var err error
 	if o.Quota, err = ParseResourceList("quota", FormatResourceList(st.Quota)); err != nil {
 		return o, err

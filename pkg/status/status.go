@@ -495,7 +495,8 @@ func tenantSettings(t *v1alpha1.Tenant) map[string]string {
 		m[handshake.SettingDefaultRequests] = sandbox.FormatResourceList(sb.DefaultRequests)
 		m[handshake.SettingDefaultLimits] = sandbox.FormatResourceList(sb.DefaultLimits)
 		for k, l := range map[string][]string{handshake.SettingPriorityClasses: sb.PriorityClasses, handshake.SettingStorageClasses: sb.StorageClasses,
-			handshake.SettingTolerations: sb.Tolerations, handshake.SettingRuntimeClasses: sb.RuntimeClasses, handshake.SettingSchedulers: sb.Schedulers} {
+			handshake.SettingTolerations: sb.Tolerations, handshake.SettingRuntimeClasses: sb.RuntimeClasses, handshake.SettingSchedulers: sb.Schedulers,
+			handshake.SettingCSIDrivers: sb.CSIDrivers, handshake.SettingImageVolumes: sb.ImageVolumes} {
 			m[k] = strings.Join(l, ",")
 		}
 	}
@@ -515,14 +516,4 @@ func nonEmpty(m map[string]string) map[string]string {
 }
 
 // CordonProbe is a pod every other sandbox rule admits, marked for the cordon policy.
-func CordonProbe(ns string) *corev1.Pod {
-	yes, no := true, false
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "federate-cordon-probe", Namespace: ns, Annotations: map[string]string{sandbox.AnnotationCordonProbe: "true"}},
-		Spec: corev1.PodSpec{
-			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &yes, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-			Containers: []corev1.Container{{Name: "probe", Image: "registry.k8s.io/pause:3.10", SecurityContext: &corev1.SecurityContext{
-				AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}}},
-		},
-	}
-}
+func CordonProbe(ns string) *corev1.Pod { return sandbox.CordonProbe(ns) }

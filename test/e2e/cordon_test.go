@@ -19,8 +19,8 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
-// cordon keeps a tenant from starting anything new while what runs keeps running (its controllers still
-// replace pods), in every namespace it was granted; uncordon lifts it; drain also deletes what runs.
+// cordon keeps a tenant from starting anything new while what runs keeps running (its controllers replace
+// nothing until it is uncordoned), in every namespace it was granted; uncordon lifts it; drain also deletes what runs.
 // Each shows on the Tenant and in status.
 func TestCordonAndDrain(t *testing.T) {
 	defer unauthenticate(t)
@@ -120,7 +120,8 @@ func TestCordonAndDrain(t *testing.T) {
 		t.Errorf("a cordoned tenant lowering a Job's parallelism: %v", err)
 	}
 
-	// What runs keeps running: the Deployment's controller replaces a pod deleted under it.
+	// What runs keeps running, but nothing new starts (issue 43): a pod deleted under the Deployment is
+	// not replaced while cordoned; its controller is refused by the cordon.
 	pods, err := admin.CoreV1().Pods(tenantNS).List(ctx, metav1.ListOptions{LabelSelector: "app=e2e-revoke"})
 	if err != nil || len(pods.Items) != 1 {
 		t.Fatalf("the Deployment's pods: %v %v", pods, err)
@@ -128,17 +129,23 @@ func TestCordonAndDrain(t *testing.T) {
 	if err := tenant.CoreV1().Pods(tenantNS).Delete(ctx, pods.Items[0].Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("a cordoned tenant may still delete its pods: %v", err)
 	}
-	if n := waitCount(t, dyn(t, provider), podsGVR, tenantNS, func(n int) bool { return n >= 2 }, 30*time.Second); n < 2 {
-		t.Errorf("the controller did not replace the deleted pod while cordoned (%d pods)", n)
+	if msg := waitControllerRefused(t, admin, tenantNS, "ReplicaSet", pods.Items[0].OwnerReferences[0].Name, byCordon, watchTimeout); msg == "" {
+		t.Errorf("the ReplicaSet controller's replacement was not refused by the cordon")
+	}
+	if l, err := admin.CoreV1().Pods(tenantNS).List(ctx, metav1.ListOptions{LabelSelector: "app=e2e-revoke"}); err != nil || len(l.Items) != 0 {
+		t.Errorf("the Deployment's pods while cordoned: %d (%v), want none: the deleted one is not replaced", len(l.Items), err)
 	}
 
-	// Uncordon: allowed again.
+	// Uncordon: allowed again, and the controller catches up.
 	mustOn(t, provider, "uncordon", "tenant", "consumer")
 	if st := tenantStatus(t, provider); st.Cordoned {
 		t.Error("the Tenant still says cordoned")
 	}
 	if _, err := tenant.CoreV1().Pods(tenantNS).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Errorf("an uncordoned tenant cannot create a pod: %v", err)
+	}
+	if n := waitCount(t, dyn(t, provider), podsGVR, tenantNS, func(n int) bool { return n >= 3 }, 30*time.Second); n < 3 {
+		t.Errorf("after uncordon the controller did not replace the deleted pod (%d pods)", n)
 	}
 
 	// Drain: cordoned, and nothing runs.

@@ -55,13 +55,15 @@ const (
 	allowPrivilegedFalse = "securityContext.privileged: Forbidden: disallowed by cluster policy"
 )
 
-// defaultQuota is spec8's default ResourceQuota, with a count of every kind the tenant role creates.
+// defaultQuota is spec8's default ResourceQuota, with a count of every kind the tenant role creates and
+// every kind a controller makes from them, at most 200 objects in all (issue 43).
 var defaultQuota = map[string]string{
 	"pods": "20", "requests.cpu": "4", "limits.cpu": "10", "requests.memory": "8Gi", "limits.memory": "16Gi",
 	"requests.storage": "20Gi", "persistentvolumeclaims": "10", "requests.ephemeral-storage": "20Gi",
-	"services": "10", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "50", "configmaps": "50",
-	"count/pods": "50", "count/deployments.apps": "20", "count/statefulsets.apps": "10", "count/replicasets.apps": "50",
-	"count/jobs.batch": "30", "count/cronjobs.batch": "10",
+	"services": "10", "services.nodeports": "0", "services.loadbalancers": "0", "secrets": "20", "configmaps": "20",
+	"count/pods": "25", "count/deployments.apps": "10", "count/statefulsets.apps": "5", "count/replicasets.apps": "20",
+	"count/controllerrevisions.apps": "15", "count/jobs.batch": "10", "count/cronjobs.batch": "5",
+	"count/endpointslices.discovery.k8s.io": "10",
 }
 
 // unpairReverse undoes pairReverse.

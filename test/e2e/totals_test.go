@@ -233,7 +233,7 @@ func TestTotalCarvedByGrants(t *testing.T) {
 		back.Sub(shareBefore[name])
 		sliceQuota[name] = back
 	}
-	for name, want := range map[string]string{"requests.cpu": "1", "limits.cpu": "1", "requests.memory": "1Gi", "pods": "4", "secrets": "10"} {
+	for name, want := range map[string]string{"requests.cpu": "1", "limits.cpu": "1", "requests.memory": "1Gi", "pods": "4", "secrets": "4"} {
 		if got := sliceQuota[corev1.ResourceName(name)]; got.Cmp(resource.MustParse(want)) != 0 {
 			t.Errorf("after the slice's deletion the tenant namespace got %s more %s, want its share %s", got.String(), name, want)
 		}
@@ -258,7 +258,8 @@ func TestTotalConcurrentAccepts(t *testing.T) {
 	// A class whose slices take little of what they do not ask for, so ten of them fit in the total.
 	newSliceClass(t, class, "--max-pods", "1", "--max-ephemeral-storage", "1Gi", "--max-quota",
 		"requests.storage=0,persistentvolumeclaims=0,services=0,secrets=1,configmaps=1,count/pods=2,count/deployments.apps=0,"+
-			"count/statefulsets.apps=0,count/replicasets.apps=0,count/jobs.batch=0,count/cronjobs.batch=0")
+			"count/statefulsets.apps=0,count/replicasets.apps=0,count/jobs.batch=0,count/cronjobs.batch=0,count/controllerrevisions.apps=0,"+
+			"count/endpointslices.discovery.k8s.io=0")
 	rounds := []struct {
 		name  string
 		quota string // the total, over the defaults: room for the 12 requests, and the CPU for some

@@ -33,6 +33,8 @@ type IssuanceFlags struct {
 	Tolerations     []string
 	RuntimeClasses  []string
 	Schedulers      []string
+	CSIDrivers      []string
+	ImageVolumes    []string
 	MaxExpiration   time.Duration
 	CredentialFlags
 
@@ -51,6 +53,7 @@ var issuanceSettings = map[string]string{
 	"priority-classes": handshake.SettingPriorityClasses, "storage-classes": handshake.SettingStorageClasses,
 	"tolerations": handshake.SettingTolerations, "runtime-classes": handshake.SettingRuntimeClasses,
 	"schedulers": handshake.SettingSchedulers, "proxy-url": handshake.SettingProxyURL,
+	"csi-drivers": handshake.SettingCSIDrivers, "image-volumes": handshake.SettingImageVolumes,
 }
 
 // Given names the settings whose flags the command line set: on a renewal, every other setting keeps the
@@ -90,6 +93,8 @@ func (i *IssuanceFlags) AddFlags(cmd *cobra.Command) {
 	fs.StringSliceVar(&i.Tolerations, "tolerations", nil, "Taint keys the tenant's pods may tolerate besides node.kubernetes.io/not-ready and node.kubernetes.io/unreachable (never the control plane's); default none")
 	fs.StringSliceVar(&i.RuntimeClasses, "runtime-classes", nil, "Runtime classes the tenant's pods may name; default none")
 	fs.StringSliceVar(&i.Schedulers, "schedulers", nil, "Schedulers the tenant's pods may name besides default-scheduler; default none")
+	fs.StringSliceVar(&i.CSIDrivers, "csi-drivers", nil, "CSI drivers whose inline (ephemeral) volumes the tenant's pods may use; default none (such a driver mounts whatever the node reaches)")
+	fs.StringSliceVar(&i.ImageVolumes, "image-volumes", nil, "Image sources the tenant's pods may mount as image volumes: registry or repository paths ending in /, or * for any; default none (the node pulls them with its credentials)")
 }
 
 // Validate checks the issuance flags without I/O.
@@ -121,6 +126,8 @@ func (i *IssuanceFlags) Validate() error {
 		{"--tolerations", i.Tolerations, sandbox.ValidateToleration},
 		{"--runtime-classes", i.RuntimeClasses, sandbox.ValidateRuntimeClass},
 		{"--schedulers", i.Schedulers, sandbox.ValidateScheduler},
+		{"--csi-drivers", i.CSIDrivers, sandbox.ValidateCSIDriver},
+		{"--image-volumes", i.ImageVolumes, sandbox.ValidateImageVolume},
 	} {
 		for _, name := range l.names {
 			if err := l.check(name); err != nil {
@@ -129,7 +136,7 @@ func (i *IssuanceFlags) Validate() error {
 		}
 	}
 	sb := sandbox.Options{PodSecurity: i.PodSecurity.String(), PriorityClasses: i.PriorityClasses, StorageClasses: i.StorageClasses,
-		Tolerations: i.Tolerations, RuntimeClasses: i.RuntimeClasses, Schedulers: i.Schedulers}
+		Tolerations: i.Tolerations, RuntimeClasses: i.RuntimeClasses, Schedulers: i.Schedulers, CSIDrivers: i.CSIDrivers, ImageVolumes: i.ImageVolumes}
 	var err error
 	if sb.Quota, err = sandbox.ParseResourceList("--quota", i.Quota); err != nil {
 		return err

@@ -129,6 +129,10 @@ type SandboxStatus struct {
 	RuntimeClasses []string `json:"runtimeClasses,omitempty"`
 	// Schedulers are the schedulers pods may name besides default-scheduler.
 	Schedulers []string `json:"schedulers,omitempty"`
+	// CSIDrivers are the CSI drivers whose inline volumes pods may use.
+	CSIDrivers []string `json:"csiDrivers,omitempty"`
+	// ImageVolumes are the image reference prefixes (or * for any) pods may mount as image volumes.
+	ImageVolumes []string `json:"imageVolumes,omitempty"`
 }
 
 // Identity is a consumer's credential on a provider: everything to reach the provider except the private
