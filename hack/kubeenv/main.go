@@ -8,7 +8,7 @@
 //	kubeenv down --dir D                            stop clusters started by up
 //
 // run and up take --node NAME: that cluster gets a real node (kubelet, containerd, the bridge CNI and
-// kube-router's NetworkPolicy firewall; --network-policy=false leaves the firewall out), Linux and root only.
+// kube-router's NetworkPolicy firewall; --network-policy=false leaves it out), Linux and root only.
 package main
 
 import (

@@ -164,6 +164,9 @@ func startOne(ctx context.Context, bins Binaries, dir, name string, o Options) (
 		// how it calls a node's kubelet (exec, attach, port-forward, logs), when the cluster has one
 		"--kubelet-client-certificate=" + f("kubelet-client.crt"), "--kubelet-client-key=" + f("kubelet-client.key"),
 		"--kubelet-preferred-address-types=InternalIP",
+		// as real clusters do: Pod Security, not the API server's validation, is what refuses a tenant's
+		// privileged pod
+		"--allow-privileged=true",
 		"--shutdown-delay-duration=0s", "--profiling=false", "--endpoint-reconciler-type=none"}, o.APIServerArgs...)...)
 	if err != nil {
 		return c, err

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"time"
 )
 
@@ -66,6 +67,11 @@ func writeOCIArchive(out, arch string, program []byte, spec imageSpec) error {
 	var layer bytes.Buffer
 	lt := tar.NewWriter(&layer)
 	epoch := time.Unix(0, 0)
+	for dir := path.Dir(spec.path); dir != "."; dir = path.Dir(dir) { // its directories, outermost last
+		if err := lt.WriteHeader(&tar.Header{Name: dir + "/", Mode: 0o755, ModTime: epoch, Typeflag: tar.TypeDir}); err != nil {
+			return err
+		}
+	}
 	if err := lt.WriteHeader(&tar.Header{Name: spec.path, Mode: 0o755, Size: int64(len(program)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
 		return err
 	}

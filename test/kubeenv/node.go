@@ -37,9 +37,6 @@ const (
 	// NodeLink is the link of the node's addresses (a bridge with no ports); BindLocal adds more to it.
 	NodeLink   = "kubeenv0"
 	nodeBridge = "kubeenv-br0"
-	// serviceCIDRv6 is only for kube-router, whose dual stack wants a service range of each family (the
-	// API servers here are single-stack, 10.0.0.0/24).
-	serviceCIDRv6 = "fd00:fed:2::/112"
 	// nodeDirName marks everything a node mounts: a leftover mount below such a directory is a node's.
 	nodeDirName = "kubeenv-node"
 )
@@ -47,7 +44,7 @@ const (
 // NodeOptions configure StartNode.
 type NodeOptions struct {
 	// NetworkPolicy runs kube-router's firewall on the node, which enforces NetworkPolicy with iptables and
-	// ipset; without it the bridge network enforces none, as many labs' and some clouds' do.
+	// ipset; without it the bridge network enforces none, as many labs' and some clouds' networks do not.
 	NetworkPolicy bool
 	Log           io.Writer // progress lines; nil discards
 }
@@ -80,7 +77,7 @@ func NodeSupported() error {
 }
 
 // StartNode starts the cluster's node and returns when the Node is Ready (and, with NetworkPolicy, the
-// firewall is in place). It installs what it needs from Debian's packages when missing and says so, builds
+// engine enforces). It installs what it needs from Debian's packages when missing and says so, builds
 // the binaries and images once per machine, and waits while another node runs on this machine.
 func (c *Cluster) StartNode(ctx context.Context, o NodeOptions) (n *Node, err error) {
 	if err := NodeSupported(); err != nil {
@@ -407,57 +404,6 @@ func nodeReady(node *corev1.Node) bool {
 	return false
 }
 
-// StartNetworkPolicy starts kube-router's firewall (its network policy controller alone: no routing, no
-// service proxy) and returns once its chains are in the kernel.
-func (n *Node) StartNetworkPolicy(ctx context.Context) error {
-	if n.router != nil {
-		return nil
-	}
-	p, err := spawnProc(n.Dir, n.cluster.Name, "kube-router", n.detached, nil, n.bins.KubeRouter,
-		"--kubeconfig="+n.cluster.Kubeconfig, "--hostname-override="+n.Name,
-		"--run-firewall=true", "--run-router=false", "--run-service-proxy=false", "--run-loadbalancer=false",
-		"--enable-ipv4=true", "--enable-ipv6=true",
-		"--service-cluster-ip-range=10.0.0.0/24", "--service-cluster-ip-range="+serviceCIDRv6,
-		"--metrics-port=0", "--health-port=0", "--iptables-sync-period=1m", "--v=1")
-	if err != nil {
-		return err
-	}
-	n.router = p
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		v4 := exec.CommandContext(ctx, "iptables", "-w", "-S", "KUBE-ROUTER-FORWARD").Run()
-		v6 := exec.CommandContext(ctx, "ip6tables", "-w", "-S", "KUBE-ROUTER-FORWARD").Run()
-		if v4 == nil && v6 == nil {
-			return n.cluster.writeState()
-		}
-		select {
-		case <-p.done:
-			n.router = nil
-			return n.failed(p, "exited")
-		case <-ctx.Done():
-			return n.failed(p, "did not set up its chains in 60s")
-		case <-tick.C:
-		}
-	}
-}
-
-// StopNetworkPolicy stops kube-router and removes its rules and sets: the node then enforces no
-// NetworkPolicy at all, as a bridge network alone does not.
-func (n *Node) StopNetworkPolicy() error {
-	if n.router == nil {
-		return nil
-	}
-	stopProc(n.router)
-	n.router = nil
-	return cleanupRouter(n.bins)
-}
-
-// EnforcesNetworkPolicy says whether kube-router runs on the node.
-func (n *Node) EnforcesNetworkPolicy() bool { return n.router != nil }
-
 // BindLocal adds addresses (IPv4 or IPv6, without a prefix length) to the node's link NodeLink, so that a pod
 // reaching one reaches this machine; the returned function removes them again.
 func (n *Node) BindLocal(addrs ...string) (func(), error) {
@@ -489,7 +435,7 @@ func (n *Node) BindLocal(addrs ...string) (func(), error) {
 }
 
 // Stop stops the node's programs, kills its pods, and removes what it set up on the machine (mounts,
-// links, cgroups, kube-router's rules, the kernel settings it changed). Safe to call more than once.
+// links, cgroups, kube-router's rules and sets, the kernel settings it changed). Safe to call more than once.
 func (n *Node) Stop() {
 	if n.router != nil {
 		stopProc(n.router)
@@ -592,7 +538,7 @@ func setupLink() error {
 
 // cleanupHost removes what a node leaves on the machine, whether it stopped or was killed: its pods'
 // processes (in the kubelet's cgroups) and containerd shims (our shim binary), its mounts, its links, its
-// cgroups and kube-router's rules. It is called with the node lock held.
+// cgroups, kube-router's rules and sets, and the metadata host. It is called with the node lock held.
 func cleanupHost(bins NodeBinaries, log io.Writer) {
 	killed := killCgroupProcs() + killByExe(bins.Shim) + killByExe(bins.Containerd) + killByExe(bins.Kubelet) + killByExe(bins.KubeRouter)
 	if killed > 0 {
@@ -606,6 +552,7 @@ func cleanupHost(bins NodeBinaries, log io.Writer) {
 	}
 	removeCgroups()
 	_ = cleanupRouter(bins)
+	cleanupCloud()
 }
 
 // cgroupHierarchies are the mounted cgroup v1 hierarchies (and the v2 one), where the kubelet makes
@@ -698,30 +645,16 @@ func removeCgroups() {
 	}
 }
 
-// cleanupRouter removes kube-router's chains and sets, if any are there.
-func cleanupRouter(bins NodeBinaries) error {
-	if exec.Command("iptables", "-w", "-S", "KUBE-ROUTER-FORWARD").Run() != nil &&
-		exec.Command("ip6tables", "-w", "-S", "KUBE-ROUTER-FORWARD").Run() != nil {
-		return nil
-	}
-	out, err := exec.Command(bins.KubeRouter, "--cleanup-config").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("kube-router --cleanup-config: %w: %s", err, tail(string(out), 10))
-	}
-	return nil
-}
-
 // ensurePackages installs from Debian's packages what a node runs and does not build: runc, the CNI
-// plugins, iptables and ipset. It says what it installs; it fails where it cannot.
+// plugins, iptables and ipset (kube-router's). It says what it installs; it fails where it cannot.
 func ensurePackages(ctx context.Context, log io.Writer) error {
 	need := map[string]string{ // a file each package installs -> the package
 		"runc":                "runc",
 		"/usr/lib/cni/bridge": "containernetworking-plugins",
 		"iptables":            "iptables",
 		"ip6tables":           "iptables",
-		"ipset":               "ipset",
+		"nft":                 "nftables",
 		"ip":                  "iproute2",
-		"modprobe":            "kmod",
 	}
 	var missing []string
 	seen := map[string]bool{}

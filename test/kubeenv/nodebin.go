@@ -19,7 +19,7 @@ type NodeBinaries struct {
 	Containerd string
 	Shim       string // containerd-shim-runc-v2, found by containerd on its PATH
 	Ctr        string // imports the node's images
-	KubeRouter string
+	KubeRouter string // the NetworkPolicy engine: kube-router with its firewall alone
 }
 
 // Dir is the directory holding the node's binaries (containerd finds its shim there).
