@@ -355,7 +355,7 @@ func (c *Cluster) writeState() error {
 	var b strings.Builder
 	procs := c.procs
 	if c.node != nil {
-		procs = append(append(procs[:len(procs):len(procs)], c.node.procs...), c.node.router)
+		procs = append(procs[:len(procs):len(procs)], c.node.procs...)
 	}
 	for _, p := range procs {
 		if p != nil {

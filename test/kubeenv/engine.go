@@ -2,14 +2,20 @@ package kubeenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // The NetworkPolicy engine: kube-router's firewall (its network policy controller alone: no routing, no
@@ -22,45 +28,76 @@ import (
 // ip6tables-restore that adds the prefix and accepts neighbour solicitations and advertisements, and an
 // ipset whose save shows no set, so that each half restores only the sets it computed.
 const (
-	cloudNetns  = "kubeenv-cloud"  // the metadata host's network namespace (CloudHost)
-	cloudLink   = "kubeenv-cloud0" // the node's side of the link to it
-	cloudHostV4 = "10.250.1.2"
-	cloudNodeV4 = "10.250.1.1"
-	cloudHostV6 = "fd00:fed:3::2"
-	cloudNodeV6 = "fd00:fed:3::1"
-	cloudLinkV4 = "/30"
-	cloudLinkV6 = "/64"
-	engineWait  = 90 * time.Second
+	engineWait      = 90 * time.Second
+	engineNamespace = "kube-system"
 	// serviceCIDRv6 is only for kube-router, which wants a service range of each family it runs (the API
 	// servers here are single-stack, 10.0.0.0/24).
 	serviceCIDRv6 = "fd00:fed:2::/112"
 )
 
-// StartNetworkPolicy starts kube-router's firewall and returns once its chains are in the kernel, for
-// both families.
+// EngineName names the engine's DaemonSet in kube-system, as kube-router's own manifests name it, so that
+// a check looking for a known engine finds it as it would on a real cluster.
+const EngineName = "kube-router"
+
+// StartNetworkPolicy installs kube-router's firewall as a privileged, host-network DaemonSet in
+// kube-system, as kube-router's manifests do: the pod runs the kube-router built for this machine, with
+// the host's root as its root (probe chroot), so that it uses the host's iptables and ipset. It returns
+// once the chains are in the kernel, for both families.
 func (n *Node) StartNetworkPolicy(ctx context.Context) error {
-	if n.router != nil {
-		return nil
-	}
 	shims, err := n.routerShims()
 	if err != nil {
 		return err
 	}
-	p, err := spawnProc(n.Dir, n.cluster.Name, "kube-router", n.detached, []string{"PATH=" + shims + ":" + os.Getenv("PATH")},
-		n.bins.KubeRouter, "--kubeconfig="+n.cluster.Kubeconfig, "--hostname-override="+n.Name,
-		"--run-firewall=true", "--run-router=false", "--run-service-proxy=false", "--run-loadbalancer=false",
-		"--enable-ipv4=true", "--enable-ipv6=true",
-		"--service-cluster-ip-range=10.0.0.0/24", "--service-cluster-ip-range="+serviceCIDRv6,
-		"--metrics-port=0", "--health-port=0", "--v=1")
+	cs, err := kubernetes.NewForConfig(n.cluster.Config)
 	if err != nil {
 		return err
 	}
-	n.router = p
+	labels := map[string]string{"k8s-app": EngineName}
+	args := []string{"/probe", "chroot", "/host", n.bins.KubeRouter,
+		"--kubeconfig=" + n.cluster.Kubeconfig, "--hostname-override=" + n.Name,
+		"--run-firewall=true", "--run-router=false", "--run-service-proxy=false", "--run-loadbalancer=false",
+		"--enable-ipv4=true", "--enable-ipv6=true",
+		"--service-cluster-ip-range=10.0.0.0/24", "--service-cluster-ip-range=" + serviceCIDRv6,
+		"--metrics-port=0", "--health-port=0", "--v=1"}
+	creates := []func() error{
+		func() error {
+			_, err := cs.AppsV1().DaemonSets(engineNamespace).Create(ctx, &appsv1.DaemonSet{
+				ObjectMeta: metav1.ObjectMeta{Name: EngineName, Labels: labels},
+				Spec: appsv1.DaemonSetSpec{
+					Selector: &metav1.LabelSelector{MatchLabels: labels},
+					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+						HostNetwork:                   true,
+						AutomountServiceAccountToken:  new(false), // it reads the API with the kubeconfig named above
+						TerminationGracePeriodSeconds: new(int64(5)),
+						Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+						Volumes: []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{
+							HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}},
+						Containers: []corev1.Container{{
+							Name: "kube-router", Image: ProbeImage, ImagePullPolicy: corev1.PullNever, Command: args,
+							Env:             []corev1.EnvVar{{Name: "PATH", Value: shims + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}},
+							VolumeMounts:    []corev1.VolumeMount{{Name: "host", MountPath: "/host"}},
+							SecurityContext: &corev1.SecurityContext{Privileged: new(true), RunAsUser: new(int64(0))},
+						}},
+					}},
+				},
+			}, metav1.CreateOptions{})
+			return err
+		},
+	}
+	for _, create := range creates {
+		if err := create(); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("installing kube-router's DaemonSet: %w", err)
+		}
+	}
+	n.engine = true
+	state := "no pod yet"
 	err = n.pollEngine(ctx, func() (bool, error) {
-		select {
-		case <-p.done:
-			return false, n.failed(p, "exited")
-		default:
+		pods, err := cs.CoreV1().Pods(engineNamespace).List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=" + EngineName})
+		if err != nil {
+			return false, err
+		}
+		for i := range pods.Items {
+			state = podState(&pods.Items[i])
 		}
 		for _, iptables := range []string{"iptables", "ip6tables"} {
 			if exec.CommandContext(ctx, iptables, "-w", "-S", "KUBE-ROUTER-FORWARD").Run() != nil {
@@ -70,9 +107,25 @@ func (n *Node) StartNetworkPolicy(ctx context.Context) error {
 		return true, nil
 	}, "set up its chains")
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (its pod: %s)", err, state)
 	}
-	return n.cluster.writeState()
+	return nil
+}
+
+// podState says where a pod is, for an error: its phase and each container's state.
+func podState(p *corev1.Pod) string {
+	parts := []string{string(p.Status.Phase)}
+	for _, c := range p.Status.ContainerStatuses {
+		switch {
+		case c.State.Waiting != nil:
+			parts = append(parts, fmt.Sprintf("%s waiting: %s %s", c.Name, c.State.Waiting.Reason, c.State.Waiting.Message))
+		case c.State.Terminated != nil:
+			parts = append(parts, fmt.Sprintf("%s terminated: %s (exit %d)", c.Name, c.State.Terminated.Reason, c.State.Terminated.ExitCode))
+		case c.State.Running != nil:
+			parts = append(parts, c.Name+" running")
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // routerShims writes the directory put first on kube-router's PATH (see above).
@@ -118,22 +171,31 @@ exec ` + ipset + ` "$@"
 	return dir, nil
 }
 
-// StopNetworkPolicy stops kube-router and removes its rules and sets: the node then enforces no
-// NetworkPolicy at all, as a bridge network alone does not.
-func (n *Node) StopNetworkPolicy(context.Context) error {
-	if n.router == nil {
-		return nil
-	}
-	stopProc(n.router)
-	n.router = nil
-	if err := cleanupRouter(n.bins); err != nil {
+// StopNetworkPolicy removes kube-router's DaemonSet, waits for its pod to be gone, and removes its rules
+// and sets: the node then enforces no NetworkPolicy at all, as a bridge network alone does not.
+func (n *Node) StopNetworkPolicy(ctx context.Context) error {
+	cs, err := kubernetes.NewForConfig(n.cluster.Config)
+	if err != nil {
 		return err
 	}
-	return n.cluster.writeState()
+	background := metav1.DeletePropagationBackground
+	err = cs.AppsV1().DaemonSets(engineNamespace).Delete(ctx, EngineName, metav1.DeleteOptions{PropagationPolicy: &background})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	n.engine = false
+	err = n.pollEngine(ctx, func() (bool, error) {
+		pods, err := cs.CoreV1().Pods(engineNamespace).List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=" + EngineName})
+		return err == nil && len(pods.Items) == 0, err
+	}, "stop")
+	if err != nil {
+		return err
+	}
+	return cleanupRouter()
 }
 
-// EnforcesNetworkPolicy says whether kube-router runs on the node.
-func (n *Node) EnforcesNetworkPolicy() bool { return n.router != nil }
+// EnforcesNetworkPolicy says whether kube-router's DaemonSet is installed on the node's cluster.
+func (n *Node) EnforcesNetworkPolicy() bool { return n.engine }
 
 // pollEngine polls done every 200 ms (the kernel's tables offer nothing to watch) until it holds, within
 // engineWait; what is the engine's part, for the error.
@@ -161,7 +223,7 @@ func (n *Node) pollEngine(ctx context.Context, done func() (bool, error), what s
 // WaitFirewall waits until kube-router has put the pod's rules in the kernel, for both families: a pod's
 // packets pass unfiltered until then.
 func (n *Node) WaitFirewall(ctx context.Context, namespace, pod string) error {
-	if n.router == nil {
+	if !n.engine {
 		return fmt.Errorf("node %s runs no NetworkPolicy engine", n.Name)
 	}
 	mark := "POD name:" + pod + " namespace: " + namespace + " to chain"
@@ -176,95 +238,55 @@ func (n *Node) WaitFirewall(ctx context.Context, namespace, pod string) error {
 	}, "put the rules of pod "+namespace+"/"+pod+" in place")
 }
 
-// cleanupRouter removes kube-router's chains and sets, if any are there.
-func cleanupRouter(bins NodeBinaries) error {
-	if exec.Command("iptables", "-w", "-S", "KUBE-ROUTER-FORWARD").Run() != nil &&
-		exec.Command("ip6tables", "-w", "-S", "KUBE-ROUTER-FORWARD").Run() != nil {
-		return nil
-	}
-	out, err := exec.Command(bins.KubeRouter, "--cleanup-config").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("kube-router --cleanup-config: %w: %s", err, tail(string(out), 10))
-	}
-	return nil
-}
+// cleanupRouter removes kube-router's rules, chains and sets, if any are there (its own --cleanup-config
+// also tears down the service proxy it does not run, and panics doing so).
+func cleanupRouter() error { return cleanupChains(routerChains) }
 
-// CloudHost puts addresses (IPv4 or IPv6) on a host beyond the node, as a cloud's metadata service is:
-// a network namespace of its own, linked to the node, which routes the addresses to it; there a probe
-// answers HTTP on port 80 of each with "probe ...". The returned function removes it all.
-func (n *Node) CloudHost(ctx context.Context, addrs ...string) (func(), error) {
-	remove := func() { cleanupCloud() }
-	steps := [][]string{
-		{"netns", "add", cloudNetns},
-		{"link", "add", cloudLink, "type", "veth", "peer", "name", "eth0", "netns", cloudNetns},
-		{"addr", "add", cloudNodeV4 + cloudLinkV4, "dev", cloudLink},
-		{"addr", "add", cloudNodeV6 + cloudLinkV6, "dev", cloudLink, "nodad"},
-		{"link", "set", cloudLink, "up"},
-		{"-n", cloudNetns, "addr", "add", cloudHostV4 + cloudLinkV4, "dev", "eth0"},
-		{"-n", cloudNetns, "addr", "add", cloudHostV6 + cloudLinkV6, "dev", "eth0", "nodad"},
-		{"-n", cloudNetns, "link", "set", "eth0", "up"},
-		{"-n", cloudNetns, "link", "set", "lo", "up"},
-		{"-n", cloudNetns, "route", "add", "default", "via", cloudNodeV4},
-		{"-n", cloudNetns, "-6", "route", "add", "default", "via", cloudNodeV6},
-	}
-	for _, a := range addrs {
-		ip := net.ParseIP(a)
-		if ip == nil {
-			remove()
-			return nil, fmt.Errorf("CloudHost: %q is not an IP address", a)
+// routerChains are the prefixes of kube-router's chains; nodeChains adds the kubelet's.
+var (
+	routerChains = []string{"KUBE-ROUTER-", "KUBE-POD-FW-", "KUBE-NWPLCY-"}
+	nodeChains   = append([]string{"KUBE-FIREWALL", "KUBE-KUBELET-CANARY", "KUBE-IPTABLES-HINT"}, routerChains...)
+)
+
+// cleanupChains removes the chains named by the prefixes, the jumps into them, and kube-router's sets.
+func cleanupChains(prefixes []string) error {
+	var errs []error
+	for _, save := range []string{"iptables-save", "ip6tables-save"} {
+		// Every table less those chains and the jumps into them, restored whole.
+		out, err := exec.Command(save).Output()
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
-		if ip.To4() != nil {
-			steps = append(steps, []string{"-n", cloudNetns, "addr", "add", a + "/32", "dev", "lo"},
-				[]string{"route", "add", a + "/32", "via", cloudHostV4})
-		} else {
-			steps = append(steps, []string{"-n", cloudNetns, "addr", "add", a + "/128", "dev", "lo"},
-				[]string{"-6", "route", "add", a + "/128", "via", cloudHostV6})
-		}
-	}
-	for _, s := range steps {
-		if out, err := exec.CommandContext(ctx, "ip", s...).CombinedOutput(); err != nil {
-			remove()
-			return nil, fmt.Errorf("ip %s: %w: %s", strings.Join(s, " "), err, out)
-		}
-	}
-	probe := filepath.Join(n.Dir, "images", "probe")
-	for _, a := range addrs {
-		cmd := exec.Command("ip", "netns", "exec", cloudNetns, probe, "serve", net.JoinHostPort(a, "80"))
-		cmd.SysProcAttr = procAttr(false)
-		if err := cmd.Start(); err != nil {
-			remove()
-			return nil, err
-		}
-		go func() { _ = cmd.Wait() }()
-	}
-	// Up when each answers from the node.
-	err := n.pollEngine(ctx, func() (bool, error) {
-		for _, a := range addrs {
-			conn, err := net.DialTimeout("tcp", net.JoinHostPort(a, "80"), time.Second)
-			if err != nil {
-				return false, nil
+		var kept []string
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Fields(line)
+			ours := len(f) > 1 && ((f[0] == "-A" && hasPrefix(f[1], prefixes)) || (strings.HasPrefix(f[0], ":") && hasPrefix(f[0][1:], prefixes)))
+			jump := len(f) > 1 && f[0] == "-A" && slices.ContainsFunc(f, func(w string) bool { return hasPrefix(w, prefixes) })
+			if !ours && !jump {
+				kept = append(kept, line)
 			}
-			_ = conn.Close()
 		}
-		return true, nil
-	}, "see the metadata host answer")
-	if err != nil {
-		remove()
-		return nil, err
+		restore := exec.Command(strings.TrimSuffix(save, "-save")+"-restore", "-w")
+		restore.Stdin = strings.NewReader(strings.Join(kept, "\n"))
+		if out, err := restore.CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w: %s", restore.Path, err, out))
+		}
 	}
-	return remove, nil
-}
-
-// cleanupCloud removes the metadata host: its processes, its namespace and its link.
-func cleanupCloud() {
-	if out, err := exec.Command("ip", "netns", "pids", cloudNetns).Output(); err == nil {
-		for _, f := range strings.Fields(string(out)) {
-			var pid int
-			if _, err := fmt.Sscan(f, &pid); err == nil {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+	out, err := exec.Command("ipset", "list", "-n").Output()
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	for _, set := range strings.Fields(string(out)) {
+		if strings.HasPrefix(strings.TrimPrefix(set, "inet6:"), "KUBE-") {
+			if out, err := exec.Command("ipset", "destroy", set).CombinedOutput(); err != nil {
+				errs = append(errs, fmt.Errorf("ipset destroy %s: %w: %s", set, err, out))
 			}
 		}
 	}
-	_ = exec.Command("ip", "link", "del", cloudLink).Run()
-	_ = exec.Command("ip", "netns", "del", cloudNetns).Run()
+	return errors.Join(errs...)
+}
+
+func hasPrefix(name string, prefixes []string) bool {
+	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(name, p) })
 }

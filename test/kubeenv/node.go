@@ -59,7 +59,7 @@ type Node struct {
 	bins     NodeBinaries
 	detached bool
 	procs    []*proc // containerd, kubelet, kube-scheduler
-	router   *proc   // kube-router, while it runs
+	engine   bool    // kube-router's DaemonSet is installed
 	sysctls  map[string]string
 	unlock   func()
 	log      io.Writer
@@ -404,6 +404,30 @@ func nodeReady(node *corev1.Node) bool {
 	return false
 }
 
+// WaitNoContainers waits until containerd on the node holds no container of a pod in namespace: the
+// kubelet has killed and removed what ran there. It polls containerd (every 200 ms, within 60 s).
+func (n *Node) WaitNoContainers(ctx context.Context, namespace string) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	filter := fmt.Sprintf(`labels."io.kubernetes.pod.namespace"==%s`, namespace)
+	var out []byte
+	for {
+		var err error
+		out, err = exec.CommandContext(ctx, n.bins.Ctr, "--address", n.containerdSocket(), "--namespace", "k8s.io",
+			"containers", "list", "--quiet", filter).Output()
+		if err == nil && strings.TrimSpace(string(out)) == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node %s still holds containers of namespace %s after 60s: %s", n.Name, namespace, strings.Fields(string(out)))
+		case <-tick.C:
+		}
+	}
+}
+
 // BindLocal adds addresses (IPv4 or IPv6, without a prefix length) to the node's link NodeLink, so that a pod
 // reaching one reaches this machine; the returned function removes them again.
 func (n *Node) BindLocal(addrs ...string) (func(), error) {
@@ -437,10 +461,6 @@ func (n *Node) BindLocal(addrs ...string) (func(), error) {
 // Stop stops the node's programs, kills its pods, and removes what it set up on the machine (mounts,
 // links, cgroups, kube-router's rules and sets, the kernel settings it changed). Safe to call more than once.
 func (n *Node) Stop() {
-	if n.router != nil {
-		stopProc(n.router)
-		n.router = nil
-	}
 	for i := len(n.procs) - 1; i >= 0; i-- {
 		stopProc(n.procs[i])
 	}
@@ -538,7 +558,7 @@ func setupLink() error {
 
 // cleanupHost removes what a node leaves on the machine, whether it stopped or was killed: its pods'
 // processes (in the kubelet's cgroups) and containerd shims (our shim binary), its mounts, its links, its
-// cgroups, kube-router's rules and sets, and the metadata host. It is called with the node lock held.
+// cgroups, kube-router's rules and sets. It is called with the node lock held.
 func cleanupHost(bins NodeBinaries, log io.Writer) {
 	killed := killCgroupProcs() + killByExe(bins.Shim) + killByExe(bins.Containerd) + killByExe(bins.Kubelet) + killByExe(bins.KubeRouter)
 	if killed > 0 {
@@ -551,8 +571,7 @@ func cleanupHost(bins NodeBinaries, log io.Writer) {
 		}
 	}
 	removeCgroups()
-	_ = cleanupRouter(bins)
-	cleanupCloud()
+	_ = cleanupChains(nodeChains)
 }
 
 // cgroupHierarchies are the mounted cgroup v1 hierarchies (and the v2 one), where the kubelet makes

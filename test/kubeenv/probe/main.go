@@ -8,6 +8,9 @@
 //	probe echo WORDS...      print WORDS and exit 0 (a Job's or CronJob's work)
 //	probe cat                copy stdin to stdout, line by line, until stdin ends (an open exec session)
 //	probe pause              sleep until SIGTERM or SIGINT (also when run as "pause": the pod sandbox image)
+//	probe chroot DIR PROG... run PROG (a path inside DIR) with DIR as its root: how the node's NetworkPolicy
+//	                         engine, a privileged DaemonSet with the host's / at DIR, runs the host's
+//	                         kube-router with the host's iptables and ipset
 package main
 
 import (
@@ -69,13 +72,29 @@ func run(args []string) int {
 			fmt.Println(in.Text())
 		}
 		return 0
+	case "chroot":
+		if len(args) < 3 {
+			fmt.Fprintln(os.Stderr, "usage: probe chroot DIR PROGRAM [ARGS...]")
+			return 1
+		}
+		if err := syscall.Chroot(args[1]); err != nil {
+			fmt.Fprintln(os.Stderr, "probe: chroot:", err)
+			return 1
+		}
+		if err := os.Chdir("/"); err != nil {
+			fmt.Fprintln(os.Stderr, "probe:", err)
+			return 1
+		}
+		err := syscall.Exec(args[2], args[2:], os.Environ())
+		fmt.Fprintln(os.Stderr, "probe: exec:", err)
+		return 1
 	case "pause":
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
 		<-ch
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "probe: unknown command %q (serve, get, echo, cat, pause)\n", args[0])
+	fmt.Fprintf(os.Stderr, "probe: unknown command %q (serve, get, echo, cat, pause, chroot)\n", args[0])
 	return 1
 }
 
