@@ -113,7 +113,7 @@ func run(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	env := append(os.Environ(), "KUBEENV_DIR="+abs, "KUBEENV_BIN="+bins.Dir())
+	env := append(os.Environ(), "KUBEENV_DIR="+abs, "KUBEENV_BIN="+bins.Dir(), "KUBEENV_PROBE_IMAGE="+kubeenv.ProbeImage)
 	for _, c := range clusters {
 		env = append(env, strings.ToUpper(c.Name)+"_KUBECONFIG="+c.Kubeconfig)
 		fmt.Fprintf(os.Stderr, "kubeenv: %s at %s, kubeconfig %s\n", c.Name, c.Server, c.Kubeconfig)
@@ -122,7 +122,7 @@ func run(ctx context.Context, args []string) (int, error) {
 		for _, c := range clusters {
 			fmt.Printf("export %s_KUBECONFIG=%s\n", strings.ToUpper(c.Name), c.Kubeconfig)
 		}
-		fmt.Printf("export KUBEENV_DIR=%s KUBEENV_BIN=%s\n", abs, bins.Dir())
+		fmt.Printf("export KUBEENV_DIR=%s KUBEENV_BIN=%s KUBEENV_PROBE_IMAGE=%s\n", abs, bins.Dir(), kubeenv.ProbeImage)
 		fmt.Printf("export PATH=%s:$PATH\n", bins.Dir())
 		return 0, nil
 	}

@@ -562,7 +562,7 @@ func setupLink() error {
 func cleanupHost(bins NodeBinaries, log io.Writer) {
 	killed := killCgroupProcs() + killByExe(bins.Shim) + killByExe(bins.Containerd) + killByExe(bins.Kubelet) + killByExe(bins.KubeRouter)
 	if killed > 0 {
-		fmt.Fprintf(log, "kubeenv: node: killed %d processes left by a node\n", killed)
+		fmt.Fprintf(log, "kubeenv: node: killed %d of its processes (pods, shims, daemons)\n", killed)
 	}
 	unmountBelow(nodeDirName)
 	for _, link := range []string{NodeLink, nodeBridge} {
