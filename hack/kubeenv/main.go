@@ -55,14 +55,14 @@ func run(ctx context.Context, args []string) (int, error) {
 	}
 	switch args[0] {
 	case "build":
-		if *nodeFor != "" { // the node's binaries too
-			if _, err := kubeenv.EnsureNodeBinaries(ctx, os.Stderr); err != nil {
-				return 1, err
-			}
-		}
 		bins, err := kubeenv.EnsureBinaries(ctx, os.Stderr)
 		if err != nil {
 			return 1, err
+		}
+		if *nodeFor != "" { // the node's binaries too, after the control plane's, whose packages they share
+			if _, err := kubeenv.EnsureNodeBinaries(ctx, os.Stderr); err != nil {
+				return 1, err
+			}
 		}
 		fmt.Println(bins.Dir())
 		return 0, nil

@@ -672,7 +672,7 @@ func ensurePackages(ctx context.Context, log io.Writer) error {
 		"/usr/lib/cni/bridge": "containernetworking-plugins",
 		"iptables":            "iptables",
 		"ip6tables":           "iptables",
-		"nft":                 "nftables",
+		"ipset":               "ipset",
 		"ip":                  "iproute2",
 	}
 	var missing []string

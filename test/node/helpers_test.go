@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -242,6 +243,34 @@ func providerNamespace(t *testing.T, name string) {
 			t.Errorf("deleting namespace %s: %v", name, err)
 		}
 	})
+}
+
+// waitNoPods waits until namespace ns holds no pod: it lists, and watches for deletions until a list comes
+// back empty.
+func waitNoPods(t *testing.T, ns string, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	cs := admin(t)
+	for {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatalf("pods of %s still there after %s: %v", ns, timeout, err)
+		}
+		if len(pods.Items) == 0 {
+			return
+		}
+		w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: pods.ResourceVersion})
+		if err != nil {
+			t.Fatalf("pods of %s still there after %s: %v", ns, timeout, err)
+		}
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Deleted {
+				break
+			}
+		}
+		w.Stop()
+	}
 }
 
 // podIPs returns a pod's IPv4 and IPv6 addresses.

@@ -59,7 +59,7 @@ func TestCordonDrainRevoke(t *testing.T) {
 
 	drained := time.Now()
 	must(t, "kubectl", "federate", "drain", "tenant", "--kubeconfig", provider.Kubeconfig, "--remote-cluster-id", leaver.Name)
-	mustKubectl(t, provider.Kubeconfig, "wait", "-n", ns, "--for=delete", "pod", "--all", "--timeout=60s")
+	waitNoPods(t, ns, 60*time.Second)
 	if err := node.WaitNoContainers(ctx, ns); err != nil {
 		t.Fatal(err)
 	}

@@ -131,7 +131,7 @@ func TestQuotaEdge(t *testing.T) {
 	ctx := t.Context()
 	ns := tn.namespace
 	// What earlier tests ran here is gone first: the quota counts a pod until it is.
-	mustKubectl(t, tn.kubeconfig, "wait", "-n", ns, "--for=delete", "pod", "--all", "--timeout=120s")
+	waitNoPods(t, ns, 120*time.Second)
 	q, err := tn.client.CoreV1().ResourceQuotas(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatalf("reading the quota as %s: %v", tn.id, err)
