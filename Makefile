@@ -34,19 +34,19 @@ dist: ## Cross-build release archives, checksums.txt and the validated krew mani
 	VERSION=$(RELEASE_VERSION) LDFLAGS="$(call ldflags,$(RELEASE_VERSION))" hack/dist.sh
 
 .PHONY: kubeenv
-kubeenv: ## Build the local control-plane runner and, once per machine, etcd/kube-apiserver/kube-controller-manager/kubectl
+kubeenv: ## Build the local cluster runner and, once per machine, the control plane (etcd, kube-apiserver, kube-controller-manager, kubectl) and a node's binaries (kubelet, kube-scheduler, containerd, kube-router)
 	$(GO) build -o bin/kubeenv ./hack/kubeenv
-	bin/kubeenv build >/dev/null
+	bin/kubeenv build --node provider >/dev/null
 
 .PHONY: demo
-demo: build kubeenv ## Start two throwaway clusters (consumer, provider) and federate them; KEEP=1 leaves them up
+demo: build kubeenv ## Start two throwaway clusters (consumer, provider, the provider with a real node: Linux and root) and federate them; KEEP=1 leaves them up
 ifeq ($(KEEP),1)
 	bin/kubeenv down --dir $(DEMO_DIR)
 	rm -rf $(DEMO_DIR)
-	bin/kubeenv up --dir $(DEMO_DIR) > $(DEMO_DIR).env
+	bin/kubeenv up --dir $(DEMO_DIR) --node provider > $(DEMO_DIR).env
 	source $(DEMO_DIR).env && hack/demo.sh && hack/demo-keep.sh $(DEMO_DIR)
 else
-	bin/kubeenv run -- hack/demo.sh
+	bin/kubeenv run --node provider -- hack/demo.sh
 endif
 
 .PHONY: demo-down
@@ -74,7 +74,7 @@ cover: ## Unit coverage of pkg/ as one number (-coverpkg=./pkg/...), the profile
 # The doc test writes how many blocks ran and were skipped to DOCTEST_SUMMARY, printed after the run:
 # go test shows a passing package's log only with -v.
 DOCTEST_SUMMARY := $(CURDIR)/bin/doctest-summary.txt
-e2e: build kubeenv ## Run the end-to-end tests against real local clusters, the doc test among them (in 3 processes, see hack/e2e.sh)
+e2e: build kubeenv ## Run the end-to-end tests against real local clusters, the doc test and the node tier among them (in 4 processes, see hack/e2e.sh)
 	@rm -f $(DOCTEST_SUMMARY)
 	FEDERATE_BIN=$(CURDIR)/bin/kubectl-federate DOCTEST_SUMMARY=$(DOCTEST_SUMMARY) GO=$(GO) bash hack/e2e.sh $(TEST_FLAGS); \
 	  status=$$?; if [ -f $(DOCTEST_SUMMARY) ]; then cat $(DOCTEST_SUMMARY); fi; exit $$status

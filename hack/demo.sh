@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The demo: run by `make demo` with CONSUMER_KUBECONFIG and PROVIDER_KUBECONFIG pointing at two fresh local
-# clusters and KUBEENV_BIN holding kubectl. kubectl finds bin/kubectl-federate as the plugin "federate".
+# clusters (the provider with a real node), KUBEENV_BIN holding kubectl and KUBEENV_PROBE_IMAGE naming the
+# small image the node was given (no registry is reached). kubectl finds bin/kubectl-federate as the plugin
+# "federate".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/bin:$KUBEENV_BIN:$PATH"
@@ -25,26 +27,41 @@ run kubectl --kubeconfig "$CONSUMER_KUBECONFIG" get identities -A
 say "The issued kubeconfig works on the provider"
 run kubectl federate get kubeconfig --kubeconfig "$CONSUMER_KUBECONFIG" --remote-cluster-id provider > "$work/provider.kubeconfig"
 run kubectl --kubeconfig "$work/provider.kubeconfig" auth whoami
-echo "# allowed: run a workload in its sandbox, one that meets Pod Security 'restricted'" >&2
-printf '$ kubectl --kubeconfig %s apply -f - (a pod that meets Pod Security restricted)\n' "$work/provider.kubeconfig" >&2
-kubectl --kubeconfig "$work/provider.kubeconfig" apply -f - <<'EOF'
-apiVersion: v1
-kind: Pod
+say "A workload runs on the provider, deployed through the issued kubeconfig"
+echo "# allowed: a Deployment in its sandbox, one that meets Pod Security 'restricted'" >&2
+printf '$ kubectl --kubeconfig %s apply -f - (a Deployment that meets Pod Security restricted)\n' "$work/provider.kubeconfig" >&2
+kubectl --kubeconfig "$work/provider.kubeconfig" apply -f - <<EOF
+apiVersion: apps/v1
+kind: Deployment
 metadata: {name: hello}
 spec:
-  securityContext: {runAsNonRoot: true, runAsUser: 65534, seccompProfile: {type: RuntimeDefault}}
-  containers:
-  - name: pause
-    image: registry.k8s.io/pause:3.10
-    securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+  replicas: 1
+  selector: {matchLabels: {app: hello}}
+  template:
+    metadata: {labels: {app: hello}}
+    spec:
+      automountServiceAccountToken: false
+      securityContext: {runAsNonRoot: true, runAsUser: 65534, seccompProfile: {type: RuntimeDefault}}
+      containers:
+      - name: hello
+        image: ${KUBEENV_PROBE_IMAGE:?}
+        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
 EOF
+run kubectl --kubeconfig "$work/provider.kubeconfig" rollout status deployment/hello --timeout=120s
+run kubectl --kubeconfig "$work/provider.kubeconfig" get pods -o wide
+phase=$(kubectl --kubeconfig "$work/provider.kubeconfig" get pods -l app=hello -o jsonpath='{.items[*].status.phase}')
+if [ "$phase" != Running ]; then
+  echo "demo: the Deployment's pod is '$phase', not Running" >&2
+  exit 1
+fi
+echo "# the tenant's Deployment runs on the provider's node, under its sandbox's limits" >&2
 echo "# denied: read the provider's own secrets" >&2
 if run kubectl --kubeconfig "$work/provider.kubeconfig" get secrets -n kube-system; then
   echo "demo: the identity read kube-system secrets; that must not happen" >&2
   exit 1
 fi
 echo "# denied: a privileged pod, refused by the sandbox's Pod Security level (restricted)" >&2
-if run kubectl --kubeconfig "$work/provider.kubeconfig" run root --image=registry.k8s.io/pause:3.10 --privileged; then
+if run kubectl --kubeconfig "$work/provider.kubeconfig" run root --image="$KUBEENV_PROBE_IMAGE" --privileged; then
   echo "demo: the sandbox admitted a privileged pod; that must not happen" >&2
   exit 1
 fi

@@ -4,7 +4,9 @@
 # One e2e process leaves the machine mostly idle (about 40% of 2 cores: a run waits on API servers,
 # watches and namespace deletions far more than it computes), so the e2e package's tests are dealt
 # round-robin, in the order `go test -list` gives them, to two processes that each start clusters of their
-# own, and the doc test and the multi-cluster tests run as a third. Each process's lines are prefixed with
+# own, and the doc test and the multi-cluster tests run as a third. The node tier (./test/node: a provider
+# with a real node, as root on Linux; it fails elsewhere, saying why) runs as a fourth: it waits on pods and
+# packets far more than it computes too. Each process's lines are prefixed with
 # its name as they come; the run fails if any of them fails. Given -run (one test by name), everything
 # runs in a single process instead. test/clusterprofile is a module of its own (it requires
 # sigs.k8s.io/cluster-inventory-api, which the product must not): it runs after the doc test, in the
@@ -55,10 +57,11 @@ run e2e-2 -run "$(shard 1)" ./test/e2e &
 	run docs+multi -p 1 ./test/docs ./test/multi
 	(cd test/clusterprofile && run clusterprofile -p 1 ./...)
 } &
+run node ./test/node &
 wait
 
 status=0
-for name in e2e-1 e2e-2 docs+multi clusterprofile; do
+for name in e2e-1 e2e-2 docs+multi clusterprofile node; do
 	rc=$(cat "$dir/$name" 2>/dev/null || echo 1)
 	echo "$name: exit $rc"
 	[ "$rc" = 0 ] || status=1

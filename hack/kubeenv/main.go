@@ -1,10 +1,14 @@
 // Command kubeenv drives the local control planes of test/kubeenv from the Makefile.
 //
-//	kubeenv build                                   build (or find cached) binaries, print their directory
+//	kubeenv build [--node NAME]                     build (or find cached) binaries, print their directory
+//	                                                (with --node, the node's binaries too)
 //	kubeenv run  --dir D --clusters a,b -- CMD ...  start clusters, run CMD with their kubeconfigs in the
 //	                                                environment (<NAME>_KUBECONFIG), stop them, exit as CMD
 //	kubeenv up   --dir D --clusters a,b             start clusters that outlive this process
 //	kubeenv down --dir D                            stop clusters started by up
+//
+// run and up take --node NAME: that cluster gets a real node (kubelet, containerd, the bridge CNI and
+// kube-router's NetworkPolicy firewall; --network-policy=false leaves it out), Linux and root only.
 package main
 
 import (
@@ -44,6 +48,8 @@ func run(ctx context.Context, args []string) (int, error) {
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	dir := fs.String("dir", "", "directory for the clusters' files")
 	names := fs.String("clusters", "consumer,provider", "comma-separated cluster names")
+	nodeFor := fs.String("node", "", "the cluster that gets a real node (Linux and root)")
+	netpol := fs.Bool("network-policy", true, "run kube-router's NetworkPolicy firewall on the node")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2, err
 	}
@@ -52,6 +58,11 @@ func run(ctx context.Context, args []string) (int, error) {
 		bins, err := kubeenv.EnsureBinaries(ctx, os.Stderr)
 		if err != nil {
 			return 1, err
+		}
+		if *nodeFor != "" { // the node's binaries too, after the control plane's, whose packages they share
+			if _, err := kubeenv.EnsureNodeBinaries(ctx, os.Stderr); err != nil {
+				return 1, err
+			}
 		}
 		fmt.Println(bins.Dir())
 		return 0, nil
@@ -87,11 +98,22 @@ func run(ctx context.Context, args []string) (int, error) {
 		return 1, err
 	}
 	fmt.Fprintf(os.Stderr, "kubeenv: %d clusters ready in %s\n", len(clusters), time.Since(start).Round(10*time.Millisecond))
+	stopAll := func() {
+		for _, c := range clusters {
+			c.Stop()
+		}
+	}
+	if *nodeFor != "" {
+		if err := startNode(ctx, clusters, *nodeFor, *netpol); err != nil {
+			stopAll()
+			return 1, err
+		}
+	}
 	bins, err := kubeenv.EnsureBinaries(ctx, os.Stderr) // cached by now
 	if err != nil {
 		return 1, err
 	}
-	env := append(os.Environ(), "KUBEENV_DIR="+abs, "KUBEENV_BIN="+bins.Dir())
+	env := append(os.Environ(), "KUBEENV_DIR="+abs, "KUBEENV_BIN="+bins.Dir(), "KUBEENV_PROBE_IMAGE="+kubeenv.ProbeImage)
 	for _, c := range clusters {
 		env = append(env, strings.ToUpper(c.Name)+"_KUBECONFIG="+c.Kubeconfig)
 		fmt.Fprintf(os.Stderr, "kubeenv: %s at %s, kubeconfig %s\n", c.Name, c.Server, c.Kubeconfig)
@@ -100,15 +122,11 @@ func run(ctx context.Context, args []string) (int, error) {
 		for _, c := range clusters {
 			fmt.Printf("export %s_KUBECONFIG=%s\n", strings.ToUpper(c.Name), c.Kubeconfig)
 		}
-		fmt.Printf("export KUBEENV_DIR=%s KUBEENV_BIN=%s\n", abs, bins.Dir())
+		fmt.Printf("export KUBEENV_DIR=%s KUBEENV_BIN=%s KUBEENV_PROBE_IMAGE=%s\n", abs, bins.Dir(), kubeenv.ProbeImage)
 		fmt.Printf("export PATH=%s:$PATH\n", bins.Dir())
 		return 0, nil
 	}
-	defer func() {
-		for _, c := range clusters {
-			c.Stop()
-		}
-	}()
+	defer stopAll()
 	if fs.NArg() == 0 {
 		return 2, errors.New("run needs a command after --")
 	}
@@ -123,4 +141,24 @@ func run(ctx context.Context, args []string) (int, error) {
 		return exit.ExitCode(), nil
 	}
 	return 0, err
+}
+
+func startNode(ctx context.Context, clusters []*kubeenv.Cluster, name string, netpol bool) error {
+	for _, c := range clusters {
+		if c.Name != name {
+			continue
+		}
+		start := time.Now()
+		n, err := c.StartNode(ctx, kubeenv.NodeOptions{NetworkPolicy: netpol, Log: os.Stderr})
+		if err != nil {
+			return fmt.Errorf("starting a node for %s: %w", name, err)
+		}
+		engine := "kube-router's firewall enforces NetworkPolicy"
+		if !netpol {
+			engine = "no NetworkPolicy engine"
+		}
+		fmt.Fprintf(os.Stderr, "kubeenv: node %s Ready in %s (%s)\n", n.Name, time.Since(start).Round(10*time.Millisecond), engine)
+		return nil
+	}
+	return fmt.Errorf("--node %s: no such cluster (--clusters)", name)
 }

@@ -95,6 +95,12 @@ func TestCommandTableStatus(t *testing.T) {
 			stdout: func(t *testing.T, _ *tableEnv, out string) {
 				oneRow(t, out, check, map[string]string{"REMOTE": "farm", "CHECK": "ok"})
 			}},
+		// The fake provider runs no DaemonSet, so no NetworkPolicy engine: a warning, on stderr only.
+		{name: "--check on a provider without a NetworkPolicy engine", world: worldPaired, args: []string{"status", "--kubeconfig", "farm", "--check"},
+			stderr: []string{"WARNING", "no NetworkPolicy engine found on this cluster", "tenants' pods can reach the cloud's metadata addresses"},
+			stdout: func(t *testing.T, _ *tableEnv, out string) {
+				oneRow(t, out, check, map[string]string{"REMOTE": "edge", "ROLE": "provider"})
+			}},
 		{name: "--check of a revoked identity", world: revoked, args: []string{"status", "--kubeconfig", "edge", "--check"},
 			code: 4, err: "1 credential(s) not ok: consumer ControlPlane of farm: revoked",
 			stdout: func(t *testing.T, _ *tableEnv, out string) {

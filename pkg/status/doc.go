@@ -5,4 +5,5 @@
 // One job per file:
 //
 //	status.go     status: credentials, expiry, checks that prove rights, leftovers
+//	netpol.go     whether a known NetworkPolicy engine runs, for the provider's --check
 package status

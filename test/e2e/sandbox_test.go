@@ -588,8 +588,9 @@ func (s *sandboxRun) escapes(t *testing.T) {
 
 	attacks := []attack{
 		// Pod Security Admission, restricted.
-		// The test clusters' kube-apiserver runs with the default --allow-privileged=false, whose
-		// validation refuses a privileged container before Pod Security sees it; real providers allow it.
+		// The test clusters' kube-apiserver allows privileged containers (--allow-privileged=true), as real
+		// providers do, so Pod Security refuses it; a provider run with --allow-privileged=false refuses it in
+		// validation first, which counts too.
 		podAttack("privileged", func(p *corev1.Pod) {
 			p.Spec.Containers[0].SecurityContext.Privileged = new(true)
 			p.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = new(true)

@@ -95,20 +95,13 @@ func EnsureBinaries(ctx context.Context, log io.Writer) (Binaries, error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	minor := strings.Split(strings.TrimPrefix(KubeVersion, "v"), ".")[1]
-	ldflags := strings.Join([]string{
-		"-s", "-w",
-		"-X", "k8s.io/component-base/version.gitVersion=" + KubeVersion,
-		"-X", "k8s.io/component-base/version.gitMajor=1",
-		"-X", "k8s.io/component-base/version.gitMinor=" + minor,
-		"-X", "k8s.io/component-base/version.gitTreeState=clean",
-		"-X", "k8s.io/client-go/pkg/version.gitVersion=" + KubeVersion,
-	}, " ")
+	ldflags := kubeLDFlags()
 	start := time.Now()
 	fmt.Fprintf(log, "kubeenv: building etcd, kube-apiserver, kube-controller-manager and kubectl %s from the Go module proxy into %s\n", KubeVersion, dir)
 	fmt.Fprintf(log, "kubeenv: this happens once per machine and takes about 10 minutes on 2 cores\n")
 	for _, c := range components {
-		if err := buildOne(ctx, toolsDir, ldflags, filepath.Join(tmp, c.name), c.pkg, log, start); err != nil {
+		b := goBuild{dir: toolsDir, pkg: c.pkg, out: filepath.Join(tmp, c.name), ldflags: ldflags}
+		if err := b.run(ctx, log, start); err != nil {
 			return Binaries{}, err
 		}
 	}
@@ -125,29 +118,55 @@ func EnsureBinaries(ctx context.Context, log io.Writer) (Binaries, error) {
 	return bins, nil
 }
 
-func buildOne(ctx context.Context, toolsDir, ldflags, out, pkg string, log io.Writer, start time.Time) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, pkg)
-	cmd.Dir = toolsDir
+// kubeLDFlags stamps the Kubernetes version into a binary: without it the servers report
+// v0.0.0-master+$Format:%H$, which breaks kubectl version and client-side version checks.
+func kubeLDFlags() string {
+	minor := strings.Split(strings.TrimPrefix(KubeVersion, "v"), ".")[1]
+	return strings.Join([]string{
+		"-s", "-w",
+		"-X", "k8s.io/component-base/version.gitVersion=" + KubeVersion,
+		"-X", "k8s.io/component-base/version.gitMajor=1",
+		"-X", "k8s.io/component-base/version.gitMinor=" + minor,
+		"-X", "k8s.io/component-base/version.gitTreeState=clean",
+		"-X", "k8s.io/client-go/pkg/version.gitVersion=" + KubeVersion,
+	}, " ")
+}
+
+// goBuild is one `go build` in a tools module: the package, where the binary goes, and how it is built.
+type goBuild struct {
+	dir, pkg, out, ldflags string
+	tags                   string   // -tags, if any
+	env                    []string // added to the environment (CGO_ENABLED=0 for a static binary)
+}
+
+func (b goBuild) run(ctx context.Context, log io.Writer, start time.Time) error {
+	args := []string{"build", "-trimpath", "-ldflags", b.ldflags, "-o", b.out}
+	if b.tags != "" {
+		args = append(args, "-tags", b.tags)
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, b.pkg)...)
+	cmd.Dir = b.dir
+	cmd.Env = append(os.Environ(), b.env...)
 	var output strings.Builder
 	cmd.Stdout = &output
 	cmd.Stderr = &output
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("go build %s: %w", pkg, err)
+		return fmt.Errorf("go build %s: %w", b.pkg, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	tick := time.NewTicker(30 * time.Second)
 	defer tick.Stop()
-	fmt.Fprintf(log, "kubeenv: building %s ...\n", filepath.Base(out))
+	fmt.Fprintf(log, "kubeenv: building %s ...\n", filepath.Base(b.out))
 	for {
 		select {
 		case err := <-done:
 			if err != nil {
-				return fmt.Errorf("go build %s: %w\n%s", pkg, err, tail(output.String(), 30))
+				return fmt.Errorf("go build %s: %w\n%s", b.pkg, err, tail(output.String(), 30))
 			}
 			return nil
 		case <-tick.C:
-			fmt.Fprintf(log, "kubeenv: still building %s (%s elapsed)\n", filepath.Base(out), time.Since(start).Round(time.Second))
+			fmt.Fprintf(log, "kubeenv: still building %s (%s elapsed)\n", filepath.Base(b.out), time.Since(start).Round(time.Second))
 		}
 	}
 }

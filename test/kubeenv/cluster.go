@@ -36,7 +36,9 @@ type Cluster struct {
 	CAFile     string       // the cluster CA, which also signs kube-apiserver-client CSRs
 	Config     *rest.Config // admin REST config
 
-	procs []*proc
+	procs    []*proc
+	detached bool
+	node     *Node // started by StartNode
 }
 
 type proc struct {
@@ -61,7 +63,7 @@ type Options struct {
 
 // WithoutClientSigner is the kube-controller-manager flag of a cluster that never signs
 // kubernetes.io/kube-apiserver-client CSRs, as EKS does not: approved CSRs stay without a certificate.
-const WithoutClientSigner = "--controllers=*,-node-ipam-controller,-node-lifecycle-controller,-certificatesigningrequest-signing-controller"
+const WithoutClientSigner = "--controllers=*,-node-ipam-controller,-certificatesigningrequest-signing-controller"
 
 // Start builds the binaries if needed and starts one control plane per name, in parallel. On any failure
 // everything already started is stopped and the error carries the tail of the failing component's log.
@@ -115,7 +117,7 @@ func startOne(ctx context.Context, bins Binaries, dir, name string, o Options) (
 	if err != nil {
 		return nil, err
 	}
-	if err := p.writeFiles(dir); err != nil {
+	if err := p.writeFiles(dir, name); err != nil {
 		return nil, err
 	}
 	ports, err := freePorts(3)
@@ -124,6 +126,7 @@ func startOne(ctx context.Context, bins Binaries, dir, name string, o Options) (
 	}
 	etcdPort, peerPort, apiPort := ports[0], ports[1], ports[2]
 	c = &Cluster{
+		detached:   detached,
 		Name:       name,
 		Dir:        dir,
 		Server:     "https://127.0.0.1:" + strconv.Itoa(apiPort),
@@ -158,6 +161,12 @@ func startOne(ctx context.Context, bins Binaries, dir, name string, o Options) (
 		"--service-account-key-file=" + f("sa.pub"), "--service-account-signing-key-file=" + f("sa.key"),
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--authorization-mode=Node,RBAC", "--service-cluster-ip-range=10.0.0.0/24",
+		// how it calls a node's kubelet (exec, attach, port-forward, logs), when the cluster has one
+		"--kubelet-client-certificate=" + f("kubelet-client.crt"), "--kubelet-client-key=" + f("kubelet-client.key"),
+		"--kubelet-preferred-address-types=InternalIP",
+		// as real clusters do: Pod Security, not the API server's validation, is what refuses a tenant's
+		// privileged pod
+		"--allow-privileged=true",
 		"--shutdown-delay-duration=0s", "--profiling=false", "--endpoint-reconciler-type=none"}, o.APIServerArgs...)...)
 	if err != nil {
 		return c, err
@@ -172,7 +181,9 @@ func startOne(ctx context.Context, bins Binaries, dir, name string, o Options) (
 		"--root-ca-file=" + f("ca.crt"), "--service-account-private-key-file=" + f("sa.key"),
 		"--use-service-account-credentials", "--leader-elect=false", "--secure-port=0",
 		"--kube-api-qps=500", "--kube-api-burst=1000", // the namespace controller lists every resource type
-		"--controllers=*,-node-ipam-controller,-node-lifecycle-controller"}, o.ControllerManagerArgs...)...)
+		// The node lifecycle controller lifts the not-ready taint a kubelet registers its Node with (see
+		// StartNode); with no node it has nothing to do.
+		"--controllers=*,-node-ipam-controller"}, o.ControllerManagerArgs...)...)
 	if err != nil {
 		return c, err
 	}
@@ -213,7 +224,17 @@ func (c *Cluster) writeKubeconfig() error {
 }
 
 func (c *Cluster) spawn(name string, detached bool, bin string, args ...string) (*proc, error) {
-	logPath := filepath.Join(c.Dir, name+".log")
+	p, err := spawnProc(c.Dir, c.Name, name, detached, nil, bin, args...)
+	if err != nil {
+		return nil, err
+	}
+	c.procs = append(c.procs, p)
+	return p, nil
+}
+
+// spawnProc starts one program in dir, its output in dir/<name>.log, env added to the environment.
+func spawnProc(dir, cluster, name string, detached bool, env []string, bin string, args ...string) (*proc, error) {
+	logPath := filepath.Join(dir, name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -222,14 +243,16 @@ func (c *Cluster) spawn(name string, detached bool, bin string, args ...string) 
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
-	cmd.Dir = c.Dir
+	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = procAttr(detached)
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cluster %s: start %s: %w", c.Name, name, err)
+		return nil, fmt.Errorf("cluster %s: start %s: %w", cluster, name, err)
 	}
 	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() { p.err = cmd.Wait(); close(p.done) }()
-	c.procs = append(c.procs, p)
 	return p, nil
 }
 
@@ -313,18 +336,15 @@ func (c *Cluster) waitControllers(ctx context.Context, kcm *proc) error {
 	}
 }
 
-// Stop terminates the cluster's processes (controller-manager and apiserver first, etcd last) and waits
-// for them; anything still alive after 5 s is killed. Safe to call more than once.
+// Stop terminates the cluster's processes (its node first, if it has one, then controller-manager and
+// apiserver, etcd last) and waits for them; anything still alive after 5 s is killed. Safe to call more
+// than once.
 func (c *Cluster) Stop() {
+	if c.node != nil {
+		c.node.Stop()
+	}
 	for i := len(c.procs) - 1; i >= 0; i-- {
-		p := c.procs[i]
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(5 * time.Second):
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
+		stopProc(c.procs[i])
 	}
 	c.procs = nil
 	_ = os.Remove(filepath.Join(c.Dir, "pids"))
@@ -333,8 +353,14 @@ func (c *Cluster) Stop() {
 // writeState records the process group IDs so Down can stop a detached cluster.
 func (c *Cluster) writeState() error {
 	var b strings.Builder
-	for _, p := range c.procs {
-		fmt.Fprintf(&b, "%d %s\n", p.cmd.Process.Pid, p.name)
+	procs := c.procs
+	if c.node != nil {
+		procs = append(procs[:len(procs):len(procs)], c.node.procs...)
+	}
+	for _, p := range procs {
+		if p != nil {
+			fmt.Fprintf(&b, "%d %s\n", p.cmd.Process.Pid, p.name)
+		}
 	}
 	return os.WriteFile(filepath.Join(c.Dir, "pids"), []byte(b.String()), 0o600)
 }
@@ -372,6 +398,14 @@ func Down(dir string) error {
 	}
 	for _, f := range files {
 		_ = os.Remove(f)
+	}
+	// A node's pods and shims, mounts, links and rules outlive its programs: clear them too.
+	if nodes, _ := filepath.Glob(filepath.Join(dir, "*", nodeDirName)); len(nodes) > 0 {
+		bins, _, err := nodeBinaries()
+		if err != nil {
+			return err
+		}
+		cleanupHost(bins, io.Discard)
 	}
 	return nil
 }

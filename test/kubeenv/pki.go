@@ -93,8 +93,10 @@ func serial() *big.Int {
 	return n
 }
 
-// writeFiles writes the CA, serving, admin and service-account material into dir.
-func (p *pki) writeFiles(dir string) error {
+// writeFiles writes the CA, serving, admin and service-account material into dir, and the client
+// certificates of the API server toward a kubelet and of the cluster's node (see StartNode), named
+// <name>-node.
+func (p *pki) writeFiles(dir, name string) error {
 	caKeyPEM, err := encodeKey(p.caKey.(*ecdsa.PrivateKey))
 	if err != nil {
 		return err
@@ -106,6 +108,14 @@ func (p *pki) writeFiles(dir string) error {
 		return err
 	}
 	adminCert, adminKey, err := p.issue("kubeenv-admin", []string{"system:masters"}, x509.ExtKeyUsageClientAuth, nil, nil)
+	if err != nil {
+		return err
+	}
+	kubeletClientCert, kubeletClientKey, err := p.issue("kube-apiserver-kubelet-client", []string{"system:masters"}, x509.ExtKeyUsageClientAuth, nil, nil)
+	if err != nil {
+		return err
+	}
+	nodeCert, nodeKey, err := p.issue("system:node:"+name+"-node", []string{"system:nodes"}, x509.ExtKeyUsageClientAuth, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -122,14 +132,18 @@ func (p *pki) writeFiles(dir string) error {
 		return err
 	}
 	files := map[string][]byte{
-		"ca.crt":      p.caPEM(),
-		"ca.key":      caKeyPEM,
-		"serving.crt": servingCert,
-		"serving.key": servingKey,
-		"admin.crt":   adminCert,
-		"admin.key":   adminKey,
-		"sa.key":      saKeyPEM,
-		"sa.pub":      pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER}),
+		"ca.crt":             p.caPEM(),
+		"ca.key":             caKeyPEM,
+		"serving.crt":        servingCert,
+		"serving.key":        servingKey,
+		"admin.crt":          adminCert,
+		"admin.key":          adminKey,
+		"sa.key":             saKeyPEM,
+		"kubelet-client.crt": kubeletClientCert,
+		"kubelet-client.key": kubeletClientKey,
+		"node.crt":           nodeCert,
+		"node.key":           nodeKey,
+		"sa.pub":             pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER}),
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,7 +52,10 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			namespace (a SelfSubjectAccessReview) and not be refused them by admission (a dry-run pod); an
 			exchange credential must act as its target. Each gets one state: ok, revoked (no longer
 			authenticated, or authenticated but authorized for nothing it was issued for), cordoned,
-			expired or unreachable, with the reason.
+			expired or unreachable, with the reason. On a provider, --check also looks for a
+			NetworkPolicy engine among the cluster's DaemonSets (Calico, Cilium, kube-router, Antrea and
+			others it knows) and warns when none runs: the sandbox's NetworkPolicy is then stored but not
+			enforced.
 
 			--expiring-within makes the command a monitor of what "renew" renews (a pairing's identity
 			or a resource slice's). Exchange credentials are listed with their expiry but not counted:
@@ -120,7 +124,28 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.Check {
+		if err := o.checkNetworkPolicy(ctx, report); err != nil {
+			return err
+		}
+	}
 	return o.verdict(report)
+}
+
+// checkNetworkPolicy warns, on a cluster that provides to a consumer, when no NetworkPolicy engine runs:
+// its tenants' sandboxes then hold at admission only, not on the network.
+func (o *Options) checkNetworkPolicy(ctx context.Context, report *status.Report) error {
+	if !slices.ContainsFunc(report.Credentials, func(s status.CredentialState) bool { return s.Role == member.RoleProvider }) {
+		return nil
+	}
+	engine, err := status.NetworkPolicyEngine(ctx, o.cluster)
+	if err != nil {
+		return err
+	}
+	if engine == "" {
+		o.f.Printer(o.Streams).Warn(status.NoEngineWarning)
+	}
+	return nil
 }
 
 func (o *Options) printObject(obj runtime.Object, err error) error {
