@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdtest"
 )
 
 // completions runs cobra's __complete for a command line whose last word is being typed, and returns the
@@ -24,7 +26,7 @@ func completions(t *testing.T, stdout string) []string {
 // formats, credential kinds). (Slice names complete the same way; a fake world cannot hold an imported
 // slice, whose import proves its credential over HTTP, so test/e2e's TestRenew covers those.)
 func TestCompletionFromTheCluster(t *testing.T) {
-	w := pairedWorld(t)
+	w := cmdtest.PairedWorld(t)
 	for _, step := range [][]string{
 		{"create", "resourceslice-class", "small", "--max-cpu", "2", "--max-memory", "4Gi", "--kubeconfig", "farm"},
 		{"request", "namespace", "edge-ci", "--kubeconfig", "edge", "--remote-kubeconfig", "farm"},
@@ -55,7 +57,7 @@ func TestCompletionFromTheCluster(t *testing.T) {
 
 // info fits a 120-column terminal; the whole quota is in -o wide.
 func TestInfoFits120Columns(t *testing.T) {
-	w := pairedWorld(t)
+	w := cmdtest.PairedWorld(t)
 	r := w.Run("info", "--kubeconfig", "farm")
 	if r.Code != 0 {
 		t.Fatal(r)

@@ -1,54 +1,24 @@
 package cmd_test
 
 import (
-	"bytes"
-	"encoding/base64"
-	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdtest"
 )
 
-// documents reads a dry run's stdout as YAML documents, failing the test if it is not one YAML stream,
-// and returns "kind/name" of each.
-func documents(t *testing.T, out string) []string {
-	t.Helper()
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(out)), 4096)
-	var refs []string
-	for {
-		var obj map[string]any
-		err := dec.Decode(&obj)
-		if errors.Is(err, io.EOF) {
-			return refs
-		}
-		if err != nil {
-			t.Fatalf("stdout is not a YAML stream: %v\n%s", err, out)
-		}
-		if obj == nil {
-			continue
-		}
-		meta, _ := obj["metadata"].(map[string]any)
-		refs = append(refs, fmt.Sprintf("%s/%v", obj["kind"], meta["name"]))
-	}
-}
-
 // Every command that changes a cluster, in both dry-run modes and with the bare flag (client): exit 0,
 // both fake clusters exactly as before (every object, every resourceVersion), stdout one YAML stream of
 // the objects it would have written, each after a comment naming the cluster and the action, and stderr
 // never claiming a change.
 func TestDryRunChangesNothing(t *testing.T) {
-	w := pairedWorld(t)
+	w := cmdtest.PairedWorld(t)
 	cases := []struct {
 		args []string
 		want []string // comment lines (cluster: would action kind/name) stdout must hold
@@ -94,7 +64,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 				if w.Snapshot("edge") != edge || w.Snapshot("farm") != farm {
 					t.Errorf("a dry run changed a cluster:\n%s", r)
 				}
-				documents(t, r.Stdout)
+				cmdtest.Documents(t, r.Stdout)
 				label := "(dry run)"
 				for _, want := range c.want {
 					if !strings.Contains(r.Stdout, want) {
@@ -115,7 +85,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 					t.Errorf("stopped before issuance: %v, want %v:\n%s", stopped, c.stop, r)
 				}
 				// No credential reaches stdout: no private key, plain or base64-encoded.
-				if keyMaterial(r.Stdout) {
+				if cmdtest.KeyMaterial(r.Stdout) {
 					t.Errorf("a dry run printed key material:\n%s", r.Stdout)
 				}
 			})
@@ -123,26 +93,10 @@ func TestDryRunChangesNothing(t *testing.T) {
 	}
 }
 
-var base64Run = regexp.MustCompile(`[A-Za-z0-9+/]{40,}={0,2}`)
-
-// keyMaterial tells whether s holds a private key or a kubeconfig's key, as text or base64 (a Secret's
-// data, itself perhaps a kubeconfig with base64 fields).
-func keyMaterial(s string) bool {
-	if strings.Contains(s, "PRIVATE KEY") || strings.Contains(s, "client-key-data") {
-		return true
-	}
-	for _, run := range base64Run.FindAllString(s, -1) {
-		if b, err := base64.StdEncoding.DecodeString(run); err == nil && keyMaterial(string(b)) {
-			return true
-		}
-	}
-	return false
-}
-
 // get kubeconfig writes only with --for-user (an exchange request): a dry run of anything else is a
 // usage error, and prints no kubeconfig.
 func TestGetKubeconfigDryRunNeedsForUser(t *testing.T) {
-	w := pairedWorld(t)
+	w := cmdtest.PairedWorld(t)
 	r := w.Run("get", "kubeconfig", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "--dry-run")
 	if r.Code != 1 || !strings.Contains(r.Stderr, "--dry-run: only with --for-user") || r.Stdout != "" {
 		t.Errorf("get kubeconfig --dry-run without --for-user: %s", r)
@@ -154,9 +108,9 @@ func TestGetKubeconfigDryRunNeedsForUser(t *testing.T) {
 func TestDryRunFlagValues(t *testing.T) {
 	w := cmdtest.NewWorld(t, "edge")
 	for _, v := range []string{"--dry-run=true", "--dry-run=maybe", "--dry-run="} {
-		m := marks(w, "edge")
+		m := cmdtest.Marks(w, "edge")
 		r := w.Run("init", "--kubeconfig", "edge", v)
-		expect(t, w, r, 1, nil, []string{`invalid argument`, `for "--dry-run" flag: must be one of none, client, server`, "See 'kubectl federate init -h'"}, m)
+		cmdtest.Expect(t, w, r, 1, nil, []string{`invalid argument`, `for "--dry-run" flag: must be one of none, client, server`, "See 'kubectl federate init -h'"}, m)
 	}
 	before := w.Snapshot("edge")
 	r := w.Run("init", "--kubeconfig", "edge", "--dry-run=none")
@@ -176,7 +130,7 @@ type dryCase struct {
 // both fake clusters as they were, with the objects on stdout; steps whose next move needs an issued
 // credential stop there.
 func TestDryRunManualFlowAndExchange(t *testing.T) {
-	w := pairedWorld(t, "lone")
+	w := cmdtest.PairedWorld(t, "lone")
 	dir := t.TempDir()
 	file := func(name, content string) string {
 		p := filepath.Join(dir, name)
@@ -257,7 +211,7 @@ spec:
 						t.Errorf("a dry run changed %s:\n%s", n, r)
 					}
 				}
-				documents(t, r.Stdout)
+				cmdtest.Documents(t, r.Stdout)
 				if c.want != "" && !strings.Contains(r.Stdout, c.want) {
 					t.Errorf("stdout lacks %q:\n%s", c.want, r)
 				}

@@ -23,7 +23,7 @@ func TestErrorsNameTheNextStep(t *testing.T) {
 		}
 		return p
 	}
-	expect(t, w, w.Run("create", "nonce", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, nil, nil, nil)
+	cmdtest.Expect(t, w, w.Run("create", "nonce", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, nil, nil, nil)
 	ticket := w.Run("get", "nonce", "--remote-cluster-id", "edge", "--kubeconfig", "farm")
 	if ticket.Code != 0 {
 		t.Fatal(ticket)
@@ -35,9 +35,9 @@ func TestErrorsNameTheNextStep(t *testing.T) {
 	tenant := file("tenant.yaml", gen.Stdout)
 
 	// The nonce deleted before the provider answers: the answer names how to get a new one.
-	expect(t, w, w.Run("delete", "nonce", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, nil, nil, nil)
-	m := marks(w, "edge", "farm")
-	expect(t, w, w.Run("generate", "identity", "--remote-cluster-id", "edge", "-f", tenant, "--kubeconfig", "farm"), 1, nil,
+	cmdtest.Expect(t, w, w.Run("delete", "nonce", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, nil, nil, nil)
+	m := cmdtest.Marks(w, "edge", "farm")
+	cmdtest.Expect(t, w, w.Run("generate", "identity", "--remote-cluster-id", "edge", "-f", tenant, "--kubeconfig", "farm"), 1, nil,
 		[]string{"nonce", "kubectl federate create nonce --remote-cluster-id edge"}, m)
 
 	goText := []string{"v1alpha1.", "[]interface", "map[string]", "json: cannot unmarshal", "struct"}
@@ -57,9 +57,9 @@ func TestErrorsNameTheNextStep(t *testing.T) {
 			if strings.HasPrefix(c.args, "generate") {
 				args[len(args)-1] = "farm"
 			}
-			m := marks(w, "edge", "farm")
+			m := cmdtest.Marks(w, "edge", "farm")
 			r := w.Run(args...)
-			expect(t, w, r, 1, nil, c.want, m)
+			cmdtest.Expect(t, w, r, 1, nil, c.want, m)
 			for _, g := range goText {
 				if strings.Contains(r.Stderr, g) {
 					t.Errorf("the error shows Go text %q:\n%s", g, r.Stderr)

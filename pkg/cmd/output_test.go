@@ -228,9 +228,9 @@ func checkFormats(t *testing.T, w *cmdtest.World, c printCase, names []string) {
 	}
 
 	// A template that does not parse is the user's mistake: named, a usage error, nothing sent.
-	m := marks(w, "edge", "farm", "lone")
+	m := cmdtest.Marks(w, "edge", "farm", "lone")
 	r := w.Run(append(slices.Clone(c.args), "-o", "jsonpath={.items[")...)
-	expect(t, w, r, 1, nil, []string{"-o, --output jsonpath={.items[:", "See 'kubectl federate"}, m)
+	cmdtest.Expect(t, w, r, 1, nil, []string{"-o, --output jsonpath={.items[:", "See 'kubectl federate"}, m)
 	if r.Stdout != "" {
 		t.Errorf("a bad template printed %q", r.Stdout)
 	}

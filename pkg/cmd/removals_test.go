@@ -7,46 +7,11 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdtest"
 )
 
-// expect checks a command's exit code, that stderr holds every want and stdout every out, and that the
-// named clusters were not written to since the marks.
-func expect(t *testing.T, w *cmdtest.World, r cmdtest.Result, code int, stdout []string, stderr []string, unchanged map[string]cmdtest.Mark) {
-	t.Helper()
-	if r.Code != code {
-		t.Errorf("exit %d, want %d:\n%s", r.Code, code, r)
-	}
-	for _, s := range stdout {
-		if !strings.Contains(r.Stdout, s) {
-			t.Errorf("stdout lacks %q:\n%s", s, r)
-		}
-	}
-	for _, s := range stderr {
-		if !strings.Contains(r.Stderr, s) {
-			t.Errorf("stderr lacks %q:\n%s", s, r)
-		}
-	}
-	if code != 0 && strings.Count(r.Stderr, "error: ") != 1 {
-		t.Errorf("want exactly one error line:\n%s", r)
-	}
-	for name, mark := range unchanged {
-		if writes := w.Writes(name, mark); len(writes) > 0 {
-			t.Errorf("%s was changed: %v", name, writes)
-		}
-	}
-}
-
-func marks(w *cmdtest.World, names ...string) map[string]cmdtest.Mark {
-	m := map[string]cmdtest.Mark{}
-	for _, n := range names {
-		m[n] = w.Mark(n)
-	}
-	return m
-}
-
 // A removal of a name this cluster has no record of fails like kubectl (NotFound, exit 1, the closest
 // known name), changes nothing, and --ignore-not-found makes it succeed; a name removed before is
 // "already", exit 0.
 func TestRemovalsOfUnknownNames(t *testing.T) {
-	w := pairedWorld(t)
+	w := cmdtest.PairedWorld(t)
 	farm := []string{"--kubeconfig", "farm"}
 	cases := []struct {
 		name   string
@@ -69,62 +34,62 @@ func TestRemovalsOfUnknownNames(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := marks(w, "edge", "farm")
-			expect(t, w, w.Run(append(c.args, farm...)...), 1, nil, c.stderr, m)
-			m = marks(w, "edge", "farm")
+			m := cmdtest.Marks(w, "edge", "farm")
+			cmdtest.Expect(t, w, w.Run(append(c.args, farm...)...), 1, nil, c.stderr, m)
+			m = cmdtest.Marks(w, "edge", "farm")
 			r := w.Run(append(append(c.args, farm...), "--ignore-not-found")...)
-			expect(t, w, r, 0, nil, nil, m)
+			cmdtest.Expect(t, w, r, 0, nil, nil, m)
 			if r.Stdout != "" {
 				t.Errorf("--ignore-not-found printed %q", r.Stdout)
 			}
 		})
 	}
 	// The real consumer is untouched by the typo'd revoke: revoke it, then again.
-	expect(t, w, w.Run("revoke", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, []string{"tenant.federate.dev/edge revoked"}, nil, nil)
-	m := marks(w, "farm")
-	expect(t, w, w.Run("revoke", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, []string{"tenant.federate.dev/edge already revoked"}, nil, m)
+	cmdtest.Expect(t, w, w.Run("revoke", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, []string{"tenant.federate.dev/edge revoked"}, nil, nil)
+	m := cmdtest.Marks(w, "farm")
+	cmdtest.Expect(t, w, w.Run("revoke", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, []string{"tenant.federate.dev/edge already revoked"}, nil, m)
 }
 
 // cordon, uncordon and drain take --remote-cluster-id (and the positional ID), say "already" when nothing
 // changes.
 func TestCordonSaysAlready(t *testing.T) {
-	w := pairedWorld(t)
-	expect(t, w, w.Run("cordon", "tenant", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, []string{"tenant/edge cordoned"}, nil, nil)
-	expect(t, w, w.Run("cordon", "tenant", "edge", "--kubeconfig", "farm"), 0, []string{"tenant/edge already cordoned"}, nil, nil)
-	expect(t, w, w.Run("uncordon", "tenant", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, []string{"tenant/edge uncordoned"}, nil, nil)
-	expect(t, w, w.Run("uncordon", "tenant", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, []string{"tenant/edge already uncordoned"}, nil, nil)
-	expect(t, w, w.Run("drain", "tenant", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, []string{"tenant/edge drained"}, nil, nil)
+	w := cmdtest.PairedWorld(t)
+	cmdtest.Expect(t, w, w.Run("cordon", "tenant", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, []string{"tenant/edge cordoned"}, nil, nil)
+	cmdtest.Expect(t, w, w.Run("cordon", "tenant", "edge", "--kubeconfig", "farm"), 0, []string{"tenant/edge already cordoned"}, nil, nil)
+	cmdtest.Expect(t, w, w.Run("uncordon", "tenant", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, []string{"tenant/edge uncordoned"}, nil, nil)
+	cmdtest.Expect(t, w, w.Run("uncordon", "tenant", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, []string{"tenant/edge already uncordoned"}, nil, nil)
+	cmdtest.Expect(t, w, w.Run("drain", "tenant", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, []string{"tenant/edge drained"}, nil, nil)
 }
 
 // unauthenticate with the kubeconfigs swapped fails, deletes nothing, and prints the command the right way
 // round; a pairing never made is NotFound; one removed before is "already".
 func TestUnauthenticateDirection(t *testing.T) {
-	w := pairedWorld(t)
-	m := marks(w, "edge", "farm")
-	expect(t, w, w.Run("unauthenticate", "--kubeconfig", "farm", "--remote-kubeconfig", "edge"), 1, nil,
+	w := cmdtest.PairedWorld(t)
+	m := cmdtest.Marks(w, "edge", "farm")
+	cmdtest.Expect(t, w, w.Run("unauthenticate", "--kubeconfig", "farm", "--remote-kubeconfig", "edge"), 1, nil,
 		[]string{`no pairing in which "farm" consumes from "edge"`, "run: kubectl federate unauthenticate --kubeconfig edge --remote-kubeconfig farm"}, m)
-	expect(t, w, w.Run("unauthenticate", "--kubeconfig", "edge", "--remote-kubeconfig", "farm"), 0, nil, nil, nil)
-	m = marks(w, "edge", "farm")
-	expect(t, w, w.Run("unauthenticate", "--kubeconfig", "edge", "--remote-kubeconfig", "farm"), 0, nil, []string{"already removed"}, m)
+	cmdtest.Expect(t, w, w.Run("unauthenticate", "--kubeconfig", "edge", "--remote-kubeconfig", "farm"), 0, nil, nil, nil)
+	m = cmdtest.Marks(w, "edge", "farm")
+	cmdtest.Expect(t, w, w.Run("unauthenticate", "--kubeconfig", "edge", "--remote-kubeconfig", "farm"), 0, nil, []string{"already removed"}, m)
 
 	other := cmdtest.NewWorld(t, "a", "b")
 	other.Init("a", "cl-a")
 	other.Init("b", "cl-b")
-	m = marks(other, "a", "b")
-	expect(t, other, other.Run("unauthenticate", "--kubeconfig", "a", "--remote-kubeconfig", "b"), 1, nil, []string{`consumer "cl-a" not found`}, m)
-	expect(t, other, other.Run("unauthenticate", "--kubeconfig", "a", "--remote-kubeconfig", "b", "--ignore-not-found"), 0, nil, nil, m)
+	m = cmdtest.Marks(other, "a", "b")
+	cmdtest.Expect(t, other, other.Run("unauthenticate", "--kubeconfig", "a", "--remote-kubeconfig", "b"), 1, nil, []string{`consumer "cl-a" not found`}, m)
+	cmdtest.Expect(t, other, other.Run("unauthenticate", "--kubeconfig", "a", "--remote-kubeconfig", "b", "--ignore-not-found"), 0, nil, nil, m)
 }
 
 // A nonce made and never used shows in status with its age, and delete nonce removes it; again, NotFound.
 func TestLeftoversShowAndGo(t *testing.T) {
 	w := cmdtest.NewWorld(t, "farm")
 	w.Init("farm", "farm")
-	expect(t, w, w.Run("create", "nonce", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, nil, nil, nil)
-	expect(t, w, w.Run("status", "--kubeconfig", "farm"), 0, []string{"edge", "Nonce", "Pending for "}, nil, nil)
-	expect(t, w, w.Run("status", "--kubeconfig", "farm", "--expiring-within", "30d"), 0, nil, nil, nil) // a nonce is no credential
-	expect(t, w, w.Run("delete", "nonce", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, []string{"nonce/edge deleted"}, nil, nil)
-	m := marks(w, "farm")
-	expect(t, w, w.Run("delete", "nonce", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 1, nil, []string{`unused nonce for consumer "edge" not found`}, m)
+	cmdtest.Expect(t, w, w.Run("create", "nonce", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, nil, nil, nil)
+	cmdtest.Expect(t, w, w.Run("status", "--kubeconfig", "farm"), 0, []string{"edge", "Nonce", "Pending for "}, nil, nil)
+	cmdtest.Expect(t, w, w.Run("status", "--kubeconfig", "farm", "--expiring-within", "30d"), 0, nil, nil, nil) // a nonce is no credential
+	cmdtest.Expect(t, w, w.Run("delete", "nonce", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 0, []string{"nonce/edge deleted"}, nil, nil)
+	m := cmdtest.Marks(w, "farm")
+	cmdtest.Expect(t, w, w.Run("delete", "nonce", "--remote-cluster-id", "edge", "--kubeconfig", "farm"), 1, nil, []string{`unused nonce for consumer "edge" not found`}, m)
 	if r := w.Run("status", "--kubeconfig", "farm"); strings.Contains(r.Stdout, "Nonce") {
 		t.Errorf("status after delete nonce: %s", r)
 	}
@@ -136,9 +101,9 @@ func TestUnmeshOfPairsNeverMade(t *testing.T) {
 	w := cmdtest.NewWorld(t, "a", "b")
 	w.Init("a", "cl-a")
 	w.Init("b", "cl-b")
-	m := marks(w, "a", "b")
-	expect(t, w, w.Run("unmesh", "--kubeconfigs", "a,b"), 1, []string{"not found"},
+	m := cmdtest.Marks(w, "a", "b")
+	cmdtest.Expect(t, w, w.Run("unmesh", "--kubeconfigs", "a,b"), 1, []string{"not found"},
 		[]string{"2 pair(s) not found, never paired: ", "cl-a -> cl-b", "cl-b -> cl-a", "--ignore-not-found"}, m)
-	m = marks(w, "a", "b")
-	expect(t, w, w.Run("unmesh", "--kubeconfigs", "a,b", "--ignore-not-found"), 0, []string{"not found"}, nil, m)
+	m = cmdtest.Marks(w, "a", "b")
+	cmdtest.Expect(t, w, w.Run("unmesh", "--kubeconfigs", "a,b", "--ignore-not-found"), 0, []string{"not found"}, nil, m)
 }

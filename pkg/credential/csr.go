@@ -53,15 +53,6 @@ func NewCSR(user string, key crypto.Signer) ([]byte, error) {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}), nil
 }
 
-// CheckCSR verifies a PEM CSR exactly (ParseCSR, then CheckCSRSubject) and returns the parsed CSR.
-func CheckCSR(csrPEM []byte, expectedUser string) (*x509.CertificateRequest, error) {
-	csr, err := ParseCSR(csrPEM)
-	if err != nil {
-		return nil, err
-	}
-	return csr, CheckCSRSubject(csr, expectedUser)
-}
-
 // ParseCSR decodes a PEM CSR once, with a valid self-signature and an allowed key type; csr.Raw is its
 // DER, which the handshake signature covers.
 func ParseCSR(csrPEM []byte) (*x509.CertificateRequest, error) {

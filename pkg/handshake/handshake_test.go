@@ -79,7 +79,7 @@ func TestCheckCSR(t *testing.T) {
 	n := testNonce(t)
 	user := credential.ExpectedUser("c1", n)
 	good := &x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{member.TenantGroup}}}
-	if _, err := credential.CheckCSR(csrPEM(t, good), user); err != nil {
+	if _, err := checkCSR(csrPEM(t, good), user); err != nil {
 		t.Fatalf("genuine CSR refused: %v", err)
 	}
 	for name, tc := range map[string]struct {
@@ -93,16 +93,16 @@ func TestCheckCSR(t *testing.T) {
 		"country":    {&x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{member.TenantGroup}, Country: []string{"IT"}}}, "only CN and O"},
 		"email SAN":  {&x509.CertificateRequest{Subject: pkix.Name{CommonName: user, Organization: []string{member.TenantGroup}}, EmailAddresses: []string{"a@b"}}, "alternative names"},
 	} {
-		if _, err := credential.CheckCSR(csrPEM(t, tc.tmpl), user); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := checkCSR(csrPEM(t, tc.tmpl), user); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
 		}
 	}
 	bad := csrPEM(t, good)
 	bad[len(bad)/2] ^= 0x04
-	if _, err := credential.CheckCSR(bad, user); err == nil {
+	if _, err := checkCSR(bad, user); err == nil {
 		t.Error("corrupted CSR accepted")
 	}
-	if _, err := credential.CheckCSR(append(csrPEM(t, good), csrPEM(t, good)...), user); err == nil || !strings.Contains(err.Error(), "after") {
+	if _, err := checkCSR(append(csrPEM(t, good), csrPEM(t, good)...), user); err == nil || !strings.Contains(err.Error(), "after") {
 		t.Errorf("two PEM blocks: %v", err)
 	}
 }

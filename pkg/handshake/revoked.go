@@ -190,15 +190,6 @@ func CheckNotRevoked(ctx context.Context, c *member.Cluster, consumerID, user st
 	return nil
 }
 
-// RevokedUsers (provider) lists the users recorded as revoked for a consumer, sorted.
-func RevokedUsers(ctx context.Context, c *member.Cluster, consumerID string) ([]string, error) {
-	m, err := RevokedUntil(ctx, c, consumerID)
-	if err != nil {
-		return nil, err
-	}
-	return slices.Sorted(maps.Keys(m)), nil
-}
-
 // BoundUser is a user a binding named, and what the access review that proves it refused asks.
 type BoundUser struct {
 	User   string

@@ -253,27 +253,3 @@ func BuildExec(p Params, u ExecUser, config []byte) ([]byte, error) {
 	cfg.CurrentContext = p.Name
 	return clientcmd.Write(*cfg)
 }
-
-// ExecOf reads back how a kubeconfig's current user runs its plugin, and the cluster's plugin config:
-// what a rewrite keeps.
-func ExecOf(data []byte) (ExecUser, []byte, error) {
-	cfg, err := clientcmd.Load(data)
-	if err != nil {
-		return ExecUser{}, nil, err
-	}
-	ctx, ok := cfg.Contexts[cfg.CurrentContext]
-	if !ok {
-		return ExecUser{}, nil, errors.New("kubeconfig has no current context")
-	}
-	user, ok := cfg.AuthInfos[ctx.AuthInfo]
-	if !ok || user.Exec == nil {
-		return ExecUser{}, nil, errors.New("kubeconfig's current user runs no plugin")
-	}
-	var config []byte
-	if c, ok := cfg.Clusters[ctx.Cluster]; ok {
-		if ext, ok := c.Extensions[ExecExtension].(*runtime.Unknown); ok {
-			config = ext.Raw
-		}
-	}
-	return ExecUser{Command: user.Exec.Command, Args: user.Exec.Args}, config, nil
-}

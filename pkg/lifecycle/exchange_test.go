@@ -195,7 +195,7 @@ func TestExchangeFlowOnFakes(t *testing.T) {
 	if left := provider.exchangeRBAC(t); len(left) > 0 {
 		t.Errorf("revoke left %v", left)
 	}
-	revoked, err := handshake.RevokedUsers(t.Context(), provider.Cluster, "consumer")
+	revoked, err := revokedUsers(t, provider.Cluster, "consumer")
 	if err != nil || !slices.Contains(revoked, exchange.User("consumer", hash)) {
 		t.Errorf("revoked users %v %v: want the exchange credential's user", revoked, err)
 	}

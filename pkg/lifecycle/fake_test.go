@@ -7,7 +7,9 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"maps"
 	"math/big"
+	"slices"
 	"testing"
 	"time"
 
@@ -96,3 +98,12 @@ func (f *fakeCluster) tenant(t *testing.T) *v1alpha1.Tenant {
 
 // Fakes have no impersonation cache to wait out.
 func init() { handshake.ImpersonationCacheTTL = 0 }
+
+// revokedUsers lists the users a consumer's revocation record holds, sorted.
+func revokedUsers(t *testing.T, c *member.Cluster, consumerID string) ([]string, error) {
+	m, err := handshake.RevokedUntil(t.Context(), c, consumerID)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(m)), nil
+}

@@ -95,7 +95,7 @@ func TestGrantNamespaceTakenBackWhenRevokedMeanwhile(t *testing.T) {
 	if users := binding(t, provider, "ci"); users != nil {
 		t.Errorf("RoleBinding left in ci for %v", users)
 	}
-	revoked, err := handshake.RevokedUsers(t.Context(), provider.Cluster, "consumer")
+	revoked, err := revokedUsers(t, provider.Cluster, "consumer")
 	if err != nil || !slices.Contains(revoked, user) {
 		t.Errorf("revoked users %v (%v), want %s", revoked, err, user)
 	}
@@ -161,7 +161,7 @@ func TestRevokeAgainSweeps(t *testing.T) {
 	if users := binding(t, provider, ns); users != nil {
 		t.Errorf("RoleBinding left after the second revoke: %v", users)
 	}
-	revoked, _ := handshake.RevokedUsers(t.Context(), provider.Cluster, "consumer")
+	revoked, _ := revokedUsers(t, provider.Cluster, "consumer")
 	if !slices.Contains(revoked, "kubectl-federate:consumer:late") {
 		t.Errorf("the late binding's user is not recorded revoked: %v", revoked)
 	}

@@ -115,12 +115,16 @@ func Unauthenticate(ctx context.Context, consumer, provider *member.Cluster, o U
 	cID, cErr := clusterID(ctx, consumer, o.ConsumerID, "consumer")
 	pID, pErr := clusterID(ctx, provider, o.ProviderID, "provider")
 	if errors.Is(cErr, member.ErrNotInitialized) || errors.Is(pErr, member.ErrNotInitialized) {
-		r := consumer.Reporter()
+		// A cluster never initialized takes part in no pairing: kubectl's NotFound, as for any pairing
+		// neither side has a record of (--ignore-not-found accepts it), and nothing is changed.
+		side, id, where := "consumer", o.ConsumerID, "on the provider "+pID
 		if errors.Is(pErr, member.ErrNotInitialized) {
-			r = provider.Reporter()
+			side, id, where = "provider", o.ProviderID, "for the consumer "+cID
 		}
-		r.Info("This cluster was never initialized: there is no pairing to remove")
-		return handshake.Already, nil
+		if id == "" {
+			id = "(no cluster ID)"
+		}
+		return handshake.Done, handshake.NotFound(side, id, where+" (the "+side+" cluster was never initialized: it takes part in no pairing)", nil)
 	}
 	if cErr != nil || pErr != nil {
 		if !o.Force || (cErr != nil && pErr != nil) {

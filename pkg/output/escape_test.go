@@ -37,7 +37,7 @@ func TestEscape(t *testing.T) {
 // A line a printer writes is one line, whatever its message quotes.
 func TestPrinterEscapes(t *testing.T) {
 	var buf bytes.Buffer
-	p := NewPlainPrinter(&buf)
+	p := NewPrinter(&buf, ColorNever)
 	p.Warn("target \"x\x1b[2J\"\nINFO    forged line")
 	out := buf.String()
 	if strings.Count(out, "\n") != 1 || strings.ContainsRune(out, 0x1b) {

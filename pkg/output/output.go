@@ -79,9 +79,6 @@ func NewPrinter(w io.Writer, mode ColorMode) *Printer {
 	return p
 }
 
-// NewPlainPrinter returns a printer without escape codes (tests, pipes).
-func NewPlainPrinter(w io.Writer) *Printer { return &Printer{w: w, mu: &sync.Mutex{}} }
-
 // Scoped returns a printer whose lines are prefixed with (scope).
 func (p *Printer) Scoped(scope string) *Printer {
 	c := *p

@@ -38,7 +38,7 @@ func TestStyled(t *testing.T) {
 
 func TestPlainPrinter(t *testing.T) {
 	var buf bytes.Buffer
-	p := NewPlainPrinter(&buf).Scoped("remote")
+	p := NewPrinter(&buf, ColorNever).Scoped("remote")
 	p.Begin("Doing", "Done")(nil)
 	p.Begin("Failing", "never")(errors.New("boom"))
 	p.Warn("careful")

@@ -1,7 +1,16 @@
 // Package cmdtest runs kubectl federate's commands against fake clusters (internal/fakeapi), as kubectl
-// tests its own: the real command tree, through a test factory whose --kubeconfig names a fake cluster
-// instead of a file. A test checks what a command prints on stdout and stderr, its exit code, and what it
-// sent to each cluster.
+// tests its own: the real command tree, through a factory whose Connector is a World, so that a command's
+// --kubeconfig names a fake cluster instead of a file. A test checks what a command prints on stdout and
+// stderr, its exit code, and what it sent to each cluster.
+//
+// One job per file:
+//
+//	cmdtest.go  a World of fake clusters, and running one command line in it
+//	dryrun.go   the dry-run component in front of the fakes, as the transport puts it in front of a cluster
+//	table.go    the table runner: a Row per command line, its exit code, error line, output and writes
+//	worlds.go   the worlds rows start from, each made by the product's own commands
+//	decode.go   reading what a command printed: JSON, YAML, tables, kubeconfigs
+//	checks.go   checks several tests share: one error line, nothing written, key material, YAML streams
 package cmdtest
 
 import (
