@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -197,19 +198,30 @@ func (a *answer) run(ctx context.Context) (Info, error) {
 }
 
 // stillActive looks at the consumer again once a grant is bound (handshake.Recheck): revoked since the
-// first look (the record counts one more revocation, the Tenant is no longer Active) or the user recorded
-// revoked, and the grant must be taken back. Revoke counts a revocation before it deletes any binding, and
+// first look (the record counts one more revocation, the Tenant is no longer Active, its own RoleBinding is
+// gone) or the user recorded revoked, and the grant must be taken back. Revoke counts a revocation before it deletes any binding, and
 // looks at the consumer's bindings once more after it marks the Tenant, so no order of the two leaves a
 // grant behind.
 func stillActive(ctx context.Context, c *member.Cluster, consumerID string, before handshake.GrantState, user string) error {
 	if c.DryRun {
 		return nil // nothing was bound
 	}
-	rc, err := handshake.Recheck(ctx, c, consumerID, before, user)
+	var rc handshake.Rechecked
+	var rb *rbacv1.RoleBinding
+	err := parallel.All(
+		func() (err error) { rc, err = handshake.Recheck(ctx, c, consumerID, before, user); return err },
+		// Revoke deletes the consumer's own RoleBinding right after it counts the revocation, long before it
+		// marks the Tenant: a grant made while it runs sees that too, and is taken back before the consumer
+		// is told anything.
+		func() (err error) {
+			rb, err = grants.OurRoleBinding(ctx, c, member.TenantNamespace(consumerID), consumerID)
+			return err
+		},
+	)
 	if err != nil {
 		return err
 	}
-	if rc.Revoked {
+	if rc.Revoked || rb == nil {
 		return &handshake.RevokedMeanwhileError{ConsumerID: consumerID, What: "the exchange grant"}
 	}
 	return nil

@@ -7,6 +7,7 @@
 // One job per file:
 //
 //	sandbox.go    the tenant sandbox: namespace, quota, limits, network policy, ServiceAccount, its owner
+//	podranges.go  the cluster's pod address ranges, which the sandbox's egress keeps its pods out of
 //	admission.go  the sandbox's ValidatingAdmissionPolicies, the cordon's among them
 //	rbac.go       the tenant ClusterRole and its RoleBinding
 //	install.go    init: federate-system, CRDs, the tenant ClusterRole, the sandbox admission policies

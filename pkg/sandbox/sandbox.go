@@ -9,6 +9,7 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	corev1 "k8s.io/api/core/v1"
@@ -421,7 +422,11 @@ func EnsureSandbox(ctx context.Context, c *member.Cluster, ns string, owner NsOw
 			return WrapApply("LimitRange", ns, c.ApplyTyped(ctx, LimitRangeGVR, ns, sandboxLimitRange(ns, consumerID, o)))
 		},
 		func() error {
-			return WrapApply("NetworkPolicy", ns, c.ApplyTyped(ctx, NetworkPolicyGVR, ns, sandboxNetworkPolicy(ns, consumerID)))
+			pods, err := DetectPodRanges(ctx, c)
+			if err != nil {
+				return err
+			}
+			return WrapApply("NetworkPolicy", ns, c.ApplyTyped(ctx, NetworkPolicyGVR, ns, sandboxNetworkPolicy(ns, consumerID, pods)))
 		},
 		func() error {
 			return WrapApply("ServiceAccount", ns, c.ApplyTyped(ctx, ServiceAccountGVR, ns, ServiceAccount(ns)))
@@ -561,9 +566,19 @@ var (
 	}
 )
 
-// sandboxNetworkPolicy admits ingress only from the sandbox's own pods and lets egress go anywhere but the
-// clouds' metadata and host addresses (MetadataExceptIPv4, MetadataExceptIPv6).
-func sandboxNetworkPolicy(ns, consumerID string) *networkingv1.NetworkPolicy {
+// sandboxNetworkPolicy admits ingress only from the sandbox's own pods, and lets egress go to them, to the
+// cluster's DNS (kube-system's pods labelled k8s-app=kube-dns, on port 53) and anywhere beyond the cluster's
+// pods (DetectPodRanges) but the clouds' metadata and host addresses (MetadataExceptIPv4,
+// MetadataExceptIPv6): never to another namespace's pods.
+func sandboxNetworkPolicy(ns, consumerID string, pods PodRanges) *networkingv1.NetworkPolicy {
+	tcp, udp, dns := corev1.ProtocolTCP, corev1.ProtocolUDP, intstr.FromInt32(53)
+	world := func(cidr string, except ...[]string) networkingv1.NetworkPolicyPeer {
+		var all []string
+		for _, e := range except {
+			all = append(all, e...)
+		}
+		return networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: cidr, Except: all}}
+	}
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: SandboxName, Namespace: ns, Labels: member.TenantLabels(consumerID)},
@@ -571,11 +586,17 @@ func sandboxNetworkPolicy(ns, consumerID string) *networkingv1.NetworkPolicy {
 			PodSelector: metav1.LabelSelector{},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
 			Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}}},
-			Egress: []networkingv1.NetworkPolicyEgressRule{{To: []networkingv1.NetworkPolicyPeer{
-				{NamespaceSelector: &metav1.LabelSelector{}},
-				{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: slices.Clone(MetadataExceptIPv4)}},
-				{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: slices.Clone(MetadataExceptIPv6)}},
-			}}},
+			Egress: []networkingv1.NetworkPolicyEgressRule{
+				{To: []networkingv1.NetworkPolicyPeer{
+					{PodSelector: &metav1.LabelSelector{}},
+					world("0.0.0.0/0", MetadataExceptIPv4, pods.IPv4),
+					world("::/0", MetadataExceptIPv6, pods.IPv6),
+				}},
+				{To: []networkingv1.NetworkPolicyPeer{{
+					NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}},
+					PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"k8s-app": "kube-dns"}},
+				}}, Ports: []networkingv1.NetworkPolicyPort{{Protocol: &udp, Port: &dns}, {Protocol: &tcp, Port: &dns}}},
+			},
 		},
 	}
 }

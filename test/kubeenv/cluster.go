@@ -63,7 +63,7 @@ type Options struct {
 
 // WithoutClientSigner is the kube-controller-manager flag of a cluster that never signs
 // kubernetes.io/kube-apiserver-client CSRs, as EKS does not: approved CSRs stay without a certificate.
-const WithoutClientSigner = "--controllers=*,-node-ipam-controller,-certificatesigningrequest-signing-controller"
+const WithoutClientSigner = "--controllers=*,-certificatesigningrequest-signing-controller"
 
 // Start builds the binaries if needed and starts one control plane per name, in parallel. On any failure
 // everything already started is stopped and the error carries the tail of the failing component's log.
@@ -182,8 +182,12 @@ func startOne(ctx context.Context, bins Binaries, dir, name string, o Options) (
 		"--use-service-account-credentials", "--leader-elect=false", "--secure-port=0",
 		"--kube-api-qps=500", "--kube-api-burst=1000", // the namespace controller lists every resource type
 		// The node lifecycle controller lifts the not-ready taint a kubelet registers its Node with (see
-		// StartNode); with no node it has nothing to do.
-		"--controllers=*,-node-ipam-controller"}, o.ControllerManagerArgs...)...)
+		// StartNode); the node IPAM controller gives a Node its pod ranges (spec.podCIDRs), as kubeadm's
+		// clusters have them, from which the sandbox learns what its pods may not reach: the first node gets
+		// the first /24 and /64, which are the node's bridge ranges (PodCIDRv4, PodCIDRv6). With no node
+		// both have nothing to do.
+		"--controllers=*", "--allocate-node-cidrs=true", "--cluster-cidr=" + ClusterCIDRv4 + "," + ClusterCIDRv6,
+		"--node-cidr-mask-size-ipv4=24", "--node-cidr-mask-size-ipv6=64"}, o.ControllerManagerArgs...)...)
 	if err != nil {
 		return c, err
 	}

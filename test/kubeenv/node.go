@@ -34,6 +34,10 @@ const (
 	// bridge nodeBridge, whose gateway addresses are the pods' default routes.
 	PodCIDRv4 = "10.251.0.0/24"
 	PodCIDRv6 = "fd00:fed:1::/64"
+	// ClusterCIDRv4 and ClusterCIDRv6 are the cluster's pod ranges, from which the controller manager
+	// gives each Node its own (the first: PodCIDRv4 and PodCIDRv6).
+	ClusterCIDRv4 = "10.251.0.0/16"
+	ClusterCIDRv6 = "fd00:fed:1::/56"
 	// NodeLink is the link of the node's addresses (a bridge with no ports); BindLocal adds more to it.
 	NodeLink   = "kubeenv0"
 	nodeBridge = "kubeenv-br0"

@@ -98,33 +98,24 @@ func TestNetworkPolicy(t *testing.T) {
 		}
 	}
 
-	// finding: a row that fails today for a reason found by this test and left to the sandbox's owner;
-	// it is skipped naming the reason while it fails, and passes (and counts) once fixed.
-	const providerPods = "finding: the sandbox's egress rule admits every namespace and 0.0.0.0/0 and ::/0 " +
-		"(less the metadata addresses), so a provider namespace without a policy of its own is open to tenants; " +
-		"closing it needs the cluster's pod ranges in the except lists, or the provider's own policies"
 	cases := []struct {
 		name, url string
 		reach     bool
-		finding   string
 	}{
-		{"own pod over IPv4", url(serverV4, 8080), true, ""},
-		{"own pod over IPv6", url(serverV6, 8080), true, ""},
-		{"the node over IPv4", url(kubeenv.NodeIPv4, 80), true, ""},
-		{"the node over IPv6", url(kubeenv.NodeIPv6, 80), true, ""},
-		{"metadata over IPv4 (" + metadataV4 + ")", url(metadataV4, 80), false, ""},
-		{"metadata over IPv6 (" + metadataV6 + ")", url(metadataV6, 80), false, ""},
-		{"another tenant's pod over IPv4", url(neighbourV4, 8080), false, ""},
-		{"another tenant's pod over IPv6", url(neighbourV6, 8080), false, ""},
-		{"a provider namespace's pod over IPv4", url(ownV4, 8080), false, providerPods},
-		{"a provider namespace's pod over IPv6", url(ownV6, 8080), false, providerPods},
+		{"own pod over IPv4", url(serverV4, 8080), true},
+		{"own pod over IPv6", url(serverV6, 8080), true},
+		{"the node over IPv4", url(kubeenv.NodeIPv4, 80), true},
+		{"the node over IPv6", url(kubeenv.NodeIPv6, 80), true},
+		{"metadata over IPv4 (" + metadataV4 + ")", url(metadataV4, 80), false},
+		{"metadata over IPv6 (" + metadataV6 + ")", url(metadataV6, 80), false},
+		{"another tenant's pod over IPv4", url(neighbourV4, 8080), false},
+		{"another tenant's pod over IPv6", url(neighbourV6, 8080), false},
+		{"a provider namespace's pod over IPv4", url(ownV4, 8080), false},
+		{"a provider namespace's pod over IPv6", url(ownV6, 8080), false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out, code := fetch(t, tn, client, c.url)
-			if c.finding != "" && !c.reach && code == 0 {
-				t.Skipf("%s: reached (%s); %s", c.url, strings.TrimSpace(out), c.finding)
-			}
 			switch {
 			case c.reach && code != 0:
 				t.Errorf("%s: not reached (exit %d): %s", c.url, code, out)

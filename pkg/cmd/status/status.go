@@ -17,7 +17,9 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 	"github.com/federate-dev/kubectl-federate/pkg/status"
 )
 
@@ -132,18 +134,26 @@ func (o *Options) Run(ctx context.Context) error {
 	return o.verdict(report)
 }
 
-// checkNetworkPolicy warns, on a cluster that provides to a consumer, when no NetworkPolicy engine runs:
-// its tenants' sandboxes then hold at admission only, not on the network.
+// checkNetworkPolicy warns, on a cluster that provides to a consumer, when no NetworkPolicy engine runs
+// (its tenants' sandboxes then hold at admission only, not on the network), and when the cluster's pod
+// address ranges are unknown (the sandboxes' egress then reaches the pods of namespaces with no policy).
 func (o *Options) checkNetworkPolicy(ctx context.Context, report *status.Report) error {
 	if !slices.ContainsFunc(report.Credentials, func(s status.CredentialState) bool { return s.Role == member.RoleProvider }) {
 		return nil
 	}
-	engine, err := status.NetworkPolicyEngine(ctx, o.cluster)
-	if err != nil {
+	var engine string
+	var pods sandbox.PodRanges
+	if err := parallel.All(
+		func() (err error) { engine, err = status.NetworkPolicyEngine(ctx, o.cluster); return err },
+		func() (err error) { pods, err = sandbox.DetectPodRanges(ctx, o.cluster); return err },
+	); err != nil {
 		return err
 	}
 	if engine == "" {
 		o.f.Printer(o.Streams).Warn(status.NoEngineWarning)
+	}
+	if !pods.Known() {
+		o.f.Printer(o.Streams).Warn(sandbox.PodRangesUnknown)
 	}
 	return nil
 }
