@@ -29,6 +29,9 @@ func TestCommandTableCreateNonce(t *testing.T) {
 			Stderr: []string{"Nonce ensured"}, Writes: map[string][]string{"farm": {"create secrets"}}},
 		{Name: "an unused nonce exists", World: cmdtest.WorldNonce, Args: append(farm, "--remote-cluster-id", "lone"),
 			Stdout: line("lone", "unchanged"), Stderr: []string{`An unused nonce for "lone" already exists`}},
+		// Its expiry is kept: a --ttl given is said not applied, with the way to another expiry.
+		{Name: "an unused nonce exists, --ttl given", World: cmdtest.WorldNonce, Args: append(farm, "--remote-cluster-id", "lone", "--ttl", "48h"),
+			Stdout: line("lone", "unchanged"), Stderr: []string{"WARNING", "was kept, as it was", "not after the --ttl 2d given", "kubectl federate delete nonce --remote-cluster-id lone"}},
 		// A provider never initialized takes --cluster-id as its ID.
 		{Name: "a cluster never initialized, with --cluster-id", World: cmdtest.WorldBare, Args: []string{"create", "nonce", "--kubeconfig", "lone", "--remote-cluster-id", "edge", "--cluster-id", "lone"},
 			Stdout: line("edge", "created"), Stderr: []string{"Cluster initialized", "Nonce ensured"},
