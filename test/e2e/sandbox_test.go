@@ -40,18 +40,18 @@ import (
 // Names fixed by the issue 8 design (spec8.md), spelled out here so that these tests state the contract
 // rather than whatever the implementation's constants say.
 const (
-	sandboxObject        = "federate-sandbox"                            // ResourceQuota, LimitRange, NetworkPolicy, ValidatingAdmissionPolicy (+Binding)
-	vapDenied            = "ValidatingAdmissionPolicy 'federate-sandbox" // spec8 names one policy federate-sandbox; the implementation splits it into federate-sandbox-{pods,secrets,services}
-	psaDenied            = "violates PodSecurity"
-	quotaExceeded        = "exceeded quota"
-	labelRole            = "federate.dev/role"
-	labelSandbox         = "federate.dev/sandbox"
-	psaLabelPrefix       = "pod-security.kubernetes.io/"
-	notOursPattern       = `not created by kubectl[ -]federate`
-	watchTimeout         = 30 * time.Second
-	intruderNS           = "federate-tenant-provider" // the provider's sandbox on the consumer, in the reverse direction
-	intruderOwner        = "someone-else"
-	lowPriority          = "federate-e2e-batch"
+	sandboxObject  = "federate-sandbox"                            // ResourceQuota, LimitRange, NetworkPolicy, ValidatingAdmissionPolicy (+Binding)
+	vapDenied      = "ValidatingAdmissionPolicy 'federate-sandbox" // spec8 names one policy federate-sandbox; the implementation splits it into federate-sandbox-{pods,secrets,services}
+	psaDenied      = "violates PodSecurity"
+	quotaExceeded  = "exceeded quota"
+	labelRole      = "federate.dev/role"
+	labelSandbox   = "federate.dev/sandbox"
+	psaLabelPrefix = "pod-security.kubernetes.io/"
+	notOursPattern = `not created by kubectl[ -]federate`
+	watchTimeout   = 30 * time.Second
+	intruderNS     = "federate-tenant-provider" // the provider's sandbox on the consumer, in the reverse direction
+	intruderOwner  = "someone-else"
+	lowPriority    = "federate-e2e-batch"
 )
 
 // defaultQuota is spec8's default ResourceQuota, with a count of every kind the tenant role creates and
