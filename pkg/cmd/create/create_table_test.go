@@ -104,8 +104,8 @@ func TestCommandTableCreateResourceSlice(t *testing.T) {
 	})
 }
 
-// create resourceslice-class applies a class on the provider (an apply: always "configured"); bad
-// maxima and policies are refused with nothing written.
+// create resourceslice-class applies a class on the provider, as kubectl says it: created, then configured
+// when it changes, unchanged when it does not; bad maxima and policies are refused with nothing written.
 func TestCommandTableCreateResourceSliceClass(t *testing.T) {
 	class := func(more ...string) []string {
 		return append([]string{"create", "resourceslice-class", "--kubeconfig", "farm"}, more...)
@@ -114,12 +114,18 @@ func TestCommandTableCreateResourceSliceClass(t *testing.T) {
 	cmdtest.RunTable(t, []cmdtest.Row{
 		{Name: "a class", World: cmdtest.WorldPaired, Args: class("small", "--max-cpu", "4", "--max-memory", "8Gi", "--auto-accept"),
 			Stdout: func(t *testing.T, e *cmdtest.Env, out string) {
-				if out != "resourcesliceclass/small configured\n" {
+				if out != "resourcesliceclass/small created\n" {
 					t.Errorf("stdout %q", out)
 				}
-				// What was stored is what -o yaml prints on the next run.
+				// What was stored is what -o yaml prints on the next run, which changes nothing.
 				obj := cmdtest.YAMLObject(t, e.Must(t, class("small", "--max-cpu", "4", "--max-memory", "8Gi", "--auto-accept", "-o", "yaml")...).Stdout)
 				cmdtest.WantFields(t, obj, map[string]string{"spec.max.cpu": "4", "spec.max.memory": "8Gi", "spec.autoAccept": "true"})
+				if r := e.Must(t, class("small", "--max-cpu", "4", "--max-memory", "8Gi", "--auto-accept")...); r.Stdout != "resourcesliceclass/small unchanged\n" {
+					t.Errorf("again: %q", r.Stdout)
+				}
+				if r := e.Must(t, class("small", "--max-cpu", "2", "--max-memory", "8Gi", "--auto-accept")...); r.Stdout != "resourcesliceclass/small configured\n" {
+					t.Errorf("changed: %q", r.Stdout)
+				}
 			},
 			Writes: map[string][]string{"farm": {"patch resourcesliceclasses", "patch resourcesliceclasses"}}},
 		{Name: "-o yaml", World: cmdtest.WorldPaired, Args: class("small", "--max-cpu", "2", "--over-max", "deny", "-o", "yaml"),

@@ -84,7 +84,7 @@ func TestCommandTableExport(t *testing.T) {
 		{Name: "a namespace that is not there", World: tools, Args: []string{"export", "argocd", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "-n", "nope"},
 			Code: 1, Err: `-n nope: namespace "nope" not found on this cluster (an export never creates a tool's namespace); nothing was written`},
 		{Name: "a provider this cluster holds nothing of", World: tools, Args: []string{"export", "argocd", "--kubeconfig", "edge", "--remote-cluster-id", "lone", "-n", "argocd"},
-			Code: 1, Err: `no kubeconfig for provider "lone" (Secret federate-system/kubeconfig-controlplane-lone not found): import its identity first`},
+			Code: 1, Err: `provider "lone" not found among the providers this cluster holds an identity of (import its identity first); known: farm`},
 		{Name: "a slice this cluster never imported", World: tools, Args: export("argocd", "--resource-slice", "nope"),
 			Code: 1, Err: `no kubeconfig for resource slice "nope" of provider "farm" (Secret federate-system/kubeconfig-resource-farm.nope not found): import the slice first`},
 		{Name: "an unknown format", World: tools, Args: export("bogus"),
