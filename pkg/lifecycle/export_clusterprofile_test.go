@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -392,5 +393,71 @@ func TestATargetTurnedIntoAClusterProfileGoes(t *testing.T) {
 	rec, err := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, handshake.ExportRecordName("fleet", "provider-kubeconfig"), metav1.GetOptions{})
 	if err != nil || rec.Annotations[handshake.AnnExportTargetKind] != "ClusterProfile" {
 		t.Errorf("the record: %v %v", rec.Annotations, err)
+	}
+}
+
+// A ClusterProfile whose create gets a 504 and is stored a moment after the read-back, on a fresh export
+// and on the re-run of one whose profile is gone: the record stays pending under its claim and names the
+// profile by its kind, so the next run and unauthenticate find it and delete it (a record that forgot the
+// kind would look for an Admiralty Target of that name, and leave the profile pointing consumers at a
+// Secret anyone may make again).
+func TestAClusterProfileStoredAfterA504IsNotForgotten(t *testing.T) {
+	ctx := t.Context()
+	for _, rerun := range []bool{false, true} {
+		consumer, provider := authenticated(t)
+		makeNamespaces(t, consumer, "fleet")
+		gvr := serveProfiles(consumer, "v1alpha1")
+		if rerun {
+			if _, err := handshake.Export(ctx, consumer.Cluster, profileExport); err != nil {
+				t.Fatal(err)
+			}
+			if err := consumer.dyn.Resource(gvr).Namespace("fleet").Delete(ctx, "provider", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		finish := storedLate(consumer.dyn.Tracker(), consumer.dyn.PrependReactor, "clusterprofiles", "fleet")
+		_, err := handshake.Export(ctx, consumer.Cluster, profileExport)
+		if err == nil {
+			t.Fatal("an export whose ClusterProfile create timed out succeeded")
+		}
+		if err := finish(); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, handshake.ExportRecordName("fleet", "provider-kubeconfig"), metav1.GetOptions{})
+		if err != nil || rec.Annotations[handshake.AnnExportTargetKind] != "ClusterProfile" || rec.Annotations[handshake.AnnExportTarget] != "provider" {
+			t.Errorf("re-run %v: the record after the undo: %v %v", rerun, rec, err)
+		}
+		if _, err := Unauthenticate(ctx, consumer.Cluster, provider.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := consumer.dyn.Resource(gvr).Namespace("fleet").Get(ctx, "provider", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("re-run %v: the ClusterProfile stored after the 504 survives unauthenticate: %v", rerun, err)
+		}
+	}
+}
+
+// A consumer operator (Secrets in federate-system only) may not read ClusterProfiles: unauthenticate's
+// consumer half names the export in a warning and leaves it with its record, for someone who may.
+func TestAClusterProfileTheUserCannotSeeIsLeftWithItsRecord(t *testing.T) {
+	ctx := t.Context()
+	consumer, _ := authenticated(t)
+	makeNamespaces(t, consumer, "fleet")
+	serveProfiles(consumer, "v1alpha1")
+	if _, err := handshake.Export(ctx, consumer.Cluster, profileExport); err != nil {
+		t.Fatal(err)
+	}
+	consumer.dyn.PrependReactor("*", "clusterprofiles", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(a.GetResource().GroupResource(), "", errors.New("a consumer operator"))
+	})
+	warned := &warnings{}
+	consumer.Report = warned
+	if err := RemoveIdentity(ctx, consumer.Cluster, "provider"); err != nil {
+		t.Fatalf("the consumer half of unauthenticate as a consumer operator: %v", err)
+	}
+	if !slices.ContainsFunc(warned.got, func(w string) bool { return strings.Contains(w, "ClusterProfile fleet/provider: not readable") }) {
+		t.Errorf("no warning names the ClusterProfile: %q", warned.got)
+	}
+	if _, err := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, handshake.ExportRecordName("fleet", "provider-kubeconfig"), metav1.GetOptions{}); err != nil {
+		t.Errorf("the record of the export left alone: %v", err)
 	}
 }
