@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	fakediscovery "k8s.io/client-go/discovery/fake"
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
@@ -459,5 +460,38 @@ func TestAClusterProfileTheUserCannotSeeIsLeftWithItsRecord(t *testing.T) {
 	}
 	if _, err := consumer.kube.CoreV1().Secrets(member.SystemNamespace).Get(ctx, handshake.ExportRecordName("fleet", "provider-kubeconfig"), metav1.GetOptions{}); err != nil {
 		t.Errorf("the record of the export left alone: %v", err)
+	}
+}
+
+// The ClusterProfile CRD uninstalled (its profiles with it) after an export: renew and unauthenticate
+// take the profile as gone, and still rewrite, then delete, the Secret and the record.
+func TestAClusterProfileGoneWithItsCRD(t *testing.T) {
+	ctx := t.Context()
+	consumer, provider := authenticated(t)
+	makeNamespaces(t, consumer, "fleet")
+	gvr := serveProfiles(consumer, "v1alpha1")
+	if _, err := handshake.Export(ctx, consumer.Cluster, profileExport); err != nil {
+		t.Fatal(err)
+	}
+	if err := consumer.dyn.Tracker().Delete(gvr, "fleet", "provider"); err != nil {
+		t.Fatal(err)
+	}
+	consumer.kube.Discovery().(*fakediscovery.FakeDiscovery).Resources = nil
+	before, _ := consumer.kube.CoreV1().Secrets("fleet").Get(ctx, "provider-kubeconfig", metav1.GetOptions{})
+	if _, err := Renew(ctx, consumer.Cluster, provider.Cluster, RenewOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := consumer.kube.CoreV1().Secrets("fleet").Get(ctx, "provider-kubeconfig", metav1.GetOptions{}); err != nil ||
+		string(after.Data[export.CredentialKey]) == string(before.Data[export.CredentialKey]) {
+		t.Errorf("renew did not rewrite the Secret of an export whose ClusterProfile is gone: %v", err)
+	}
+	if _, err := Unauthenticate(ctx, consumer.Cluster, provider.Cluster, UnauthenticateOptions{KeepNamespaces: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := consumer.kube.CoreV1().Secrets("fleet").Get(ctx, "provider-kubeconfig", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Secret after unauthenticate: %v", err)
+	}
+	if l, _ := consumer.kube.CoreV1().Secrets(member.SystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: handshake.LabelExportRecordOf}); len(l.Items) != 0 {
+		t.Errorf("%d record(s) left", len(l.Items))
 	}
 }
