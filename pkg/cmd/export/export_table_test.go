@@ -88,7 +88,7 @@ func TestCommandTableExport(t *testing.T) {
 		{Name: "a slice this cluster never imported", World: tools, Args: export("argocd", "--resource-slice", "nope"),
 			Code: 1, Err: `no kubeconfig for resource slice "nope" of provider "farm" (Secret federate-system/kubeconfig-resource-farm.nope not found): import the slice first`},
 		{Name: "an unknown format", World: tools, Args: export("bogus"),
-			Code: 1, Usage: true, Err: `FORMAT: format "bogus": must be one of kubeconfig, argocd, cluster-gateway, admiralty`},
+			Code: 1, Usage: true, Err: `FORMAT: format "bogus": must be one of kubeconfig, argocd, cluster-gateway, admiralty, clusterprofile`},
 		{Name: "no format", World: tools, Args: []string{"export", "--kubeconfig", "edge", "--remote-cluster-id", "farm"},
 			Code: 1, Usage: true, Err: "FORMAT: exactly 1 argument(s) required, got 0"},
 		{Name: "no provider named", World: tools, Args: []string{"export", "argocd", "--kubeconfig", "edge"},
