@@ -31,12 +31,12 @@ done
 if [ -n "$pattern" ]; then
 	status=0 ran=0
 	for pkg in ./test/e2e ./test/docs ./test/multi ./test/node; do
-		if "$GO" test -tags e2e -list "$pattern" "$pkg" | grep -q '^Test'; then
+		if grep -q '^Test' <<<"$("$GO" test -tags e2e -list "$pattern" "$pkg")"; then
 			ran=1
 			"$GO" test "${base[@]}" "${flags[@]}" "$pkg" || status=1
 		fi
 	done
-	if (cd test/clusterprofile && "$GO" test -tags e2e -list "$pattern" ./... | grep -q '^Test'); then
+	if grep -q '^Test' <<<"$(cd test/clusterprofile && "$GO" test -tags e2e -list "$pattern" ./...)"; then
 		ran=1
 		(cd test/clusterprofile && "$GO" test "${base[@]}" "${flags[@]}" ./...) || status=1
 	fi

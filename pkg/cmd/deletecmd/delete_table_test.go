@@ -77,7 +77,7 @@ func TestCommandTableDeleteResourceSlice(t *testing.T) {
 			Stdout: cmdtest.WantStdout("resourceslice/batch deleted\n"),
 			Wrote:  map[string][]string{"farm": {"delete resourceslices"}}},
 		{Name: "both sides at once", World: cmdtest.WorldImportedSlice, Args: line(del, []string{"batch"}, both),
-			Stdout: cmdtest.WantStdout("resourceslice/batch deleted\n"), Stderr: []string{"(remote) Resource slice batch of edge revoked and removed", "(local) Resource slice batch removed"},
+			Stdout: cmdtest.WantStdout("resourceslice/batch deleted\n"), Stderr: []string{"(remote) Resource slice batch of edge revoked and removed", "(local) Resource slice batch of farm removed: its Identity, its kubeconfig, its record"},
 			Wrote: map[string][]string{"farm": {"delete rolebindings", "delete namespaces", "delete resourceslices"}, "edge": {"delete identities", "delete resourceslices"}}},
 		{Name: "--side provider", World: cmdtest.WorldImportedSlice, Args: line(del, []string{"batch", "--side", "provider"}, onFarm),
 			Stdout: cmdtest.WantStdout("resourceslice/batch deleted\n"),
