@@ -88,3 +88,26 @@ func TestHelpNamesNoHiddenFlag(t *testing.T) {
 	}
 	walk(root)
 }
+
+// Every command's --help fits HelpWidth columns: flag descriptions wrap, usage lines name the main flags
+// only, long examples continue on a second line.
+func TestHelpFitsWidth(t *testing.T) {
+	root := NewRootCmd(genericiooptions.NewTestIOStreamsDiscard())
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		var buf strings.Builder
+		c.SetOut(&buf)
+		if err := c.Help(); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(buf.String(), "\n") {
+			if len(line) > HelpWidth {
+				t.Errorf("%s --help: a line of %d columns: %s", c.CommandPath(), len(line), line)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}

@@ -8,5 +8,6 @@
 //	slice.go      resource slices: resources, classes, the grant and the slice's sandbox
 //	slice_consumer.go  a slice's request, submission, import and local removal
 //	slice_provider.go  a slice's verification, acceptance, denial, listing and removal
+//	slice_answers.go   a consumer's slices beside what each provider answered (denied, accepted, removed)
 //	namespaces.go extra namespaces: grant, revoke, request, list, rebind at renewal; a grant's namespace removed
 package grants

@@ -17,8 +17,11 @@ import (
 // provider's administrator deleted it (and with it any grant), or the request was withdrawn elsewhere.
 const SliceRemoved = "Removed"
 
+// ReasonAccepted is the reason a consumer shows for a slice its provider granted and it has not imported.
+const ReasonAccepted = "granted by the provider: import it to use it"
+
 // reasonRemoved is the reason a consumer shows with SliceRemoved.
-const reasonRemoved = "the provider holds no request for this slice any more (deleted there): delete resourceslice here to forget it"
+const reasonRemoved = "the provider holds no request for this slice any more (deleted there): delete it here to forget it"
 
 // WithProviderAnswers (consumer) shows held slices as their providers see them now. A consumer records
 // an answer only when it imports one, so a denial, or a deletion by the provider's administrator, would
@@ -102,7 +105,7 @@ func withAnswer(s SliceInfo, answer *v1alpha1.ResourceSlice, selfID string) Slic
 	case SliceDenied:
 		s.Phase, s.Reason = SliceDenied, answer.Status.Reason
 	case SliceAccepted:
-		s.Phase, s.Reason = SliceAccepted, "granted by the provider: import resourceslice "+s.Name+" to use it"
+		s.Phase, s.Reason = SliceAccepted, ReasonAccepted
 		s.Granted = answer.Status.Granted
 	}
 	return s

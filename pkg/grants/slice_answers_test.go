@@ -33,7 +33,7 @@ func TestWithAnswer(t *testing.T) {
 		{"deleted by the provider", held, nil, SliceRemoved, "deleted there"},
 		{"imported, then deleted by the provider", imported, nil, SliceRemoved, "deleted there"},
 		{"denied", held, answer(SliceDenied, "no room", nil), SliceDenied, "no room"},
-		{"granted", held, answer(SliceAccepted, "", nil), SliceAccepted, "import resourceslice s1"},
+		{"granted", held, answer(SliceAccepted, "", nil), SliceAccepted, "import it to use it"},
 		{"unanswered", held, answer("", "", nil), SlicePending, ""},
 		{"imported stays imported", imported, answer(SliceAccepted, "", nil), SliceImported, ""},
 		{"another consumer's copy", held, answer(SliceDenied, "x", func(a *v1alpha1.ResourceSlice) { a.Spec.ClusterID = "other" }), SlicePending, ""},

@@ -43,6 +43,10 @@ type Imported struct {
 // against the integrity MACs keyed from the nonce of the request, then stores the kubeconfig Secret and the
 // Identity in federate-system, and drops the pending key. Importing the same Identity again changes
 // nothing.
+// ErrStaleIdentity is an identity that answers an earlier request of this cluster than the one pending: a
+// new request was signed since, so its answer is the one to import.
+var ErrStaleIdentity = errors.New("this identity answers an earlier request (a new one was signed since)")
+
 func ImportIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity) (*Imported, error) {
 	return ImportIdentityHeld(ctx, c, id, nil, nil)
 }
@@ -345,7 +349,7 @@ func matchIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity
 	m.macKey = pending.Data[integrityKey]
 	if cred.Cert != nil {
 		if want := pending.Annotations[UserAnnotation]; cred.User != want {
-			return nil, fmt.Errorf("spec.certificate: is for user %q, the pending request is for %q: this identity answers an earlier request (generate tenant ran again since); import the identity the provider makes from the latest tenant.yaml (send it to the provider's generate identity -f)", cred.User, want)
+			return nil, fmt.Errorf("spec.certificate: is for user %q, the pending request is for %q: %w", cred.User, want, ErrStaleIdentity)
 		}
 	}
 	if err := credential.VerifyIdentity(m.macKey, &id.Spec); err != nil {

@@ -184,7 +184,9 @@ func (m *merge) keepSandbox(sb, recSB sandbox.Options) sandbox.Options {
 				widens = true
 			}
 		}
-		m.note(l.setting, sandbox.FormatResourceList(sandbox.FormatResources(*l.rec)), sandbox.FormatResourceList(sandbox.FormatResources(merged)), widens)
+		// Only the resources that change: the whole list (two dozen quotas) would hide them.
+		was, now := changedResources(*l.rec, merged)
+		m.note(l.setting, was, now, widens)
 	}
 	for _, l := range []struct {
 		setting string
@@ -209,6 +211,25 @@ func (m *merge) keepSandbox(sb, recSB sandbox.Options) sandbox.Options {
 		m.note(l.setting, strings.Join(recList, ","), strings.Join(nowList, ","), widens)
 	}
 	return sb
+}
+
+// changedResources is the resources whose amount differs between two lists, as each list has them.
+func changedResources(rec, now corev1.ResourceList) (string, string) {
+	was, is := corev1.ResourceList{}, corev1.ResourceList{}
+	for name, q := range now {
+		if old, ok := rec[name]; !ok || old.Cmp(q) != 0 {
+			is[name] = q
+			if ok {
+				was[name] = old
+			}
+		}
+	}
+	for name, old := range rec {
+		if _, ok := now[name]; !ok {
+			was[name] = old
+		}
+	}
+	return sandbox.FormatResourceList(sandbox.FormatResources(was)), sandbox.FormatResourceList(sandbox.FormatResources(is))
 }
 
 // capLifetime caps the lifetime an issuance asks for at the pairing's maximum, saying so.

@@ -62,7 +62,7 @@ func TestKeepRecordedChangesWhatIsGiven(t *testing.T) {
 		"lifetime: 2d -> 30d (widens what the tenant gets)",
 		"role: viewer-x -> federate-tenant (widens what the tenant gets)",
 		"Pod Security level: restricted -> baseline (widens what the tenant gets)",
-		"default limits: cpu=300m,memory=256Mi -> cpu=1,memory=256Mi (widens what the tenant gets)",
+		"default limits: cpu=300m -> cpu=1 (widens what the tenant gets)",
 	} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("changes lack %q:\n%s", want, joined)

@@ -70,10 +70,7 @@ func ParseTicket(s string) (Ticket, error) {
 		}
 		if len(s) != EncodedLen {
 			// Neither a ticket nor a bare nonce: say what is expected in the form it is printed today.
-			if strings.HasPrefix(s, "nonce/") {
-				return Ticket{}, fmt.Errorf("%q is create nonce's result line, not the nonce: the line to hand over is what kubectl federate get nonce --remote-cluster-id CONSUMER prints on the provider", truncate(s))
-			}
-			return Ticket{}, fmt.Errorf("not a nonce: want the one line kubectl federate get nonce prints (%sPROVIDER.CONSUMER.NONCE.MAC), got %d characters", ticketPrefix, len(s))
+			return Ticket{}, &NotATicketError{Text: s}
 		}
 		n, err := Parse(s)
 		return Ticket{Nonce: n}, err
@@ -99,6 +96,20 @@ func ParseTicket(s string) (Ticket, error) {
 	}
 	return t, nil
 }
+
+// NotATicketError is a text that is neither a ticket nor a bare nonce. The command that read it says what
+// to give instead: it knows where the ticket is printed.
+type NotATicketError struct{ Text string }
+
+func (e *NotATicketError) Error() string {
+	if e.ResultLine() {
+		return fmt.Sprintf("%q is a result line (kind/name and what happened), not a nonce", truncate(e.Text))
+	}
+	return fmt.Sprintf("not a nonce: want %sPROVIDER.CONSUMER.NONCE.MAC, got %d characters", ticketPrefix, len(e.Text))
+}
+
+// ResultLine tells whether the text is the line a nonce's creation prints ("nonce/NAME created ...").
+func (e *NotATicketError) ResultLine() bool { return strings.HasPrefix(e.Text, "nonce/") }
 
 func truncate(s string) string {
 	if len(s) > 60 {

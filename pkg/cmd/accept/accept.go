@@ -48,7 +48,7 @@ type ResourceSliceOptions struct {
 func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ResourceSliceOptions{f: f, Streams: streams, Expiration: handshake.DefaultExpiration}
 	cmd := cmdutil.Wire(f, &cobra.Command{
-		Use:     "resourceslice NAME --remote-cluster-id CONSUMER [--cpu QTY] [--memory QTY] [--pods N] [--ephemeral-storage QTY] [-f slice.yaml]",
+		Use:     "resourceslice NAME --remote-cluster-id CONSUMER [--cpu QTY] [-f slice.yaml]",
 		Aliases: []string{"resourceslices", "fslice"},
 		Short:   "Grant a consumer's resource slice and issue its identity (provider side)",
 		Long: cmdutil.LongDesc(`

@@ -42,7 +42,7 @@ type ResourceSliceOptions struct {
 func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ResourceSliceOptions{f: f, Streams: streams, Submit: true, Expiration: handshake.DefaultExpiration}
 	cmd := cmdutil.Wire(f, &cobra.Command{
-		Use:     "resourceslice NAME --remote-cluster-id PROVIDER --cpu QTY --memory QTY [--pods N] [--ephemeral-storage QTY] [--class CLASS]",
+		Use:     "resourceslice NAME --remote-cluster-id PROVIDER --cpu QTY --memory QTY [--class CLASS]",
 		Aliases: []string{"resourceslices", "fslice"},
 		Short:   "Ask a provider for resources with an identity of their own (consumer side)",
 		Long: cmdutil.LongDesc(`

@@ -39,7 +39,7 @@ type ResourceSliceClassOptions struct {
 func NewCmdResourceSliceClass(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ResourceSliceClassOptions{f: f, Streams: streams, ClusterRole: member.DefaultClusterRole}
 	cmd := cmdutil.Wire(f, &cobra.Command{
-		Use:     "resourceslice-class NAME [--max-cpu QTY] [--max-memory QTY] [--max-pods N] [--max-ephemeral-storage QTY] [--max-quota NAME=QTY,...] [--over-max clamp|deny] [--cluster-role ROLE] [--pod-security LEVEL] [--auto-accept]",
+		Use:     "resourceslice-class NAME [--max-cpu QTY] [--max-memory QTY] [--auto-accept]",
 		Aliases: []string{"resourcesliceclass"},
 		Short:   "Define a policy for the resource slices consumers ask of this cluster (provider side)",
 		Long: cmdutil.LongDesc(`

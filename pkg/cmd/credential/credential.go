@@ -49,7 +49,7 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{f: f, Streams: streams}
 	cmd := cmdutil.Wire(f, &cobra.Command{
-		Use:   "credential (--remote-cluster-id PROVIDER [--resource-slice NAME] | --secret NAME [--key KEY] [-n NAMESPACE]) [--refresh-after D]",
+		Use:   "credential (--remote-cluster-id PROVIDER [--resource-slice NAME] | --secret NAME)",
 		Short: "Print, as an exec credential plugin, the credential this cluster holds on a provider (consumer side)",
 		Long: cmdutil.LongDesc(`
 			Print the credential this (consumer) cluster holds now on the provider PROVIDER (or its resource

@@ -113,7 +113,8 @@ func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 			NotFound, exit 1 (--ignore-not-found: exit 0).`),
 		Example: cmdutil.Examples(`
 			# Refuse a request of the consumer "edge-1"
-			kubectl federate deny exchange mapping-1f0c3b9a0d6e4a2b8c7d5e3f1a2b4c6d --remote-cluster-id edge-1 --reason "not for prod"`),
+			kubectl federate deny exchange mapping-1f0c3b9a0d6e4a2b8c7d5e3f1a2b4c6d --remote-cluster-id edge-1 \
+			  --reason "not for prod"`),
 		Args: cmdutil.ExactArgs(1, "NAME"),
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")

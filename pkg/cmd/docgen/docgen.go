@@ -59,10 +59,10 @@ func page(c *cobra.Command) []byte {
 		fmt.Fprintf(&b, "## Examples\n\n```\n%s\n```\n\n", c.Example)
 	}
 	if fl := c.NonInheritedFlags(); fl.HasAvailableFlags() {
-		fmt.Fprintf(&b, "## Options\n\n```\n%s```\n\n", fl.FlagUsages())
+		fmt.Fprintf(&b, "## Options\n\n```\n%s```\n\n", fl.FlagUsagesWrapped(120))
 	}
 	if fl := c.InheritedFlags(); fl.HasAvailableFlags() {
-		fmt.Fprintf(&b, "## Options inherited from parent commands\n\n```\n%s```\n\n", fl.FlagUsages())
+		fmt.Fprintf(&b, "## Options inherited from parent commands\n\n```\n%s```\n\n", fl.FlagUsagesWrapped(120))
 	}
 	var subs []string
 	for _, s := range c.Commands() {

@@ -22,7 +22,8 @@ import (
 // NewCmd returns the `exchange` group.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	cmd := cmdutil.NewGroup("exchange", "Map this cluster's users to identities on providers: apply, get, resolve",
-		"Identity-exchange rules (cluster-gateway's ClientIdentityExchanger) say which of this cluster's users reach a provider as the pairing's identity and which as another identity. See docs/exchange.md.")
+		"Identity-exchange rules (cluster-gateway's ClientIdentityExchanger) say which of this cluster's users reach\n"+
+			"a provider as the pairing's identity and which as another identity. See docs/exchange.md.")
 	cmd.AddCommand(NewCmdApply(f, streams), NewCmdGet(f, streams), NewCmdResolve(f, streams))
 	return cmd
 }
@@ -215,7 +216,7 @@ type ResolveOptions struct {
 func NewCmdResolve(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ResolveOptions{f: f, Streams: streams}
 	cmd := cmdutil.Wire(f, &cobra.Command{
-		Use:   "resolve --remote-cluster-id PROVIDER --for-user USER [--for-group GROUP ...] [--for-uid UID]",
+		Use:   "resolve --remote-cluster-id PROVIDER --for-user USER [--for-group GROUP ...]",
 		Short: "Show which rule decides for a user reaching a provider, and the identity it gives (consumer side)",
 		Long: cmdutil.LongDesc(`
 			Resolve the stored identity-exchange rules for USER (with its groups and UID) reaching the

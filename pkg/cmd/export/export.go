@@ -44,7 +44,7 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{f: f, Streams: streams}
 	cmd := cmdutil.Wire(f, &cobra.Command{
-		Use:   "export FORMAT --remote-cluster-id PROVIDER [--resource-slice NAME] [-n NAMESPACE] [--name NAME] [--key KEY] [--exec [--exec-command PATH]] [-o yaml|json]",
+		Use:   "export FORMAT --remote-cluster-id PROVIDER [--resource-slice NAME] [-n NAMESPACE] [--exec]",
 		Short: "Write a credential this cluster holds in the format a multi-cluster tool reads (consumer side)",
 		Long: cmdutil.LongDesc(`
 			Write the pairing's credential for the provider PROVIDER (or, with --resource-slice, a
@@ -96,7 +96,8 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			kubectl federate export kubeconfig --exec --remote-cluster-id gpu-farm -n flux-system
 
 			# Argo CD runs the plugin (in its images at /custom-tools) instead of holding the credential
-			kubectl federate export argocd --exec --exec-command /custom-tools/kubectl-federate --remote-cluster-id gpu-farm -n argocd
+			kubectl federate export argocd --exec --exec-command /custom-tools/kubectl-federate \
+			  --remote-cluster-id gpu-farm -n argocd
 
 			# KubeVela's cluster-gateway reads its clusters from vela-system
 			kubectl federate export cluster-gateway --remote-cluster-id gpu-farm -n vela-system

@@ -41,6 +41,8 @@ func nextStep(err error) string {
 	var stillAllowed *member.StillAllowedError
 	var noNamespace *handshake.NamespaceNotFoundError
 	switch {
+	case errors.Is(err, handshake.ErrStaleIdentity):
+		return "import the identity the provider makes from the latest tenant.yaml (send that to the provider's generate identity -f)"
 	case errors.As(err, &noNamespace):
 		return "create it first (kubectl create namespace " + noNamespace.Namespace + "), or choose another"
 	case errors.As(err, &notAccepted):

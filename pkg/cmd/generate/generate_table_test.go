@@ -57,7 +57,7 @@ func TestCommandTableGenerateTenant(t *testing.T) {
 		{Name: "a nonce file that is not there", World: cmdtest.WorldNonceFile, Args: []string{"generate", "tenant", "--kubeconfig", "lone", "--nonce-file", "/nonexistent/nonce.txt"},
 			Code: 1, Err: "--nonce-file: open /nonexistent/nonce.txt: no such file or directory"},
 		{Name: "a nonce that is no nonce", World: cmdtest.WorldNonceFile, Args: []string{"generate", "tenant", "--kubeconfig", "lone", "--nonce", "garbage"},
-			Code: 1, Usage: true, Err: "--nonce: not a nonce: want the one line kubectl federate get nonce prints (federate-nonce.v1.PROVIDER.CONSUMER.NONCE.MAC), got 7 characters"},
+			Code: 1, Usage: true, Err: "--nonce: not a nonce: want federate-nonce.v1.PROVIDER.CONSUMER.NONCE.MAC, got 7 characters (the one line kubectl federate get nonce prints on the provider)"},
 		// A file of another step is named, with the command that reads it; nothing is written.
 		{Name: "a Tenant file as the nonce", World: cmdtest.WorldTenantFile, Args: []string{"generate", "tenant", "--kubeconfig", "lone", "--nonce-file", "{tenant}"},
 			Code: 1, Usage: true, Err: "--nonce-file {tenant}: is a Tenant file, not a nonce: that file is read by the provider's kubectl federate generate identity -f"},

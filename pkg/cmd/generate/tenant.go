@@ -40,7 +40,7 @@ type TenantOptions struct {
 func NewCmdTenant(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &TenantOptions{f: f, Streams: streams}
 	cmd := cmdutil.Wire(f, &cobra.Command{
-		Use:   "tenant (--nonce-file FILE | --nonce NONCE) [--remote-cluster-id PROVIDER] [--cluster-id CONSUMER] [--proxy-url URL]",
+		Use:   "tenant (--nonce-file FILE | --nonce NONCE) [--proxy-url URL]",
 		Short: "Generate the signed Tenant request for a provider cluster (consumer side)",
 		Long: cmdutil.LongDesc(`
 			Generate the Tenant document that asks a provider cluster for an identity, using the nonce
@@ -94,10 +94,15 @@ func (o *TenantOptions) Complete(_ *cobra.Command, _ []string) error {
 		o.Nonce = strings.TrimSpace(string(data))
 	}
 	o.ticket, o.ticketErr = nonce.ParseTicket(o.Nonce)
-	if o.ticketErr != nil {
-		if kind := flags.FileKind([]byte(o.Nonce)); kind != "" {
-			o.ticketErr = flags.WrongFileError(kind, "a nonce")
-		}
+	var notTicket *nonce.NotATicketError
+	switch {
+	case o.ticketErr == nil:
+	case flags.FileKind([]byte(o.Nonce)) != "":
+		o.ticketErr = flags.WrongFileError(flags.FileKind([]byte(o.Nonce)), "a nonce")
+	case errors.As(o.ticketErr, &notTicket) && notTicket.ResultLine():
+		o.ticketErr = fmt.Errorf("%w: the line to hand over is what kubectl federate get nonce --remote-cluster-id CONSUMER prints on the provider", o.ticketErr)
+	case errors.As(o.ticketErr, &notTicket):
+		o.ticketErr = fmt.Errorf("%w (the one line kubectl federate get nonce prints on the provider)", o.ticketErr)
 	}
 	var err error
 	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams).Scoped("local"))

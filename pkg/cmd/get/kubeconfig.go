@@ -28,7 +28,7 @@ type KubeconfigOptions struct {
 func NewCmdKubeconfig(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &KubeconfigOptions{f: f, Streams: streams}
 	cmd := cmdutil.Wire(f, &cobra.Command{
-		Use:   "kubeconfig --remote-cluster-id PROVIDER [--resource-slice NAME | --for-user USER [--for-group GROUP ...] [--for-uid UID]]",
+		Use:   "kubeconfig --remote-cluster-id PROVIDER [--resource-slice NAME | --for-user USER]",
 		Short: "Print the kubeconfig this cluster holds for a provider cluster (consumer side)",
 		Long: cmdutil.LongDesc(`
 			Print the kubeconfig stored by "import identity" (or "authenticate") in the Secret
@@ -56,7 +56,8 @@ func NewCmdKubeconfig(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Comman
 			kubectl federate get kubeconfig --remote-cluster-id gpu-farm --for-user alice --for-group dev > alice.kubeconfig
 
 			# The same, with the provider's consent at once
-			kubectl federate get kubeconfig --remote-cluster-id gpu-farm --for-user alice --remote-kubeconfig gpu-farm-admin.kubeconfig`),
+			kubectl federate get kubeconfig --remote-cluster-id gpu-farm --for-user alice \
+			  --remote-kubeconfig gpu-farm-admin.kubeconfig`),
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster")
 	cmd.Flags().StringVar(&o.ResourceSlice, "resource-slice", "", "Print the kubeconfig of this resource slice instead of the pairing's")

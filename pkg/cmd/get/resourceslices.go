@@ -85,5 +85,11 @@ func (o *ResourceSlicesOptions) Run(ctx context.Context) error {
 	for _, id := range slices.Sorted(maps.Keys(unread)) {
 		o.report.Warn(fmt.Sprintf("Provider %q not read through the pairing (%v): its slices show what this cluster last recorded", id, unread[id]))
 	}
+	for i := range held {
+		if held[i].Phase == grants.SliceAccepted && held[i].Reason == grants.ReasonAccepted {
+			// The command to run, with this slice's names.
+			held[i].Reason = fmt.Sprintf("granted by the provider: kubectl federate import resourceslice %s --remote-cluster-id %s to use it", held[i].Name, held[i].ProviderID)
+		}
+	}
 	return views.Slices(o.Out, o.Output, append(provided, held...))
 }

@@ -45,7 +45,7 @@ type NamespaceOptions struct {
 func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &NamespaceOptions{f: f, Streams: streams}
 	cmd := cmdutil.Wire(f, &cobra.Command{
-		Use:     "namespace [NAME] --remote-cluster-id CONSUMER [--pod-security LEVEL] [--quota NAME=QTY,...]",
+		Use:     "namespace [NAME] --remote-cluster-id CONSUMER [--quota NAME=QTY,...]",
 		Aliases: []string{"namespaces", "ns"},
 		Short:   "Give a consumer one more namespace where its identity works, or list its requests (provider side)",
 		Long: cmdutil.LongDesc(`

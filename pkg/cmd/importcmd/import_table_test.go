@@ -50,7 +50,7 @@ func TestCommandTableImportIdentity(t *testing.T) {
 			Code: 1, Err: "is a Tenant, not an Identity: that file is read by the provider's kubectl federate generate identity -f"},
 		// Said once (no progress line repeats it), with what to do next.
 		{Name: "a stale identity", World: stale, Args: []string{"import", "identity", "--kubeconfig", "lone", "-f", "{identity}"},
-			Code: 1, Err: "this identity answers an earlier request (generate tenant ran again since); import the identity the provider makes from the latest tenant.yaml",
+			Code: 1, Err: "this identity answers an earlier request (a new one was signed since); import the identity the provider makes from the latest tenant.yaml",
 			NotStderr: []string{"ERROR", "Matching the credential"}},
 		{Name: "no file", World: cmdtest.WorldIdentityFile, Args: []string{"import", "identity", "--kubeconfig", "lone"},
 			Code: 1, Usage: true, Err: `required flag(s) "filename" not set`},

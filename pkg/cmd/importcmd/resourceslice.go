@@ -51,7 +51,8 @@ func NewCmdResourceSlice(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Com
 		Example: cmdutil.Examples(`
 			# Import the slice "batch" once the provider "gpu-farm" accepted it, and use it
 			kubectl federate import resourceslice batch --remote-cluster-id gpu-farm
-			kubectl get secret -n federate-system kubeconfig-resource-gpu-farm.batch -o jsonpath='{.data.kubeconfig}' | base64 -d > batch.kubeconfig`),
+			kubectl get secret -n federate-system kubeconfig-resource-gpu-farm.batch -o jsonpath='{.data.kubeconfig}' \
+			  | base64 -d > batch.kubeconfig`),
 		Args: cmdutil.ExactArgs(1, "NAME"),
 	}, o)
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster")

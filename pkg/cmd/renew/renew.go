@@ -44,7 +44,7 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{f: f, streams: streams, Streams: streams}
 	cmd := cmdutil.Wire(f, &cobra.Command{
-		Use:   "renew (--remote-cluster-id PROVIDER --remote-kubeconfig FILE | --all --remote-kubeconfig-dir DIR [--expiring-within D])",
+		Use:   "renew (--remote-cluster-id ID --remote-kubeconfig FILE | --all --remote-kubeconfig-dir DIR)",
 		Short: "Renew every credential of a pairing with fresh keys and users (consumer and provider at once)",
 		Long: cmdutil.LongDesc(`
 			Renew every credential this (consumer) cluster holds on a provider: the pairing's identity (a new

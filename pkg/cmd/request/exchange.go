@@ -41,7 +41,7 @@ type ExchangeRequested struct {
 func NewCmdExchange(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &ExchangeOptions{f: f, Streams: streams}
 	cmd := cmdutil.Wire(f, &cobra.Command{
-		Use:   "exchange --remote-cluster-id PROVIDER --for-user USER [--for-group GROUP ...] [--for-uid UID]",
+		Use:   "exchange --remote-cluster-id PROVIDER --for-user USER [--for-group GROUP ...]",
 		Short: "Ask a provider for the exchange credential a user's rule gives (consumer side)",
 		Long: cmdutil.LongDesc(`
 			Resolve the identity-exchange rules ("exchange apply") for USER reaching PROVIDER and leave,
