@@ -39,14 +39,14 @@ type Imported struct {
 	AlreadyImported  bool
 }
 
-// ImportIdentity (consumer) checks the provider's Identity against the client key waiting for it and
-// against the integrity MACs keyed from the nonce of the request, then stores the kubeconfig Secret and the
-// Identity in federate-system, and drops the pending key. Importing the same Identity again changes
-// nothing.
 // ErrStaleIdentity is an identity that answers an earlier request of this cluster than the one pending: a
 // new request was signed since, so its answer is the one to import.
 var ErrStaleIdentity = errors.New("this identity answers an earlier request (a new one was signed since)")
 
+// ImportIdentity (consumer) checks the provider's Identity against the client key waiting for it and
+// against the integrity MACs keyed from the nonce of the request, then stores the kubeconfig Secret and the
+// Identity in federate-system, and drops the pending key. Importing the same Identity again changes
+// nothing.
 func ImportIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity) (*Imported, error) {
 	return ImportIdentityHeld(ctx, c, id, nil, nil)
 }
