@@ -116,6 +116,7 @@ fuzz: ## Run every fuzz target for FUZZTIME each (default 20000x executions, abo
 	@for t in FuzzDecodeTenant FuzzDecodeIdentity FuzzCheckCSR FuzzVerifySignature; do \
 	  $(GO) test ./pkg/handshake -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) || exit 1; done
 	$(GO) test ./pkg/nonce -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/internal/gotemplate -run '^$$' -fuzz '^FuzzMatchesTextTemplate$$' -fuzztime $(FUZZTIME)
 
 .PHONY: docs
 docs: ## Regenerate the command reference in docs/reference

@@ -187,22 +187,16 @@ func slicesSort(s []CredentialState) {
 }
 
 func tenantStates(ctx context.Context, c *member.Cluster, sel metav1.ListOptions) ([]CredentialState, error) {
-	list, err := c.Dynamic.Resource(v1alpha1.TenantGVR).List(ctx, sel)
-	if apierrors.IsNotFound(err) {
-		return nil, nil // no CRD: never a provider
-	}
+	tenants, err := listTenants(ctx, c, sel)
 	if err != nil {
-		return nil, fmt.Errorf("listing Tenants: %w", err)
+		return nil, err
 	}
 	var out []CredentialState
-	for i := range list.Items {
-		var t v1alpha1.Tenant
-		if err := objects.FromUnstructured(&list.Items[i], &t); err != nil {
-			return nil, err
-		}
+	for i := range tenants {
+		t := &tenants[i]
 		s := CredentialState{RemoteClusterID: t.Spec.ClusterID, Role: member.RoleProvider, Kind: KindControlPlane, Credential: handshake.OrCertificate(t.Status.Credential),
 			User: t.Status.User, Namespace: t.Namespace, Phase: t.Status.Phase, NotAfter: handshake.TimeOf(t.Status.NotAfter), Cordoned: t.Status.Cordoned,
-			Settings: tenantSettings(&t)}
+			Settings: tenantSettings(t)}
 		if t.Status.Sandbox != nil {
 			s.PodSecurity = t.Status.Sandbox.PodSecurity
 		}

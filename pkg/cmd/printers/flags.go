@@ -111,7 +111,7 @@ func (f *Flags) Validate() error {
 
 // ToPrinter returns cli-runtime's printer for the chosen format (not for a human form).
 func (f *Flags) ToPrinter() (kprinters.ResourcePrinter, error) {
-	p, err := f.print.ToPrinter()
+	p, err := f.toPrinter()
 	if err != nil {
 		what := "-o, --output " + f.value
 		if f.templateGiven() {
