@@ -229,10 +229,41 @@ func ApplyIdentityNamed(ctx context.Context, c *member.Cluster, name string, lab
 	return applyStatus()
 }
 
-// GetKubeconfig (consumer) returns the kubeconfig stored for a provider.
+// GetKubeconfig (consumer) returns the kubeconfig stored for a provider. A provider this cluster holds no
+// identity of is a *NotFoundError naming those it holds, the nearest first (a typo reads as one).
 func GetKubeconfig(ctx context.Context, c *member.Cluster, providerID string) ([]byte, error) {
-	return storedKubeconfig(ctx, c, member.KubeconfigSecretName(providerID), fmt.Sprintf("provider %q", providerID), "import its identity first")
+	data, err := storedKubeconfig(ctx, c, member.KubeconfigSecretName(providerID), fmt.Sprintf("provider %q", providerID), "import its identity first")
+	if !errors.Is(err, errNoKubeconfig) {
+		return data, err
+	}
+	known, lerr := ProviderIDs(ctx, c)
+	if lerr != nil {
+		return nil, err
+	}
+	return nil, NotFound("provider", providerID, "among the providers this cluster holds an identity of (import its identity first)", known)
 }
+
+// ProviderIDs lists the providers this cluster holds a pairing's identity of.
+func ProviderIDs(ctx context.Context, c *member.Cluster) ([]string, error) {
+	l, err := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: member.LabelRole + "=" + member.RoleConsumer})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, it := range l.Items {
+		if id := it.GetLabels()[member.LabelRemoteClusterID]; id != "" && it.GetName() == member.IdentityName(id) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// errNoKubeconfig marks a kubeconfig Secret not found.
+var errNoKubeconfig = errors.New("no kubeconfig")
 
 // GetSliceKubeconfig (consumer) returns the kubeconfig stored for a provider's resource slice.
 func GetSliceKubeconfig(ctx context.Context, c *member.Cluster, providerID, slice string) ([]byte, error) {
@@ -243,7 +274,7 @@ func storedKubeconfig(ctx context.Context, c *member.Cluster, name, what, hint s
 	ns := member.SystemNamespace
 	sec, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("no kubeconfig for %s (Secret %s/%s not found): %s", what, ns, name, hint)
+		return nil, fmt.Errorf("%w for %s (Secret %s/%s not found): %s", errNoKubeconfig, what, ns, name, hint)
 	}
 	if err != nil {
 		return nil, err
