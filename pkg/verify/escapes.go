@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -23,18 +24,22 @@ import (
 // exactly as it would answer the tenant, with its RBAC, Pod Security, admission policies and quota, and
 // stores nothing.
 
-// AsFunc builds a client that acts as a user in groups (impersonating them).
+// AsFunc builds a client that acts as a user in groups (impersonating them); user "" is the caller
+// itself. Its requests are bounded by verify's own parallelism, not by a client-side rate.
 type AsFunc func(user string, groups []string) (kubernetes.Interface, error)
 
-// impersonate acts as a user in groups through the cluster's own connection (the same transport, so the
-// same trace and dry-run layer), with no client-side rate limit: escapeParallel bounds the requests.
+// impersonate acts as a user in groups (or as the caller) through the cluster's own connection (the same
+// transport, so the same trace and dry-run layer), with no client-side rate limit: escapeParallel and the
+// exchange reviews' own bound limit the requests in flight.
 func impersonate(c *member.Cluster) AsFunc {
 	return func(user string, groups []string) (kubernetes.Interface, error) {
 		if c.Config == nil {
 			return nil, errors.New("no connection details to impersonate through")
 		}
 		cfg := rest.CopyConfig(c.Config)
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: groups}
+		if user != "" {
+			cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: groups}
+		}
 		cfg.QPS, cfg.Burst, cfg.RateLimiter = -1, 0, nil
 		return kubernetes.NewForConfig(cfg)
 	}
@@ -98,12 +103,22 @@ func (e *escaper) client(id *identity) (kubernetes.Interface, error) {
 	if cs, ok := e.clients[id]; ok {
 		return cs, nil
 	}
-	cs, err := e.as(id.user, id.groups)
+	cs, err := e.as(id.user, id.impersonated())
 	if err != nil {
 		return nil, err
 	}
 	e.clients[id] = cs
 	return cs, nil
+}
+
+// impersonated are the groups sent when impersonating the identity: the API server adds
+// system:authenticated to every user, and a ServiceAccount's own groups to a ServiceAccount impersonated
+// without any, so only the tenants group is named (what the provider operator role may impersonate).
+func (id *identity) impersonated() []string {
+	if _, _, err := credential.SplitServiceAccountUser(id.user); err == nil {
+		return nil
+	}
+	return slices.DeleteFunc(slices.Clone(id.groups), func(g string) bool { return g == "system:authenticated" })
 }
 
 // escapes sends the corpus as the identity of t, and says what got through.

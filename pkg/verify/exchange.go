@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
@@ -31,8 +32,11 @@ type reacher struct {
 	by map[string]func() ([]string, error)
 }
 
-func newReacher(c *member.Cluster) *reacher {
-	return &reacher{c: c, rr: exchange.NewReader(c), by: map[string]func() ([]string, error){}}
+// newReacher asks through kube, the caller's own client without a client-side rate limit: a target's
+// reach is a few hundred access reviews, which exchange sends reviewParallelism at a time.
+func newReacher(c *member.Cluster, kube kubernetes.Interface) *reacher {
+	unlimited := &member.Cluster{Kube: kube, Dynamic: c.Dynamic, Config: c.Config, Now: c.Now, Report: c.Report}
+	return &reacher{c: unlimited, rr: exchange.NewReader(unlimited), by: map[string]func() ([]string, error){}}
 }
 
 func (r *reacher) target(ctx context.Context, t exchange.Target) ([]string, error) {

@@ -77,7 +77,11 @@ func Verify(ctx context.Context, c *member.Cluster, o Options) (*Result, error) 
 		}
 	}
 	if o.Slice == "" && o.Namespace == "" {
-		r := newReacher(c)
+		kube, err := o.As("", nil)
+		if err != nil {
+			return nil, err
+		}
+		r := newReacher(c, kube)
 		for _, d := range w.decisions {
 			if (o.ConsumerID == "" || d.ConsumerID == o.ConsumerID) && d.Phase == exchange.ExchangeIssued && d.Issued(c.CurrentTime()) {
 				wg.Go(func() { add(exchangeRow(ctx, w, r, d)) })
