@@ -12,14 +12,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	authzv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/federate-dev/kubectl-federate/pkg/member"
@@ -35,45 +35,48 @@ const (
 	bob         = "verify-bob"
 )
 
-// verifyWatched is what the plain verify runs must leave as they found it: every kind the corpus aims at or
-// verify reads, on both clusters, by resourceVersion.
-var verifyWatched = append(slices.Clone(watched),
-	schema.GroupVersionResource{Version: "v1", Resource: "pods"},
-	schema.GroupVersionResource{Version: "v1", Resource: "services"},
-	schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"},
-	schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"},
-	schema.GroupVersionResource{Version: "v1", Resource: "resourcequotas"},
-	schema.GroupVersionResource{Version: "v1", Resource: "limitranges"},
-	schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"},
-	schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"},
-	schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"},
-	schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
-	schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
-	schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
-	schema.GroupVersionResource{Group: "federate.dev", Version: "v1alpha1", Resource: "resourceslices"},
-	schema.GroupVersionResource{Group: "federate.dev", Version: "v1alpha1", Resource: "exchangerequests"},
-	schema.GroupVersionResource{Group: "federate.dev", Version: "v1alpha1", Resource: "namespacerequests"},
-)
-
+// everythingSnapshot is every object of every resource the clusters serve and list, by resourceVersion,
+// on both clusters: what the plain verify runs must leave as they found it. Discovery finds the resources,
+// so a kind verify (or a new attack) might touch is never left out. Only the control plane's own
+// heartbeats (kube-system's leader-election Leases and kube-node-lease) move by themselves, and are left out.
 func everythingSnapshot(t *testing.T) snapshot {
 	t.Helper()
 	s := snapshot{}
 	for _, c := range []*kubeenv.Cluster{consumer, provider} {
-		for _, gvr := range verifyWatched {
-			list, err := dyn(t, c).Resource(gvr).List(t.Context(), metav1.ListOptions{})
-			if apierrors.IsNotFound(err) {
-				continue
-			}
+		disc, err := discovery.NewDiscoveryClientForConfig(c.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lists, err := disc.ServerPreferredResources()
+		if err != nil {
+			t.Fatalf("%s: discovery: %v", c.Name, err)
+		}
+		d := dyn(t, c)
+		for _, l := range lists {
+			gv, err := schema.ParseGroupVersion(l.GroupVersion)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, o := range list.Items {
-				if o.GetNamespace() == "kube-system" || o.GetNamespace() == "kube-node-lease" {
-					continue // the control plane's own heartbeats
+			for _, r := range l.APIResources {
+				if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") {
+					continue // a subresource, or a resource that cannot be listed (reviews: created, never stored)
 				}
-				s[fmt.Sprintf("%s %s %s/%s", c.Name, gvr.Resource, o.GetNamespace(), o.GetName())] = o.GetResourceVersion()
+				gvr := gv.WithResource(r.Name)
+				list, err := d.Resource(gvr).List(t.Context(), metav1.ListOptions{})
+				if err != nil {
+					t.Fatalf("%s: list %s: %v", c.Name, gvr, err)
+				}
+				for _, o := range list.Items {
+					if gvr.Resource == "leases" && (o.GetNamespace() == "kube-system" || o.GetNamespace() == "kube-node-lease") {
+						continue // the control plane's own heartbeats
+					}
+					s[fmt.Sprintf("%s %s %s/%s", c.Name, gvr.GroupResource(), o.GetNamespace(), o.GetName())] = o.GetResourceVersion()
+				}
 			}
 		}
+	}
+	if len(s) == 0 {
+		t.Fatal("the snapshot holds nothing")
 	}
 	return s
 }
@@ -82,6 +85,13 @@ func everythingSnapshot(t *testing.T) snapshot {
 func verifyOnce(t *testing.T, args ...string) result {
 	t.Helper()
 	before := everythingSnapshot(t)
+	for _, k := range []string{"provider networkpolicies.networking.k8s.io " + tenantNS + "/" + sandboxObject,
+		"provider resourcequotas " + tenantNS + "/" + sandboxObject, "provider namespaces /" + verifyExtra,
+		"provider validatingadmissionpolicies.admissionregistration.k8s.io /" + sandboxObject + "-pods", "consumer namespaces /federate-system"} {
+		if _, ok := before[k]; !ok {
+			t.Fatalf("the snapshot (%d objects) does not hold %s", len(before), k)
+		}
+	}
 	r := cli(t, "", append([]string{"verify", "--kubeconfig", provider.Kubeconfig}, args...)...)
 	if d := before.diff(everythingSnapshot(t)); len(d) > 0 {
 		t.Errorf("verify changed the clusters:\n%s", strings.Join(d, "\n"))
@@ -101,6 +111,24 @@ func allowedAs(t *testing.T, admin kubernetes.Interface, user string, groups []s
 		}
 		if r.Status.Allowed != want {
 			return fmt.Errorf("allowed %v", r.Status.Allowed)
+		}
+		return nil
+	})
+}
+
+// admittedAs waits until the API server's admission answers the corpus's attack, sent by the tenant as a
+// dry run, as want (Pod Security, the admission policies and the quota follow a change a moment later).
+func admittedAs(t *testing.T, tenant kubernetes.Interface, p verify.Params, attack string, want bool) {
+	t.Helper()
+	i := slices.IndexFunc(verify.Corpus(p), func(a verify.Attack) bool { return a.Name == attack })
+	if i < 0 {
+		t.Fatalf("no attack %s in the corpus", attack)
+	}
+	a := verify.Corpus(p)[i]
+	eventually(t, fmt.Sprintf("%s admitted %v in %s", attack, want, p.Namespace), func() error {
+		err := a.Try(t.Context(), tenant, true)
+		if got := a.Judge(err, false); (got == verify.Admitted) != want {
+			return fmt.Errorf("%s: %v", got, err)
 		}
 		return nil
 	})
@@ -137,6 +165,14 @@ func TestVerify(t *testing.T) {
 	tenantGroups := []string{member.TenantGroup, "system:authenticated"}
 	secretsInKubeSystem := authzv1.ResourceAttributes{Namespace: "kube-system", Verb: "get", Resource: "secrets"}
 	everyResource := authzv1.ResourceAttributes{Verb: "*", Group: "*", Resource: "*"}
+	_, tenantCfg := issuedConfig(t)
+	tenant := kubernetes.NewForConfigOrDie(tenantCfg)
+	quota, err := admin.CoreV1().ResourceQuotas(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quotaCPU := quota.Spec.Hard[corev1.ResourceRequestsCPU]
+	inTenantNS := verify.Params{Namespace: tenantNS, Prefix: verify.ObjectPrefix, QuotaCPU: &quotaCPU}
 
 	holds := func(t *testing.T, r result) {
 		t.Helper()
@@ -151,9 +187,7 @@ func TestVerify(t *testing.T) {
 		}
 	}
 	t.Run("an intact sandbox holds", func(t *testing.T) {
-		start := time.Now()
 		holds(t, verifyOnce(t))
-		t.Logf("verify of one tenant (three namespaces, an exchange grant) took %s", time.Since(start).Round(time.Millisecond))
 	})
 
 	for _, b := range []struct {
@@ -161,6 +195,7 @@ func TestVerify(t *testing.T) {
 		breakIt  func(t *testing.T)
 		want     []string // in verify's output: the break and the object behind it
 		repaired bool     // verify --repair restores it; else the administrator undoes it
+		foreign  string   // the ClusterRoleBinding verify --repair must leave (the administrator's to undo)
 		undo     func(t *testing.T)
 	}{{
 		name: "an admission policy binding deleted",
@@ -168,8 +203,10 @@ func TestVerify(t *testing.T) {
 			if err := admin.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, sandboxObject+"-pods", metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
+			admittedAs(t, tenant, inTenantNS, "nodename", true)
 		},
-		want:     []string{"drift: ValidatingAdmissionPolicyBinding federate-sandbox-pods: is missing"},
+		want: []string{"drift: ValidatingAdmissionPolicyBinding federate-sandbox-pods: is missing",
+			"BROKEN: admitted where ValidatingAdmissionPolicy federate-sandbox-pods (and its binding) should refuse: nodename"},
 		repaired: true,
 	}, {
 		name: "edit bound cluster-wide to the tenants group",
@@ -183,6 +220,7 @@ func TestVerify(t *testing.T) {
 		},
 		want: []string{"BROKEN: ClusterRoleBinding " + verifyCRB + " binds ClusterRole edit to group kubectl-federate:tenants",
 			"admitted, granted by ClusterRoleBinding " + verifyCRB + " (ClusterRole edit): ", "secret-in-kube-system"},
+		foreign: verifyCRB,
 		undo: func(t *testing.T) {
 			if err := admin.RbacV1().ClusterRoleBindings().Delete(ctx, verifyCRB, metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
@@ -196,8 +234,10 @@ func TestVerify(t *testing.T) {
 				[]byte(`{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":null}}}`), metav1.PatchOptions{}); err != nil {
 				t.Fatal(err)
 			}
+			admittedAs(t, tenant, inTenantNS, "privileged", true)
 		},
-		want:     []string{"drift: Namespace " + tenantNS + ": label pod-security.kubernetes.io/enforce is missing (issuance sets restricted)"},
+		want: []string{"drift: Namespace " + tenantNS + ": label pod-security.kubernetes.io/enforce is missing (issuance sets restricted)",
+			"BROKEN: admitted where the label pod-security.kubernetes.io/enforce of Namespace " + tenantNS + " should refuse: privileged, "},
 		repaired: true,
 	}, {
 		name: "the NetworkPolicy deleted",
@@ -215,8 +255,10 @@ func TestVerify(t *testing.T) {
 				[]byte(`{"spec":{"hard":{"requests.cpu":"100"}}}`), metav1.PatchOptions{}); err != nil {
 				t.Fatal(err)
 			}
+			admittedAs(t, tenant, inTenantNS, "cpu-over-quota", true)
 		},
-		want:     []string{"drift: ResourceQuota " + tenantNS + "/federate-sandbox: requests.cpu is 100 (the ledger gives "},
+		want: []string{"drift: ResourceQuota " + tenantNS + "/federate-sandbox: requests.cpu is 100 (the ledger gives " + quotaCPU.String() + ")",
+			"BROKEN: admitted where ResourceQuota " + tenantNS + "/federate-sandbox should refuse: cpu-over-quota"},
 		repaired: true,
 	}, {
 		name: "the exchange target made cluster-admin",
@@ -230,6 +272,7 @@ func TestVerify(t *testing.T) {
 		},
 		want: []string{"BROKEN: target " + bob + " may now do beyond its scope", "every verb on every resource (cluster-admin)",
 			"bindings naming it: ClusterRoleBinding " + verifyAdmin + " (ClusterRole cluster-admin)"},
+		foreign: verifyAdmin,
 		undo: func(t *testing.T) {
 			if err := admin.RbacV1().ClusterRoleBindings().Delete(ctx, verifyAdmin, metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
@@ -259,6 +302,12 @@ func TestVerify(t *testing.T) {
 				t.Errorf("verify --repair restored something of what it does not own:\n%s", repair.stderr)
 			}
 			t.Logf("verify --repair:\n%s", repair.stderr)
+			if b.foreign != "" {
+				// Not its to remove: it is still there, for its administrator to undo.
+				if _, err := admin.RbacV1().ClusterRoleBindings().Get(ctx, b.foreign, metav1.GetOptions{}); err != nil {
+					t.Errorf("verify --repair touched ClusterRoleBinding %s, which it does not own: %v", b.foreign, err)
+				}
+			}
 			if !b.repaired {
 				b.undo(t)
 			}
@@ -269,14 +318,19 @@ func TestVerify(t *testing.T) {
 	// The corpus's reads and the reviews are admitted for an identity that holds the right (here the
 	// provider's administrator, not impersonating): the attacks can fail, and NotFound means allowed.
 	t.Run("the corpus's access attacks get through with the rights", func(t *testing.T) {
+		tried := 0
 		for _, a := range verify.Corpus(verify.Params{Namespace: tenantNS, Prefix: verify.ObjectPrefix}) {
 			if a.Object.Name != "" {
 				continue // the writes: dry runs that admission (not RBAC) refuses even an administrator
 			}
+			tried++
 			if got := a.Judge(a.Try(ctx, admin, true), false); got != verify.Admitted {
 				t.Errorf("%s as the administrator: %s, want admitted", a.Name, got)
 			}
 		}
+		if tried == 0 {
+			t.Fatal("the corpus holds no access attack")
+		}
+		t.Logf("%d access attacks admitted for the administrator", tried)
 	})
 }
-
