@@ -128,7 +128,7 @@ func admittedAs(t *testing.T, tenant kubernetes.Interface, p verify.Params, atta
 	eventually(t, fmt.Sprintf("%s admitted %v in %s", attack, want, p.Namespace), func() error {
 		err := a.Try(t.Context(), tenant, true)
 		if got := a.Judge(err, false); (got == verify.Admitted) != want {
-			return fmt.Errorf("%s: %v", got, err)
+			return fmt.Errorf("%s: %w", got, err)
 		}
 		return nil
 	})
