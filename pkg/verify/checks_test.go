@@ -356,3 +356,21 @@ func TestNotIn(t *testing.T) {
 		t.Errorf("target bindings: %v", got)
 	}
 }
+
+// TestImpersonatedGroups: a certificate identity is impersonated with its groups but system:authenticated
+// (the API server adds it, and the provider operator role may impersonate only the tenants group); a
+// ServiceAccount with none (the API server adds its own groups).
+func TestImpersonatedGroups(t *testing.T) {
+	cert := &identity{user: edgeUser, groups: []string{member.TenantGroup, "system:authenticated"}}
+	if got := cert.impersonated(); !slices.Equal(got, []string{member.TenantGroup}) {
+		t.Errorf("certificate identity impersonated with %q, want only %s", got, member.TenantGroup)
+	}
+	if !slices.Contains(cert.groups, "system:authenticated") {
+		t.Error("impersonated() changed the identity's own groups")
+	}
+	sa := &identity{user: credential.ServiceAccountPrefix + edgeNS + ":" + credential.CredentialServiceAccount + "-abc",
+		groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + edgeNS, "system:authenticated"}}
+	if got := sa.impersonated(); got != nil {
+		t.Errorf("ServiceAccount identity impersonated with groups %q, want none", got)
+	}
+}
