@@ -2,7 +2,7 @@
 // docs/benchmarks.md with the machine it ran on (make bench). The issues' targets are in the tables;
 // nothing here is asserted: wall times depend on the machine, so they are measured here and never in tests.
 //
-// -parts runs some parts only (startup, pairing, burst, tenants, mesh) and prints their rows, leaving
+// -parts runs some parts only (startup, pairing, burst, tenants, verify, mesh) and prints their rows, leaving
 // docs/benchmarks.md alone unless -out is given: the loop while working on one measure.
 package main
 
@@ -36,7 +36,7 @@ type rounds struct {
 
 func (r rounds) count() float64 { return (r.slow - r.fast).Seconds() / (2 * oneWay).Seconds() }
 
-var allParts = []string{"startup", "pairing", "burst", "tenants", "mesh"}
+var allParts = []string{"startup", "pairing", "burst", "tenants", "verify", "mesh"}
 
 func main() {
 	out := flag.String("out", "", "where to write the tables (default: docs/benchmarks.md when every part runs, else nowhere)")
@@ -44,6 +44,7 @@ func main() {
 	tenants := flag.Int("tenants", 1000, "how many tenants the tenants part issues on one provider")
 	meshSize := flag.Int("mesh", 10, "how many clusters the mesh part pairs")
 	hold := flag.Bool("hold", false, "keep the tenants part's provider up once its tenants are issued, printing its kubeconfig, until stdin is closed or a line is read (for profiling by hand)")
+	verifyTenants := flag.Int("verify-tenants", 100, "how many tenants the verify part verifies on one provider")
 	flag.Parse()
 	chosen := strings.Split(*parts, ",")
 	for _, p := range chosen {
@@ -55,7 +56,7 @@ func main() {
 	if *out == "" && len(chosen) == len(allParts) {
 		*out = "docs/benchmarks.md"
 	}
-	b := &bench{tenants: *tenants, meshSize: *meshSize, parts: chosen, hold: *hold}
+	b := &bench{tenants: *tenants, meshSize: *meshSize, verifyTenants: *verifyTenants, parts: chosen, hold: *hold}
 	if err := b.run(chosen); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -71,6 +72,7 @@ type bench struct {
 	tenants, meshSize int
 	kubectl           string
 	hold              bool
+	verifyTenants     int
 	parts             []string
 	rows              []row
 	rounds            []rounds
@@ -98,6 +100,7 @@ func (b *bench) run(parts []string) error {
 		"pairing": b.pairing,
 		"burst":   b.burst,
 		"tenants": b.manyTenants,
+		"verify":  b.verify,
 		"mesh":    b.mesh,
 	}
 	for _, p := range allParts {
@@ -258,6 +261,27 @@ func (b *bench) manyTenants() error {
 			row{fmt.Sprintf("`revoke` of one tenant among 10, and among %d (medians of 3)", n), fmt.Sprintf("%s, %d requests; %s, %d requests", revokeFew.wall.Round(time.Millisecond), revokeFew.traced(), revokeMany.wall.Round(time.Millisecond), revokeMany.traced()),
 				"unaffected by the others (as many requests, ≤ 1.2× the time)", met(revokeMany.traced() <= revokeFew.traced() && revokeMany.wall.Seconds() <= 1.2*revokeFew.wall.Seconds())},
 		)
+		return nil
+	})
+}
+
+// verify: b.verifyTenants tenants on one provider, then `verify` of them all: the escape corpus as each
+// tenant, its bindings, its sandbox's objects.
+func (b *bench) verify() error {
+	ctx := context.Background()
+	n := b.verifyTenants
+	return b.phase([]string{"verify"}, func(cl []*kubeenv.Cluster) error {
+		p, err := newProvider(ctx, cl[0])
+		if err != nil {
+			return err
+		}
+		if _, err := p.issueConcurrent(ctx, ids("v", 1, n), 8); err != nil {
+			return err
+		}
+		r := b.median(3, "verify", "--kubeconfig", cl[0].Kubeconfig)
+		rows := strings.Count(r.stdout, "\n") - 1
+		b.rows = append(b.rows, row{fmt.Sprintf("`verify` of %d tenants, every check (%d rows; median of 3)", n, rows), r.wall.Round(time.Millisecond).String(),
+			"seconds (≤ 10 s)", met(r.wall <= 10*time.Second)})
 		return nil
 	})
 }

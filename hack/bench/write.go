@@ -73,11 +73,15 @@ How each is measured:
   beside kubectl get tenants -A on the same provider, both in their default table and as JSON, the two
   commands' runs interleaved (medians of 11);
 - the burst prepares 20 such requests, then issues them all at once, each in its own goroutine and client;
+- verify runs on a provider of its own with 100 tenants issued the same way (no slice, extra namespace or
+  exchange grant): per tenant its sandbox's objects, its identity's bindings and the escape corpus sent as
+  that identity (64 dry runs and reads), at most 32 requests in flight;
 - --help is the median of 30 runs of each binary, interleaved, after 3 unmeasured runs each, before any
   control plane starts;
 - each part runs on just the control planes it needs (2 for the pairings, 1 for the burst, 1 for the
-  tenants, all of the mesh), started for it and stopped after; the first pairings through the proxies are
-  of the same two clusters, unpaired again, so both are initialized and enforce their admission policies.
+  tenants, 1 for verify, all of the mesh), started for it and stopped after; the first pairings through
+  the proxies are of the same two clusters, unpaired again, so both are initialized and enforce their
+  admission policies.
 `)
 	for _, t := range b.traces {
 		fmt.Fprintf(&s, "\n## %s through the 50 ms link, as `FEDERATE_TRACE=1` shows it\n\n", t.what)

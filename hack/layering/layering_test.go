@@ -16,7 +16,7 @@ import (
 // layer translates that into its own flags and says which command comes next (pkg/cmd/flags NextStep),
 // since one domain function serves commands where a flag means different clusters, and a hint written
 // here would go stale the day a command is renamed.
-var domainPackages = []string{"../../pkg/handshake", "../../pkg/internal/parallel", "../../pkg/internal/objects", "../../pkg/member", "../../pkg/credential", "../../pkg/sandbox", "../../pkg/grants", "../../pkg/exchange", "../../pkg/status", "../../pkg/lifecycle", "../../pkg/export", "../../pkg/nonce", "../../pkg/kubeconfig", "../../pkg/apis/federate/v1alpha1"}
+var domainPackages = []string{"../../pkg/handshake", "../../pkg/internal/parallel", "../../pkg/internal/objects", "../../pkg/member", "../../pkg/credential", "../../pkg/sandbox", "../../pkg/grants", "../../pkg/exchange", "../../pkg/status", "../../pkg/lifecycle", "../../pkg/verify", "../../pkg/export", "../../pkg/nonce", "../../pkg/kubeconfig", "../../pkg/apis/federate/v1alpha1"}
 
 var (
 	// A flag anywhere in a string: "--cluster-id", "(with --for-user)", "x --as y".
@@ -96,7 +96,7 @@ func TestFlagAndCommandPatterns(t *testing.T) {
 }
 
 // splitPackages are the rooms pkg/handshake was split into: each has a doc.go that indexes its files.
-var splitPackages = []string{"../../pkg/handshake", "../../pkg/member", "../../pkg/credential", "../../pkg/sandbox", "../../pkg/grants", "../../pkg/exchange", "../../pkg/status", "../../pkg/lifecycle"}
+var splitPackages = []string{"../../pkg/handshake", "../../pkg/member", "../../pkg/credential", "../../pkg/sandbox", "../../pkg/grants", "../../pkg/exchange", "../../pkg/status", "../../pkg/lifecycle", "../../pkg/verify"}
 
 // doc.go names every file's one job: a file it does not name is a room no one can find from the index,
 // and a name it keeps after the file moved sends a reader to the wrong room.

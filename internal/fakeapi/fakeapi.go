@@ -109,6 +109,10 @@ type Server struct {
 	DeferSigning bool
 	// SARAllow, if set, answers SubjectAccessReviews instead of the bindings.
 	SARAllow func(authzv1.SubjectAccessReviewSpec) bool
+	// Guard, if set, is asked first about every request, as an API server's authorization and admission
+	// would be: an error refuses the request with it, ErrAdmit admits a dry run (answered, not stored),
+	// nil leaves it to the rest of the fake.
+	Guard func(clienttesting.Action) error
 	// Watches receives the resource of every watch the code under test starts.
 	Watches chan string
 
@@ -189,6 +193,8 @@ func (s *Server) Count(verb, resource string) int {
 
 func (s *Server) teach() {
 	serial := 0
+	// A dry run stores nothing: once admission (below) admits it, it is answered as if stored.
+	s.Clientset.PrependReactor("*", "*", s.dryRun)
 	s.Clientset.PrependWatchReactor("*", func(a clienttesting.Action) (bool, watch.Interface, error) {
 		w, err := s.Clientset.Tracker().Watch(a.GetResource(), a.GetNamespace(), a.(clienttesting.WatchActionImpl).ListOptions)
 		select { // only once the watcher is registered
@@ -232,6 +238,41 @@ func (s *Server) teach() {
 	// Every object gets a UID on create, as from an API server: the code tells objects apart by it.
 	s.Clientset.PrependReactor("create", "*", s.assignUID)
 	s.DynamicClient.PrependReactor("create", "*", s.assignUID)
+	s.Clientset.PrependReactor("*", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if s.Guard == nil {
+			return false, nil, nil
+		}
+		switch err := s.Guard(a); {
+		case errors.Is(err, ErrAdmit):
+			return s.dryRun(a)
+		case err != nil:
+			return true, nil, err
+		}
+		return false, nil, nil
+	})
+}
+
+// ErrAdmit is a Guard's answer that admits a dry run past the fake's own admission.
+var ErrAdmit = errors.New("admitted")
+
+// dryRun answers a server-side dry run without storing it: a create or an update with its object, a
+// patch with the object as it is, a deletion with nothing.
+func (s *Server) dryRun(a clienttesting.Action) (bool, runtime.Object, error) {
+	switch act := a.(type) {
+	case clienttesting.CreateActionImpl:
+		return len(act.CreateOptions.DryRun) > 0, act.GetObject(), nil
+	case clienttesting.UpdateActionImpl:
+		return len(act.UpdateOptions.DryRun) > 0, act.GetObject(), nil
+	case clienttesting.PatchActionImpl:
+		if len(act.PatchOptions.DryRun) == 0 {
+			return false, nil, nil
+		}
+		obj, err := s.Clientset.Tracker().Get(act.GetResource(), act.GetNamespace(), act.GetName())
+		return true, obj, err
+	case clienttesting.DeleteActionImpl:
+		return len(act.DeleteOptions.DryRun) > 0, nil, nil
+	}
+	return false, nil, nil
 }
 
 // assignUID gives a created object a UID unless it has one, and passes it on to be created.

@@ -30,6 +30,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/unauthenticate"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/uncordon"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/unmesh"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/verify"
 )
 
 // addCommands registers the handshake commands, in groups as the help shows them.
@@ -61,7 +62,7 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory, streams genericiooptio
 		c.GroupID = "exchange"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{cordon.NewCmd(f, streams), uncordon.NewCmd(f, streams), drain.NewCmd(f, streams)} {
+	for _, c := range []*cobra.Command{cordon.NewCmd(f, streams), uncordon.NewCmd(f, streams), drain.NewCmd(f, streams), verify.NewCmd(f, streams)} {
 		c.GroupID = "lifecycle"
 		root.AddCommand(c)
 	}

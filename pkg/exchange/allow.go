@@ -155,7 +155,8 @@ type answer struct {
 	user     string
 	mode     string
 	reach    []string
-	issued   bool // a certificate recorded is kept
+	target   []string // what the target itself reaches (TargetReach), recorded for verify
+	issued   bool     // a certificate recorded is kept
 	cert     []byte
 	notAfter time.Time
 }
@@ -281,10 +282,16 @@ func (a *answer) check(ctx context.Context) error {
 	var forbidden bool
 	if a.mode == sandbox.ModeUnconstrained {
 		if a.reach, err = TargetReach(ctx, a.rr, a.t); err == nil {
+			a.target = a.reach
 			forbidden, err = targetWritesDecisions(ctx, a.c, a.t)
 		}
 	} else {
-		a.reach, err = ScopeReach(ctx, a.rr, a.s)
+		// The scope bounds the credential; what the target itself reaches is recorded all the same, so that
+		// rights it gains after the consent are seen (verify).
+		err = parallel.All(
+			func() (err error) { a.reach, err = ScopeReach(ctx, a.rr, a.s); return err },
+			func() (err error) { a.target, err = TargetReach(ctx, a.rr, a.t); return err },
+		)
 		forbidden = a.s.WritesDecisions()
 	}
 	if err != nil {
@@ -314,19 +321,22 @@ func (a *answer) certify(ctx context.Context) error {
 	if a.issued {
 		a.c.Reporter().Info("ExchangeRequest " + a.r.Name + " was already issued: its certificate is kept, the rest converges")
 		a.cert, a.notAfter = a.d.Certificate, *a.d.NotAfter
-		if a.d.Mode == a.mode && slices.Equal(a.d.Reach, a.reach) {
+		if a.d.Mode == a.mode && slices.Equal(a.d.Reach, a.reach) && a.d.TargetReach != nil {
 			return nil
 		}
 		// The record says otherwise than what is granted now (a narrower mode, or a record someone else
-		// wrote): it is made to say what is granted.
+		// wrote), or predates the record of the target's reach: it is made to say what is granted.
 		a.d.Mode, a.d.Reach = a.mode, a.reach
+		if a.d.TargetReach == nil {
+			a.d.TargetReach = nonNil(a.target)
+		}
 		return writeDecision(ctx, a.c, a.d)
 	}
 	d := a.d
 	if d == nil {
 		d = newDecision(a.o.ConsumerID, &a.info)
 	}
-	d.Phase, d.Mode, d.Reach, d.User, d.Reason = ExchangeIssuing, a.mode, a.reach, a.user, ""
+	d.Phase, d.Mode, d.Reach, d.TargetReach, d.User, d.Reason = ExchangeIssuing, a.mode, a.reach, nonNil(a.target), a.user, ""
 	d.Certificate, d.NotAfter, d.Lifetime = nil, nil, metav1.Duration{Duration: a.o.Expiration}
 	d.Bound = laterOf(d.Bound, a.c.CurrentTime().Add(a.o.Expiration+boundMargin))
 	if err := writeDecision(ctx, a.c, d); err != nil {
@@ -339,6 +349,14 @@ func (a *answer) certify(ctx context.Context) error {
 	}
 	d.Phase, d.Certificate, d.NotAfter = ExchangeIssued, a.cert, &a.notAfter
 	return writeDecision(ctx, a.c, d)
+}
+
+// nonNil records an empty reach as an empty list, not as none recorded.
+func nonNil(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
 }
 
 // tell writes the answer into the request's status, the consumer's copy, and audits it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -51,8 +52,12 @@ type Decision struct {
 	// Phase is Issuing, Issued, Refused or Revoked.
 	Phase string `json:"phase"`
 	// Mode and Reach are the grant's bound and the reach the administrator accepted, as given.
-	Mode        string     `json:"mode,omitempty"`
-	Reach       []string   `json:"reach,omitempty"`
+	Mode  string   `json:"mode,omitempty"`
+	Reach []string `json:"reach,omitempty"`
+	// TargetReach is what the target itself reached beyond a namespaced share when the grant was consented
+	// (TargetReach): what verify compares the target's rights with, so that rights it gains since are
+	// seen. Nil in a record from before it was kept.
+	TargetReach []string   `json:"targetReach"`
 	User        string     `json:"user,omitempty"`
 	Certificate []byte     `json:"certificate,omitempty"`
 	NotAfter    *time.Time `json:"notAfter,omitempty"`
@@ -141,6 +146,23 @@ func consumerDecisions(ctx context.Context, c *member.Cluster, consumerID string
 	}
 	return out, nil
 }
+
+// Decisions (provider) are the provider's records of its answers to every consumer's requests (consumerID
+// "": all), sorted by consumer and request.
+func Decisions(ctx context.Context, c *member.Cluster, consumerID string) ([]*Decision, error) {
+	all, err := readDecisions(ctx, c, consumerID)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Collect(maps.Values(all))
+	slices.SortFunc(out, func(a, b *Decision) int {
+		return strings.Compare(a.ConsumerID+"/"+a.Request, b.ConsumerID+"/"+b.Request)
+	})
+	return out, nil
+}
+
+// Issued says whether the decision holds a certificate valid at now: a credential that acts.
+func (d *Decision) Issued(now time.Time) bool { return d.issuedUntil(now) }
 
 // ErrDecidedConcurrently says that another run answered the same request at the same time.
 var ErrDecidedConcurrently = fmt.Errorf("was answered by another run at the same time")

@@ -300,9 +300,21 @@ func SliceQuota(granted corev1.ResourceList, cls *sliceClass) corev1.ResourceLis
 // completes with the rest of the tenant's total; container defaults are no larger than the grant.
 func sliceSandbox(granted corev1.ResourceList, cls *sliceClass) (sandbox.Options, error) {
 	quota := SliceQuota(granted, cls)
-	reqs, lims := sandbox.DefaultContainerRequests(), sandbox.DefaultContainerLimits()
+	reqs, lims := SliceContainerDefaults(quota)
+	sb, err := sandbox.Options{PodSecurity: cls.podSecurity, Quota: quota, DefaultRequests: reqs, DefaultLimits: lims}.Validate()
+	sb.Quota = quota // Validate puts the tenant's defaults under what is missing; a slice has only its own
+	return sb, err
+}
+
+// SliceContainerDefaults are the container defaults of a slice's LimitRange: the sandbox's, cut to what
+// its quota grants of cpu and memory.
+func SliceContainerDefaults(quota corev1.ResourceList) (reqs, lims corev1.ResourceList) {
+	reqs, lims = sandbox.DefaultContainerRequests(), sandbox.DefaultContainerLimits()
 	for _, name := range []corev1.ResourceName{SliceCPU, SliceMemory} {
-		q := quota[sliceQuotaKey(string(name))]
+		q, ok := quota[sliceQuotaKey(string(name))]
+		if !ok {
+			continue
+		}
 		if q.Cmp(lims[name]) < 0 {
 			lims[name] = q
 		}
@@ -310,9 +322,7 @@ func sliceSandbox(granted corev1.ResourceList, cls *sliceClass) (sandbox.Options
 			reqs[name] = q
 		}
 	}
-	sb, err := sandbox.Options{PodSecurity: cls.podSecurity, Quota: quota, DefaultRequests: reqs, DefaultLimits: lims}.Validate()
-	sb.Quota = quota // Validate puts the tenant's defaults under what is missing; a slice has only its own
-	return sb, err
+	return reqs, lims
 }
 
 // sliceGrant is what a slice's quota enforces, by slice resource: what the status records and the

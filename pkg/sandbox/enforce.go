@@ -129,6 +129,12 @@ func waitEnforced(ctx context.Context, c *member.Cluster, ns, level string) erro
 	return parallel.All(fns...)
 }
 
+// WaitEnforced is waitEnforced for a sandbox whose guards were restored outside issuance (the admission
+// policies and bindings put back by init): it returns once admission refuses every probe.
+func WaitEnforced(ctx context.Context, c *member.Cluster, ns, level string) error {
+	return waitEnforced(ctx, c, ns, level)
+}
+
 // waitRefused repeats one probe, with a growing pause (admission has nothing to watch), until its guard
 // refuses it.
 func waitRefused(ctx context.Context, c *member.Cluster, ns string, p probe) error {

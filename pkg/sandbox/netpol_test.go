@@ -15,7 +15,7 @@ import (
 // The egress exceptions are each inside their block (the API server refuses one that is not) and cover
 // every cloud's metadata and host address, and the cluster's pods.
 func TestNetworkPolicyExceptsMetadataAndPods(t *testing.T) {
-	np := sandboxNetworkPolicy("ns", "consumer", PodRanges{IPv4: []string{"10.244.0.0/16"}, IPv6: []string{"fd00:10:244::/56"}, From: "test"})
+	np := NetworkPolicy("ns", "consumer", PodRanges{IPv4: []string{"10.244.0.0/16"}, IPv6: []string{"fd00:10:244::/56"}, From: "test"})
 	covered := map[netip.Addr]bool{}
 	for _, peer := range np.Spec.Egress[0].To {
 		if peer.IPBlock == nil {

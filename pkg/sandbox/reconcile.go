@@ -118,10 +118,7 @@ func reconcileInstalled(ctx context.Context, c *member.Cluster, have *member.Ins
 	}
 	role := defaultClusterRole()
 	jobs := []func() error{func() error {
-		what, err := converge(ctx, c, ClusterRoleGVR, have.Role, role, []string{"rules", "aggregationRule"}, func(u *unstructured.Unstructured) bool {
-			var h rbacv1.ClusterRole
-			return objects.FromUnstructured(u, &h) == nil && h.AggregationRule == nil && apiequality.Semantic.DeepEqual(h.Rules, role.Rules)
-		})
+		what, err := converge(ctx, c, ClusterRoleGVR, have.Role, role, []string{"rules", "aggregationRule"}, sameRole(role))
 		if err != nil {
 			return fmt.Errorf("applying ClusterRole %s: %w", member.DefaultClusterRole, err)
 		}
@@ -131,18 +128,12 @@ func reconcileInstalled(ctx context.Context, c *member.Cluster, have *member.Ins
 	for _, res := range SandboxPolicyResources {
 		policy, binding := Policy(res), PolicyBinding(res)
 		jobs = append(jobs, func() error {
-			what, err := converge(ctx, c, PolicyGVR, have.Policies[policy.Name], policy, []string{"spec"}, func(u *unstructured.Unstructured) bool {
-				var h admissionv1.ValidatingAdmissionPolicy
-				return objects.FromUnstructured(u, &h) == nil && SamePolicySpec(h.Spec, policy.Spec)
-			})
+			what, err := converge(ctx, c, PolicyGVR, have.Policies[policy.Name], policy, []string{"spec"}, samePolicy(policy))
 			if err != nil {
 				return fmt.Errorf("applying ValidatingAdmissionPolicy %s: %w", policy.Name, err)
 			}
 			warn("ValidatingAdmissionPolicy", policy.Name, what)
-			what, err = converge(ctx, c, PolicyBindingGVR, have.Bindings[binding.Name], binding, []string{"spec"}, func(u *unstructured.Unstructured) bool {
-				var h admissionv1.ValidatingAdmissionPolicyBinding
-				return objects.FromUnstructured(u, &h) == nil && SameBindingSpec(h.Spec, binding.Spec)
-			})
+			what, err = converge(ctx, c, PolicyBindingGVR, have.Bindings[binding.Name], binding, []string{"spec"}, sameBinding(binding))
 			if err != nil {
 				return fmt.Errorf("applying ValidatingAdmissionPolicyBinding %s: %w", binding.Name, err)
 			}
@@ -151,6 +142,63 @@ func reconcileInstalled(ctx context.Context, c *member.Cluster, have *member.Ins
 		})
 	}
 	return parallel.All(jobs...)
+}
+
+// sameRole, samePolicy and sameBinding tell whether an object as read is the one this version installs.
+func sameRole(role *rbacv1.ClusterRole) func(*unstructured.Unstructured) bool {
+	return func(u *unstructured.Unstructured) bool {
+		var h rbacv1.ClusterRole
+		return objects.FromUnstructured(u, &h) == nil && h.AggregationRule == nil && apiequality.Semantic.DeepEqual(h.Rules, role.Rules)
+	}
+}
+
+func samePolicy(policy *admissionv1.ValidatingAdmissionPolicy) func(*unstructured.Unstructured) bool {
+	return func(u *unstructured.Unstructured) bool {
+		var h admissionv1.ValidatingAdmissionPolicy
+		return objects.FromUnstructured(u, &h) == nil && SamePolicySpec(h.Spec, policy.Spec)
+	}
+}
+
+func sameBinding(binding *admissionv1.ValidatingAdmissionPolicyBinding) func(*unstructured.Unstructured) bool {
+	return func(u *unstructured.Unstructured) bool {
+		var h admissionv1.ValidatingAdmissionPolicyBinding
+		return objects.FromUnstructured(u, &h) == nil && SameBindingSpec(h.Spec, binding.Spec)
+	}
+}
+
+// Drift is one of the objects init installs (the tenant role, a sandbox admission policy or its binding)
+// that is missing or differs from what this version installs.
+type Drift struct {
+	Kind, Name string
+	What       string // "is missing", "was changed"
+}
+
+func (d Drift) String() string { return d.Kind + " " + d.Name + " " + d.What }
+
+// InstalledDrift reads the tenant role and the sandbox's admission policies and bindings, and says which
+// differ from what init installs (and would restore), writing nothing. Nothing means all is in place.
+func InstalledDrift(ctx context.Context, c *member.Cluster) ([]Drift, error) {
+	have, err := readInstalled(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var out []Drift
+	check := func(kind, name string, u *unstructured.Unstructured, same func(*unstructured.Unstructured) bool) {
+		switch {
+		case u == nil:
+			out = append(out, Drift{kind, name, "is missing"})
+		case !same(u) || u.GetLabels()[member.LabelManagedBy] != member.ManagedBy:
+			out = append(out, Drift{kind, name, "was changed"})
+		}
+	}
+	role := defaultClusterRole()
+	check("ClusterRole", role.Name, have.Role, sameRole(role))
+	for _, res := range SandboxPolicyResources {
+		policy, binding := Policy(res), PolicyBinding(res)
+		check("ValidatingAdmissionPolicy", policy.Name, have.Policies[policy.Name], samePolicy(policy))
+		check("ValidatingAdmissionPolicyBinding", binding.Name, have.Bindings[binding.Name], sameBinding(binding))
+	}
+	return out, nil
 }
 
 // converge makes one object what want says and tells what it found wrong ("" when nothing): a missing one

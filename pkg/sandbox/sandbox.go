@@ -402,6 +402,33 @@ func (o NsOwner) String() string {
 // also run alongside the objects, once the namespace is there.
 func EnsureSandbox(ctx context.Context, c *member.Cluster, ns string, owner NsOwner, o Options, also ...func() error) error {
 	consumerID := owner.ConsumerID
+	if err := ensureOwnNamespace(ctx, c, ns, owner, Labels(owner, o), o.Annotations()); err != nil {
+		return err
+	}
+	// The probes test what the namespace's labels and the cluster's admission policies enforce, not the
+	// objects applied here, so they go at the same time.
+	return parallel.All(append(also,
+		func() error { return applySandboxQuota(ctx, c, ns, owner, o) },
+		func() error {
+			return WrapApply("LimitRange", ns, c.ApplyTyped(ctx, LimitRangeGVR, ns, LimitRange(ns, consumerID, o)))
+		},
+		func() error {
+			pods, err := DetectPodRanges(ctx, c)
+			if err != nil {
+				return err
+			}
+			return WrapApply("NetworkPolicy", ns, c.ApplyTyped(ctx, NetworkPolicyGVR, ns, NetworkPolicy(ns, consumerID, pods)))
+		},
+		func() error {
+			return WrapApply("ServiceAccount", ns, c.ApplyTyped(ctx, ServiceAccountGVR, ns, ServiceAccount(ns)))
+		},
+		func() error { return waitEnforced(ctx, c, ns, o.PodSecurity) },
+	)...)
+}
+
+// Labels are a sandbox namespace's labels: its owner's, the sandbox's, the cordon's when o says so, and
+// the Pod Security level enforced, warned and audited, at the latest version.
+func Labels(owner NsOwner, o Options) map[string]string {
 	labels := owner.labels()
 	labels[LabelSandbox] = "true"
 	if o.Cordoned {
@@ -411,28 +438,7 @@ func EnsureSandbox(ctx context.Context, c *member.Cluster, ns string, owner NsOw
 		labels[PsaPrefix+mode] = o.PodSecurity
 		labels[PsaPrefix+mode+"-version"] = "latest"
 	}
-	if err := ensureOwnNamespace(ctx, c, ns, owner, labels, o.Annotations()); err != nil {
-		return err
-	}
-	// The probes test what the namespace's labels and the cluster's admission policies enforce, not the
-	// objects applied here, so they go at the same time.
-	return parallel.All(append(also,
-		func() error { return applySandboxQuota(ctx, c, ns, owner, o) },
-		func() error {
-			return WrapApply("LimitRange", ns, c.ApplyTyped(ctx, LimitRangeGVR, ns, sandboxLimitRange(ns, consumerID, o)))
-		},
-		func() error {
-			pods, err := DetectPodRanges(ctx, c)
-			if err != nil {
-				return err
-			}
-			return WrapApply("NetworkPolicy", ns, c.ApplyTyped(ctx, NetworkPolicyGVR, ns, sandboxNetworkPolicy(ns, consumerID, pods)))
-		},
-		func() error {
-			return WrapApply("ServiceAccount", ns, c.ApplyTyped(ctx, ServiceAccountGVR, ns, ServiceAccount(ns)))
-		},
-		func() error { return waitEnforced(ctx, c, ns, o.PodSecurity) },
-	)...)
+	return labels
 }
 
 // applyQuota server-side applies the quota and returns it as stored, with its status.
@@ -534,7 +540,8 @@ func sandboxQuota(ns, consumerID string, o Options) *corev1.ResourceQuota {
 	}
 }
 
-func sandboxLimitRange(ns, consumerID string, o Options) *corev1.LimitRange {
+// LimitRange is the sandbox's LimitRange: the container defaults o chose.
+func LimitRange(ns, consumerID string, o Options) *corev1.LimitRange {
 	return &corev1.LimitRange{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "LimitRange"},
 		ObjectMeta: metav1.ObjectMeta{Name: SandboxName, Namespace: ns, Labels: member.TenantLabels(consumerID)},
@@ -566,11 +573,11 @@ var (
 	}
 )
 
-// sandboxNetworkPolicy admits ingress only from the sandbox's own pods, and lets egress go to them, to the
+// NetworkPolicy admits ingress only from the sandbox's own pods, and lets egress go to them, to the
 // cluster's DNS (kube-system's pods labelled k8s-app=kube-dns, on port 53) and anywhere beyond the cluster's
 // pods (DetectPodRanges) but the clouds' metadata and host addresses (MetadataExceptIPv4,
 // MetadataExceptIPv6): never to another namespace's pods.
-func sandboxNetworkPolicy(ns, consumerID string, pods PodRanges) *networkingv1.NetworkPolicy {
+func NetworkPolicy(ns, consumerID string, pods PodRanges) *networkingv1.NetworkPolicy {
 	tcp, udp, dns := corev1.ProtocolTCP, corev1.ProtocolUDP, intstr.FromInt32(53)
 	world := func(cidr string, except ...[]string) networkingv1.NetworkPolicyPeer {
 		var all []string

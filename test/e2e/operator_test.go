@@ -113,6 +113,7 @@ func TestOperatorLeastPrivilege(t *testing.T) {
 		kubectl federate revoke --remote-cluster-id consumer --kubeconfig "$OP"
 		kubectl federate unauthenticate --kubeconfig "$OC" --remote-kubeconfig "$OP"
 		kubectl federate authenticate --kubeconfig "$OC" --remote-kubeconfig "$OP"
+		kubectl federate verify --kubeconfig "$OP" > /dev/null
 		kubectl federate exchange apply -f rules.yaml --kubeconfig "$OC"
 		kubectl federate get kubeconfig --remote-cluster-id provider --for-user user-12345 --kubeconfig "$OC" --remote-kubeconfig "$OP" > exchange.kubeconfig
 		kubectl --kubeconfig exchange.kubeconfig auth whoami

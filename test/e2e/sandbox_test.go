@@ -15,18 +15,15 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -34,6 +31,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
+	"github.com/federate-dev/kubectl-federate/pkg/verify"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
 
@@ -135,28 +134,6 @@ func podAttack(name string, mutate func(*corev1.Pod), want ...string) attack {
 		want: want,
 		intact: absent("pod", "attack-"+name, func(ctx context.Context, admin kubernetes.Interface) (*corev1.Pod, error) {
 			return admin.CoreV1().Pods(tenantNS).Get(ctx, "attack-"+name, metav1.GetOptions{})
-		}),
-	}
-}
-
-func serviceAttack(name string, mutate func(*corev1.Service), want ...string) attack {
-	return attack{
-		name: name,
-		try: func(ctx context.Context, as kubernetes.Interface) error {
-			s := &corev1.Service{
-				ObjectMeta: metav1.ObjectMeta{Name: "attack-" + name},
-				Spec: corev1.ServiceSpec{
-					Selector: map[string]string{"app": "x"},
-					Ports:    []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}},
-				},
-			}
-			mutate(s)
-			_, err := as.CoreV1().Services(tenantNS).Create(ctx, s, metav1.CreateOptions{})
-			return err
-		},
-		want: want,
-		intact: absent("service", "attack-"+name, func(ctx context.Context, admin kubernetes.Interface) (*corev1.Service, error) {
-			return admin.CoreV1().Services(tenantNS).Get(ctx, "attack-"+name, metav1.GetOptions{})
 		}),
 	}
 }
@@ -560,217 +537,103 @@ func (s *sandboxRun) compliantPod(t *testing.T) {
 	}
 }
 
-// escapes runs the attack table: every escape is refused by the guard named, and leaves nothing.
+// escapes runs the escape corpus (pkg/verify, the one verify sends as dry runs) for real as the tenant:
+// every escape is refused by the guard named, and leaves what it aims at as it was. Two deletions of the
+// sandbox's own objects, which verify tries as patches, are tried here as the deletions they are.
 func (s *sandboxRun) escapes(t *testing.T) {
-	ctx, admin, as, q, lr, np, ns, returned := s.ctx, s.admin, s.as, s.q, s.lr, s.np, s.ns, s.returned
-	// What the tenant may not do to its sandbox itself.
-	npRV := np.ResourceVersion
-	lrRV := ""
-	if lr != nil {
-		lrRV = lr.ResourceVersion
-	}
-	rbac := []string{"cannot "} // RBAC: `User "..." cannot create resource ...`
-	getNP := func(ctx context.Context, a kubernetes.Interface) (metav1.Object, error) {
-		return a.NetworkingV1().NetworkPolicies(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
-	}
-	getLR := func(ctx context.Context, a kubernetes.Interface) (metav1.Object, error) {
-		return a.CoreV1().LimitRanges(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
-	}
-	mergePatch := []byte(`{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"privileged"}}}`)
-
+	ctx, admin, as, q, lr, np := s.ctx, s.admin, s.as, s.q, s.lr, s.np
 	// A claim of a named class is admitted (no allowed list: any named class) and waits for a volume; the
-	// tenant then tries to point it at the administrator's volume.
+	// corpus's tenant then tries to point it at the administrator's volume.
 	pending, err := as.CoreV1().PersistentVolumeClaims(tenantNS).Create(ctx, claim("pending", pendingClass), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("a claim of the named class %s was refused: %v", pendingClass, err)
 	}
-
-	attacks := []attack{
-		// Pod Security Admission, restricted. The test clusters' kube-apiserver allows privileged containers
-		// (--allow-privileged=true), as real providers do, so it is the sandbox's Pod Security level that
-		// must refuse it, and nothing else.
-		podAttack("privileged", func(p *corev1.Pod) {
-			p.Spec.Containers[0].SecurityContext.Privileged = new(true)
-			p.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = new(true)
-		}, psaDenied),
-		podAttack("privilege-escalation", func(p *corev1.Pod) {
-			p.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = new(true)
-		}, psaDenied),
-		podAttack("hostpath-root", func(p *corev1.Pod) {
-			p.Spec.Volumes = []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
-			p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "root", MountPath: "/host"}}
-		}, psaDenied),
-		podAttack("hostnetwork", func(p *corev1.Pod) { p.Spec.HostNetwork = true }, psaDenied),
-		podAttack("hostpid", func(p *corev1.Pod) { p.Spec.HostPID = true }, psaDenied),
-		podAttack("cap-sys-admin", func(p *corev1.Pod) {
-			p.Spec.Containers[0].SecurityContext.Capabilities.Add = []corev1.Capability{"SYS_ADMIN"}
-		}, psaDenied),
-		// Restricted, not merely baseline: a pod that baseline admits (root, no seccomp profile).
-		podAttack("root-no-seccomp", func(p *corev1.Pod) {
-			p.Spec.SecurityContext = nil
-			p.Spec.Containers[0].SecurityContext = nil
-		}, psaDenied),
-		// ValidatingAdmissionPolicy federate-sandbox.
-		podAttack("system-node-critical", func(p *corev1.Pod) { p.Spec.PriorityClassName = "system-node-critical" }, vapDenied),
-		podAttack("system-cluster-critical", func(p *corev1.Pod) { p.Spec.PriorityClassName = "system-cluster-critical" }, vapDenied),
-		podAttack("unlisted-priority-class", func(p *corev1.Pod) { p.Spec.PriorityClassName = lowPriority }, vapDenied),
-		podAttack("nodename", func(p *corev1.Pod) { p.Spec.NodeName = "control-plane-0" }, vapDenied),
-		podAttack("tolerate-everything", func(p *corev1.Pod) {
-			p.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
-		}, vapDenied),
-		podAttack("tolerate-control-plane", func(p *corev1.Pod) {
-			p.Spec.Tolerations = []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
-		}, vapDenied),
-		{
-			name: "service-account-token-secret",
-			try: func(ctx context.Context, as kubernetes.Interface) error {
-				_, err := as.CoreV1().Secrets(tenantNS).Create(ctx, &corev1.Secret{
-					ObjectMeta: metav1.ObjectMeta{Name: "attack-sa-token", Annotations: map[string]string{corev1.ServiceAccountNameKey: "default"}},
-					Type:       corev1.SecretTypeServiceAccountToken,
-				}, metav1.CreateOptions{})
-				return err
-			},
-			want: []string{vapDenied},
-			intact: absent("secret", "attack-sa-token", func(ctx context.Context, a kubernetes.Interface) (*corev1.Secret, error) {
-				return a.CoreV1().Secrets(tenantNS).Get(ctx, "attack-sa-token", metav1.GetOptions{})
-			}),
-		},
-		serviceAttack("externalips", func(s *corev1.Service) { s.Spec.ExternalIPs = []string{"10.0.0.1", "203.0.113.7"} }, vapDenied),
-		serviceAttack("nodeport", func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort }, vapDenied, quotaExceeded),
-		serviceAttack("loadbalancer", func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeLoadBalancer }, vapDenied, quotaExceeded),
-		serviceAttack("externalname", func(s *corev1.Service) {
-			s.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "kubernetes.default.svc.cluster.local"}
-		}, vapDenied),
-		// RBAC.
-		{
-			name: "daemonset",
-			try: func(ctx context.Context, as kubernetes.Interface) error {
-				tmpl := restrictedPod("")
-				_, err := as.AppsV1().DaemonSets(tenantNS).Create(ctx, &appsv1.DaemonSet{
-					ObjectMeta: metav1.ObjectMeta{Name: "attack-daemonset"},
-					Spec: appsv1.DaemonSetSpec{
-						Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "everywhere"}},
-						Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "everywhere"}}, Spec: tmpl.Spec},
-					},
-				}, metav1.CreateOptions{})
-				return err
-			},
-			want: rbac,
-			intact: absent("daemonset", "attack-daemonset", func(ctx context.Context, a kubernetes.Interface) (*appsv1.DaemonSet, error) {
-				return a.AppsV1().DaemonSets(tenantNS).Get(ctx, "attack-daemonset", metav1.GetOptions{})
-			}),
-		},
-		{
-			name: "allow-all-networkpolicy",
-			try: func(ctx context.Context, as kubernetes.Interface) error {
-				_, err := as.NetworkingV1().NetworkPolicies(tenantNS).Create(ctx, &networkingv1.NetworkPolicy{
-					ObjectMeta: metav1.ObjectMeta{Name: "attack-allow-all"},
-					Spec: networkingv1.NetworkPolicySpec{
-						PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
-						Ingress:     []networkingv1.NetworkPolicyIngressRule{{}},
-						Egress:      []networkingv1.NetworkPolicyEgressRule{{}},
-					},
-				}, metav1.CreateOptions{})
-				return err
-			},
-			want: rbac,
-			intact: absent("networkpolicy", "attack-allow-all", func(ctx context.Context, a kubernetes.Interface) (*networkingv1.NetworkPolicy, error) {
-				return a.NetworkingV1().NetworkPolicies(tenantNS).Get(ctx, "attack-allow-all", metav1.GetOptions{})
-			}),
-		},
-		{
-			name: "delete-networkpolicy",
-			try: func(ctx context.Context, as kubernetes.Interface) error {
-				return as.NetworkingV1().NetworkPolicies(tenantNS).Delete(ctx, sandboxObject, metav1.DeleteOptions{})
-			},
-			want:   rbac,
-			intact: unchanged("networkpolicy", sandboxObject, npRV, getNP),
-		},
-		{
-			name: "raise-quota",
-			try: func(ctx context.Context, as kubernetes.Interface) error {
-				_, err := as.CoreV1().ResourceQuotas(tenantNS).Patch(ctx, sandboxObject, types.MergePatchType, []byte(`{"spec":{"hard":{"pods":"100000"}}}`), metav1.PatchOptions{})
-				return err
-			},
-			want: rbac,
-			intact: func(ctx context.Context, a kubernetes.Interface) error {
-				now, err := a.CoreV1().ResourceQuotas(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				if !equality.Semantic.DeepEqual(now.Spec, q.Spec) {
-					return fmt.Errorf("ResourceQuota spec changed: %v -> %v", q.Spec.Hard, now.Spec.Hard)
-				}
-				return nil
-			},
-		},
-		{
-			name: "delete-limitrange",
-			try: func(ctx context.Context, as kubernetes.Interface) error {
-				return as.CoreV1().LimitRanges(tenantNS).Delete(ctx, sandboxObject, metav1.DeleteOptions{})
-			},
-			want:   rbac,
-			intact: unchanged("limitrange", sandboxObject, lrRV, getLR),
-		},
-		{
-			name: "relabel-namespace-privileged",
-			try: func(ctx context.Context, as kubernetes.Interface) error {
-				_, err := as.CoreV1().Namespaces().Patch(ctx, tenantNS, types.MergePatchType, mergePatch, metav1.PatchOptions{})
-				return err
-			},
-			want: rbac,
-			intact: func(ctx context.Context, a kubernetes.Interface) error {
-				now, err := a.CoreV1().Namespaces().Get(ctx, tenantNS, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				if !maps.Equal(now.Labels, ns.Labels) {
-					return fmt.Errorf("namespace labels changed: %v -> %v", ns.Labels, now.Labels)
-				}
-				return nil
-			},
-		},
-		{
-			name: "automount-default-serviceaccount",
-			try: func(ctx context.Context, as kubernetes.Interface) error {
-				_, err := as.CoreV1().ServiceAccounts(tenantNS).Patch(ctx, "default", types.MergePatchType, []byte(`{"automountServiceAccountToken":true}`), metav1.PatchOptions{})
-				return err
-			},
-			want: rbac,
-			intact: func(ctx context.Context, a kubernetes.Interface) error {
-				now, err := a.CoreV1().ServiceAccounts(tenantNS).Get(ctx, "default", metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				if now.AutomountServiceAccountToken == nil || *now.AutomountServiceAccountToken {
-					return fmt.Errorf("default ServiceAccount now automounts its token")
-				}
-				return nil
-			},
-		},
-		// ResourceQuota: more CPU than the whole quota, in an otherwise compliant pod.
-		podAttack("cpu-over-quota", func(p *corev1.Pod) {
-			rl := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("5"), corev1.ResourceMemory: resource.MustParse("64Mi")}
-			p.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()}
-		}, quotaExceeded, "maximum cpu usage"),
+	cpu := q.Spec.Hard[corev1.ResourceRequestsCPU]
+	corpus := verify.Corpus(verify.Params{Namespace: tenantNS, Prefix: "attack-", PriorityClass: lowPriority, RuntimeClass: refusedRuntime,
+		Scheduler: allowedScheduler, Toleration: allowedToleration, Volume: rootPV, PendingClaim: pending.Name, ClasslessRefused: true, QuotaCPU: &cpu})
+	t.Logf("the attacks start %s after authenticate returned", time.Since(s.returned).Round(time.Millisecond))
+	runCorpus(t, as, corpus, sandbox.PodSecurityRestricted)
+	if err := rootPVUnclaimed(ctx, admin); err != nil {
+		t.Errorf("after the storage attacks: %v", err)
 	}
-	attacks = append(attacks, storageAndPlacementAttacks(pending)...)
-	t.Logf("the attacks start %s after authenticate returned", time.Since(returned).Round(time.Millisecond))
-	for _, a := range attacks {
+	lrRV := ""
+	if lr != nil {
+		lrRV = lr.ResourceVersion
+	}
+	for _, a := range []attack{{
+		name: "delete-networkpolicy",
+		try: func(ctx context.Context, as kubernetes.Interface) error {
+			return as.NetworkingV1().NetworkPolicies(tenantNS).Delete(ctx, sandboxObject, metav1.DeleteOptions{})
+		},
+		want: []string{verify.ByRBAC},
+		intact: unchanged("networkpolicy", sandboxObject, np.ResourceVersion, func(ctx context.Context, a kubernetes.Interface) (metav1.Object, error) {
+			return a.NetworkingV1().NetworkPolicies(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
+		}),
+	}, {
+		name: "delete-limitrange",
+		try: func(ctx context.Context, as kubernetes.Interface) error {
+			return as.CoreV1().LimitRanges(tenantNS).Delete(ctx, sandboxObject, metav1.DeleteOptions{})
+		},
+		want: []string{verify.ByRBAC},
+		intact: unchanged("limitrange", sandboxObject, lrRV, func(ctx context.Context, a kubernetes.Interface) (metav1.Object, error) {
+			return a.CoreV1().LimitRanges(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
+		}),
+	}} {
 		t.Run(a.name, func(t *testing.T) {
-			err := a.try(ctx, as)
-			if err == nil {
-				t.Errorf("admitted (want refused)")
-			} else if !refused(err) {
-				t.Errorf("err = %v, want 403 Forbidden or 422 Invalid", err)
-			} else if !containsAny(err.Error(), a.want) {
-				t.Errorf("refused by the wrong guard: %v\nwant one of %q", err, a.want)
+			if err := a.try(ctx, as); err == nil || !refused(err) || !containsAny(err.Error(), a.want) {
+				t.Errorf("err = %v, want refused by %q", err, a.want)
 			}
 			if err := a.intact(ctx, admin); err != nil {
 				t.Errorf("left behind: %v", err)
 			}
 		})
 	}
+}
+
+// runCorpus performs, for real and as the tenant (as), each attack of the corpus that the sandbox refuses
+// at level: each must be refused by a guard it names, and leave the object it aims at as it was (absent,
+// or at the same resourceVersion).
+func runCorpus(t *testing.T, as kubernetes.Interface, corpus []verify.Attack, level string) {
+	t.Helper()
+	ctx := t.Context()
+	d := dyn(t, provider)
+	state := func(t *testing.T, o verify.Object) string {
+		t.Helper()
+		if o.Name == "" {
+			return "" // an access review: nothing to leave
+		}
+		u, err := d.Resource(o.Resource).Namespace(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return "absent"
+		case err != nil:
+			t.Fatalf("%s %s/%s: %v", o.Resource.Resource, o.Namespace, o.Name, err)
+		}
+		return fmt.Sprintf("resourceVersion %s, deleting %v", u.GetResourceVersion(), u.GetDeletionTimestamp() != nil)
+	}
+	tried := 0
+	for _, a := range corpus {
+		if !a.Applies(level) {
+			continue
+		}
+		tried++
+		t.Run(a.Name, func(t *testing.T) {
+			before := state(t, a.Object)
+			err := a.Try(ctx, as, false)
+			if got := a.Judge(err, false); got != verify.Refused {
+				t.Errorf("%s (%s): err = %v, want refused by one of %q", got, a.Class, err, a.Guards)
+			}
+			// The test clusters' kube-apiserver allows privileged containers (--allow-privileged=true), as
+			// real providers do: the corpus also counts that flag's refusal, but here it must be Pod Security.
+			if a.Name == "privileged" && (err == nil || !strings.Contains(err.Error(), verify.ByPodSecurity)) {
+				t.Errorf("a privileged pod was not refused by Pod Security: %v", err)
+			}
+			if after := state(t, a.Object); after != before {
+				t.Errorf("left behind: %s %s/%s was %s, is %s", a.Object.Resource.Resource, a.Object.Namespace, a.Object.Name, before, after)
+			}
+		})
+	}
+	t.Logf("%d attacks of the corpus tried at Pod Security %s", tried, level)
 }
 
 // allowedLists: a system-* priority class is never allowed; what the lists name is admitted, and only that.

@@ -10,14 +10,12 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 )
@@ -135,29 +133,6 @@ func claim(name, class string) *corev1.PersistentVolumeClaim {
 	return c
 }
 
-// claimAttack is a PersistentVolumeClaim the tenant creates; nothing may be left, and the root volume
-// must stay unclaimed.
-func claimAttack(name string, mutate func(*corev1.PersistentVolumeClaim), want ...string) attack {
-	return attack{
-		name: name,
-		try: func(ctx context.Context, as kubernetes.Interface) error {
-			c := claim("attack-"+name, "-")
-			mutate(c)
-			_, err := as.CoreV1().PersistentVolumeClaims(tenantNS).Create(ctx, c, metav1.CreateOptions{})
-			return err
-		},
-		want: want,
-		intact: func(ctx context.Context, admin kubernetes.Interface) error {
-			if err := absent("persistentvolumeclaim", "attack-"+name, func(ctx context.Context, a kubernetes.Interface) (*corev1.PersistentVolumeClaim, error) {
-				return a.CoreV1().PersistentVolumeClaims(tenantNS).Get(ctx, "attack-"+name, metav1.GetOptions{})
-			})(ctx, admin); err != nil {
-				return err
-			}
-			return rootPVUnclaimed(ctx, admin)
-		},
-	}
-}
-
 func toleration(key string) func(*corev1.Pod) {
 	return func(p *corev1.Pod) {
 		p.Spec.Tolerations = []corev1.Toleration{{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
@@ -171,97 +146,6 @@ func nodeRoleAffinity(op corev1.NodeSelectorOperator) *corev1.Affinity {
 	}
 	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{req}}}}}}
-}
-
-// storageAndPlacementAttacks are the security review's findings, each tried as the tenant. pending is a
-// claim of the tenant's that waits for a volume.
-func storageAndPlacementAttacks(pending *corev1.PersistentVolumeClaim) []attack {
-	rootClaim := func(c *corev1.PersistentVolumeClaimSpec) {
-		c.VolumeName = rootPV
-		c.StorageClassName = new("")
-	}
-	return []attack{
-		// Storage: the administrator's hostPath:/ volume, bound by name or by having no class.
-		claimAttack("pvc-volume-name", func(c *corev1.PersistentVolumeClaim) { rootClaim(&c.Spec) }, byVolumeName),
-		claimAttack("pvc-classless", func(*corev1.PersistentVolumeClaim) {}, byClassless),
-		claimAttack("pvc-empty-class", func(c *corev1.PersistentVolumeClaim) { c.Spec.StorageClassName = new("") }, byClassless),
-		{
-			name: "pvc-update-volume-name",
-			try: func(ctx context.Context, as kubernetes.Interface) error {
-				_, err := as.CoreV1().PersistentVolumeClaims(tenantNS).Patch(ctx, pending.Name, types.MergePatchType,
-					[]byte(`{"spec":{"volumeName":"`+rootPV+`"}}`), metav1.PatchOptions{})
-				return err
-			},
-			want: []string{byClaimRebind},
-			intact: func(ctx context.Context, admin kubernetes.Interface) error {
-				now, err := admin.CoreV1().PersistentVolumeClaims(tenantNS).Get(ctx, pending.Name, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				if now.Spec.VolumeName != "" {
-					return fmt.Errorf("claim %s now names volume %s", pending.Name, now.Spec.VolumeName)
-				}
-				return rootPVUnclaimed(ctx, admin)
-			},
-		},
-		{
-			name: "statefulset-claim-template-volume-name",
-			try: func(ctx context.Context, as kubernetes.Interface) error {
-				tmpl := claim("data", "-")
-				rootClaim(&tmpl.Spec)
-				labels := map[string]string{"app": "attack-sts"}
-				_, err := as.AppsV1().StatefulSets(tenantNS).Create(ctx, &appsv1.StatefulSet{
-					ObjectMeta: metav1.ObjectMeta{Name: "attack-sts"},
-					Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
-						Template:             corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: restrictedPod("").Spec},
-						VolumeClaimTemplates: []corev1.PersistentVolumeClaim{*tmpl}},
-				}, metav1.CreateOptions{})
-				return err
-			},
-			want: []string{byClaimTemplate},
-			intact: func(ctx context.Context, admin kubernetes.Interface) error {
-				if err := absent("statefulset", "attack-sts", func(ctx context.Context, a kubernetes.Interface) (*appsv1.StatefulSet, error) {
-					return a.AppsV1().StatefulSets(tenantNS).Get(ctx, "attack-sts", metav1.GetOptions{})
-				})(ctx, admin); err != nil {
-					return err
-				}
-				return rootPVUnclaimed(ctx, admin)
-			},
-		},
-		podAttack("ephemeral-volume-name", func(p *corev1.Pod) {
-			spec := claim("", "-").Spec
-			rootClaim(&spec)
-			p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
-				VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: spec}}}}}
-			p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/host"}}
-		}, byClaimTemplate),
-		// Placement: the control plane's taints (kubeadm's and RKE's), reserved nodes, node roles.
-		podAttack("tolerate-etcd", toleration("node-role.kubernetes.io/etcd"), byControlPlane),
-		podAttack("tolerate-rke-controlplane", toleration("node-role.kubernetes.io/controlplane"), byControlPlane),
-		podAttack("tolerate-critical-addons-only", toleration("CriticalAddonsOnly"), byTolerations),
-		podAttack("tolerate-unlisted-key", toleration(allowedToleration), byTolerations),
-		podAttack("tolerate-empty-key-exists", func(p *corev1.Pod) {
-			p.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
-		}, byControlPlane),
-		podAttack("nodeselector-control-plane", func(p *corev1.Pod) {
-			p.Spec.NodeSelector = map[string]string{"node-role.kubernetes.io/control-plane": ""}
-		}, byNodeRole),
-		podAttack("affinity-in-control-plane", func(p *corev1.Pod) { p.Spec.Affinity = nodeRoleAffinity(corev1.NodeSelectorOpIn) }, byNodeRole),
-		podAttack("preferred-affinity-exists-control-plane", func(p *corev1.Pod) {
-			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
-				Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{
-					Key: "node-role.kubernetes.io/control-plane", Operator: corev1.NodeSelectorOpExists}}}}}}}
-		}, byNodeRole),
-		podAttack("runtime-class-not-allowed", func(p *corev1.Pod) { p.Spec.RuntimeClassName = new(refusedRuntime) }, byRuntimeClass),
-		podAttack("scheduler-not-allowed", func(p *corev1.Pod) { p.Spec.SchedulerName = allowedScheduler }, byScheduler),
-		// Tokens: any projected ServiceAccount token, also the one automounting adds.
-		podAttack("projected-token-with-audience", func(p *corev1.Pod) {
-			p.Spec.Volumes = []corev1.Volume{{Name: "cloud-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-				Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: "sts.amazonaws.com", Path: "token"}}}}}}}
-			p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "cloud-token", MountPath: "/var/run/secrets/cloud"}}
-		}, byToken),
-		podAttack("automount-service-account-token", func(p *corev1.Pod) { p.Spec.AutomountServiceAccountToken = new(true) }, byToken),
-	}
 }
 
 // checkAllowListsAdmit runs, as the tenant, what the provider allowed (the allowed variants of the

@@ -185,8 +185,13 @@ func isWrite(a clienttesting.Action) bool {
 	if strings.HasSuffix(a.GetResource().Resource, "accessreviews") || strings.HasSuffix(a.GetResource().Resource, "subjectreviews") {
 		return false
 	}
-	if c, ok := a.(clienttesting.CreateActionImpl); ok && len(c.CreateOptions.DryRun) > 0 {
-		return false
+	switch act := a.(type) {
+	case clienttesting.CreateActionImpl:
+		return len(act.CreateOptions.DryRun) == 0
+	case clienttesting.UpdateActionImpl:
+		return len(act.UpdateOptions.DryRun) == 0
+	case clienttesting.PatchActionImpl:
+		return len(act.PatchOptions.DryRun) == 0
 	}
 	return true
 }

@@ -57,10 +57,16 @@ func requestOf(a clienttesting.Action) (dryrun.Write, runtime.Object) {
 		w.Method, w.Target.Name, w.Body = http.MethodPost, act.Name, objectJSON(act.GetObject())
 		return w, act.GetObject()
 	case clienttesting.UpdateActionImpl:
+		if len(act.UpdateOptions.DryRun) > 0 {
+			w.Query.Set("dryRun", act.UpdateOptions.DryRun[0])
+		}
 		m, _ := meta.Accessor(act.GetObject())
 		w.Method, w.Target.Name, w.Body = http.MethodPut, m.GetName(), objectJSON(act.GetObject())
 		return w, act.GetObject()
 	case clienttesting.PatchActionImpl:
+		if len(act.PatchOptions.DryRun) > 0 {
+			w.Query.Set("dryRun", act.PatchOptions.DryRun[0])
+		}
 		w.Method, w.Target.Name, w.Body, w.ContentType = http.MethodPatch, act.GetName(), act.GetPatch(), "application/merge-patch+json"
 		if act.GetPatchType() == types.ApplyPatchType {
 			w.ContentType = "application/apply-patch+yaml"

@@ -10,7 +10,7 @@ import (
 const (
 	ExitError       = 1
 	ExitExpiring    = 3   // status --expiring-within: a credential expires within the window
-	ExitCheckFailed = 4   // status --check: a held credential does not work
+	ExitCheckFailed = 4   // status --check: a held credential does not work; verify: a sandbox does not hold
 	ExitTimeout     = 124 // the --timeout deadline expired
 	ExitInterrupted = 130 // SIGINT or SIGTERM
 )
