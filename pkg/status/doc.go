@@ -6,4 +6,5 @@
 //
 //	status.go     status: credentials, expiry, checks that prove rights, leftovers
 //	netpol.go     whether a known NetworkPolicy engine runs, for the provider's --check
+//	tenants.go    the Tenant list read in one pass of its JSON, only the fields status shows
 package status
