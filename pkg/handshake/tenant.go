@@ -29,6 +29,8 @@ type TenantOptions struct {
 	Nonce        string
 	ProxyURL     string // how this cluster reaches the provider's API server, if through a proxy
 	KeyAlgorithm string // of the new client key; "" means ECDSA P-256
+	// Federated, if set, asks for a federated identity instead of a certificate: no client key, no CSR.
+	Federated *FederatedOptions
 }
 
 // GenerateTenant (consumer) prepares a request for an identity on a provider: a fresh client key, kept
@@ -67,6 +69,9 @@ func GenerateTenantHeld(ctx context.Context, c *member.Cluster, o TenantOptions,
 		r.Info(fmt.Sprintf("This cluster %s %q, the consumer ID provider %q made the nonce for", c.Said("is now", "would be"), self.ClusterID, o.ProviderID))
 	}
 	user := credential.ExpectedUser(self.ClusterID, o.Nonce)
+	if o.Federated != nil {
+		return generateFederated(ctx, c, o, self, user, hold)
+	}
 	var key crypto.Signer
 	var held *heldKey
 	if hold {

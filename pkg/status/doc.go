@@ -5,5 +5,6 @@
 // One job per file:
 //
 //	status.go     status: credentials, expiry, checks that prove rights, leftovers
+//	federated.go  the proof of a federated identity, through a token minted now
 //	netpol.go     whether a known NetworkPolicy engine runs, for the provider's --check
 package status

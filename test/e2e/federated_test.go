@@ -1,0 +1,178 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/federate-dev/kubectl-federate/test/kubeenv"
+)
+
+// A federated pairing on real clusters: the consumer fed-a names its ServiceAccount ci/deployer, the tool
+// prints the provider's authenticator entry and refuses to call the pairing ready until the provider's API
+// server (which reads the entry from its authentication configuration, written here as its administrator
+// would) authenticates a token minted on fed-a as the pairing's user and authorizes it. Nothing secret is
+// written to either cluster on the way.
+func TestFederated(t *testing.T) {
+	env := startFederated(t)
+	a, p := env.a, env.p
+	// Initialized first: init writes each cluster's handshake key, which is no part of a pairing.
+	mustRun(t, "", "init", "--kubeconfig", a.Kubeconfig, "--cluster-id", a.Name)
+	mustRun(t, "", "init", "--kubeconfig", p.Kubeconfig, "--cluster-id", p.Name)
+	serviceAccount(t, a, "ci", "deployer")
+	secretsBefore := map[string][]string{a.Name: secretsOf(t, a), p.Name: secretsOf(t, p)}
+	federate := pairArgs(a, p, "--credential", "federated", "--service-account", "ci:deployer")
+
+	// fed-a lets no anonymous request read its discovery document yet: the run says so, prints the entry
+	// and exits 4, since the provider does not take the token (no entry installed).
+	r := cli(t, "", append([]string{"authenticate"}, federate...)...)
+	if r.code != 4 {
+		t.Fatalf("authenticate before the entry is installed: want exit 4\n%s", r)
+	}
+	contains(t, "authenticate's stderr", r.stderr,
+		"forbidden to anonymous requests (403): bind ClusterRole system:service-account-issuer-discovery to Group system:unauthenticated",
+		"set up but not ready: the provider does not authenticate this cluster's tokens (401 Unauthorized)",
+		"has no authenticator for issuer "+a.Issuer+": the entry is not installed",
+		"then prove it with: kubectl federate status --check")
+	first := jwtEntries(t, r.stdout)
+	if len(first) != 1 {
+		t.Fatalf("%d entries printed, want 1:\n%s", len(first), r.stdout)
+	}
+	checkEntry(t, first[0], a)
+
+	// As the docs ask of the consumer's administrator: anonymous requests may read its discovery document.
+	allowAnonymousDiscovery(t, a)
+	r = cli(t, "", append([]string{"authenticate"}, federate...)...)
+	if r.code != 4 || strings.Contains(r.stderr, "forbidden to anonymous") {
+		t.Fatalf("authenticate once discovery is allowed: want exit 4, the entry still not installed\n%s", r)
+	}
+	second := jwtEntries(t, r.stdout)
+	if !sameEntries(t, first, second) {
+		t.Fatalf("a re-run of the pairing printed another entry:\n%v\n%v", first, second)
+	}
+
+	// The provider's administrator installs it; the API server reloads its configuration.
+	install(t, p, second...)
+	st := mustRun(t, "", "status", "--check", "--kubeconfig", a.Kubeconfig, "-o", "json")
+	contains(t, "status --check", st.stdout, `"credential": "Federated"`, `"state": "ok"`)
+	r = mustRun(t, "", append([]string{"authenticate"}, pairArgs(a, p)...)...)
+	contains(t, "a re-run with the entry installed", r.stderr, "authenticates this cluster's token as kubectl-federate:fed-a:",
+		"tokens of ServiceAccount ci/deployer for audience kubectl-federate:fed-p:fed-a:", "no credential stored")
+	if !sameEntries(t, second, jwtEntries(t, r.stdout)) {
+		t.Fatalf("a re-run of a proven pairing printed another entry:\n%s", r.stdout)
+	}
+
+	// Nothing secret was written to either cluster: the same Secrets, unchanged, as before the pairing.
+	for _, c := range []*kubeenv.Cluster{a, p} {
+		if after := secretsOf(t, c); !slices.Equal(after, secretsBefore[c.Name]) {
+			t.Errorf("%s's Secrets changed with the pairing:\nbefore %v\nafter  %v", c.Name, secretsBefore[c.Name], after)
+		}
+	}
+
+	// A second consumer, fed-b, pairs the same way with a ServiceAccount of the very same name: the
+	// provider now trusts both issuers, each for its own pairing.
+	b := env.b
+	allowAnonymousDiscovery(t, b)
+	serviceAccount(t, b, "ci", "deployer")
+	r = cli(t, "", append([]string{"authenticate"}, pairArgs(b, p, "--credential", "federated", "--service-account", "ci:deployer")...)...)
+	if r.code != 4 {
+		t.Fatalf("fed-b before its entry: want exit 4\n%s", r)
+	}
+	install(t, p, append(second, jwtEntries(t, r.stdout)...)...)
+	mustRun(t, "", "status", "--check", "--kubeconfig", b.Kubeconfig)
+
+	logTable(t, "Tokens presented to the provider fed-p (fed-a's pairing trusted for ci/deployer, fed-b's likewise):",
+		tryAll(t, p, "federate-tenant-fed-a", federatedAttempts(t, env, second[0])))
+}
+
+// federatedAttempts are the tokens presented to the provider once fed-a's and fed-b's entries are
+// installed: fed-a's own pairing token, and every way around it.
+func federatedAttempts(t *testing.T, env *federatedEnv, entry map[string]any) []attempt {
+	a, b := env.a, env.b
+	issuer := entry["issuer"].(map[string]any)
+	audience := issuer["audiences"].([]any)[0].(string)
+	user := entry["claimMappings"].(map[string]any)["username"].(map[string]any)["prefix"].(string) + "system:serviceaccount:ci:deployer"
+	serviceAccount(t, a, "ci", "other")
+	genuine := mint(t, a, "ci", "deployer", 600, audience)
+	header, claims := claimsOf(t, genuine)
+	key := signingKey(t, a)
+	otherUID := map[string]any{"namespace": "ci", "serviceaccount": map[string]any{"name": "deployer", "uid": "00000000-0000-0000-0000-000000000000"}}
+	return []attempt{
+		{name: "fed-a's ci/deployer, the pairing's audience (minted by TokenRequest)", token: func() string { return mint(t, a, "ci", "deployer", 600, audience) }, want: user, allowed: true},
+		{name: "fed-a's ci/deployer, the pairing's audience, 1 day (the longest a token may live)", token: func() string { return mint(t, a, "ci", "deployer", 86400, audience) }, want: user, allowed: true},
+		{name: "fed-a's ci/other (another ServiceAccount), the pairing's audience", token: func() string { return mint(t, a, "ci", "other", 600, audience) }, refused: true},
+		{name: "fed-a's kube-system/default, the pairing's audience", token: func() string { return mint(t, a, "kube-system", "default", 600, audience) }, refused: true},
+		{name: "fed-a's ci/deployer, another audience", token: func() string { return mint(t, a, "ci", "deployer", 600, "kubectl-federate:fed-p:fed-a:other") }, refused: true},
+		{name: "fed-a's ci/deployer, the provider's own API audience", token: func() string { return mint(t, a, "ci", "deployer", 600, "https://kubernetes.default.svc") }, refused: true},
+		{name: "fed-a's ci/deployer, the pairing's audience, 2 days", token: func() string { return mint(t, a, "ci", "deployer", 2*86400, audience) }, refused: true},
+		{name: "fed-b's ci/deployer (another consumer's issuer, trusted for its own pairing), fed-a's audience", token: func() string { return mint(t, b, "ci", "deployer", 600, audience) }, refused: true},
+		{name: "signed with fed-a's key: sub system:admin", token: func() string {
+			return forge(t, key, header, fresh(with(claims, map[string]any{"sub": "system:admin"})))
+		}, refused: true},
+		{name: "signed with fed-a's key: sub system:serviceaccount:kube-system:default", token: func() string {
+			return forge(t, key, header, fresh(with(claims, map[string]any{"sub": "system:serviceaccount:kube-system:default"})))
+		}, refused: true},
+		{name: "signed with fed-a's key: ci/deployer's name, another UID (an account made again)", token: func() string {
+			return forge(t, key, header, fresh(with(claims, map[string]any{"kubernetes.io": otherUID})))
+		}, refused: true},
+		{name: "signed with fed-a's key: no iat", token: func() string {
+			return forge(t, key, header, with(fresh(claims), map[string]any{"iat": nil}))
+		}, refused: true},
+		{name: "signed with fed-a's key: ci/deployer with groups [system:masters], username system:admin, extra claims", token: func() string {
+			return forge(t, key, header, fresh(with(claims, map[string]any{"groups": []string{"system:masters"}, "username": "system:admin",
+				"email": "admin@example.com", "preferred_username": "system:admin"})))
+		}, want: user, allowed: true},
+		{name: "signed with a key no cluster knows: every claim of fed-a's pairing token", token: func() string {
+			return forge(t, strangerKey(t), header, fresh(claims))
+		}, refused: true},
+		{name: "unsigned (alg none): every claim of fed-a's pairing token", token: func() string {
+			h := with(header, map[string]any{"alg": "none"})
+			tok := forge(t, key, h, fresh(claims))
+			return tok[:strings.LastIndexByte(tok, '.')+1]
+		}, refused: true},
+	}
+}
+
+// secretsOf lists every Secret of c, with its resourceVersion: a Secret created, changed or deleted shows.
+func secretsOf(t *testing.T, c *kubeenv.Cluster) []string {
+	t.Helper()
+	list, err := kube(t, c).CoreV1().Secrets("").List(context.WithoutCancel(t.Context()), metav1.ListOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, s := range list.Items {
+		out = append(out, s.Namespace+"/"+s.Name+"@"+s.ResourceVersion)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkEntry checks the printed entry trusts a's issuer, with a's CA, for one audience, and pins one
+// ServiceAccount under a prefix of a's.
+func checkEntry(t *testing.T, e map[string]any, a *kubeenv.Cluster) {
+	t.Helper()
+	issuer, _ := e["issuer"].(map[string]any)
+	if issuer["url"] != a.Issuer || issuer["certificateAuthority"] != string(a.Config.CAData) {
+		t.Errorf("issuer %v, want %s with its CA", issuer, a.Issuer)
+	}
+	if auds, _ := issuer["audiences"].([]any); len(auds) != 1 || !strings.HasPrefix(auds[0].(string), "kubectl-federate:fed-p:fed-a:") {
+		t.Errorf("audiences %v", issuer["audiences"])
+	}
+	user, _ := e["claimMappings"].(map[string]any)["username"].(map[string]any)
+	if user["claim"] != "sub" || !strings.HasPrefix(user["prefix"].(string), "kubectl-federate:fed-a:") {
+		t.Errorf("username mapping %v", user)
+	}
+}
+
+// sameEntries tells whether two printed entry lists are the same.
+func sameEntries(t *testing.T, a, b []map[string]any) bool {
+	t.Helper()
+	return mustYAML(t, a) == mustYAML(t, b)
+}
