@@ -9,6 +9,23 @@ export PATH="$PWD/bin:$KUBEENV_BIN:$PATH"
 if [ -t 2 ] && [ -z "${NO_COLOR:-}" ]; then bold=$'\033[1m' off=$'\033[0m'; else bold='' off=''; fi
 say() { printf '\n%s## %s%s\n' "$bold" "$*" "$off" >&2; }
 run() { printf '$ %s\n' "$*" >&2; "$@"; }
+# denied WHY CMD...: CMD must fail, and its error must show the mechanism meant to refuse it (WHY), not
+# another one that happened to refuse it first.
+denied() {
+  local why=$1 out
+  shift
+  printf '$ %s\n' "$*" >&2
+  if out=$("$@" 2>&1); then
+    printf '%s\n' "$out" >&2
+    echo "demo: this was admitted; that must not happen" >&2
+    exit 1
+  fi
+  printf '%s\n' "$out" >&2
+  if ! grep -qF "$why" <<<"$out"; then
+    echo "demo: refused, but not by what must refuse it ($why)" >&2
+    exit 1
+  fi
+}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -55,21 +72,12 @@ if [ "$phase" != Running ]; then
   exit 1
 fi
 echo "# the tenant's Deployment runs on the provider's node, under its sandbox's limits" >&2
-echo "# denied: read the provider's own secrets" >&2
-if run kubectl --kubeconfig "$work/provider.kubeconfig" get secrets -n kube-system; then
-  echo "demo: the identity read kube-system secrets; that must not happen" >&2
-  exit 1
-fi
-echo "# denied: a privileged pod, refused by the sandbox's Pod Security level (restricted)" >&2
-if run kubectl --kubeconfig "$work/provider.kubeconfig" run root --image="$KUBEENV_PROBE_IMAGE" --privileged; then
-  echo "demo: the sandbox admitted a privileged pod; that must not happen" >&2
-  exit 1
-fi
-echo "# denied: a NodePort Service, refused by the sandbox's admission policy and quota" >&2
-if run kubectl --kubeconfig "$work/provider.kubeconfig" create service nodeport open --tcp=80; then
-  echo "demo: the sandbox admitted a NodePort Service; that must not happen" >&2
-  exit 1
-fi
+echo "# denied: read the provider's own secrets, by RBAC" >&2
+denied 'cannot list resource "secrets"' kubectl --kubeconfig "$work/provider.kubeconfig" get secrets -n kube-system
+echo "# denied: a privileged pod, by the sandbox's Pod Security level (restricted)" >&2
+denied 'violates PodSecurity "restricted' kubectl --kubeconfig "$work/provider.kubeconfig" run root --image="$KUBEENV_PROBE_IMAGE" --privileged
+echo "# denied: a NodePort Service, by the sandbox's admission policy" >&2
+denied 'only ClusterIP Services are allowed' kubectl --kubeconfig "$work/provider.kubeconfig" create service nodeport open --tcp=80
 run kubectl --kubeconfig "$PROVIDER_KUBECONFIG" describe resourcequota federate-sandbox -n federate-tenant-consumer
 
 say "A resource slice: 1 CPU and 1Gi with an identity and a namespace of its own, under a provider class"

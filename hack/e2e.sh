@@ -19,15 +19,33 @@ GO=${GO:-go}
 flags=("$@")
 base=(-count=1 -timeout 20m -tags e2e) # the end-to-end packages build only with the e2e tag
 
-for f in "${flags[@]}"; do
-	case $f in -run | -run=*)
-		"$GO" test "${base[@]}" "${flags[@]}" ./test/...
-		main=$?
-		(cd test/clusterprofile && "$GO" test "${base[@]}" "${flags[@]}" ./...)
-		exit $((main || $?))
-		;;
+# With -run, only the packages holding a test the pattern names run: each starts clusters (the node tier a
+# node) in its TestMain, whatever its tests, so a package with none to run is not started at all.
+pattern=
+for i in "${!flags[@]}"; do
+	case ${flags[i]} in
+	-run) pattern=${flags[i + 1]:-} ;;
+	-run=*) pattern=${flags[i]#-run=} ;;
 	esac
 done
+if [ -n "$pattern" ]; then
+	status=0 ran=0
+	for pkg in ./test/e2e ./test/docs ./test/multi ./test/node; do
+		if grep -q '^Test' <<<"$("$GO" test -tags e2e -list "$pattern" "$pkg")"; then
+			ran=1
+			"$GO" test "${base[@]}" "${flags[@]}" "$pkg" || status=1
+		fi
+	done
+	if grep -q '^Test' <<<"$(cd test/clusterprofile && "$GO" test -tags e2e -list "$pattern" ./...)"; then
+		ran=1
+		(cd test/clusterprofile && "$GO" test "${base[@]}" "${flags[@]}" ./...) || status=1
+	fi
+	if [ "$ran" = 0 ]; then
+		echo "e2e: no end-to-end test matches -run $pattern" >&2
+		exit 1
+	fi
+	exit $status
+fi
 
 mapfile -t tests < <("$GO" test -tags e2e -list . ./test/e2e | grep '^Test')
 if [ "${#tests[@]}" -eq 0 ]; then

@@ -63,7 +63,7 @@ func TestBadInputFailsBeforeAnyRequest(t *testing.T) {
 		want string
 	}{
 		{[]string{"authenticate", "--kubeconfig", local}, "--remote-kubeconfig or --remote-context: one is required"},
-		{append([]string{"export", "helm", "--remote-cluster-id", "p"}, one...), `FORMAT: format "helm": must be one of kubeconfig, argocd, cluster-gateway, admiralty`},
+		{append([]string{"export", "helm", "--remote-cluster-id", "p"}, one...), `FORMAT: format "helm": must be one of kubeconfig, argocd, cluster-gateway, admiralty, clusterprofile`},
 		{append([]string{"export", "argocd", "--remote-cluster-id", "p", "--key", "value"}, one...), "--key: only format kubeconfig writes an extra key, not argocd"},
 		{append([]string{"export", "kubeconfig", "--remote-cluster-id", "p", "--key", "a/b"}, one...), `--key "a/b": not a valid Secret data key`},
 		{append([]string{"export", "kubeconfig", "--remote-cluster-id", "p", "-n", "Bad_NS"}, one...), `-n "Bad_NS": not a namespace name`},

@@ -102,13 +102,13 @@ func exchangeProviderLabels(consumerID, hash string) map[string]string {
 var ErrNoExchangeRules = errors.New("no identity-exchange rules are stored on this cluster")
 
 // ApplyExchangeRules (consumer) stores a rule file, after checking it again: a bad file changes nothing.
-// It returns whether anything changed.
-func ApplyExchangeRules(ctx context.Context, c *member.Cluster, data []byte) (bool, error) {
+// It says what it did, as kubectl says it: "created", "configured" or "unchanged".
+func ApplyExchangeRules(ctx context.Context, c *member.Cluster, data []byte) (string, error) {
 	if _, err := Parse(data); err != nil {
-		return false, err
+		return "", err
 	}
 	if _, err := c.Load(ctx); err != nil {
-		return false, err
+		return "", err
 	}
 	cms := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace)
 	want := &corev1.ConfigMap{
@@ -119,11 +119,11 @@ func ApplyExchangeRules(ctx context.Context, c *member.Cluster, data []byte) (bo
 	switch {
 	case apierrors.IsNotFound(err):
 		_, err = cms.Create(ctx, want, metav1.CreateOptions{})
-		return err == nil, err
+		return "created", err
 	case err != nil:
-		return false, err
+		return "", err
 	case have.Data[ExchangeRulesKey] == string(data) && have.Labels[member.LabelManagedBy] == member.ManagedBy:
-		return false, nil
+		return "unchanged", nil
 	}
 	have = have.DeepCopy()
 	have.Data = want.Data
@@ -132,7 +132,7 @@ func ApplyExchangeRules(ctx context.Context, c *member.Cluster, data []byte) (bo
 	}
 	have.Labels[member.LabelManagedBy] = member.ManagedBy
 	_, err = cms.Update(ctx, have, metav1.UpdateOptions{})
-	return err == nil, err
+	return "configured", err
 }
 
 // Rules (consumer) reads and checks the stored rule file; ErrNoExchangeRules if there is none.

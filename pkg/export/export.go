@@ -1,6 +1,7 @@
 // Package export writes a credential this cluster holds on a provider (a kubeconfig) in the format a
 // multi-cluster tool reads: a plain kubeconfig Secret (Flux, Cluster API), an Argo CD cluster Secret, a
-// KubeVela cluster-gateway cluster Secret, or an Admiralty Target with its kubeconfig Secret. It only
+// KubeVela cluster-gateway cluster Secret, an Admiralty Target with its kubeconfig Secret, or a SIG
+// Multicluster ClusterProfile with the Secret its access providers read. It only
 // builds objects; pkg/handshake reads the credential, checks what exists and writes them. Where each
 // format's names come from is in docs/integrations.md.
 package export
@@ -27,10 +28,11 @@ const (
 	FormatArgoCD         = "argocd"
 	FormatClusterGateway = "cluster-gateway"
 	FormatAdmiralty      = "admiralty"
+	FormatClusterProfile = "clusterprofile"
 )
 
 // Formats lists every format, in the order the help shows them.
-var Formats = []string{FormatKubeconfig, FormatArgoCD, FormatClusterGateway, FormatAdmiralty}
+var Formats = []string{FormatKubeconfig, FormatArgoCD, FormatClusterGateway, FormatAdmiralty, FormatClusterProfile}
 
 // Our labels and annotations on an exported object, beside the pairing's own (managed-by, remote cluster
 // ID, role, and the slice for a slice's export): they find an export again (renew rewrites it,
@@ -80,7 +82,8 @@ const TargetKind = "Target"
 type Spec struct {
 	Format string
 	// Name is the cluster's name in the tool: Argo CD's cluster name, cluster-gateway's cluster (its
-	// Secret's name), the Admiralty Target's name; a kubeconfig Secret is named SecretName(Format, Name).
+	// Secret's name), the Admiralty Target's or the ClusterProfile's name; a kubeconfig Secret is named
+	// SecretName(Format, Name).
 	Name      string
 	Namespace string
 	// Key, for FormatKubeconfig, is a second data key holding the kubeconfig (Flux's and Cluster API's
@@ -88,6 +91,9 @@ type Spec struct {
 	Key string
 	// Labels identify the pairing or slice exported; the builder adds LabelFormat.
 	Labels map[string]string
+	// MemberID, for FormatClusterProfile, is the member cluster's ID (the provider's): the profile's
+	// label LabelInventoryMemberID.
+	MemberID string
 	// Kubeconfig is the credential, as this cluster stores it.
 	Kubeconfig []byte
 	// Exec, for FormatKubeconfig and FormatArgoCD, writes a client that runs a credential plugin instead
@@ -106,13 +112,16 @@ type Exec struct {
 	ClusterInfo bool `json:"clusterInfo,omitempty"`
 }
 
-// Objects are what an export writes: a Secret, and for FormatAdmiralty the Target that names it.
+// Objects are what an export writes: a Secret, and for FormatAdmiralty and FormatClusterProfile the
+// object that points the tool at it.
 type Objects struct {
 	Secret *corev1.Secret
+	// Target is that second object: Admiralty's Target, or a ClusterProfile (status included, which is
+	// written through its status subresource).
 	Target *unstructured.Unstructured
 }
 
-// List is every object, in the order they are written (the Secret before the Target that reads it).
+// List is every object, in the order they are written (the Secret before the object that names it).
 func (o *Objects) List() []any {
 	out := []any{o.Secret}
 	if o.Target != nil {
@@ -123,10 +132,10 @@ func (o *Objects) List() []any {
 
 // SecretName is the Secret an export named name writes: the cluster's name itself where the tool reads
 // the name from the Secret (cluster-gateway) or from its data (Argo CD), and name-kubeconfig, Cluster
-// API's convention, for a kubeconfig and for Admiralty's.
+// API's convention, for a kubeconfig, for Admiralty's and for a ClusterProfile's.
 func SecretName(format, name string) string {
 	switch format {
-	case FormatKubeconfig, FormatAdmiralty:
+	case FormatKubeconfig, FormatAdmiralty, FormatClusterProfile:
 		return name + "-kubeconfig"
 	}
 	return name
@@ -230,6 +239,11 @@ func Build(s Spec) (*Objects, error) {
 	case FormatAdmiralty:
 		sec.Data = map[string][]byte{AdmiraltyKubeconfigKey: s.Kubeconfig}
 		out.Target = admiraltyTarget(s, sec.Name, labels)
+	case FormatClusterProfile:
+		// The credential, as kubeconfig-secretreader reads it (a kubeconfig holding it inline), under the
+		// key both access providers are configured with.
+		sec.Data = map[string][]byte{CredentialKey: s.Kubeconfig}
+		out.Target, err = clusterProfile(s, p, sec.Name, labels)
 	}
 	if err != nil {
 		return nil, err
@@ -336,8 +350,9 @@ func admiraltyTarget(s Spec, secret string, labels map[string]string) *unstructu
 }
 
 // Rebuild builds an export again from one of its Secrets as written, with a new kubeconfig: what renew
-// and a re-run of authenticate do to every export of the credential they replace.
-func Rebuild(sec *corev1.Secret, kc []byte) (*Objects, error) {
+// and a re-run of authenticate do to every export of the credential they replace. memberID is the
+// provider's ID (see Spec.MemberID).
+func Rebuild(sec *corev1.Secret, kc []byte, memberID string) (*Objects, error) {
 	name := sec.Annotations[AnnotationName]
 	if name == "" {
 		return nil, fmt.Errorf("secret %s/%s: no annotation %s", sec.Namespace, sec.Name, AnnotationName)
@@ -355,5 +370,6 @@ func Rebuild(sec *corev1.Secret, kc []byte) (*Objects, error) {
 			return nil, fmt.Errorf("secret %s/%s: annotation %s is not a plugin", sec.Namespace, sec.Name, AnnotationExec)
 		}
 	}
-	return Build(Spec{Format: sec.Labels[LabelFormat], Name: name, Namespace: sec.Namespace, Key: sec.Annotations[AnnotationKey], Labels: labels, Kubeconfig: kc, Exec: exec})
+	return Build(Spec{Format: sec.Labels[LabelFormat], Name: name, Namespace: sec.Namespace, Key: sec.Annotations[AnnotationKey], Labels: labels,
+		Kubeconfig: kc, Exec: exec, MemberID: memberID})
 }

@@ -132,7 +132,7 @@ func TestAdmiraltyFormat(t *testing.T) {
 // A rewrite keeps an export's name, format and key, and carries the new credential.
 func TestRebuild(t *testing.T) {
 	before := build(t, FormatKubeconfig, "value", kc(t, "")).Secret
-	after, err := Rebuild(before, kc(t, "new.token"))
+	after, err := Rebuild(before, kc(t, "new.token"), "gpu-farm")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestRebuild(t *testing.T) {
 		t.Errorf("rebuilt: %s %v", after.Secret.Name, after.Secret.Labels)
 	}
 	gw := build(t, FormatClusterGateway, "", kc(t, "")).Secret
-	rebuilt, err := Rebuild(gw, kc(t, "new.token"))
+	rebuilt, err := Rebuild(gw, kc(t, "new.token"), "gpu-farm")
 	if err != nil || rebuilt.Secret.Labels[ClusterGatewayCredentialTypeLabel] != ClusterGatewayServiceAccountToken {
 		t.Errorf("a cluster-gateway export rebuilt for a token: %v %v", rebuilt, err)
 	}

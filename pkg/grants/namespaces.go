@@ -229,7 +229,7 @@ func RevokeNamespace(ctx context.Context, c *member.Cluster, consumerID, name st
 		return outcome, err
 	}
 	return handshake.Done, member.Step(c.Reporter(), "Revoking namespace "+name+" of "+consumerID, "Namespace "+name+" of "+consumerID+" revoked and removed", func() error {
-		if err := revokeNamespace(ctx, c, name, owner); err != nil {
+		if _, err := revokeNamespace(ctx, c, name, owner); err != nil {
 			return err
 		}
 		// Its share of the consumer's total goes back to the tenant namespace once it (and its quota) is gone.
@@ -408,34 +408,38 @@ func DeleteNamespace(ctx context.Context, c *member.Cluster, name, consumerID st
 }
 
 // revokeNamespace takes one granted namespace's rights away and stops what runs there.
-func revokeNamespace(ctx context.Context, c *member.Cluster, ns string, owner sandbox.NsOwner) error {
+func revokeNamespace(ctx context.Context, c *member.Cluster, ns string, owner sandbox.NsOwner) (unbound bool, err error) {
 	live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !owner.Owns(live.Labels) {
-		return fmt.Errorf("namespace %s %w for %s: left in place", ns, member.ErrNotOurs, owner)
+		return false, fmt.Errorf("namespace %s %w for %s: left in place", ns, member.ErrNotOurs, owner)
 	}
-	if err := deleteRoleBinding(ctx, c, ns, owner.ConsumerID); err != nil {
-		return err
+	if unbound, err = deleteRoleBinding(ctx, c, ns, owner.ConsumerID); err != nil {
+		return false, err
 	}
 	if live.DeletionTimestamp != nil {
-		return nil
+		return unbound, nil
 	}
-	return sandbox.StopTenant(ctx, c, ns)
+	return unbound, sandbox.StopTenant(ctx, c, ns)
 }
 
 // deleteRoleBinding deletes the tenant RoleBinding of a namespace if kubectl federate made it for
-// consumerID; another one of that name is left in place, with an error.
-func deleteRoleBinding(ctx context.Context, c *member.Cluster, ns, consumerID string) error {
+// consumerID, and tells whether it did; another one of that name is left in place, with an error.
+func deleteRoleBinding(ctx context.Context, c *member.Cluster, ns, consumerID string) (bool, error) {
 	rb, err := OurRoleBinding(ctx, c, ns, consumerID)
 	if rb == nil || err != nil {
-		return err
+		return false, err
 	}
-	return objects.IgnoreNotFound(c.Kube.RbacV1().RoleBindings(ns).Delete(ctx, member.RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}}))
+	err = c.Kube.RbacV1().RoleBindings(ns).Delete(ctx, member.RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &rb.UID}})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // stripFinalizers removes the finalizers of every object left in a terminating namespace, through

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -340,14 +341,22 @@ type SliceClassOptions struct {
 	Spec v1alpha1.ResourceSliceClassSpec
 }
 
-// ApplySliceClass (provider) creates or updates a ResourceSliceClass after validating it.
-func ApplySliceClass(ctx context.Context, c *member.Cluster, o SliceClassOptions) (*v1alpha1.ResourceSliceClass, error) {
+// Outcomes of an apply, as kubectl says them.
+const (
+	Created    = "created"
+	Configured = "configured"
+	Unchanged  = "unchanged"
+)
+
+// ApplySliceClass (provider) creates or updates a ResourceSliceClass after validating it, and says which
+// (Created, Configured, Unchanged).
+func ApplySliceClass(ctx context.Context, c *member.Cluster, o SliceClassOptions) (*v1alpha1.ResourceSliceClass, string, error) {
 	cls, err := ValidateSliceClass(o.Name, o.Spec)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if _, err := sandbox.Initialize(ctx, c, "", false); err != nil { // accepting a slice checks the sandbox's objects
-		return nil, err
+		return nil, "", err
 	}
 	obj := &v1alpha1.ResourceSliceClass{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.ResourceSliceClassKind},
@@ -358,14 +367,41 @@ func ApplySliceClass(ctx context.Context, c *member.Cluster, o SliceClassOptions
 	if len(obj.Spec.Max) == 0 {
 		obj.Spec.Max = nil
 	}
-	return obj, c.ApplyTyped(ctx, v1alpha1.ResourceSliceClassGVR, "", obj)
+	outcome := Configured
+	switch have, err := getSliceClassObject(ctx, c, o.Name); {
+	case apierrors.IsNotFound(err):
+		outcome = Created
+	case err != nil:
+		return nil, "", err
+	case reflect.DeepEqual(have.Spec, obj.Spec):
+		outcome = Unchanged
+	}
+	if outcome == Unchanged {
+		return obj, outcome, nil
+	}
+	return obj, outcome, c.ApplyTyped(ctx, v1alpha1.ResourceSliceClassGVR, "", obj)
 }
 
-// DeleteSliceClass (provider) deletes a class; slices already granted under it keep their grant.
+// getSliceClassObject reads a ResourceSliceClass as stored.
+func getSliceClassObject(ctx context.Context, c *member.Cluster, name string) (*v1alpha1.ResourceSliceClass, error) {
+	u, err := c.Dynamic.Resource(v1alpha1.ResourceSliceClassGVR).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var cls v1alpha1.ResourceSliceClass
+	return &cls, objects.FromUnstructured(u, &cls)
+}
+
+// DeleteSliceClass (provider) deletes a class; slices already granted under it keep their grant. A class
+// this cluster does not have is a *handshake.NotFoundError naming those it has, closest first.
 func DeleteSliceClass(ctx context.Context, c *member.Cluster, name string) error {
 	err := c.Dynamic.Resource(v1alpha1.ResourceSliceClassGVR).Delete(ctx, name, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("ResourceSliceClass %q: not found", member.Truncate(name))
+		known, lerr := SliceClassNames(ctx, c)
+		if lerr != nil {
+			return lerr
+		}
+		return handshake.NotFound("resource slice class", name, "on this cluster", known)
 	}
 	return err
 }

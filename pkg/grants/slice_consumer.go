@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -584,23 +585,50 @@ func DeleteSliceLocal(ctx context.Context, c *member.Cluster, providerID, name s
 	if err != nil {
 		return err
 	}
-	return member.Step(c.Reporter(), "Removing resource slice "+name+" of "+providerID, "Resource slice "+name+" removed (Identity, kubeconfig, key, record"+
-		map[bool]string{true: ", request on the provider", false: ""}[provider != nil]+")", func() error {
+	return member.StepSaying(c.Reporter(), "Removing resource slice "+name+" of "+providerID, func() (string, error) {
 		secrets := c.Kube.CoreV1().Secrets(member.SystemNamespace)
-		errs := []error{
-			handshake.DeleteExports(ctx, c, providerID, name),
-			objects.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace).Delete(ctx, member.SliceIdentityName(providerID, name), metav1.DeleteOptions{})),
-			objects.IgnoreNotFound(secrets.Delete(ctx, member.SliceKubeconfigSecretName(providerID, name), metav1.DeleteOptions{})),
-			objects.IgnoreNotFound(secrets.Delete(ctx, member.SlicePendingKeySecretName(providerID, name), metav1.DeleteOptions{})),
-			objects.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.SystemNamespace).Delete(ctx, member.SliceKey(providerID, name), metav1.DeleteOptions{})),
+		// Each deletion tells whether it found its object, for the done line to name only what was there.
+		type removal struct {
+			what string
+			del  func() error
+		}
+		removals := []removal{
+			{"its Identity", func() error {
+				return c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace).Delete(ctx, member.SliceIdentityName(providerID, name), metav1.DeleteOptions{})
+			}},
+			{"its kubeconfig", func() error {
+				return secrets.Delete(ctx, member.SliceKubeconfigSecretName(providerID, name), metav1.DeleteOptions{})
+			}},
+			{"its waiting key", func() error {
+				return secrets.Delete(ctx, member.SlicePendingKeySecretName(providerID, name), metav1.DeleteOptions{})
+			}},
+			{"its record", func() error {
+				return c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.SystemNamespace).Delete(ctx, member.SliceKey(providerID, name), metav1.DeleteOptions{})
+			}},
 		}
 		if provider != nil {
-			errs = append(errs, objects.IgnoreNotFound(provider.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.TenantNamespace(self.ClusterID)).Delete(ctx, name, metav1.DeleteOptions{})))
+			removals = append(removals, removal{"the request on the provider", func() error {
+				return provider.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.TenantNamespace(self.ClusterID)).Delete(ctx, name, metav1.DeleteOptions{})
+			}})
+		}
+		errs := []error{handshake.DeleteExports(ctx, c, providerID, name)}
+		var removed []string
+		for _, r := range removals {
+			switch err := r.del(); {
+			case err == nil:
+				removed = append(removed, r.what)
+			case !apierrors.IsNotFound(err):
+				errs = append(errs, err)
+			}
 		}
 		if err := errors.Join(errs...); err != nil {
-			return err
+			return "", err
 		}
-		return handshake.RecordRemoved(ctx, c, handshake.RemovedSlice, providerID, name)
+		done := "Resource slice " + name + " of " + providerID + " removed: " + strings.Join(removed, ", ")
+		if len(removed) == 0 {
+			done = "Resource slice " + name + " of " + providerID + ": nothing was left to remove"
+		}
+		return done, handshake.RecordRemoved(ctx, c, handshake.RemovedSlice, providerID, name)
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	certv1 "k8s.io/api/certificates/v1"
@@ -760,34 +761,35 @@ func ConsumerSlices(ctx context.Context, c *member.Cluster, providerID string) (
 // DeleteSliceProvider (provider) takes a slice away: its RoleBinding first (its certificate is then
 // authorized for nothing), then what runs in its namespace, the namespace itself (waiting until it is
 // gone), the consumer's request and the slice's CSRs. Only a namespace created for exactly this slice is
-// touched. It succeeds when there is nothing left to remove.
+// touched. It succeeds when there is nothing left to remove, and its done line names what it removed.
 func DeleteSliceProvider(ctx context.Context, c *member.Cluster, consumerID, name string) error {
 	ns := member.SliceNamespace(consumerID, name)
 	owner := sandbox.NsOwner{ConsumerID: consumerID, Kind: member.KindSlice, Slice: name}
-	return member.Step(c.Reporter(), "Revoking and removing resource slice "+name+" of "+consumerID, "Resource slice "+name+" of "+consumerID+" revoked and removed (binding, workloads, namespace "+ns+", request)", func() error {
+	return member.StepSaying(c.Reporter(), "Revoking and removing resource slice "+name+" of "+consumerID, func() (string, error) {
 		// The user bound there is never granted again, whatever the tenant re-submits.
 		// The key's user is on the namespace (a token's slice binds another user); before it was
 		// recorded there, the RoleBinding's certificate user was that user.
-		keyUser, granted := "", false
+		keyUser, granted, hadNamespace := "", false, false
 		if live, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil && owner.Owns(live.Labels) {
-			keyUser, granted = live.Annotations[AnnotationKeyUser], live.DeletionTimestamp == nil
+			keyUser, granted, hadNamespace = live.Annotations[AnnotationKeyUser], live.DeletionTimestamp == nil, true
 		} else if err != nil && !apierrors.IsNotFound(err) {
-			return err
+			return "", err
 		}
 		if keyUser == "" {
 			if rb, err := c.Kube.RbacV1().RoleBindings(ns).Get(ctx, member.RoleBindingName, metav1.GetOptions{}); err == nil && len(rb.Subjects) == 1 && rb.Subjects[0].Kind == rbacv1.UserKind {
 				keyUser = rb.Subjects[0].Name
 			} else if err != nil && !apierrors.IsNotFound(err) {
-				return err
+				return "", err
 			}
 		}
 		if keyUser != "" {
 			if err := handshake.RecordRevoked(ctx, c, consumerID, []handshake.RevokedUser{{User: keyUser}}); err != nil {
-				return err
+				return "", err
 			}
 		}
-		if err := revokeNamespace(ctx, c, ns, owner); err != nil {
-			return err
+		unbound, err := revokeNamespace(ctx, c, ns, owner)
+		if err != nil {
+			return "", err
 		}
 		// Recorded once the binding is gone, from when the slice's identity can act no more; a re-run that
 		// finds nothing granted records nothing.
@@ -801,6 +803,7 @@ func DeleteSliceProvider(ctx context.Context, c *member.Cluster, consumerID, nam
 		sel := labels.SelectorFromSet(map[string]string{member.LabelManagedBy: member.ManagedBy, member.LabelRemoteClusterID: consumerID, member.LabelSlice: name}).String()
 		// The request and the CSRs go whatever the namespace's deletion does. The slice's share of the
 		// consumer's total goes back to the tenant namespace only once the namespace (and its quota) is gone.
+		withdrawn := false
 		if err := parallel.All(
 			func() error {
 				if err := DeleteNamespace(ctx, c, ns, consumerID); err != nil {
@@ -809,7 +812,9 @@ func DeleteSliceProvider(ctx context.Context, c *member.Cluster, consumerID, nam
 				return sandbox.ReleaseGrant(ctx, c, consumerID, sandbox.SliceGrantKey(name))
 			},
 			func() error {
-				return objects.IgnoreNotFound(c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{}))
+				err := c.Dynamic.Resource(v1alpha1.ResourceSliceGVR).Namespace(member.TenantNamespace(consumerID)).Delete(ctx, name, metav1.DeleteOptions{})
+				withdrawn = err == nil
+				return objects.IgnoreNotFound(err)
 			},
 			func() error {
 				return objects.IgnoreNotFound(c.Kube.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}))
@@ -818,10 +823,34 @@ func DeleteSliceProvider(ctx context.Context, c *member.Cluster, consumerID, nam
 				return objects.IgnoreNotFound(c.Kube.CoreV1().Secrets(member.TenantNamespace(consumerID)).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}))
 			},
 		); err != nil {
-			return err
+			return "", err
 		}
-		return handshake.RecordRemoved(ctx, c, handshake.RemovedSlice, consumerID, name)
+		return sliceRemovedLine(name, consumerID, ns, unbound, hadNamespace, withdrawn), handshake.RecordRemoved(ctx, c, handshake.RemovedSlice, consumerID, name)
 	})
+}
+
+// sliceRemovedLine says what a provider's removal of a slice found and removed: a slice that was only
+// requested had no binding, workloads or namespace to remove, and its line does not claim them.
+func sliceRemovedLine(name, consumerID, ns string, unbound, hadNamespace, withdrawn bool) string {
+	var parts []string
+	if unbound {
+		parts = append(parts, "its binding")
+	}
+	if hadNamespace {
+		parts = append(parts, "namespace "+ns+" with all it held")
+	}
+	if withdrawn {
+		parts = append(parts, "the consumer's request")
+	}
+	head := "Resource slice " + name + " of " + consumerID
+	switch {
+	case len(parts) == 0:
+		return head + ": nothing was left to remove"
+	case unbound:
+		return head + " revoked and removed: " + strings.Join(parts, ", ")
+	default:
+		return head + " removed: " + strings.Join(parts, ", ")
+	}
 }
 
 // SliceGone (either side) answers a deletion of a slice this cluster holds nothing of, with remoteID:

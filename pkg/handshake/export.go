@@ -13,7 +13,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/federate-dev/kubectl-federate/pkg/export"
 	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
@@ -44,6 +46,12 @@ func DefaultExportName(providerID, slice string) string {
 // ErrTargetNotServed says that this cluster serves no Admiralty Target API: Admiralty is not installed.
 var ErrTargetNotServed = errors.New("this cluster serves no " + export.TargetKind + " API (" + export.TargetGVR.Resource + "." +
 	export.TargetGVR.GroupVersion().String() + "): Admiralty is not installed here; install it first, or print the objects instead and apply them where it is")
+
+// ErrClusterProfileNotServed says that this cluster serves no ClusterProfile API in a version an export
+// writes: the CRD is the cluster inventory's, installed by its administrator, never by an export.
+var ErrClusterProfileNotServed = errors.New("this cluster serves no " + export.ClusterProfileKind + " API (" + export.ClusterProfileCRD + ", version " +
+	strings.Join(export.ClusterProfileVersions, " or ") + "): its CRD is not installed here, and an export never installs it; install it first " +
+	"(config/crd/bases of sigs.k8s.io/cluster-inventory-api)")
 
 // NamespaceNotFoundError says that the namespace an export goes to does not exist: it is not created,
 // since a tool's namespace is the tool's to make.
@@ -104,13 +112,13 @@ func BuildExport(ctx context.Context, c *member.Cluster, o ExportOptions) (*expo
 		return nil, err
 	}
 	return export.Build(export.Spec{Format: o.Format, Name: o.name(), Namespace: o.Namespace, Key: o.Key,
-		Labels: exportLabels(o.ProviderID, o.Slice), Kubeconfig: kc, Exec: o.Exec})
+		Labels: exportLabels(o.ProviderID, o.Slice), Kubeconfig: kc, Exec: o.Exec, MemberID: o.ProviderID})
 }
 
 // Export writes a credential this cluster holds in a tool's format, in a namespace that must exist. It
-// never takes over an object it did not make: a Secret or Target of that name that is not this export's
-// (no export labels, or another credential's or format's) is refused before anything is written. Running
-// it again changes nothing, or brings the objects up to date.
+// never takes over an object it did not make: a Secret, Target or ClusterProfile of that name that is not
+// this export's (no export labels, or another credential's or format's) is refused before anything is
+// written. Running it again changes nothing, or brings the objects up to date.
 func Export(ctx context.Context, c *member.Cluster, o ExportOptions) ([]ExportedObject, error) {
 	objs, err := BuildExport(ctx, c, o)
 	if err != nil {
@@ -126,31 +134,36 @@ func Export(ctx context.Context, c *member.Cluster, o ExportOptions) ([]Exported
 	} else if err != nil {
 		return nil, err
 	}
+	apis := newServedAPIs(c)
 	if objs.Target != nil {
-		if err := targetServed(c); err != nil {
+		// Written in the version this cluster serves (the preferred one of the allow-list).
+		gvr, err := apis.resolve(objs.Target.GetKind())
+		if err != nil {
 			return nil, err
 		}
+		objs.Target.SetAPIVersion(gvr.GroupVersion().String())
 	}
-	cur, err := readCurrentExport(ctx, c, o, objs)
+	cur, err := readCurrentExport(ctx, c, apis, o, objs)
 	if err != nil {
 		return nil, err
 	}
-	rec, created, err := claimExport(ctx, c, o, cur, objs)
+	rec, created, err := claimExport(ctx, c, apis, o, cur, objs)
 	if err != nil {
 		return nil, err
 	}
-	return writeExport(ctx, c, o, objs, cur, rec, created)
+	return writeExport(ctx, c, apis, o, objs, cur, rec, created)
 }
 
-// currentExport is what an export finds under its names: the Secret, the Target and the record, each
-// checked to be this very export's if it exists (sameExport).
+// currentExport is what an export finds under its names: the Secret, the second object (the Target or
+// ClusterProfile; "target" in what follows) and the record, each checked to be this very export's if it
+// exists (sameExport).
 type currentExport struct {
 	secret *corev1.Secret
 	target *unstructured.Unstructured
 	rec    *exportRecord
 }
 
-func readCurrentExport(ctx context.Context, c *member.Cluster, o ExportOptions, objs *export.Objects) (*currentExport, error) {
+func readCurrentExport(ctx context.Context, c *member.Cluster, apis *servedAPIs, o ExportOptions, objs *export.Objects) (*currentExport, error) {
 	var cur currentExport
 	var err error
 	cur.secret, err = c.Kube.CoreV1().Secrets(o.Namespace).Get(ctx, objs.Secret.Name, metav1.GetOptions{})
@@ -170,7 +183,8 @@ func readCurrentExport(ctx context.Context, c *member.Cluster, o ExportOptions, 
 	if objs.Target == nil {
 		return &cur, nil
 	}
-	cur.target, err = c.Dynamic.Resource(export.TargetGVR).Namespace(o.Namespace).Get(ctx, objs.Target.GetName(), metav1.GetOptions{})
+	kind := objs.Target.GetKind()
+	cur.target, err = apis.get(ctx, kind, o.Namespace, objs.Target.GetName())
 	if apierrors.IsNotFound(err) {
 		cur.target = nil
 	} else if err != nil {
@@ -178,9 +192,9 @@ func readCurrentExport(ctx context.Context, c *member.Cluster, o ExportOptions, 
 	}
 	if cur.target != nil {
 		if cur.rec == nil || !cur.rec.ownsTarget(cur.target) {
-			return nil, fmt.Errorf("%s %s/%s exists and was not written by an export: refusing to replace it; choose another name or namespace", export.TargetKind, o.Namespace, objs.Target.GetName())
+			return nil, fmt.Errorf("%s %s/%s exists and was not written by an export: refusing to replace it; choose another name or namespace", kind, o.Namespace, objs.Target.GetName())
 		}
-		if err := sameExport(export.TargetKind, o.Namespace, objs.Target.GetName(), cur.target, objs.Target.GetLabels(), cur.rec, cur.rec.uid(true)); err != nil {
+		if err := sameExport(kind, o.Namespace, objs.Target.GetName(), cur.target, objs.Target.GetLabels(), cur.rec, cur.rec.uid(true)); err != nil {
 			return nil, err
 		}
 	}
@@ -190,24 +204,25 @@ func readCurrentExport(ctx context.Context, c *member.Cluster, o ExportOptions, 
 // claimExport writes the export's record before any credential (see exportrecord.go), and marks the
 // objects to write with the record's claim. rewrote tells whether the record is new, or was another
 // credential's: a failed run deletes it. A record of another credential that got this far names a
-// Secret that is gone; its Target, if one is recorded and still there, is that export's and is refused.
-// This credential's own Target under another name (an Admiralty export turned into another format) goes
-// first: a record never forgets a Target it names. created tells whether the record is new.
-func claimExport(ctx context.Context, c *member.Cluster, o ExportOptions, cur *currentExport, objs *export.Objects) (rec *exportRecord, rewrote bool, err error) {
+// Secret that is gone; its Target or ClusterProfile, if one is recorded and still there, is that export's
+// and is refused. This credential's own under another name or kind (an Admiralty export turned into
+// another format) goes first: a record never forgets a second object it names. created tells whether the
+// record is new.
+func claimExport(ctx context.Context, c *member.Cluster, apis *servedAPIs, o ExportOptions, cur *currentExport, objs *export.Objects) (rec *exportRecord, rewrote bool, err error) {
 	rec = cur.rec
-	targetName := ""
+	targetKind, targetName := "", ""
 	if objs.Target != nil {
-		targetName = objs.Target.GetName()
+		targetKind, targetName = objs.Target.GetKind(), objs.Target.GetName()
 	}
 	same := rec != nil && rec.providerID == o.ProviderID && rec.slice == o.Slice
-	if rec != nil && rec.targetName != "" && (rec.targetName != targetName || !same) {
-		t, err := c.Dynamic.Resource(export.TargetGVR).Namespace(rec.namespace).Get(ctx, rec.targetName, metav1.GetOptions{})
+	if rec != nil && rec.targetName != "" && (rec.kind() != targetKind || rec.targetName != targetName || !same) {
+		t, err := apis.get(ctx, rec.kind(), rec.namespace, rec.targetName)
 		switch {
 		case err == nil && !same && rec.ownsTarget(t):
-			return nil, false, fmt.Errorf("%s %s/%s of the export of %s still reads the Secret %s: refusing to put another credential there; delete that Target first, or choose another name",
-				export.TargetKind, rec.namespace, rec.targetName, describeCredential(rec.providerID, rec.slice), rec.name)
+			return nil, false, fmt.Errorf("%s %s/%s of the export of %s still reads the Secret %s: refusing to put another credential there; delete that %s first, or choose another name",
+				rec.kind(), rec.namespace, rec.targetName, describeCredential(rec.providerID, rec.slice), rec.name, rec.kind())
 		case err == nil:
-			if err := deleteExportTarget(ctx, c, *rec); err != nil {
+			if err := deleteExportTarget(ctx, c, apis, *rec); err != nil {
 				return nil, false, err
 			}
 		case !apierrors.IsNotFound(err):
@@ -224,12 +239,12 @@ func claimExport(ctx context.Context, c *member.Cluster, o ExportOptions, cur *c
 		cur.secret = nil
 	}
 	if same && cur.target != nil && rec.targetUID == "" {
-		if err := deleteTarget(ctx, c, o.Namespace, cur.target.GetName(), cur.target.GetUID()); err != nil {
+		if err := apis.delete(ctx, targetKind, o.Namespace, cur.target.GetName(), cur.target.GetUID()); err != nil {
 			return nil, false, err
 		}
 		cur.target = nil
 	}
-	spec := recordSpec{providerID: o.ProviderID, slice: o.Slice, namespace: o.Namespace, name: objs.Secret.Name, targetName: targetName}
+	spec := recordSpec{providerID: o.ProviderID, slice: o.Slice, namespace: o.Namespace, name: objs.Secret.Name, targetKind: targetKind, targetName: targetName}
 	// What currentExport found and proved ours is pinned by UID before anything is written: a pending
 	// record's fresh claim must not cut it loose. An object that is gone is not pinned (its UID owns
 	// nothing): whatever this run is to create is then pending, under a fresh claim no one has seen, by
@@ -237,7 +252,7 @@ func claimExport(ctx context.Context, c *member.Cluster, o ExportOptions, cur *c
 	if same && cur.secret != nil {
 		spec.secretUID = cur.secret.UID
 	}
-	if same && cur.target != nil && rec.targetName == targetName {
+	if same && cur.target != nil && rec.targetName == targetName && rec.kind() == targetKind {
 		spec.targetUID = cur.target.GetUID()
 	}
 	stored, err := recordExport(ctx, c, rec, spec)
@@ -259,11 +274,15 @@ func claimExport(ctx context.Context, c *member.Cluster, o ExportOptions, cur *c
 	return stored, !same, nil
 }
 
-// writeExport writes the Secret and the Target, then completes the record with their UIDs; on a
-// failure it undoes what this run created.
-func writeExport(ctx context.Context, c *member.Cluster, o ExportOptions, objs *export.Objects, cur *currentExport, rec *exportRecord, rewrote bool) ([]ExportedObject, error) {
-	rollback := undoExport{existing: cur.secret, existingTarget: cur.target, record: rec, deleteRecord: rewrote,
+// writeExport writes the Secret and the Target or ClusterProfile (a ClusterProfile's status through its
+// status subresource, after the object), then completes the record with their UIDs; on a failure it
+// undoes what this run created.
+func writeExport(ctx context.Context, c *member.Cluster, apis *servedAPIs, o ExportOptions, objs *export.Objects, cur *currentExport, rec *exportRecord, rewrote bool) ([]ExportedObject, error) {
+	rollback := undoExport{existing: cur.secret, existingTarget: cur.target, record: rec, deleteRecord: rewrote, apis: apis,
 		spec: recordSpec{providerID: o.ProviderID, slice: o.Slice, namespace: o.Namespace, name: objs.Secret.Name}}
+	if objs.Target != nil {
+		rollback.targetKind = objs.Target.GetKind()
+	}
 	written, action, err := writeExportSecret(ctx, c, cur.secret, objs.Secret)
 	if err != nil {
 		if cur.secret == nil {
@@ -277,22 +296,32 @@ func writeExport(ctx context.Context, c *member.Cluster, o ExportOptions, objs *
 	out := []ExportedObject{{Kind: "Secret", Namespace: o.Namespace, Name: objs.Secret.Name, Action: action}}
 	spec := recordSpec{providerID: o.ProviderID, slice: o.Slice, namespace: o.Namespace, name: objs.Secret.Name, secretUID: written.UID}
 	if objs.Target != nil {
-		targets := c.Dynamic.Resource(export.TargetGVR).Namespace(o.Namespace)
+		kind := objs.Target.GetKind()
+		targets, err := apis.resource(kind, o.Namespace)
+		if err != nil {
+			return out, undo(ctx, c, rollback, err)
+		}
 		action := "created"
 		var t *unstructured.Unstructured
-		switch {
+		switch next, changed := mergeObject(cur.target, objs.Target); {
 		case cur.target == nil:
 			t, err = targets.Create(ctx, objs.Target, metav1.CreateOptions{FieldManager: member.FieldManager})
 			rollback.target = t
-		case equalSpec(cur.target, objs.Target):
+		case !changed:
 			t, action = cur.target, "unchanged"
 		default:
-			objs.Target.SetResourceVersion(cur.target.GetResourceVersion())
-			t, err = targets.Update(ctx, objs.Target, metav1.UpdateOptions{FieldManager: member.FieldManager})
+			t, err = targets.Update(ctx, next, metav1.UpdateOptions{FieldManager: member.FieldManager})
 			action = "updated"
 		}
+		if err == nil && kind == export.ClusterProfileKind {
+			// The status subresource: a create or an update of the object leaves status as it was.
+			var wrote bool
+			if t, wrote, err = writeProfileStatus(ctx, targets, t, objs.Target); wrote && action == "unchanged" {
+				action = "updated"
+			}
+		}
 		if err != nil {
-			if cur.target == nil {
+			if cur.target == nil && rollback.target == nil {
 				rollback.target, rollback.unsure = createdAnyway(ctx, rec, err, func(ctx context.Context) (*unstructured.Unstructured, error) {
 					return targets.Get(ctx, objs.Target.GetName(), metav1.GetOptions{})
 				})
@@ -302,8 +331,8 @@ func writeExport(ctx context.Context, c *member.Cluster, o ExportOptions, objs *
 			}
 			return out, undo(ctx, c, rollback, err)
 		}
-		spec.targetName, spec.targetUID = objs.Target.GetName(), t.GetUID()
-		out = append(out, ExportedObject{Kind: export.TargetKind, Namespace: o.Namespace, Name: spec.targetName, Action: action})
+		spec.targetKind, spec.targetName, spec.targetUID = kind, objs.Target.GetName(), t.GetUID()
+		out = append(out, ExportedObject{Kind: kind, Namespace: o.Namespace, Name: spec.targetName, Action: action})
 	}
 	if _, err := recordExport(ctx, c, rec, spec); err != nil {
 		return out, undo(ctx, c, rollback, err)
@@ -338,11 +367,13 @@ type undoExport struct {
 	existing, written *corev1.Secret
 	target            *unstructured.Unstructured
 	existingTarget    *unstructured.Unstructured
+	targetKind        string // the kind of target, existingTarget and unsureTarget
 	record            *exportRecord
 	deleteRecord      bool       // the record is this run's (new, or taken from another credential)
 	unsure            bool       // a create failed ambiguously and its object was not found: it may land later
-	unsureTarget      string     // the Target name such a create was for
+	unsureTarget      string     // the Target's or ClusterProfile's name such a create was for
 	spec              recordSpec // the export's names, for a record of what could not be undone
+	apis              *servedAPIs
 }
 
 // undo deletes what a failed export created (see undoExport), each object by its UID, and then the
@@ -357,7 +388,7 @@ func undo(ctx context.Context, c *member.Cluster, u undoExport, cause error) err
 		left.secretUID = u.existing.UID
 	}
 	if u.existingTarget != nil {
-		left.targetName, left.targetUID = u.existingTarget.GetName(), u.existingTarget.GetUID()
+		left.targetKind, left.targetName, left.targetUID = u.targetKind, u.existingTarget.GetName(), u.existingTarget.GetUID()
 	}
 	if u.existing == nil && u.written != nil {
 		uid := u.written.UID
@@ -368,13 +399,13 @@ func undo(ctx context.Context, c *member.Cluster, u undoExport, cause error) err
 	}
 	if u.target != nil {
 		uid := u.target.GetUID()
-		if err := deleteTarget(ctx, c, u.target.GetNamespace(), u.target.GetName(), uid); err != nil {
+		if err := u.apis.delete(ctx, u.targetKind, u.target.GetNamespace(), u.target.GetName(), uid); err != nil {
 			errs = append(errs, err)
-			left.targetName, left.targetUID = u.target.GetName(), uid
+			left.targetKind, left.targetName, left.targetUID = u.targetKind, u.target.GetName(), uid
 		}
 	}
-	if u.unsure && left.targetName == "" {
-		left.targetName = u.unsureTarget
+	if u.unsure && left.targetName == "" && u.unsureTarget != "" {
+		left.targetKind, left.targetName = u.targetKind, u.unsureTarget
 	}
 	switch {
 	case u.record == nil:
@@ -397,10 +428,46 @@ func undo(ctx context.Context, c *member.Cluster, u undoExport, cause error) err
 	return errors.Join(errs...)
 }
 
-func equalSpec(a, b *unstructured.Unstructured) bool {
-	as, _, _ := unstructured.NestedMap(a.Object, "spec")
-	bs, _, _ := unstructured.NestedMap(b.Object, "spec")
-	return fmt.Sprint(as) == fmt.Sprint(bs) && maps.Equal(a.GetLabels(), b.GetLabels())
+// mergeObject is the existing Target or ClusterProfile with want's spec, labels and annotations, keeping
+// the labels and annotations others added (as writeExportSecret does) and its status; changed is false
+// when that is what it already is.
+func mergeObject(existing, want *unstructured.Unstructured) (next *unstructured.Unstructured, changed bool) {
+	if existing == nil {
+		return nil, true
+	}
+	next = existing.DeepCopy()
+	l, a := next.GetLabels(), next.GetAnnotations()
+	if l == nil {
+		l = map[string]string{}
+	}
+	if a == nil {
+		a = map[string]string{}
+	}
+	maps.Copy(l, want.GetLabels())
+	maps.Copy(a, want.GetAnnotations())
+	next.SetLabels(l)
+	next.SetAnnotations(a)
+	spec, _, _ := unstructured.NestedMap(want.Object, "spec")
+	have, _, _ := unstructured.NestedMap(existing.Object, "spec")
+	next.Object["spec"] = spec
+	return next, fmt.Sprint(have) != fmt.Sprint(spec) || !maps.Equal(existing.GetLabels(), l) || !maps.Equal(existing.GetAnnotations(), a)
+}
+
+// writeProfileStatus writes want's access providers into the status of the ClusterProfile have, through
+// the status subresource (export.MergeStatus: what others wrote there stays); wrote is false when it
+// already held them.
+func writeProfileStatus(ctx context.Context, profiles dynamic.ResourceInterface, have, want *unstructured.Unstructured) (*unstructured.Unstructured, bool, error) {
+	status, changed := export.MergeStatus(have, want)
+	if !changed {
+		return have, false, nil
+	}
+	next := have.DeepCopy()
+	next.Object["status"] = status
+	w, err := profiles.UpdateStatus(ctx, next, metav1.UpdateOptions{FieldManager: member.FieldManager})
+	if err != nil {
+		return nil, true, fmt.Errorf("%s %s/%s: writing its status: %w", export.ClusterProfileKind, have.GetNamespace(), have.GetName(), err)
+	}
+	return w, true, nil
 }
 
 // writeExportSecret creates sec, or replaces the existing export's data and our labels, keeping what
@@ -452,45 +519,146 @@ func exportedWhat(l map[string]string) string {
 	return fmt.Sprintf("the pairing with provider %q", l[member.LabelRemoteClusterID])
 }
 
-// targetServed tells, through discovery, whether this cluster serves Admiralty's Target: an export never
-// installs another tool's CRD.
-func targetServed(c *member.Cluster) error {
-	gv := export.TargetGVR.GroupVersion().String()
-	list, err := c.Kube.Discovery().ServerResourcesForGroupVersion(gv)
-	if apierrors.IsNotFound(err) {
-		return ErrTargetNotServed
+// targetAPI is one kind of object an export may write beside its Secret, and record: the allow-list. A
+// record names the kind, never a resource, so that one edited in federate-system reaches no other API.
+type targetAPI struct {
+	resource  schema.GroupResource
+	versions  []string // the versions an export writes, preferred first
+	notServed error
+}
+
+var targetAPIs = map[string]targetAPI{
+	export.TargetKind:         {resource: export.TargetGVR.GroupResource(), versions: []string{export.TargetGVR.Version}, notServed: ErrTargetNotServed},
+	export.ClusterProfileKind: {resource: export.ClusterProfileGroupResource, versions: export.ClusterProfileVersions, notServed: ErrClusterProfileNotServed},
+}
+
+// servedAPIs finds, through discovery, the version of each allowed kind this cluster serves: once per
+// run, whatever the number of exports. An export never installs another API.
+type servedAPIs struct {
+	c     *member.Cluster
+	found map[string]schema.GroupVersionResource
+	errs  map[string]error
+}
+
+func newServedAPIs(c *member.Cluster) *servedAPIs {
+	return &servedAPIs{c: c, found: map[string]schema.GroupVersionResource{}, errs: map[string]error{}}
+}
+
+// resolve is the resource of kind in the first of its versions this cluster serves, or the kind's
+// notServed error.
+func (s *servedAPIs) resolve(kind string) (schema.GroupVersionResource, error) {
+	if gvr, ok := s.found[kind]; ok {
+		return gvr, nil
 	}
-	if err != nil {
-		return fmt.Errorf("discovering %s: %w", gv, err)
+	if err, ok := s.errs[kind]; ok {
+		return schema.GroupVersionResource{}, err
 	}
-	for _, r := range list.APIResources {
-		if r.Name == export.TargetGVR.Resource {
-			return nil
+	api, ok := targetAPIs[kind]
+	if !ok {
+		return schema.GroupVersionResource{}, fmt.Errorf("an export writes no %q", kind)
+	}
+	for _, v := range api.versions {
+		gvr := api.resource.WithVersion(v)
+		list, err := s.c.Kube.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return schema.GroupVersionResource{}, fmt.Errorf("discovering %s: %w", gvr.GroupVersion(), err) // not remembered: a retry may do
+		}
+		if slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == gvr.Resource }) {
+			s.found[kind] = gvr
+			return gvr, nil
 		}
 	}
-	return ErrTargetNotServed
+	s.errs[kind] = api.notServed
+	return schema.GroupVersionResource{}, api.notServed
+}
+
+func (s *servedAPIs) resource(kind, ns string) (dynamic.ResourceInterface, error) {
+	gvr, err := s.resolve(kind)
+	if err != nil {
+		return nil, err
+	}
+	return s.c.Dynamic.Resource(gvr).Namespace(ns), nil
+}
+
+// get reads one object of kind; a kind this cluster does not serve (its CRD uninstalled) has no object:
+// NotFound.
+func (s *servedAPIs) get(ctx context.Context, kind, ns, name string) (*unstructured.Unstructured, error) {
+	r, err := s.resource(kind, ns)
+	if err != nil {
+		if api, ok := targetAPIs[kind]; ok && errors.Is(err, api.notServed) {
+			return nil, apierrors.NewNotFound(api.resource, name)
+		}
+		return nil, err
+	}
+	return r.Get(ctx, name, metav1.GetOptions{})
+}
+
+// delete deletes exactly the object of that UID (never another one made under its name since), and
+// takes "already gone" (its API too) as done.
+func (s *servedAPIs) delete(ctx context.Context, kind, ns, name string, uid types.UID) error {
+	r, err := s.resource(kind, ns)
+	if err != nil {
+		if api, ok := targetAPIs[kind]; ok && errors.Is(err, api.notServed) {
+			return nil
+		}
+		return err
+	}
+	return objects.IgnoreNotFound(r.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
 }
 
 // refreshExports rewrites, in place, every recorded export of a credential just replaced (slice "" for
 // the pairing's) with the new kubeconfig, so that the tools reading them follow a renewal. Each export
 // keeps its name, format and whatever others added to it. A Secret that only looks like an export (its
-// labels, which anyone who may write Secrets there can set) is never written: see exportrecord.go.
+// labels, which anyone who may write Secrets there can set) is never written: see exportrecord.go. A
+// ClusterProfile's status is written again only when what it says changed (the provider's server, CA or
+// proxy): a renewal alone leaves it as it is.
 func refreshExports(ctx context.Context, c *member.Cluster, providerID, slice string, kc []byte) error {
 	exps, err := recordedExports(ctx, c, providerID, slice, true)
 	var errs []error
 	if err != nil {
 		errs = append(errs, fmt.Errorf("reading the exports of %s: %w", describeCredential(providerID, slice), err))
 	}
+	apis := newServedAPIs(c)
 	for _, e := range exps {
-		objs, err := export.Rebuild(e.secret, kc)
+		objs, err := export.Rebuild(e.secret, kc, providerID)
 		if err == nil {
 			_, _, err = writeExportSecret(ctx, c, e.secret, objs.Secret)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("export Secret %s/%s: %w", e.secret.Namespace, e.secret.Name, err))
+			continue
+		}
+		if e.record.kind() == export.ClusterProfileKind && e.record.targetName != "" && objs.Target != nil {
+			errs = append(errs, refreshProfile(ctx, apis, e.record, objs.Target))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// refreshProfile brings the status of an export's recorded ClusterProfile up to date; one that is gone,
+// or is not the recorded one, is left to the next export.
+func refreshProfile(ctx context.Context, apis *servedAPIs, r exportRecord, want *unstructured.Unstructured) error {
+	if r.targetUID == "" {
+		return nil
+	}
+	cp, err := apis.get(ctx, export.ClusterProfileKind, r.namespace, r.targetName)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("%s %s/%s: %w", export.ClusterProfileKind, r.namespace, r.targetName, err)
+	case !r.ownsTarget(cp):
+		return nil
+	}
+	profiles, err := apis.resource(export.ClusterProfileKind, r.namespace)
+	if err != nil {
+		return err
+	}
+	_, _, err = writeProfileStatus(ctx, profiles, cp, want)
+	return err
 }
 
 // RewriteExports is refreshExports as a step of an import: a failure is reported, not returned, since the
@@ -509,19 +677,21 @@ func describeCredential(providerID, slice string) string {
 }
 
 // DeleteExports deletes the recorded exports of a provider's credentials (slice "": all of them; else
-// one slice's), their Admiralty Targets, and the records: each exactly the object recorded (a stranger
-// under a recorded name is left alone). The Target goes by its recorded name, with or without its Secret.
-// An export the user may not read is reported and left, with its record.
+// one slice's), their Admiralty Targets and ClusterProfiles, and the records: each exactly the object
+// recorded (a stranger under a recorded name is left alone). The Target or ClusterProfile goes by its
+// recorded name, with or without its Secret, and before it (nothing is left pointing at a Secret anyone
+// may make again). An export the user may not read is reported and left, with its record.
 func DeleteExports(ctx context.Context, c *member.Cluster, providerID, slice string) error {
 	records, err := ExportRecords(ctx, c, providerID, slice, false)
 	if err != nil {
 		return err
 	}
+	apis := newServedAPIs(c)
 	var errs []error
 	for _, r := range records {
 		sec, err := recordedSecret(ctx, c, r)
 		if err == nil && r.targetName != "" {
-			err = deleteExportTarget(ctx, c, r)
+			err = deleteExportTarget(ctx, c, apis, r)
 		}
 		if err == nil && sec != nil {
 			err = deleteSecret(ctx, c, sec.Namespace, sec.Name, sec.UID)
@@ -539,19 +709,19 @@ func DeleteExports(ctx context.Context, c *member.Cluster, providerID, slice str
 	return errors.Join(errs...)
 }
 
-// deleteExportTarget deletes an Admiralty export's Target: the recorded object, never another one of
-// that name.
-func deleteExportTarget(ctx context.Context, c *member.Cluster, r exportRecord) error {
-	t, err := c.Dynamic.Resource(export.TargetGVR).Namespace(r.namespace).Get(ctx, r.targetName, metav1.GetOptions{})
+// deleteExportTarget deletes an export's Target or ClusterProfile: the recorded object, never another
+// one of that name.
+func deleteExportTarget(ctx context.Context, _ *member.Cluster, apis *servedAPIs, r exportRecord) error {
+	t, err := apis.get(ctx, r.kind(), r.namespace, r.targetName)
 	switch {
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%s %s/%s: %w", export.TargetKind, r.namespace, r.targetName, errHidden)
+		return fmt.Errorf("%s %s/%s: %w", r.kind(), r.namespace, r.targetName, errHidden)
 	case err != nil:
-		return objects.IgnoreNotFound(err) // gone, or Admiralty uninstalled with its CRD
+		return objects.IgnoreNotFound(err) // gone, or uninstalled with its CRD
 	case !r.ownsTarget(t):
 		return nil // not ours: left alone
 	}
-	return deleteTarget(ctx, c, r.namespace, r.targetName, t.GetUID())
+	return apis.delete(ctx, r.kind(), r.namespace, r.targetName, t.GetUID())
 }
 
 // Exports lists every recorded export this cluster holds, for status.

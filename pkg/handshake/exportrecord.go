@@ -46,9 +46,13 @@ const (
 	annExportNamespace     = "federate.dev/export-namespace"
 	annExportSecret        = "federate.dev/export-secret"     //nolint:gosec // an annotation key, not a credential
 	AnnExportSecretUID     = "federate.dev/export-secret-uid" //nolint:gosec // an annotation key, not a credential
-	AnnExportTarget        = "federate.dev/export-target"
-	AnnExportTargetUID     = "federate.dev/export-target-uid"
-	AnnExportClaim         = "federate.dev/export-claim"
+	// AnnExportTarget and AnnExportTargetUID name the export's second object, an Admiralty Target or a
+	// ClusterProfile; AnnExportTargetKind its kind, one of the allow-list targetAPIs (absent: Target, as
+	// records written before ClusterProfiles say).
+	AnnExportTarget     = "federate.dev/export-target"
+	AnnExportTargetUID  = "federate.dev/export-target-uid"
+	AnnExportTargetKind = "federate.dev/export-target-kind"
+	AnnExportClaim      = "federate.dev/export-claim"
 	// exportRecordType marks a record: it holds no secret, but lives beside the credentials it points
 	// at, under the same access.
 	exportRecordType corev1.SecretType = "federate.dev/export-record"
@@ -59,6 +63,7 @@ type exportRecord struct {
 	sec                         *corev1.Secret
 	providerID, slice           string
 	namespace, name, targetName string
+	targetKind                  string // "" for a Target: see kind
 	secretUID, targetUID        types.UID
 	claim                       string
 }
@@ -67,8 +72,17 @@ type exportRecord struct {
 type recordSpec struct {
 	providerID, slice           string
 	namespace, name, targetName string
+	targetKind                  string
 	secretUID, targetUID        types.UID
 	keepClaim                   bool // an undo unsure whether a create landed: the claim it carries stays
+}
+
+// kind is the kind of the record's second object, if it names one.
+func (r exportRecord) kind() string {
+	if r.targetKind == "" {
+		return export.TargetKind
+	}
+	return r.targetKind
 }
 
 // ExportRecordName names the record of the export Secret ns/name: one record per Secret, whatever it
@@ -83,14 +97,15 @@ func ExportRecordName(ns, name string) string {
 func recordOf(s *corev1.Secret) (exportRecord, bool) {
 	r := exportRecord{sec: s, providerID: s.Labels[LabelExportRecordOf], slice: s.Labels[labelExportRecordSlice],
 		namespace: s.Annotations[annExportNamespace], name: s.Annotations[annExportSecret], targetName: s.Annotations[AnnExportTarget],
-		secretUID: types.UID(s.Annotations[AnnExportSecretUID]), targetUID: types.UID(s.Annotations[AnnExportTargetUID]),
-		claim: s.Annotations[AnnExportClaim]}
+		targetKind: s.Annotations[AnnExportTargetKind], secretUID: types.UID(s.Annotations[AnnExportSecretUID]),
+		targetUID: types.UID(s.Annotations[AnnExportTargetUID]), claim: s.Annotations[AnnExportClaim]}
+	_, allowed := targetAPIs[r.kind()]
 	ok := s.Type == exportRecordType && s.Labels[member.LabelManagedBy] == member.ManagedBy && r.providerID != "" &&
-		r.namespace != "" && r.name != "" && s.Name == ExportRecordName(r.namespace, r.name)
+		r.namespace != "" && r.name != "" && s.Name == ExportRecordName(r.namespace, r.name) && allowed
 	return r, ok
 }
 
-// owns tells whether obj (the export's Secret, or its Target) is the object the record names: its UID
+// owns tells whether obj (the export's Secret, Target or ClusterProfile) is the object the record names: its UID
 // when recorded; when pending, one that carries the record's claim. Either way, its labels must name the
 // record's credential.
 func (r exportRecord) owns(obj metav1.Object, uid types.UID) bool {
@@ -105,7 +120,8 @@ func (r exportRecord) owns(obj metav1.Object, uid types.UID) bool {
 	return r.claim != "" && obj.GetAnnotations()[AnnExportClaim] == r.claim
 }
 
-// uid is the recorded UID of the export's Secret, or of its Target; "" without a record, or pending.
+// uid is the recorded UID of the export's Secret, or of its Target or ClusterProfile; "" without a record,
+// or pending.
 func (r *exportRecord) uid(target bool) types.UID {
 	switch {
 	case r == nil:
@@ -116,11 +132,13 @@ func (r *exportRecord) uid(target bool) types.UID {
 	return r.secretUID
 }
 
-// ownsTarget is owns for an Admiralty Target: also the one the record names, reading the record's Secret,
-// so that a record edited to name another export's Target owns nothing.
+// ownsTarget is owns for an Admiralty Target or a ClusterProfile: also the kind and name the record
+// names, pointing its tool at the record's Secret (a Target's spec.kubeconfigSecret; a ClusterProfile's
+// annotation and the exec configuration of its access providers), so that a record edited to name another
+// export's owns nothing.
 func (r exportRecord) ownsTarget(t *unstructured.Unstructured) bool {
-	secret, _, _ := unstructured.NestedString(t.Object, "spec", "kubeconfigSecret", "name")
-	return r.targetName != "" && t.GetName() == r.targetName && secret == r.name && r.owns(t, r.targetUID)
+	secret, ok := export.PointsAt(t)
+	return r.targetName != "" && t.GetKind() == r.kind() && t.GetName() == r.targetName && ok && secret == r.name && r.owns(t, r.targetUID)
 }
 
 // getExportRecord reads the record of the export Secret ns/name; nil when there is none.
@@ -160,7 +178,12 @@ func recordExport(ctx context.Context, c *member.Cluster, have *exportRecord, sp
 		claim = hex.EncodeToString(b)
 	}
 	a := map[string]string{annExportNamespace: spec.namespace, annExportSecret: spec.name, AnnExportClaim: claim}
-	for k, v := range map[string]string{AnnExportSecretUID: string(spec.secretUID), AnnExportTarget: spec.targetName, AnnExportTargetUID: string(spec.targetUID)} {
+	kind := ""
+	if spec.targetName != "" && spec.targetKind != export.TargetKind {
+		kind = spec.targetKind // a Target's record says nothing, as those written before said
+	}
+	for k, v := range map[string]string{AnnExportSecretUID: string(spec.secretUID), AnnExportTarget: spec.targetName, AnnExportTargetUID: string(spec.targetUID),
+		AnnExportTargetKind: kind} {
 		if v != "" {
 			a[k] = v
 		}
@@ -281,12 +304,8 @@ func recordedSecret(ctx context.Context, c *member.Cluster, r exportRecord) (*co
 	return sec, nil
 }
 
-// deleteSecret and deleteTarget delete exactly the object of that UID (never another one made under its
-// name since), and take "already gone" as done.
+// deleteSecret deletes exactly the Secret of that UID (never another one made under its name since), and
+// takes "already gone" as done; servedAPIs.delete does the same for a Target or ClusterProfile.
 func deleteSecret(ctx context.Context, c *member.Cluster, ns, name string, uid types.UID) error {
 	return objects.IgnoreNotFound(c.Kube.CoreV1().Secrets(ns).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
-}
-
-func deleteTarget(ctx context.Context, c *member.Cluster, ns, name string, uid types.UID) error {
-	return objects.IgnoreNotFound(c.Dynamic.Resource(export.TargetGVR).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
 }

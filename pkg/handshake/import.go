@@ -267,22 +267,48 @@ func ApplyIdentityNamed(ctx context.Context, c *member.Cluster, name string, lab
 }
 
 // GetKubeconfig (consumer) returns the kubeconfig stored for a provider; for a federated identity, which
-// stores none, one holding a token minted now (MintedKubeconfig).
+// stores none, one holding a token minted now (MintedKubeconfig). A provider this cluster holds no identity
+// of is a *NotFoundError naming those it holds, the nearest first (a typo reads as one).
 func GetKubeconfig(ctx context.Context, c *member.Cluster, providerID string) ([]byte, error) {
 	data, err := storedKubeconfig(ctx, c, member.KubeconfigSecretName(providerID), fmt.Sprintf("provider %q", providerID), "import its identity first")
 	if !errors.Is(err, errNoKubeconfig) {
 		return data, err
 	}
-	id, ferr := FederatedIdentity(ctx, c, providerID)
-	if ferr != nil || id == nil {
+	switch id, ferr := FederatedIdentity(ctx, c, providerID); {
+	case ferr != nil:
+		return nil, ferr
+	case id != nil:
+		data, _, err = MintedKubeconfig(ctx, c, id)
+		return data, err
+	}
+	known, lerr := ProviderIDs(ctx, c)
+	if lerr != nil {
 		return nil, err
 	}
-	data, _, err = MintedKubeconfig(ctx, c, id)
-	return data, err
+	return nil, NotFound("provider", providerID, "among the providers this cluster holds an identity of (import its identity first)", known)
 }
 
-// errNoKubeconfig marks a kubeconfig Secret that does not exist.
-var errNoKubeconfig = errors.New("not found")
+// ProviderIDs lists the providers this cluster holds a pairing's identity of.
+func ProviderIDs(ctx context.Context, c *member.Cluster) ([]string, error) {
+	l, err := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: member.LabelRole + "=" + member.RoleConsumer})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, it := range l.Items {
+		if id := it.GetLabels()[member.LabelRemoteClusterID]; id != "" && it.GetName() == member.IdentityName(id) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// errNoKubeconfig marks a kubeconfig Secret not found.
+var errNoKubeconfig = errors.New("no kubeconfig")
 
 // GetSliceKubeconfig (consumer) returns the kubeconfig stored for a provider's resource slice.
 func GetSliceKubeconfig(ctx context.Context, c *member.Cluster, providerID, slice string) ([]byte, error) {
@@ -293,7 +319,7 @@ func storedKubeconfig(ctx context.Context, c *member.Cluster, name, what, hint s
 	ns := member.SystemNamespace
 	sec, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("no kubeconfig for %s (Secret %s/%s %w): %s", what, ns, name, errNoKubeconfig, hint)
+		return nil, fmt.Errorf("%w for %s (Secret %s/%s not found): %s", errNoKubeconfig, what, ns, name, hint)
 	}
 	if err != nil {
 		return nil, err

@@ -50,6 +50,9 @@ func (e *NotFoundError) Error() string {
 	return msg
 }
 
+// Nearby says whether the closest known name is near enough to the one given to be what was meant.
+func (e *NotFoundError) Nearby() bool { return len(e.Known) > 0 && nearby(e.Name, e.Known[0]) }
+
 // Is makes errors.Is(err, ErrNotFound) true.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 

@@ -66,11 +66,11 @@ func (f *fakeCluster) exchangeRBAC(t *testing.T) []string {
 // provider, imported; asking again reuses the credential; revoke takes it away for good.
 func TestExchangeFlowOnFakes(t *testing.T) {
 	consumer, provider := pairedFakes(t)
-	if changed, err := exchange.ApplyExchangeRules(t.Context(), consumer.Cluster, []byte(fakeRules)); err != nil || !changed {
-		t.Fatalf("ApplyExchangeRules: %v %v", changed, err)
+	if what, err := exchange.ApplyExchangeRules(t.Context(), consumer.Cluster, []byte(fakeRules)); err != nil || what != "created" {
+		t.Fatalf("ApplyExchangeRules: %v %v", what, err)
 	}
-	if changed, err := exchange.ApplyExchangeRules(t.Context(), consumer.Cluster, []byte(fakeRules)); err != nil || changed {
-		t.Fatalf("ApplyExchangeRules again: %v %v", changed, err)
+	if what, err := exchange.ApplyExchangeRules(t.Context(), consumer.Cluster, []byte(fakeRules)); err != nil || what != "unchanged" {
+		t.Fatalf("ApplyExchangeRules again: %v %v", what, err)
 	}
 	res, err := exchange.ResolveExchange(t.Context(), consumer.Cluster, exchange.Request{User: "user-12345", Groups: []string{"sudoer"}, Cluster: "provider"}, exchange.Client{})
 	if err != nil || res.Rule.Name != "mapping" || res.Target == nil || res.Target.User != "user-34567" {

@@ -45,7 +45,7 @@ func requestSlice(t *testing.T, consumer *fakeCluster, name, class string, res m
 // a second accept and a second import change nothing.
 func TestSliceFlowOnFakes(t *testing.T) {
 	consumer, provider := pairedFakes(t)
-	if _, err := grants.ApplySliceClass(t.Context(), provider.Cluster, grants.SliceClassOptions{Name: "small", Spec: v1alpha1.ResourceSliceClassSpec{
+	if _, _, err := grants.ApplySliceClass(t.Context(), provider.Cluster, grants.SliceClassOptions{Name: "small", Spec: v1alpha1.ResourceSliceClassSpec{
 		Max: map[string]string{"cpu": "1", "pods": "2"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestForgedSlicesGrantNothing(t *testing.T) {
 // records the denial, which the consumer's import reports.
 func TestSliceGrantPolicy(t *testing.T) {
 	consumer, provider := pairedFakes(t)
-	if _, err := grants.ApplySliceClass(t.Context(), provider.Cluster, grants.SliceClassOptions{Name: "strict", Spec: v1alpha1.ResourceSliceClassSpec{
+	if _, _, err := grants.ApplySliceClass(t.Context(), provider.Cluster, grants.SliceClassOptions{Name: "strict", Spec: v1alpha1.ResourceSliceClassSpec{
 		Max: map[string]string{"memory": "1Gi"}, OverMax: grants.OverMaxDeny}}); err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestSliceDecisionsHold(t *testing.T) {
 		{Name: "small", Spec: v1alpha1.ResourceSliceClassSpec{Max: map[string]string{"cpu": "2"}, AutoAccept: true}},
 		{Name: "big", Spec: v1alpha1.ResourceSliceClassSpec{PodSecurity: sandbox.PodSecurityPrivileged}},
 	} {
-		if _, err := grants.ApplySliceClass(t.Context(), provider.Cluster, cls); err != nil {
+		if _, _, err := grants.ApplySliceClass(t.Context(), provider.Cluster, cls); err != nil {
 			t.Fatal(err)
 		}
 	}

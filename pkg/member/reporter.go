@@ -46,6 +46,28 @@ func Step(r Reporter, running, done string, fn func() error) error {
 	return err
 }
 
+// StepSaying runs fn as one reported step whose done line fn returns, for a step that learns what it did
+// only as it goes (a removal that finds some of its objects already gone says which it removed).
+func StepSaying(r Reporter, running string, fn func() (string, error)) error {
+	end := r.Begin(running, running)
+	done, err := fn()
+	if err != nil {
+		end(err)
+		return err
+	}
+	end(DoneText(done))
+	return nil
+}
+
+// DoneText ends a step (see Reporter.Begin) as done, with itself as the done line instead of the one given
+// to Begin. It is an error only to travel through the end function; Reporters take it as success.
+type DoneText string
+
+func (d DoneText) Error() string { return string(d) }
+
+// StepDone is the done line.
+func (d DoneText) StepDone() string { return string(d) }
+
 // CleanupTimeout bounds best-effort cleanups (a CSR object, a lease) that run after the command's own
 // deadline may have passed.
 // Two of them may run one after the other past a --timeout, so each gets one second: plenty for one small

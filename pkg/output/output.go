@@ -151,9 +151,17 @@ func (p *Printer) Begin(running, done string) func(error) {
 	if p.dryRun {
 		done = running + ": would be done"
 	}
-	// An error that only changes the way the run goes on ends the step as a warning.
+	// An error that only changes the way the run goes on ends the step as a warning; a done line decided
+	// at the end (member.DoneText) is success.
 	var fallback interface{ StepWarning() string }
+	var said interface{ StepDone() string }
 	plain := func(err error) {
+		if errors.As(err, &said) {
+			err = nil
+			if !p.dryRun {
+				done = said.StepDone()
+			}
+		}
 		if errors.As(err, &fallback) {
 			p.line("WARNING", fallback.StepWarning())
 			return
@@ -174,6 +182,12 @@ func (p *Printer) Begin(running, done string) func(error) {
 	}
 	return func(err error) {
 		elapsed := time.Since(start).Round(time.Millisecond)
+		if errors.As(err, &said) {
+			err = nil
+			if !p.dryRun {
+				done = said.StepDone()
+			}
+		}
 		switch {
 		case errors.As(err, &fallback):
 			end("WARNING", fmt.Sprintf("%s (%s)", fallback.StepWarning(), elapsed))

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 func TestStyled(t *testing.T) {
@@ -49,6 +51,24 @@ func TestPlainPrinter(t *testing.T) {
 	}
 	if strings.Contains(got, "\x1b") {
 		t.Fatal("escape codes in plain output")
+	}
+}
+
+// A step that learns what it did as it goes ends with that line, plain and styled.
+func TestStepSaying(t *testing.T) {
+	for _, mode := range []ColorMode{ColorNever, ColorAlways} {
+		var buf bytes.Buffer
+		p := NewPrinter(&buf, mode)
+		if err := member.StepSaying(p, "Removing", func() (string, error) { return "Removed the binding only", nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := member.StepSaying(p, "Failing", func() (string, error) { return "never", errors.New("boom") }); err == nil {
+			t.Fatal("StepSaying lost the error")
+		}
+		out := buf.String()
+		if !strings.Contains(out, "Removed the binding only") || !strings.Contains(out, "Failing: boom") || strings.Contains(out, "never") {
+			t.Errorf("color %v: %q", mode, out)
+		}
 	}
 }
 

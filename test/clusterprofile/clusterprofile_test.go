@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,12 +19,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+	cpclient "sigs.k8s.io/cluster-inventory-api/client/clientset/versioned/typed/apis/v1alpha1"
 	"sigs.k8s.io/cluster-inventory-api/pkg/access"
+	"sigs.k8s.io/yaml"
 
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
@@ -36,6 +41,9 @@ var (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
+	if kubeenv.Listing() {
+		return m.Run()
+	}
 	clusters, dir, stop, err := kubeenv.StartForTests("consumer", "provider")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -56,40 +64,78 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-func federate(t *testing.T, args ...string) string {
+// kubectlFederate runs the binary under test; stdout, stderr and whether it exited 0.
+func kubectlFederate(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, federateBin, args...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "HOME="+t.TempDir())
 	out, err := cmd.Output()
+	stderr := ""
+	if ee, ok := err.(*exec.ExitError); ok {
+		stderr = string(ee.Stderr)
+	}
+	return string(out), stderr, err
+}
+
+func federate(t *testing.T, args ...string) string {
+	t.Helper()
+	out, stderr, err := kubectlFederate(t, args...)
 	if err != nil {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
 		t.Fatalf("kubectl-federate %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr)
 	}
-	return string(out)
+	return out
 }
 
 const tenantNS = "federate-tenant-consumer"
 
-// profile is the ClusterProfile a cluster manager would write for the export's Secret: two access
-// providers, this tool's plugin and kubeconfig-secretreader, with the same cluster and the same config
-// (the Secret, the key holding the credential, its namespace). It holds no secret.
-func profile(t *testing.T, server string, ca []byte) *v1alpha1.ClusterProfile {
+// The CRD as the cluster inventory's administrator installs it: config/crd/bases of
+// sigs.k8s.io/cluster-inventory-api, the very module (and version) this test's pkg/access comes from.
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+const crdName = "clusterprofiles.multicluster.x-k8s.io"
+
+func installClusterProfileCRD(t *testing.T, crds dynamic.NamespaceableResourceInterface) {
 	t.Helper()
-	config, err := json.Marshal(map[string]string{"name": "provider-kubeconfig", "key": "credential", "namespace": "inventory"})
+	dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-inventory-api").Output()
+	if err != nil {
+		t.Fatalf("locating sigs.k8s.io/cluster-inventory-api: %v", err)
+	}
+	data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(dir)), "config", "crd", "bases", "multicluster.x-k8s.io_clusterprofiles.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cluster := clientcmdv1.Cluster{Server: server, CertificateAuthorityData: ca,
-		Extensions: []clientcmdv1.NamedExtension{{Name: "client.authentication.k8s.io/exec", Extension: runtime.RawExtension{Raw: config}}}}
-	return &v1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Name: "provider", Namespace: "inventory"},
-		Spec: v1alpha1.ClusterProfileSpec{ClusterManager: v1alpha1.ClusterManager{Name: "kubectl-federate"}},
-		Status: v1alpha1.ClusterProfileStatus{AccessProviders: []v1alpha1.AccessProvider{
-			{Name: "kubectl-federate", Cluster: cluster}, {Name: "kubeconfig-secretreader", Cluster: cluster}}}}
+	crd := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &crd.Object); err != nil {
+		t.Fatal(err)
+	}
+	if crd.GetName() != crdName {
+		t.Fatalf("the module's CRD is %q", crd.GetName())
+	}
+	if _, err := crds.Create(t.Context(), crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = crds.Delete(context.Background(), crdName, metav1.DeleteOptions{}) })
+	// Served once Established: watched.
+	w, err := crds.Watch(t.Context(), metav1.ListOptions{FieldSelector: "metadata.name=" + crdName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		u, ok := ev.Object.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == "Established" && m["status"] == "True" {
+				return
+			}
+		}
+	}
+	t.Fatal("the ClusterProfile CRD was never established")
 }
 
 // providerFile is what a consumer's administrator writes for pkg/access: one provider, run with the
@@ -135,19 +181,103 @@ func listConfigMaps(t *testing.T, k kubernetes.Interface) error {
 	return err
 }
 
-// Done (issue 38, 2): pkg/access turns a ClusterProfile naming an exec export's Secret into a working
-// rest.Config, through this tool's plugin and through kubeconfig-secretreader; a client built once
-// through this tool's plugin follows renew; kubeconfig-secretreader, which sets no expiry, follows it only
-// in a new process; after unauthenticate, neither plugin yields a credential.
-func TestClusterProfileAccessProviders(t *testing.T) {
+// checkProfile checks what `export clusterprofile` wrote, as the typed client of the cluster inventory reads
+// it: this tool as cluster manager (label and spec), the member's ID, two access providers (this tool's
+// plugin and kubeconfig-secretreader) with the provider's server and CA and the Secret as the plugin's
+// configuration, and no byte of the credential.
+func checkProfile(t *testing.T, cp *v1alpha1.ClusterProfile, held string) {
+	t.Helper()
+	if cp.Labels[v1alpha1.LabelClusterManagerKey] != "kubectl-federate" || cp.Spec.ClusterManager.Name != "kubectl-federate" ||
+		cp.Labels["multicluster.x-k8s.io/inventory-member-id"] != "provider" {
+		t.Errorf("the ClusterProfile's cluster manager or member: labels %v, spec %+v", cp.Labels, cp.Spec)
+	}
+	var names []string
+	for _, ap := range cp.Status.AccessProviders {
+		names = append(names, ap.Name)
+		var ref map[string]string
+		if len(ap.Cluster.Extensions) != 1 || ap.Cluster.Extensions[0].Name != "client.authentication.k8s.io/exec" ||
+			json.Unmarshal(ap.Cluster.Extensions[0].Extension.Raw, &ref) != nil {
+			t.Fatalf("access provider %s: extensions %+v", ap.Name, ap.Cluster.Extensions)
+		}
+		if ap.Cluster.Server == "" || len(ap.Cluster.CertificateAuthorityData) == 0 ||
+			ref["name"] != "provider-kubeconfig" || ref["key"] != "credential" || ref["namespace"] != "inventory" {
+			t.Errorf("access provider %s: server %q, %d bytes of CA, plugin config %v", ap.Name, ap.Cluster.Server, len(ap.Cluster.CertificateAuthorityData), ref)
+		}
+	}
+	if !slices.Equal(names, []string{"kubectl-federate", "kubeconfig-secretreader"}) {
+		t.Errorf("access providers %v", names)
+	}
+	whole, err := json.Marshal(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{"client-certificate-data", "client-key-data"} {
+		for _, line := range strings.Split(held, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+": "); ok && strings.Contains(string(whole), v) {
+				t.Errorf("the ClusterProfile holds the credential's %s", field)
+			}
+		}
+	}
+}
+
+// Done (issue 38, 2): `export clusterprofile` refuses a cluster without the ClusterProfile CRD (naming it,
+// installing nothing); with the CRD (from the cluster inventory's own module) it writes a ClusterProfile
+// that pkg/access turns into a working rest.Config, through this tool's plugin and through
+// kubeconfig-secretreader. A client built once through this tool's plugin follows renew;
+// kubeconfig-secretreader, which sets no expiry, follows it only in a new process; renew leaves the
+// profile as it was (the provider did not move); unauthenticate deletes the profile and its Secret, and
+// neither plugin yields a credential after it.
+func TestClusterProfileExport(t *testing.T) {
 	ctx := t.Context()
 	federate(t, "authenticate", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig, "--cluster-id", "consumer", "--remote-cluster-id", "provider")
 	k := kubernetes.NewForConfigOrDie(consumer.Config)
 	if _, err := k.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "inventory"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	federate(t, "export", "kubeconfig", "--exec", "--kubeconfig", consumer.Kubeconfig, "--remote-cluster-id", "provider", "-n", "inventory")
-	cp := profile(t, provider.Config.Host, provider.Config.CAData)
+	crds := dynamic.NewForConfigOrDie(consumer.Config).Resource(crdGVR)
+	export := []string{"export", "clusterprofile", "--kubeconfig", consumer.Kubeconfig, "--remote-cluster-id", "provider", "-n", "inventory"}
+	nothingWritten := func(what string) {
+		t.Helper()
+		if l, err := k.CoreV1().Secrets("inventory").List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+			t.Errorf("%s wrote %d Secret(s) in inventory (%v)", what, len(l.Items), err)
+		}
+	}
+
+	// No CRD: refused with its name, and nothing is written or installed.
+	out, stderr, err := kubectlFederate(t, export...)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || out != "" || !strings.Contains(stderr, "serves no ClusterProfile API ("+crdName) {
+		t.Errorf("export clusterprofile without its CRD: %v\nstdout: %s\nstderr: %s", err, out, stderr)
+	}
+	nothingWritten("the refused export")
+	if _, err := crds.Get(ctx, crdName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused export installed the CRD: %v", err)
+	}
+
+	installClusterProfileCRD(t, crds)
+	profiles := cpclient.NewForConfigOrDie(consumer.Config).ClusterProfiles("inventory")
+	// A server-side dry run: the API server's own answer, and nothing stored.
+	federate(t, append(export, "--dry-run=server")...)
+	nothingWritten("a dry run")
+	if l, err := profiles.List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+		t.Errorf("a dry run stored %d ClusterProfile(s) (%v)", len(l.Items), err)
+	}
+
+	if out := federate(t, export...); out != "secret/provider-kubeconfig created (namespace inventory)\nclusterprofile.multicluster.x-k8s.io/provider created (namespace inventory)\n" {
+		t.Errorf("export clusterprofile: %q", out)
+	}
+	if out := federate(t, export...); out != "secret/provider-kubeconfig unchanged (namespace inventory)\nclusterprofile.multicluster.x-k8s.io/provider unchanged (namespace inventory)\n" {
+		t.Errorf("export clusterprofile again: %q", out)
+	}
+	if out := federate(t, "status", "--kubeconfig", consumer.Kubeconfig, "-o", `jsonpath={range .items[?(@.kind=="Export")]}{.metadata.name}{"\t"}{.status.format}{"\n"}{end}`); !strings.Contains(out, "\tclusterprofile\n") {
+		t.Errorf("status does not list the export: %q", out)
+	}
+	held := federate(t, "get", "kubeconfig", "--kubeconfig", consumer.Kubeconfig, "--remote-cluster-id", "provider")
+	cp, err := profiles.Get(ctx, "provider", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkProfile(t, cp, held)
 
 	ours := providerFile("kubectl-federate", federateBin, "credential")
 	reference := providerFile("kubeconfig-secretreader", secretReaderBin)
@@ -167,6 +297,11 @@ func TestClusterProfileAccessProviders(t *testing.T) {
 	}
 
 	federate(t, "renew", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig, "--remote-cluster-id", "provider")
+	// The provider did not move: the profile is as it was (not even rewritten), and still leads to the
+	// credential, now the new one.
+	if after, err := profiles.Get(ctx, "provider", metav1.GetOptions{}); err != nil || after.ResourceVersion != cp.ResourceVersion {
+		t.Errorf("renew rewrote the ClusterProfile though the provider did not move: %v", err)
+	}
 	// renew returned: the overlap is over, the old credential refused. The client built before renew
 	// through this tool's plugin has read the new one (its expirationTimestamp was 30 s ahead, the overlap
 	// 45 s); one built now through either plugin reads the new one.
@@ -184,12 +319,21 @@ func TestClusterProfileAccessProviders(t *testing.T) {
 		t.Errorf("kubeconfig-secretreader in the same process after renew: %v, want Forbidden (its credential has no expiry)", err)
 	}
 	// Run anew (another process), it reads the rewritten Secret: the new credential.
-	held := federate(t, "get", "kubeconfig", "--kubeconfig", consumer.Kubeconfig, "--remote-cluster-id", "provider")
-	if got := runPlugin(t, secretReaderBin, cp); !strings.Contains(held, base64.StdEncoding.EncodeToString([]byte(got))) {
+	renewed := federate(t, "get", "kubeconfig", "--kubeconfig", consumer.Kubeconfig, "--remote-cluster-id", "provider")
+	if renewed == held {
+		t.Fatal("renew did not replace the credential")
+	}
+	if got := runPlugin(t, secretReaderBin, cp); !strings.Contains(renewed, base64.StdEncoding.EncodeToString([]byte(got))) {
 		t.Error("kubeconfig-secretreader run after renew does not print the credential now held")
 	}
 
 	federate(t, "unauthenticate", "--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
+	if _, err := profiles.Get(ctx, "provider", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the ClusterProfile after unauthenticate: %v", err)
+	}
+	if _, err := k.CoreV1().Secrets("inventory").Get(ctx, "provider-kubeconfig", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the export's Secret after unauthenticate: %v", err)
+	}
 	if err := listConfigMaps(t, build(ours, "this tool's plugin")); err == nil {
 		t.Error("this tool's plugin after unauthenticate: a request succeeded")
 	}

@@ -938,7 +938,11 @@ func TestSliceForgedOrDeniedRequests(t *testing.T) {
 		if s := providerSlice(t, "consumer", altered); s == nil || s.Status.Phase != "" {
 			t.Errorf("the altered request's status: %+v, want still pending", s)
 		}
-		mustOn(t, consumer, "delete", "resourceslice", altered, "--remote-cluster-id", "provider")
+		// Never granted: the consumer's removal names what it held, no Identity or kubeconfig.
+		r := mustOn(t, consumer, "delete", "resourceslice", altered, "--remote-cluster-id", "provider")
+		if !strings.Contains(r.stderr, "its record") || !strings.Contains(r.stderr, "the request on the provider") || strings.Contains(r.stderr, "Identity") || strings.Contains(r.stderr, "its kubeconfig") {
+			t.Errorf("the consumer's removal of a slice never granted: %s", r.stderr)
+		}
 	})
 
 	// A denial reaches the consumer: its import fails with the reason and stores nothing.
@@ -968,6 +972,10 @@ func TestSliceForgedOrDeniedRequests(t *testing.T) {
 				t.Fatalf("the provider's record: %+v, want Denied with reason %q", s, tc.want)
 			}
 			checkNothingGranted(t, "consumer", tc.name)
+			// The consumer sees the denial, and its reason, before any import (issue 42 item 10).
+			if r := mustOn(t, consumer, "get", "resourceslices", "--remote-cluster-id", "provider", "-o", "yaml"); !strings.Contains(r.stdout, "phase: Denied") || !strings.Contains(r.stdout, tc.want) {
+				t.Errorf("the consumer's listing of a denied slice: want phase Denied with %q:\n%s", tc.want, r.stdout)
+			}
 			before := takeSnapshot(t)
 			r := on(t, consumer, "import", "resourceslice", tc.name, "--remote-cluster-id", "provider")
 			if r.code != 1 || !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, "denied") {
@@ -985,6 +993,19 @@ func TestSliceForgedOrDeniedRequests(t *testing.T) {
 			}
 			if r := on(t, consumer, "get", "kubeconfig", "--remote-cluster-id", "provider", "--resource-slice", tc.name); r.code == 0 {
 				t.Errorf("get kubeconfig of a denied slice printed one: %s", r)
+			}
+			// The provider removes what was never granted, and says only that (issue 42 item 5); the
+			// consumer's listing then reads Removed.
+			r = mustOn(t, provider, "delete", "resourceslice", tc.name, "--remote-cluster-id", "consumer")
+			if !strings.Contains(r.stderr, "removed: the consumer's request") || strings.Contains(r.stderr, "binding") || strings.Contains(r.stderr, "namespace") {
+				t.Errorf("the provider's removal of a denied slice: want only its request named:\n%s", r.stderr)
+			}
+			if r := mustOn(t, consumer, "get", "resourceslices", "--remote-cluster-id", "provider", "-o", "yaml"); !strings.Contains(r.stdout, "phase: Removed") {
+				t.Errorf("the consumer's listing of a slice its provider deleted: want Removed:\n%s", r.stdout)
+			}
+			r = mustOn(t, consumer, "delete", "resourceslice", tc.name, "--remote-cluster-id", "provider")
+			if !strings.Contains(r.stderr, "its record") || strings.Contains(r.stderr, "Identity") || strings.Contains(r.stderr, "its kubeconfig") || strings.Contains(r.stderr, "request on the provider") {
+				t.Errorf("the consumer's removal of a denied slice: want only its record named:\n%s", r.stderr)
 			}
 		})
 	}

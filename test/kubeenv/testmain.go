@@ -2,6 +2,7 @@ package kubeenv
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -69,4 +70,14 @@ func ToolsPath(ctx context.Context, dir string) (string, error) {
 		}
 	}
 	return path, os.Symlink(bins.Kubectl, filepath.Join(path, "kubectl"))
+}
+
+// Listing tells whether the test binary only lists its tests (go test -list): its TestMain then starts no
+// cluster, so hack/e2e.sh can ask each package which tests it holds for the price of a build.
+func Listing() bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	f := flag.Lookup("test.list")
+	return f != nil && f.Value.String() != ""
 }

@@ -29,6 +29,9 @@ func TestCommandTableCreateNonce(t *testing.T) {
 			Stderr: []string{"Nonce ensured"}, Writes: map[string][]string{"farm": {"create secrets"}}},
 		{Name: "an unused nonce exists", World: cmdtest.WorldNonce, Args: append(farm, "--remote-cluster-id", "lone"),
 			Stdout: line("lone", "unchanged"), Stderr: []string{`An unused nonce for "lone" already exists`}},
+		// Its expiry is kept: a --ttl given is said not applied, with the way to another expiry.
+		{Name: "an unused nonce exists, --ttl given", World: cmdtest.WorldNonce, Args: append(farm, "--remote-cluster-id", "lone", "--ttl", "48h"),
+			Stdout: line("lone", "unchanged"), Stderr: []string{"WARNING", "was kept, as it was", "not after the --ttl 2d given", "kubectl federate delete nonce --remote-cluster-id lone"}},
 		// A provider never initialized takes --cluster-id as its ID.
 		{Name: "a cluster never initialized, with --cluster-id", World: cmdtest.WorldBare, Args: []string{"create", "nonce", "--kubeconfig", "lone", "--remote-cluster-id", "edge", "--cluster-id", "lone"},
 			Stdout: line("edge", "created"), Stderr: []string{"Cluster initialized", "Nonce ensured"},
@@ -101,8 +104,8 @@ func TestCommandTableCreateResourceSlice(t *testing.T) {
 	})
 }
 
-// create resourceslice-class applies a class on the provider (an apply: always "configured"); bad
-// maxima and policies are refused with nothing written.
+// create resourceslice-class applies a class on the provider, as kubectl says it: created, then configured
+// when it changes, unchanged when it does not; bad maxima and policies are refused with nothing written.
 func TestCommandTableCreateResourceSliceClass(t *testing.T) {
 	class := func(more ...string) []string {
 		return append([]string{"create", "resourceslice-class", "--kubeconfig", "farm"}, more...)
@@ -111,12 +114,18 @@ func TestCommandTableCreateResourceSliceClass(t *testing.T) {
 	cmdtest.RunTable(t, []cmdtest.Row{
 		{Name: "a class", World: cmdtest.WorldPaired, Args: class("small", "--max-cpu", "4", "--max-memory", "8Gi", "--auto-accept"),
 			Stdout: func(t *testing.T, e *cmdtest.Env, out string) {
-				if out != "resourcesliceclass/small configured\n" {
+				if out != "resourcesliceclass/small created\n" {
 					t.Errorf("stdout %q", out)
 				}
-				// What was stored is what -o yaml prints on the next run.
+				// What was stored is what -o yaml prints on the next run, which changes nothing.
 				obj := cmdtest.YAMLObject(t, e.Must(t, class("small", "--max-cpu", "4", "--max-memory", "8Gi", "--auto-accept", "-o", "yaml")...).Stdout)
 				cmdtest.WantFields(t, obj, map[string]string{"spec.max.cpu": "4", "spec.max.memory": "8Gi", "spec.autoAccept": "true"})
+				if r := e.Must(t, class("small", "--max-cpu", "4", "--max-memory", "8Gi", "--auto-accept")...); r.Stdout != "resourcesliceclass/small unchanged\n" {
+					t.Errorf("again: %q", r.Stdout)
+				}
+				if r := e.Must(t, class("small", "--max-cpu", "2", "--max-memory", "8Gi", "--auto-accept")...); r.Stdout != "resourcesliceclass/small configured\n" {
+					t.Errorf("changed: %q", r.Stdout)
+				}
 			},
 			Writes: map[string][]string{"farm": {"patch resourcesliceclasses", "patch resourcesliceclasses"}}},
 		{Name: "-o yaml", World: cmdtest.WorldPaired, Args: class("small", "--max-cpu", "2", "--over-max", "deny", "-o", "yaml"),

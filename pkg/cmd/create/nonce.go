@@ -19,6 +19,7 @@ type NonceOptions struct {
 	ClusterID       string
 	RemoteClusterID string
 	TTL             time.Duration
+	ttlGiven        bool
 
 	f       *cmdutil.Factory
 	cluster *member.Cluster
@@ -61,7 +62,8 @@ func NewCmdNonce(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 }
 
 // Complete builds the cluster client.
-func (o *NonceOptions) Complete(_ *cobra.Command, _ []string) error {
+func (o *NonceOptions) Complete(cmd *cobra.Command, _ []string) error {
+	o.ttlGiven = cmd.Flags().Changed("ttl")
 	var err error
 	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams))
 	return err
@@ -96,6 +98,12 @@ func (o *NonceOptions) Run(ctx context.Context) error {
 	verb := "created"
 	if !created {
 		verb = "unchanged"
+		if o.ttlGiven {
+			// The nonce may be with the consumer already: its life is not lengthened or cut behind its back.
+			o.f.Printer(o.Streams).Warn(fmt.Sprintf("An unused nonce for %s was kept, as it was: it expires %s, not after the --ttl %s given; "+
+				"for another expiry, delete it (kubectl federate delete nonce --remote-cluster-id %s) and create it again",
+				o.RemoteClusterID, n.ExpiresAt.UTC().Format(time.RFC3339), cmdutil.FormatDuration(o.TTL), o.RemoteClusterID))
+		}
 	}
 	_, err = fmt.Fprintf(o.Out, "nonce/%s %s (expires %s)\n", o.RemoteClusterID, verb, n.ExpiresAt.UTC().Format(time.RFC3339))
 	return err

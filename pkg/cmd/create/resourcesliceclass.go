@@ -137,13 +137,13 @@ func (o *ResourceSliceClassOptions) Run(ctx context.Context) error {
 	if o.PodSecurity.String() == sandbox.PodSecurityPrivileged {
 		o.cluster.Report.Warn("--pod-security privileged: the slices of this class may run privileged pods, which means root on this cluster's nodes")
 	}
-	cls, err := grants.ApplySliceClass(ctx, o.cluster, grants.SliceClassOptions{Name: o.Name, Spec: o.spec})
+	cls, outcome, err := grants.ApplySliceClass(ctx, o.cluster, grants.SliceClassOptions{Name: o.Name, Spec: o.spec})
 	if err != nil {
 		return err
 	}
 	if !o.Output.Human() {
 		return o.Output.PrintObject(o.Out, cls)
 	}
-	_, err = fmt.Fprintf(o.Out, "resourcesliceclass/%s configured\n", o.Name)
+	_, err = fmt.Fprintf(o.Out, "resourcesliceclass/%s %s\n", o.Name, outcome)
 	return err
 }

@@ -95,7 +95,7 @@ func TestCommandTableCredential(t *testing.T) {
 			stderr: `apiVersion "client.authentication.k8s.io/v2": this plugin speaks`},
 		{name: "no source", code: 1, stderr: "error: --remote-cluster-id or --secret: one is required"},
 		{name: "both sources", args: []string{"--remote-cluster-id", "farm", "--secret", "farm"}, code: 1, stderr: "error: --remote-cluster-id and --secret: give one"},
-		{name: "a provider not held", args: []string{"--remote-cluster-id", "other"}, code: 1, stderr: `no kubeconfig for provider "other"`},
+		{name: "a provider not held", args: []string{"--remote-cluster-id", "other"}, code: 1, stderr: `provider "other" not found among the providers this cluster holds an identity of`},
 		{name: "a Secret not there", args: []string{"--secret", "nope", "-n", "tools"}, code: 1, stderr: "secret tools/nope not found on this cluster"},
 		{name: "a key not there", args: []string{"--secret", "farm", "-n", "tools"}, code: 1, stderr: `secret tools/farm has no "kubeconfig" key`},
 	} {

@@ -245,7 +245,8 @@ func (o *ResourceSliceOptions) both(ctx context.Context) error {
 
 // ResourceSliceClassOptions are the flags of `delete resourceslice-class`.
 type ResourceSliceClassOptions struct {
-	Name string
+	Name           string
+	IgnoreNotFound bool
 
 	f       *cmdutil.Factory
 	cluster *member.Cluster
@@ -266,6 +267,7 @@ func NewCmdResourceSliceClass(f *cmdutil.Factory, streams cmdutil.Streams) *cobr
 			kubectl federate delete resourceslice-class gpu`),
 		Args: cmdutil.ExactArgs(1, "NAME"),
 	}, o)
+	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
@@ -285,9 +287,13 @@ func (o *ResourceSliceClassOptions) Validate() error {
 
 // Run deletes the class.
 func (o *ResourceSliceClassOptions) Run(ctx context.Context) error {
-	if err := grants.DeleteSliceClass(ctx, o.cluster, o.Name); err != nil {
-		return err
+	err := grants.DeleteSliceClass(ctx, o.cluster, o.Name)
+	switch {
+	case o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound):
+		return nil
+	case err != nil:
+		return flags.NotFoundHint(err, "NAME")
 	}
-	_, err := fmt.Fprintf(o.Out, "resourcesliceclass/%s deleted\n", o.Name)
+	_, err = fmt.Fprintf(o.Out, "resourcesliceclass/%s deleted\n", o.Name)
 	return err
 }

@@ -30,14 +30,15 @@ func TestCommandTableDeleteResourceSliceClass(t *testing.T) {
 			Writes: map[string][]string{"farm": {"delete resourcesliceclasses", "delete resourcesliceclasses"}}},
 		// The DELETE is sent and answered NotFound (as kubectl delete does): the store is as before.
 		{Name: "a class this cluster has no record of", World: withClass, Args: del("nope"), DryRun: true,
-			Code: 1, Err: `ResourceSliceClass "nope": not found`},
+			Code: 1, Err: `NAME: resource slice class "nope" not found on this cluster; known: small (--ignore-not-found to accept that)`},
+		{Name: "a typo", World: withClass, Args: del("smal"), DryRun: true,
+			Code: 1, Err: `NAME: resource slice class "smal" not found on this cluster; did you mean "small"?`},
 		{Name: "a name that is no DNS label", World: withClass, Args: del("Bad"),
 			Code: 1, Usage: true, Err: `NAME "Bad": must be a DNS label`},
 		{Name: "no name", World: withClass, Args: del(),
 			Code: 1, Usage: true, Err: "NAME: exactly 1 argument(s) required, got 0"},
-		// Unlike every other removal, it has no --ignore-not-found.
-		{Name: "--ignore-not-found", World: withClass, Args: del("nope", "--ignore-not-found"),
-			Code: 1, Usage: true, Err: "unknown flag: --ignore-not-found"},
+		{Name: "--ignore-not-found", World: withClass, Args: del("nope", "--ignore-not-found"), DryRun: true,
+			Stdout: cmdtest.WantStdout("")},
 	})
 }
 
@@ -76,7 +77,7 @@ func TestCommandTableDeleteResourceSlice(t *testing.T) {
 			Stdout: cmdtest.WantStdout("resourceslice/batch deleted\n"),
 			Wrote:  map[string][]string{"farm": {"delete resourceslices"}}},
 		{Name: "both sides at once", World: cmdtest.WorldImportedSlice, Args: line(del, []string{"batch"}, both),
-			Stdout: cmdtest.WantStdout("resourceslice/batch deleted\n"), Stderr: []string{"(remote) Resource slice batch of edge revoked and removed", "(local) Resource slice batch removed"},
+			Stdout: cmdtest.WantStdout("resourceslice/batch deleted\n"), Stderr: []string{"(remote) Resource slice batch of edge revoked and removed", "(local) Resource slice batch of farm removed: its Identity, its kubeconfig, its record"},
 			Wrote: map[string][]string{"farm": {"delete rolebindings", "delete namespaces", "delete resourceslices"}, "edge": {"delete identities", "delete resourceslices"}}},
 		{Name: "--side provider", World: cmdtest.WorldImportedSlice, Args: line(del, []string{"batch", "--side", "provider"}, onFarm),
 			Stdout: cmdtest.WantStdout("resourceslice/batch deleted\n"),

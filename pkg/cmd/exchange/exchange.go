@@ -84,13 +84,9 @@ func (o *ApplyOptions) Validate() error {
 
 // Run stores the rules.
 func (o *ApplyOptions) Run(ctx context.Context) error {
-	changed, err := exchange.ApplyExchangeRules(ctx, o.cluster, o.data)
+	what, err := exchange.ApplyExchangeRules(ctx, o.cluster, o.data)
 	if err != nil {
 		return err
-	}
-	what := "unchanged"
-	if changed {
-		what = "configured"
 	}
 	_, err = fmt.Fprintf(o.Out, "configmap/%s %s\n", exchange.ExchangeRulesConfigMap, what)
 	return err

@@ -39,7 +39,7 @@ func TestCommandTableExchange(t *testing.T) {
 	cmdtest.RunTable(t, []cmdtest.Row{
 		// apply
 		{Name: "apply", World: cmdtest.WorldRulesPaths, Args: append(apply, "-f", "{rules}"),
-			Stdout: cmdtest.WantStdout("configmap/federate-exchange-rules configured\n"), Writes: map[string][]string{"edge": {"create configmaps"}}},
+			Stdout: cmdtest.WantStdout("configmap/federate-exchange-rules created\n"), Writes: map[string][]string{"edge": {"create configmaps"}}},
 		{Name: "apply the same file again", World: cmdtest.WorldRules, Args: append(apply, "-f", "{rules}"),
 			Stdout: cmdtest.WantStdout("configmap/federate-exchange-rules unchanged\n")},
 		{Name: "apply a changed file", World: withFile(cmdtest.Rules, changed), Args: append(apply, "-f", "{file}"),

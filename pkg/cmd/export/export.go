@@ -61,6 +61,11 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			                    tls.crt/tls.key or token, by its credential-type label)
 			  admiralty         an Admiralty Target NAME with its kubeconfig Secret NAME-kubeconfig; the
 			                    Target API must be served (Admiralty installed): nothing else is installed
+			  clusterprofile    a ClusterProfile NAME (multicluster.x-k8s.io, in the version served) whose
+			                    status.accessProviders kubectl-federate and kubeconfig-secretreader name
+			                    the provider's server and CA and, as their plugin's configuration, the
+			                    Secret NAME-kubeconfig (key credential) that holds the credential; never a
+			                    secret. Its CRD must be installed: nothing else is installed
 
 			NAME is --name, by default the provider's ID (PROVIDER-SLICE for a slice). Every object carries
 			the pairing's labels (federate.dev/remote-cluster-id, federate.dev/role=consumer, and
@@ -98,6 +103,9 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 
 			# An Admiralty Target for the resource slice "batch", in the namespace whose pods it schedules
 			kubectl federate export admiralty --remote-cluster-id gpu-farm --resource-slice batch -n jobs
+
+			# A ClusterProfile in the cluster inventory "fleet" (Argo CD, multicluster-runtime, MultiKueue)
+			kubectl federate export clusterprofile --remote-cluster-id gpu-farm -n fleet
 
 			# Print the objects instead of writing them
 			kubectl federate export argocd --remote-cluster-id gpu-farm -n argocd -o yaml`),
@@ -212,16 +220,23 @@ func (o *Options) Run(ctx context.Context) error {
 		return o.print(ctx)
 	}
 	written, err := handshake.Export(ctx, o.cluster, o.options())
-	if errors.Is(err, handshake.ErrTargetNotServed) {
+	switch {
+	case errors.Is(err, handshake.ErrTargetNotServed):
 		return fmt.Errorf("FORMAT %s: %w (-o yaml prints them); nothing was written", o.Format, err)
+	case errors.Is(err, handshake.ErrClusterProfileNotServed):
+		// Printed, a ClusterProfile would be applied without its status: no advice to print it.
+		return fmt.Errorf("FORMAT %s: %w; nothing was written", o.Format, err)
 	}
 	if err != nil {
 		return o.hint(err)
 	}
 	for _, w := range written {
 		kind := "secret"
-		if w.Kind == formats.TargetKind {
-			kind = "target." + formats.TargetGVR.Group // as kubectl names it
+		switch w.Kind { // as kubectl names them
+		case formats.TargetKind:
+			kind = "target." + formats.TargetGVR.Group
+		case formats.ClusterProfileKind:
+			kind = "clusterprofile." + formats.ClusterProfileGroupResource.Group
 		}
 		if _, err := fmt.Fprintf(o.Out, "%s/%s %s (namespace %s)\n", kind, w.Name, w.Action, w.Namespace); err != nil {
 			return err

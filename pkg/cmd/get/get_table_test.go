@@ -31,7 +31,9 @@ func TestCommandTableGetKubeconfig(t *testing.T) {
 				cmdtest.WantFields(t, kc, map[string]string{"current-context": "farm.batch"})
 			}},
 		{Name: "a provider this cluster holds nothing of", World: cmdtest.WorldPaired, Args: append(edge, "--remote-cluster-id", "lone"),
-			Code: 1, Err: `no kubeconfig for provider "lone" (Secret federate-system/kubeconfig-controlplane-lone not found)`},
+			Code: 1, Err: `provider "lone" not found among the providers this cluster holds an identity of`},
+		{Name: "a typo", World: cmdtest.WorldPaired, Args: append(edge, "--remote-cluster-id", "farn"),
+			Code: 1, Err: `provider "farn" not found among the providers this cluster holds an identity of (import its identity first); did you mean "farm"?`},
 		{Name: "a slice this cluster never imported", World: cmdtest.WorldPaired, Args: append(edge, "--remote-cluster-id", "farm", "--resource-slice", "nope"),
 			Code: 1, Err: `no kubeconfig for resource slice "nope" of provider "farm" (Secret federate-system/kubeconfig-resource-farm.nope not found)`},
 		{Name: "a slice name that is no DNS label", World: cmdtest.WorldPaired, Args: append(edge, "--remote-cluster-id", "farm", "--resource-slice", "Bad_Name"),
@@ -185,6 +187,9 @@ func TestCommandTableGetNonce(t *testing.T) {
 			}},
 		{Name: "a consumer with no nonce", World: cmdtest.WorldNonce, Args: append(farm, "--remote-cluster-id", "edgy"),
 			Code: 1, Err: `no nonce for consumer "edgy"`, Stderr: []string{"kubectl federate create nonce --remote-cluster-id edgy"}},
+		// A typo of a consumer with a nonce is said as one, and no nonce is advised for the typo.
+		{Name: "a typo of a consumer with a nonce", World: cmdtest.WorldNonce, Args: append(farm, "--remote-cluster-id", "lome"),
+			Code: 1, Err: `--remote-cluster-id: nonce for consumer "lome" not found on this cluster (never created, or used already); did you mean "lone"?`},
 		// The nonce edge paired with was used: it is no longer there to print.
 		{Name: "a nonce already used", World: cmdtest.WorldPaired, Args: append(farm, "--remote-cluster-id", "edge"),
 			Code: 1, Err: `no nonce for consumer "edge": it was already used`},

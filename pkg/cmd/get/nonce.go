@@ -2,6 +2,7 @@ package get
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 
 	cmdprinters "github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
+	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
@@ -72,6 +74,12 @@ func (o *NonceOptions) Validate() error {
 // Run prints the nonce.
 func (o *NonceOptions) Run(ctx context.Context) error {
 	n, ticket, err := handshake.GetNonce(ctx, o.cluster, o.RemoteClusterID)
+	if errors.Is(err, nonce.ErrNotFound) {
+		// A typo is said as one, before any advice to make a nonce for it.
+		if typo := o.nearbyNonce(ctx); typo != nil {
+			return typo
+		}
+	}
 	if err != nil {
 		return flags.NonceHint(flags.RemoteIDError(err), o.RemoteClusterID)
 	}
@@ -94,4 +102,22 @@ func (o *NonceOptions) Run(ctx context.Context) error {
 		_, err = fmt.Fprint(o.Out, ticket.String())
 	}
 	return err
+}
+
+// nearbyNonce is a NotFound naming the consumer with an unused nonce whose ID is nearest the one given, when
+// it is near enough to be what was meant; nil otherwise.
+func (o *NonceOptions) nearbyNonce(ctx context.Context) error {
+	unused, err := o.cluster.Nonces().ListUnused(ctx)
+	if err != nil {
+		return nil //nolint:nilerr // the advice is extra: the nonce's own error is said instead
+	}
+	known := make([]string, 0, len(unused))
+	for _, u := range unused {
+		known = append(known, u.ConsumerID)
+	}
+	nf := handshake.NotFound("nonce for consumer", o.RemoteClusterID, "on this cluster (never created, or used already)", known)
+	if !nf.Nearby() {
+		return nil
+	}
+	return fmt.Errorf("--remote-cluster-id: %w", nf)
 }

@@ -2,6 +2,9 @@ package get
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +23,7 @@ type ResourceSlicesOptions struct {
 
 	f       *cmdutil.Factory
 	cluster *member.Cluster
+	report  member.Reporter
 	cmdutil.Streams
 }
 
@@ -35,6 +39,11 @@ func NewCmdResourceSlices(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Co
 			their tenant namespaces and what was granted (the CONSUMER column); as a consumer, the slices it
 			asked of providers and imported (the PROVIDER column). --remote-cluster-id keeps one pairing.
 
+			A consumer's slices are shown as each provider sees them now, read through the pairing: a slice
+			the provider denied reads Denied (its reason in -o yaml), one it granted that is not imported
+			yet reads Accepted, and one whose request the provider deleted reads Removed. A provider that
+			cannot be reached leaves its slices as this cluster last recorded them, with a warning.
+
 			"kubectl get resourceslices" names Kubernetes' own dynamic resource allocation kind; this
 			tool's are "kubectl get resourceslices.federate.dev -A" (short name fslice).`),
 		Example: cmdutil.Examples(`
@@ -49,7 +58,8 @@ func NewCmdResourceSlices(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Co
 // Complete builds the cluster client.
 func (o *ResourceSlicesOptions) Complete(_ *cobra.Command, _ []string) error {
 	var err error
-	o.cluster, _, err = flags.Cluster(o.f, member.Discard)
+	o.report = o.f.Printer(o.Streams)
+	o.cluster, _, err = flags.Cluster(o.f, o.report)
 	return err
 }
 
@@ -67,6 +77,13 @@ func (o *ResourceSlicesOptions) Run(ctx context.Context) error {
 	held, err := grants.ConsumerSlices(ctx, o.cluster, o.RemoteClusterID)
 	if err != nil {
 		return err
+	}
+	held, unread, err := grants.WithProviderAnswers(ctx, o.cluster, held)
+	if err != nil {
+		return err
+	}
+	for _, id := range slices.Sorted(maps.Keys(unread)) {
+		o.report.Warn(fmt.Sprintf("Provider %q not read through the pairing (%v): its slices show what this cluster last recorded", id, unread[id]))
 	}
 	return views.Slices(o.Out, o.Output, append(provided, held...))
 }

@@ -90,7 +90,7 @@ func TestCommandTableImportResourceSlice(t *testing.T) {
 		{Name: "a slice this cluster never asked for", World: cmdtest.WorldPendingSlice, Args: imp("nope"),
 			Code: 1, Err: `provider "farm" holds no ResourceSlice "nope" from this cluster: create it first`},
 		{Name: "a provider this cluster is not paired with", World: cmdtest.WorldPendingSlice, Args: []string{"import", "resourceslice", "batch", "--kubeconfig", "edge", "--remote-cluster-id", "lone"},
-			Code: 1, Err: `no kubeconfig for provider "lone" (Secret federate-system/kubeconfig-controlplane-lone not found): import its identity first`},
+			Code: 1, Err: `provider "lone" not found among the providers this cluster holds an identity of (import its identity first); known: farm`},
 		{Name: "a name that is no DNS label", World: cmdtest.WorldPendingSlice, Args: imp("Bad"),
 			Code: 1, Usage: true, Err: `NAME "Bad": must be a DNS label`},
 		{Name: "no provider named", World: cmdtest.WorldPendingSlice, Args: []string{"import", "resourceslice", "batch", "--kubeconfig", "edge"},

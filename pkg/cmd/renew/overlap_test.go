@@ -5,10 +5,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdtest"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
@@ -44,24 +46,20 @@ func TestRenewOverlap(t *testing.T) {
 			if len(old) != 1 {
 				t.Fatalf("bound before renew: %v", old)
 			}
-			done := make(chan cmdtest.Result)
-			go func() {
-				done <- w.Run("renew", "--kubeconfig", "edge", "--remote-kubeconfig", "farm", "--remote-cluster-id", "farm", "--overlap", "2s")
-			}()
-			// During the overlap both are bound (and a token's old ServiceAccount is there).
+			// The binding as the overlap ends, read as its end takes the old user out: both are bound then
+			// (an event, not a poll: what the renewal leaves bound until it retires).
 			var both []string
-			var r cmdtest.Result
-		wait:
-			for {
-				select {
-				case r = <-done:
-					break wait
-				case <-time.After(5 * time.Millisecond):
-					if s := subjects(t, w, ns); len(s) == 2 {
-						both = s
+			w.Cluster("farm").Clientset.PrependReactor("update", "rolebindings", func(a clienttesting.Action) (bool, runtime.Object, error) {
+				if a.GetNamespace() == ns && both == nil {
+					if cur, err := w.Cluster("farm").Clientset.Tracker().Get(rbacv1.SchemeGroupVersion.WithResource("rolebindings"), ns, member.RoleBindingName); err == nil {
+						for _, s := range cur.(*rbacv1.RoleBinding).Subjects {
+							both = append(both, credential.SubjectUser(s))
+						}
 					}
 				}
-			}
+				return false, nil, nil
+			})
+			r := w.Run("renew", "--kubeconfig", "edge", "--remote-kubeconfig", "farm", "--remote-cluster-id", "farm", "--overlap", "2s")
 			if r.Code != 0 {
 				t.Fatalf("renew: %s", r)
 			}

@@ -108,7 +108,7 @@ func TestCommandTableRequest(t *testing.T) {
 		{Name: "no request yet", World: cmdtest.WorldPaired, Args: ns("--remote-cluster-id", "farm"),
 			Stdout: cmdtest.WantStdout("No namespace requests or extra namespaces found.\n")},
 		{Name: "a namespace of a provider this cluster holds nothing of", World: cmdtest.WorldPaired, Args: ns("team-a", "--remote-cluster-id", "lone"),
-			Code: 1, Err: `no kubeconfig for provider "lone" (Secret federate-system/kubeconfig-controlplane-lone not found)`},
+			Code: 1, Err: `provider "lone" not found among the providers this cluster holds an identity of`},
 		{Name: "at once, with another provider than the one reached", World: cmdtest.WorldPaired, Args: ns("team-a", "--remote-kubeconfig", "farm", "--remote-cluster-id", "lone"),
 			Code: 1, Err: `--remote-cluster-id "lone": the provider is initialized with cluster ID "farm"`},
 		{Name: "at once, without a name", World: cmdtest.WorldPaired, Args: ns("--remote-kubeconfig", "farm"),
@@ -155,7 +155,7 @@ func TestCommandTableRequest(t *testing.T) {
 		{Name: "an exchange with no rules stored", World: cmdtest.WorldPaired, Args: ex("--for-user", "alice"),
 			Code: 1, Err: "no identity-exchange rules are stored on this cluster"},
 		{Name: "an exchange of a provider this cluster holds nothing of", World: cmdtest.WorldRules, Args: []string{"request", "exchange", "--kubeconfig", "edge", "--remote-cluster-id", "lone", "--for-user", "alice"},
-			Code: 1, Err: `no kubeconfig for provider "lone"`},
+			Code: 1, Err: `provider "lone" not found among the providers this cluster holds an identity of`},
 		{Name: "an exchange without a user", World: cmdtest.WorldRules, Args: ex(),
 			Code: 1, Usage: true, Err: "--for-user: must not be empty"},
 		// Every other command's extra argument is a usage error, pointing at the help.

@@ -167,11 +167,14 @@ func (o *Options) printObject(obj runtime.Object, err error) error {
 
 // verdict turns what a monitor watches for into the exit code: failed checks first, then expiry.
 func (o *Options) verdict(report *status.Report) error {
-	var failed, expiring []string
+	var failed, expiring, next []string
 	now := o.now()
 	for _, s := range report.Credentials {
 		if s.Check != nil && !s.Check.OK {
 			failed = append(failed, describe(s)+": "+s.Check.State+" ("+s.Check.Error+")")
+			if step := nextStep(s); !slices.Contains(next, step) {
+				next = append(next, step)
+			}
 			continue // revoked, cordoned, expired or unreachable: reported as such, not as expiring
 		}
 		// Only what renew renews: an exchange credential lasts 30 days, so a monthly window would always
@@ -181,12 +184,32 @@ func (o *Options) verdict(report *status.Report) error {
 		}
 	}
 	if len(failed) > 0 {
-		return &cmdutil.CodedError{Code: cmdutil.ExitCheckFailed, Err: fmt.Errorf("%d credential(s) not ok: %s; renew them (kubectl federate renew), or ask the provider's administrator", len(failed), strings.Join(failed, "; "))}
+		return &cmdutil.CodedError{Code: cmdutil.ExitCheckFailed, Err: fmt.Errorf("%d credential(s) not ok: %s; %s", len(failed), strings.Join(failed, "; "), strings.Join(next, "; "))}
 	}
 	if len(expiring) > 0 {
 		return &cmdutil.CodedError{Code: cmdutil.ExitExpiring, Err: fmt.Errorf("%d credential(s) expire within %s: %s", len(expiring), o.ExpiringWithin, strings.Join(expiring, "; "))}
 	}
 	return nil
+}
+
+// nextStep is what to do about a credential a check found not ok, one step per state and kind: renew
+// cannot bring back a revoked or cordoned one.
+func nextStep(s status.CredentialState) string {
+	switch {
+	case s.Check.State == status.CheckExpired && s.Renewable():
+		return "an expired one is renewed with kubectl federate renew"
+	case s.Check.State == status.CheckExpired:
+		return "an expired exchange credential is asked for anew with kubectl federate get kubeconfig --for-user"
+	case s.Check.State == status.CheckCordoned:
+		return "a cordoned consumer starts no new workloads until the provider's administrator runs kubectl federate uncordon tenant"
+	case s.Check.State == status.CheckUnreachable:
+		return "an unreachable provider: check its API server address and your network (kubectl federate info shows the address)"
+	case s.Role == member.RoleProvider:
+		return "a revoked credential is issued anew only when its consumer asks again"
+	case s.Kind == status.KindExchange:
+		return "a revoked exchange credential is asked for anew with kubectl federate get kubeconfig --for-user"
+	}
+	return "a revoked pairing is authenticated again (kubectl federate authenticate, or the manual flow) with the provider's consent"
 }
 
 func describe(s status.CredentialState) string {

@@ -52,9 +52,15 @@ func TestCommandTableStatus(t *testing.T) {
 			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) { oneRow(t, out, header, provider) }},
 		{Name: "the consumer's table", World: cmdtest.WorldPaired, Args: []string{"status", "--kubeconfig", "edge"},
 			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) { oneRow(t, out, header, consumer) }},
-		{Name: "a cordonedWorld consumer", World: cordonedWorld, Args: []string{"status", "--kubeconfig", "farm"},
+		{Name: "a cordoned consumer", World: cordonedWorld, Args: []string{"status", "--kubeconfig", "farm"},
 			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
 				oneRow(t, out, header, map[string]string{"REMOTE": "edge", "CORDONED": "yes"})
+			}},
+		// A cordoned consumer's own check: its next step is the provider's uncordon, once, not renew.
+		{Name: "--check of a cordoned consumer", World: cordonedWorld, Args: []string{"status", "--kubeconfig", "edge", "--check"},
+			Code: 4, Err: "1 credential(s) not ok: consumer ControlPlane of farm: cordoned (the provider cordoned this consumer: it may not start new workloads); a cordoned consumer starts no new workloads until the provider's administrator runs kubectl federate uncordon tenant",
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				oneRow(t, out, check, map[string]string{"CHECK": "cordoned"})
 			}},
 		{Name: "-o wide", World: cmdtest.WorldPaired, Args: []string{"status", "--kubeconfig", "edge", "-o", "wide"},
 			Stdout: func(t *testing.T, e *cmdtest.Env, out string) {
@@ -104,7 +110,7 @@ func TestCommandTableStatus(t *testing.T) {
 				oneRow(t, out, check, map[string]string{"REMOTE": "edge", "ROLE": "provider"})
 			}},
 		{Name: "--check of a revoked identity", World: revoked, Args: []string{"status", "--kubeconfig", "edge", "--check"},
-			Code: 4, Err: "1 credential(s) not ok: consumer ControlPlane of farm: revoked",
+			Code: 4, Err: "1 credential(s) not ok: consumer ControlPlane of farm: revoked (authenticates, but may not create pods in federate-tenant-edge: authorized for nothing it was issued for); a revoked pairing is authenticated again (kubectl federate authenticate, or the manual flow) with the provider's consent",
 			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
 				oneRow(t, out, check, map[string]string{"CHECK": "revoked"})
 			}},
