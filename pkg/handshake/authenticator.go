@@ -8,10 +8,13 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -123,6 +126,41 @@ func authenticatorFor(consumerID string, f *v1alpha1.FederatedRequest, n credent
 			{Expression: "user.groups.all(g, !g.startsWith('system:'))", Message: "kubectl federate: a consumer's token is in no system: group"},
 		},
 	}
+}
+
+// Authenticators (provider) are the entries this cluster's API server needs for its active federated
+// pairings: every consumer's, or consumerID's alone (NotFound when it has no federated pairing here).
+func Authenticators(ctx context.Context, c *member.Cluster, consumerID string) ([]*JWTAuthenticator, error) {
+	list, err := c.Dynamic.Resource(v1alpha1.TenantGVR).List(ctx, metav1.ListOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("listing Tenants: %w", err)
+	}
+	var out []*JWTAuthenticator
+	var federated []string
+	if list != nil {
+		for i := range list.Items {
+			var t v1alpha1.Tenant
+			if err := objects.FromUnstructured(&list.Items[i], &t); err != nil {
+				return nil, err
+			}
+			if t.Status.Credential != v1alpha1.CredentialFederated || t.Status.Phase != PhaseActive {
+				continue
+			}
+			federated = append(federated, t.Spec.ClusterID)
+			if consumerID != "" && t.Spec.ClusterID != consumerID {
+				continue
+			}
+			e, err := Authenticator(&t)
+			if err != nil {
+				return nil, fmt.Errorf("tenant %s/%s: %w", t.Namespace, t.Name, err)
+			}
+			out = append(out, e)
+		}
+	}
+	if consumerID != "" && len(out) == 0 {
+		return nil, NotFound("federated consumer", consumerID, "on this cluster (an active federated pairing)", federated)
+	}
+	return out, nil
 }
 
 // celString is s as a CEL string literal. Every value quoted here was validated to hold no quote or

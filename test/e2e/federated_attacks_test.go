@@ -47,7 +47,7 @@ func tryAll(t *testing.T, p *kubeenv.Cluster, ns string, attempts []attempt) []a
 		u, err := whoAmI(t, p, at.token())
 		switch {
 		case at.refused && apierrors.IsUnauthorized(err):
-			rows = append(rows, attemptRow{at.name, "refused: 401 Unauthorized"})
+			rows = append(rows, attemptRow{at.name, fmt.Sprintf("refused: %d %v", err.(apierrors.APIStatus).Status().Code, err)})
 			continue
 		case at.refused:
 			t.Errorf("%s: want 401, got user %+v, error %v", at.name, u, err)

@@ -4,12 +4,17 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
@@ -89,7 +94,148 @@ func TestFederated(t *testing.T) {
 
 	logTable(t, "Tokens presented to the provider fed-p (fed-a's pairing trusted for ci/deployer, fed-b's likewise):",
 		tryAll(t, p, "federate-tenant-fed-a", federatedAttempts(t, env, second[0])))
+
+	// The provider's administrator prints the entries any time, from the Tenants' records.
+	got := jwtEntries(t, mustRun(t, "", "get", "authenticator", "--kubeconfig", p.Kubeconfig).stdout)
+	if len(got) != 2 || !sameEntries(t, got[:1], second) {
+		t.Fatalf("get authenticator printed other entries than the ones issued:\n%v", got)
+	}
+	// renew has nothing to rotate.
+	r = mustRun(t, "", "renew", "--kubeconfig", a.Kubeconfig, "--remote-kubeconfig", p.Kubeconfig, "--remote-cluster-id", p.Name)
+	contains(t, "renew of a federated pairing", r.stdout, "pairing/fed-p has nothing to rotate: federated, it holds no credential")
+
+	federatedRevocation(t, env, second)
+	federatedManualFlow(t, env)
 }
+
+// federatedManualFlow removes fed-b's pairing (the run prints the entry to remove) and makes it again by
+// the manual flow, each administrator on their own cluster: the import proves it, and is not ready until
+// the provider's administrator installs what get authenticator prints.
+func federatedManualFlow(t *testing.T, env *federatedEnv) {
+	b, p := env.b, env.p
+	r := mustRun(t, "", append([]string{"unauthenticate"}, pairArgs(b, p)...)...)
+	removed := jwtEntries(t, r.stdout)
+	if len(removed) != 1 || removed[0]["issuer"].(map[string]any)["url"] != b.Issuer {
+		t.Fatalf("unauthenticate printed %v, want fed-b's entry to remove", removed)
+	}
+	contains(t, "unauthenticate", r.stderr, "remove the jwt entry printed on stdout (issuer "+b.Issuer+")")
+	if g := cli(t, "", "get", "authenticator", "--kubeconfig", p.Kubeconfig, "--remote-cluster-id", b.Name); g.code != 1 || !strings.Contains(g.stderr, "not found") {
+		t.Errorf("get authenticator of a removed pairing: want NotFound\n%s", g)
+	}
+
+	dir := t.TempDir()
+	script := `set -euo pipefail
+kubectl federate create nonce --kubeconfig "$P" --remote-cluster-id fed-b
+kubectl federate get nonce --kubeconfig "$P" --remote-cluster-id fed-b > nonce.txt
+kubectl federate generate tenant --kubeconfig "$B" --nonce-file nonce.txt --service-account ci:deployer > tenant.yaml
+kubectl federate generate identity --kubeconfig "$P" --remote-cluster-id fed-b -f tenant.yaml > identity.yaml
+`
+	r = sh(t, dir, script, "B="+b.Kubeconfig, "P="+p.Kubeconfig)
+	if r.code != 0 {
+		t.Fatalf("the manual flow: %s", r)
+	}
+	contains(t, "generate identity", r.stderr, "kubectl federate get authenticator --remote-cluster-id fed-b")
+	tenant, err := os.ReadFile(filepath.Join(dir, "tenant.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	contains(t, "tenant.yaml", string(tenant), "federated:", "issuer: "+b.Issuer, "name: deployer")
+	if strings.Contains(string(tenant), "csr:") {
+		t.Errorf("a federated tenant.yaml carries a CSR:\n%s", tenant)
+	}
+	imp := sh(t, dir, `kubectl federate import identity --kubeconfig "$B" -f identity.yaml`, "B="+b.Kubeconfig)
+	if imp.code != 4 {
+		t.Fatalf("import identity before the entry is installed: want exit 4\n%s", imp)
+	}
+	contains(t, "import identity", imp.stdout, "federated: tokens of ServiceAccount ci/deployer minted on demand, no credential stored")
+	contains(t, "import identity", imp.stderr, "set up but not ready", "401 Unauthorized")
+	install(t, p, jwtEntries(t, mustRun(t, "", "get", "authenticator", "--kubeconfig", p.Kubeconfig).stdout)...)
+	imp = sh(t, dir, `kubectl federate import identity --kubeconfig "$B" -f identity.yaml`, "B="+b.Kubeconfig)
+	if imp.code != 0 || !strings.Contains(imp.stdout, " unchanged (") {
+		t.Fatalf("import identity again, the entry installed: want exit 0, unchanged\n%s", imp)
+	}
+	mustRun(t, "", "status", "--check", "--kubeconfig", b.Kubeconfig)
+	// The import dropped the request's integrity key: no Secret is left on the consumer for the pairing.
+	for _, s := range secretsOf(t, b) {
+		if strings.Contains(s, "fed-p") {
+			t.Errorf("a Secret of the pairing is left on the consumer: %s", s)
+		}
+	}
+}
+
+// federatedRevocation revokes fed-a on the provider: a token minted before (which the entry still
+// authenticates) is refused what it could do, at once; authenticate issues under a new user and audience
+// afterwards, which the old entry does not take, and the old token dies with the old entry.
+func federatedRevocation(t *testing.T, env *federatedEnv, installed []map[string]any) {
+	a, p := env.a, env.p
+	ns := "federate-tenant-fed-a"
+	audience := installed[0]["issuer"].(map[string]any)["audiences"].([]any)[0].(string)
+	token := mint(t, a, "ci", "deployer", 3600, audience)
+	if err := createPod(t, p, token, ns); err != nil {
+		t.Fatalf("the pairing's token before revoke: %v", err)
+	}
+	// revoke returns once the provider's own access review refuses the user (lifecycle.Revoke): the very
+	// next request with the same token is refused, with no retry.
+	start := time.Now()
+	r := mustRun(t, "", "revoke", "--kubeconfig", p.Kubeconfig, "--remote-cluster-id", a.Name)
+	contains(t, "revoke", r.stderr, "authenticator entry of issuer "+a.Issuer+" may stay")
+	err := createPod(t, p, token, ns)
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("the same token at once after revoke: %v, want 403 Forbidden", err)
+	}
+	refusedIn := time.Since(start).Round(time.Millisecond)
+	u, werr := whoAmI(t, p, token)
+	t.Logf("| the pairing's token (ci/deployer, its audience) after revoke | authenticated as %s (the entry stays); creating a pod: %d %v, %s after revoke began |",
+		u.Username, err.(apierrors.APIStatus).Status().Code, err, refusedIn)
+	if werr != nil || !strings.HasPrefix(u.Username, "kubectl-federate:fed-a:") {
+		t.Errorf("the entry stays, so the token still authenticates: %+v %v", u, werr)
+	}
+	st := cli(t, "", "status", "--check", "--kubeconfig", a.Kubeconfig, "-o", "json")
+	if st.code != 4 || !strings.Contains(st.stdout, `"state": "revoked"`) {
+		t.Errorf("status --check after revoke: want exit 4, revoked\n%s", st)
+	}
+
+	// Authenticated again: a new user and audience, which the entry installed (the revoked one's) does
+	// not take: the run names that the installed entry is not the one printed.
+	r = cli(t, "", append([]string{"authenticate"}, pairArgs(a, p)...)...)
+	if r.code != 4 {
+		t.Fatalf("authenticate after revoke, the old entry installed: want exit 4\n%s", r)
+	}
+	contains(t, "authenticate after revoke", r.stderr, "has an authenticator for issuer "+a.Issuer+" and its keys, yet refused the token: the entry installed is not the one printed")
+	fresh := jwtEntries(t, r.stdout)
+	if sameEntries(t, fresh, installed) {
+		t.Fatal("authenticate after revoke printed the revoked pairing's entry again")
+	}
+	if newAudience := fresh[0]["issuer"].(map[string]any)["audiences"].([]any)[0]; newAudience == audience {
+		t.Fatalf("the new issuance kept the revoked audience %s", audience)
+	}
+	// The new entry replaces the old one (one entry per issuer); fed-b's stays.
+	entries := jwtEntries(t, mustRun(t, "", "get", "authenticator", "--kubeconfig", p.Kubeconfig).stdout)
+	install(t, p, entries...)
+	mustRun(t, "", "status", "--check", "--kubeconfig", a.Kubeconfig)
+	if _, err := whoAmI(t, p, token); !apierrors.IsUnauthorized(err) {
+		t.Errorf("the revoked pairing's token once its entry is replaced: %v, want 401", err)
+	}
+}
+
+// createPod creates a pod in ns, as a server-side dry run, through token.
+func createPod(t *testing.T, c *kubeenv.Cluster, token, ns string) error {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(bearer(c, token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	no := false
+	_, err = cs.CoreV1().Pods(ns).Create(t.Context(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-"},
+		Spec: corev1.PodSpec{AutomountServiceAccountToken: &no, Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10",
+			SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, RunAsNonRoot: ptrTo(true),
+				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}}}},
+	}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	return err
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 // federatedAttempts are the tokens presented to the provider once fed-a's and fed-b's entries are
 // installed: fed-a's own pairing token, and every way around it.
@@ -128,6 +274,12 @@ func federatedAttempts(t *testing.T, env *federatedEnv, entry map[string]any) []
 			return forge(t, key, header, fresh(with(claims, map[string]any{"groups": []string{"system:masters"}, "username": "system:admin",
 				"email": "admin@example.com", "preferred_username": "system:admin"})))
 		}, want: user, allowed: true},
+		{name: "signed with fed-b's key (an issuer the provider trusts for fed-b): every claim of fed-a's pairing token", token: func() string {
+			return forge(t, signingKey(t, b), header, fresh(claims))
+		}, refused: true},
+		{name: "signed with fed-b's key: fed-b's issuer, fed-a's audience, sub system:admin", token: func() string {
+			return forge(t, signingKey(t, b), header, fresh(with(claims, map[string]any{"iss": b.Issuer, "sub": "system:admin"})))
+		}, refused: true},
 		{name: "signed with a key no cluster knows: every claim of fed-a's pairing token", token: func() string {
 			return forge(t, strangerKey(t), header, fresh(claims))
 		}, refused: true},

@@ -115,6 +115,20 @@ func PrintAuthenticator(out io.Writer, p *output.Printer, entries ...*handshake.
 	return nil
 }
 
+// PrintRemovedAuthenticator writes the authenticator entry of a federated pairing just removed to out, and
+// says on stderr that it is the one to take out of the provider's configuration.
+func PrintRemovedAuthenticator(out io.Writer, p *output.Printer, e *handshake.JWTAuthenticator) error {
+	data, err := handshake.AuthenticationConfigYAML(e)
+	if err != nil {
+		return err
+	}
+	if _, err := out.Write(data); err != nil {
+		return err
+	}
+	p.Info("The pairing was federated: remove the jwt entry printed on stdout (issuer " + e.Issuer.URL + ") from the AuthenticationConfiguration file the provider's API server reads (kube-apiserver --authentication-config, on every control-plane host). Until then it authenticates the consumer's tokens as a user bound to nothing")
+	return nil
+}
+
 // NotTrustedExit gives a federated pairing that is set up but not proven its exit code (4, as status
 // --check) and the next step.
 func NotTrustedExit(err error) error {
