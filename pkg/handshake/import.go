@@ -270,22 +270,32 @@ func ApplyIdentityNamed(ctx context.Context, c *member.Cluster, name string, lab
 // stores none, one holding a token minted now (MintedKubeconfig). A provider this cluster holds no identity
 // of is a *NotFoundError naming those it holds, the nearest first (a typo reads as one).
 func GetKubeconfig(ctx context.Context, c *member.Cluster, providerID string) ([]byte, error) {
+	data, fed, err := pairingKubeconfig(ctx, c, providerID)
+	if fed != nil {
+		data, _, err = MintedKubeconfig(ctx, c, fed)
+	}
+	return data, err
+}
+
+// pairingKubeconfig (consumer) reads the kubeconfig stored for a provider or, where none is stored, the
+// pairing's Identity if it is federated (which stores none). A provider this cluster holds no identity of
+// is a *NotFoundError.
+func pairingKubeconfig(ctx context.Context, c *member.Cluster, providerID string) ([]byte, *v1alpha1.Identity, error) {
 	data, err := storedKubeconfig(ctx, c, member.KubeconfigSecretName(providerID), fmt.Sprintf("provider %q", providerID), "import its identity first")
 	if !errors.Is(err, errNoKubeconfig) {
-		return data, err
+		return data, nil, err
 	}
 	switch id, ferr := FederatedIdentity(ctx, c, providerID); {
 	case ferr != nil:
-		return nil, ferr
+		return nil, nil, ferr
 	case id != nil:
-		data, _, err = MintedKubeconfig(ctx, c, id)
-		return data, err
+		return nil, id, nil
 	}
 	known, lerr := ProviderIDs(ctx, c)
 	if lerr != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return nil, NotFound("provider", providerID, "among the providers this cluster holds an identity of (import its identity first)", known)
+	return nil, nil, NotFound("provider", providerID, "among the providers this cluster holds an identity of (import its identity first)", known)
 }
 
 // ProviderIDs lists the providers this cluster holds a pairing's identity of.

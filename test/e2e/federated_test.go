@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,10 +13,13 @@ import (
 	"testing"
 	"time"
 
+	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
 )
@@ -95,6 +100,8 @@ func TestFederated(t *testing.T) {
 	logTable(t, "Tokens presented to the provider fed-p (fed-a's pairing trusted for ci/deployer, fed-b's likewise):",
 		tryAll(t, p, "federate-tenant-fed-a", federatedAttempts(t, env, second[0])))
 
+	federatedExport(t, env, second[0])
+
 	// The provider's administrator prints the entries any time, from the Tenants' records.
 	got := jwtEntries(t, mustRun(t, "", "get", "authenticator", "--kubeconfig", p.Kubeconfig).stdout)
 	if len(got) != 2 || !sameEntries(t, got[:1], second) {
@@ -106,6 +113,83 @@ func TestFederated(t *testing.T) {
 
 	federatedRevocation(t, env, second)
 	federatedManualFlow(t, env)
+}
+
+// federatedExport exports fed-a's pairing for a tool on fed-a: a format that would store a token is
+// refused with nothing written; --exec writes a Secret holding no credential whose client runs the plugin,
+// which mints a token of ci/deployer on fed-a each time, and the provider takes it as the pairing's user.
+func federatedExport(t *testing.T, env *federatedEnv, entry map[string]any) {
+	a, p := env.a, env.p
+	if _, err := kube(t, a).CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "flux-system"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	exp := []string{"export", "kubeconfig", "--kubeconfig", a.Kubeconfig, "--remote-cluster-id", p.Name, "-n", "flux-system"}
+	r := cli(t, "", exp...)
+	if r.code != 1 || !strings.Contains(r.stderr, "the pairing is federated: its credential is a token minted on demand, never stored") {
+		t.Fatalf("export kubeconfig of a federated pairing without --exec: want exit 1, refused\n%s", r)
+	}
+	if l, err := kube(t, a).CoreV1().Secrets("flux-system").List(t.Context(), metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+		t.Fatalf("the refused export wrote Secrets: %v %v", l, err)
+	}
+	mustRun(t, "", append(exp, "--exec", "--exec-command", federateBin)...)
+	sec, err := kube(t, a).CoreV1().Secrets("flux-system").Get(t.Context(), p.Name+"-kubeconfig", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sec.Data) != 1 || sec.Data["kubeconfig"] == nil {
+		t.Errorf("the export's Secret holds more than the client's kubeconfig: %v", slices.Collect(maps.Keys(sec.Data)))
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(sec.Data["kubeconfig"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.BearerToken != "" || cfg.CertData != nil || cfg.ExecProvider == nil || !slices.Equal(cfg.ExecProvider.Args, []string{"credential", "--remote-cluster-id", p.Name}) {
+		t.Fatalf("the exported client: token %t, certificate %t, plugin %+v", cfg.BearerToken != "", cfg.CertData != nil, cfg.ExecProvider)
+	}
+	// The tool's pod reads the consumer as its own ServiceAccount would; here, the consumer's kubeconfig.
+	cfg.ExecProvider.Env = append(cfg.ExecProvider.Env, clientcmdapi.ExecEnvVar{Name: "KUBECONFIG", Value: a.Kubeconfig})
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := cs.AuthenticationV1().SelfSubjectReviews().Create(t.Context(), &authv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("the exported client on the provider: %v", err)
+	}
+	want := entry["claimMappings"].(map[string]any)["username"].(map[string]any)["prefix"].(string) + "system:serviceaccount:ci:deployer"
+	if rev.Status.UserInfo.Username != want {
+		t.Errorf("the exported client is %q on the provider, want %q", rev.Status.UserInfo.Username, want)
+	}
+	// The plugin mints anew each time: two runs, two tokens, both the pairing's audience and short-lived.
+	var tokens []string
+	for range 2 {
+		out := mustRun(t, "", "credential", "--kubeconfig", a.Kubeconfig, "--remote-cluster-id", p.Name).stdout
+		var ec struct {
+			Status struct {
+				Token string `json:"token"`
+			} `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(out), &ec); err != nil || ec.Status.Token == "" {
+			t.Fatalf("credential printed no token: %v\n%s", err, out)
+		}
+		tokens = append(tokens, ec.Status.Token)
+		_, claims := claimsOf(t, ec.Status.Token)
+		aud := entry["issuer"].(map[string]any)["audiences"].([]any)[0]
+		if auds, _ := claims["aud"].([]any); len(auds) != 1 || auds[0] != aud || claims["exp"].(float64)-claims["iat"].(float64) > 3600 {
+			t.Errorf("a minted token's audience %v and lifetime %v s", claims["aud"], claims["exp"].(float64)-claims["iat"].(float64))
+		}
+	}
+	if tokens[0] == tokens[1] {
+		t.Error("the plugin handed out the same token twice: it was stored, not minted")
+	}
+	// Nothing of the pairing's was stored in the meantime: the consumer's own namespace holds no Secret of it.
+	for _, s := range secretsOf(t, a) {
+		if strings.HasPrefix(s, "federate-system/") && strings.Contains(s, p.Name) {
+			t.Errorf("a Secret of the pairing on the consumer: %s", s)
+		}
+	}
+	t.Logf("| export kubeconfig (no --exec) of the federated pairing | refused, exit 1, nothing written |")
+	t.Logf("| export kubeconfig --exec: the client's plugin mints on fed-a | Secret with the client's kubeconfig only; SelfSubjectReview on fed-p: %s |", rev.Status.UserInfo.Username)
 }
 
 // federatedManualFlow removes fed-b's pairing (the run prints the entry to remove) and makes it again by
