@@ -165,8 +165,10 @@ func Unauthenticate(ctx context.Context, consumer, provider *member.Cluster, o U
 		}
 		// Read before the Tenant goes: the entry is made from its record.
 		var entry *handshake.JWTAuthenticator
-		if t, err := handshake.FederatedTenant(ctx, provider, cID); err == nil && t != nil && o.Authenticator != nil {
-			entry, _ = handshake.Authenticator(t)
+		if o.Authenticator != nil && !provider.DryRun {
+			if t, err := handshake.FederatedTenant(ctx, provider, cID); err == nil && t != nil {
+				entry, _ = handshake.Authenticator(t)
+			}
 		}
 		providerErr = wrapSide("provider", RemoveTenant(ctx, provider, cID, o.KeepNamespaces))
 		if providerErr == nil && entry != nil {

@@ -7,11 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdtest"
-	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // export writes the pairing's credential on the consumer as a tool's objects, in a namespace that must
@@ -104,25 +101,10 @@ func TestCommandTableExport(t *testing.T) {
 // it runs names the provider, to mint a token on the consumer each time; any other format is refused with
 // nothing written.
 func TestCommandTableExportFederated(t *testing.T) {
+	// Federated with the namespace argocd on edge.
 	federated := cmdtest.NewTableWorld(func(t *testing.T) *cmdtest.Env {
-		e := cmdtest.Paired(t)
-		edge := e.World.Cluster("edge")
-		if _, err := edge.Clientset.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		// The pairing as a federated import leaves it: the Identity says so, and no kubeconfig is stored.
-		ids := edge.DynamicClient.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace)
-		id, err := ids.Get(t.Context(), member.IdentityName("farm"), metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = unstructured.SetNestedField(id.Object, v1alpha1.CredentialFederated, "spec", "credential")
-		_ = unstructured.SetNestedMap(id.Object, map[string]any{"serviceAccount": map[string]any{"namespace": "ci", "name": "deployer", "uid": "u-1"},
-			"audience": "kubectl-federate:farm:edge:0123456789abcdef", "user": "kubectl-federate:edge:0123456789abcdef:system:serviceaccount:ci:deployer"}, "spec", "federated")
-		if _, err := ids.Update(t.Context(), id, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if err := edge.Clientset.CoreV1().Secrets(member.SystemNamespace).Delete(t.Context(), member.KubeconfigSecretName("farm"), metav1.DeleteOptions{}); err != nil {
+		e := cmdtest.Federated(t)
+		if _, err := e.World.Cluster("edge").Clientset.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		return e

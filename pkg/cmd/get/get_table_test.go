@@ -215,6 +215,23 @@ func TestCommandTableGetAuthenticator(t *testing.T) {
 					t.Errorf("entries for a pairing that is not federated: %v", jwt)
 				}
 			}},
+		{Name: "a federated pairing", World: cmdtest.WorldFederated, Args: append(farm, "--remote-cluster-id", "edge"),
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				cfg := cmdtest.YAMLObject(t, out)
+				cmdtest.WantFields(t, cfg, map[string]string{"kind": "AuthenticationConfiguration",
+					"jwt.0.issuer.url": "https://edge.example:6443", "jwt.0.issuer.audiences.0": "kubectl-federate:farm:edge:0123456789abcdef",
+					"jwt.0.claimMappings.username.claim": "sub", "jwt.0.claimMappings.username.prefix": "kubectl-federate:edge:0123456789abcdef:",
+					"jwt.0.claimValidationRules.0.expression": "claims.sub == 'system:serviceaccount:ci:deployer'"})
+				if jwt, _ := cmdtest.FieldAt(cfg, "jwt").([]any); len(jwt) != 1 {
+					t.Errorf("%d entries, want edge's alone", len(jwt))
+				}
+			}},
+		{Name: "every federated pairing", World: cmdtest.WorldFederated, Args: farm,
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				if jwt, _ := cmdtest.FieldAt(cmdtest.YAMLObject(t, out), "jwt").([]any); len(jwt) != 1 {
+					t.Errorf("%d entries, want edge's", len(jwt))
+				}
+			}},
 		{Name: "a consumer whose pairing is not federated", World: cmdtest.WorldPaired, Args: append(farm, "--remote-cluster-id", "edge"),
 			Code: 1, Err: `federated consumer "edge" not found`},
 		{Name: "a consumer ID that is no DNS label", World: cmdtest.WorldPaired, Args: append(farm, "--remote-cluster-id", "Edge"),
