@@ -186,23 +186,35 @@ func anonymousGet(ctx context.Context, client *http.Client, what, target string)
 	return fmt.Sprintf("the issuer's %s (%s) answers %s", what, target, resp.Status)
 }
 
+// resolvedFederated is a federated request as read from this cluster, and what the preflight found.
+type resolvedFederated struct {
+	req      *v1alpha1.FederatedRequest
+	findings []string
+}
+
+// resolveFederatedStep is resolveFederated as a step of the run, its findings said as warnings.
+func resolveFederatedStep(ctx context.Context, c *member.Cluster, o FederatedOptions) (*resolvedFederated, error) {
+	r := c.Reporter()
+	var out resolvedFederated
+	if err := member.Step(r, "Reading the ServiceAccount and this cluster's issuer", "ServiceAccount "+o.ServiceAccount.Namespace+"/"+o.ServiceAccount.Name+" and issuer read", func() error {
+		var err error
+		out.req, out.findings, err = resolveFederated(ctx, c, o)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	for _, f := range out.findings {
+		r.Warn(f)
+	}
+	return &out, nil
+}
+
 // generateFederated (consumer) signs a federated request: the issuer and ServiceAccount resolved here, no
 // client key and no CSR. The nonce-derived key that will verify the identity's MACs is held in memory (a
 // one-shot run), or kept until the import in the pending Secret, which holds nothing else.
-func generateFederated(ctx context.Context, c *member.Cluster, o TenantOptions, self *member.Self, user string, hold bool) (*v1alpha1.Tenant, *heldKey, error) {
+func generateFederated(ctx context.Context, c *member.Cluster, o TenantOptions, fed *resolvedFederated, self *member.Self, user string, hold bool) (*v1alpha1.Tenant, *heldKey, error) {
 	r := c.Reporter()
-	var req *v1alpha1.FederatedRequest
-	var findings []string
-	if err := member.Step(r, "Reading the ServiceAccount and this cluster's issuer", "ServiceAccount "+o.Federated.ServiceAccount.Namespace+"/"+o.Federated.ServiceAccount.Name+" and issuer read", func() error {
-		var err error
-		req, findings, err = resolveFederated(ctx, c, *o.Federated)
-		return err
-	}); err != nil {
-		return nil, nil, err
-	}
-	for _, f := range findings {
-		r.Warn(f)
-	}
+	req, findings := fed.req, fed.findings
 	macKey := credential.IntegrityKey(o.Nonce)
 	var held *heldKey
 	if hold {
