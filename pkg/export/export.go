@@ -108,7 +108,7 @@ type Spec struct {
 
 // ErrMintedNeedsExec says a credential minted on demand can only be exported as a client that runs the
 // plugin: any other format would store a token it minted.
-var ErrMintedNeedsExec = errors.New("the pairing is federated: its credential is a token minted on demand, never stored, and this format would store one; export a client that runs the plugin instead (--exec, formats " +
+var ErrMintedNeedsExec = errors.New("the pairing is federated: its credential is a token minted on demand, never stored, and this format would store one; only a client that runs the credential plugin exports it (formats " +
 	FormatKubeconfig + " and " + FormatArgoCD + ")")
 
 // Exec is the credential plugin an exec export's client runs.

@@ -407,7 +407,7 @@ func matchIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity
 	m.macKey = pending.Data[integrityKey]
 	if cred.Cert != nil {
 		if want := pending.Annotations[UserAnnotation]; cred.User != want {
-			return nil, fmt.Errorf("spec.certificate: is for user %q, the pending request is for %q", cred.User, want)
+			return nil, fmt.Errorf("spec.certificate: is for user %q, the pending request is for %q: this identity answers an earlier request (generate tenant ran again since); import the identity the provider makes from the latest tenant.yaml (send it to the provider's generate identity -f)", cred.User, want)
 		}
 	}
 	if err := credential.VerifyIdentity(m.macKey, &id.Spec); err != nil {

@@ -95,7 +95,8 @@ func TestRemainingErrorListsWhatRemains(t *testing.T) {
 	err := error(&sandbox.RemainingError{ConsumerID: "edge-1", Grant: `resource slice "big"`,
 		Needs:     rl(map[string]string{"requests.cpu": "8"}),
 		Remaining: rl(map[string]string{"requests.cpu": "1", "requests.memory": "2Gi", "pods": "3"})})
-	want := `resource slice "big" needs requests.cpu 8, more than remains of consumer "edge-1"'s total; remaining for consumer "edge-1": pods 3, requests.cpu 1, requests.memory 2Gi`
+	// Only what does not fit, with what remains of it, and what can be done.
+	want := `resource slice "big" needs more than remains of consumer "edge-1"'s total: requests.cpu 8 (1 remains); free some (delete a slice, revoke a namespace, stop workloads in the tenant namespace), ask for less, or raise the consumer's total`
 	if err.Error() != want || !errors.Is(err, sandbox.ErrOverTotal) {
 		t.Errorf("got  %s\nwant %s", err, want)
 	}
@@ -261,7 +262,7 @@ func TestLedgerConflictReadsAgain(t *testing.T) {
 	armed = true
 	_, err := sandbox.ReserveGrant(t.Context(), f.Cluster, "edge-1", sandbox.SliceGrantKey("s"), `resource slice "s"`, rl(map[string]string{"requests.cpu": "500m"}), total)
 	var re *sandbox.RemainingError
-	if !errors.As(err, &re) || !strings.Contains(err.Error(), "requests.cpu 100m") {
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "requests.cpu 500m (100m remains)") {
 		t.Fatalf("after losing the race: %v, want refused with 100m of CPU remaining", err)
 	}
 	l := readLedgerOf(t, f, "edge-1")
@@ -445,7 +446,7 @@ func TestGrantsAreCarvedOutOfTheTotal(t *testing.T) {
 	}
 	before := len(provider.kube.Actions())
 	_, err := grants.AcceptSlice(ctx, provider.Cluster, grants.AcceptSliceOptions{ConsumerID: "consumer", Name: "big"})
-	if !errors.Is(err, sandbox.ErrOverTotal) || !strings.Contains(err.Error(), `remaining for consumer "consumer": `) || !strings.Contains(err.Error(), "requests.cpu 1500m") {
+	if !errors.Is(err, sandbox.ErrOverTotal) || !strings.Contains(err.Error(), `more than remains of consumer "consumer"'s total: `) || !strings.Contains(err.Error(), "(1500m remains)") {
 		t.Fatalf("a slice beyond what remains: %v", err)
 	}
 	for _, a := range provider.kube.Actions()[before:] {

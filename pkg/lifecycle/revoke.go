@@ -204,6 +204,11 @@ func (rv *revocation) stop(ctx context.Context, cut []handshake.BoundUser) error
 		return parallel.All(jobs...)
 	}
 	return member.Step(rv.r, "Stopping the tenant's workloads and tokens", "Workloads, pods and tokens of "+rv.consumerID+" removed", func() error {
+		if c.DryRun {
+			// Nothing was unbound, so there is no refusal to wait for and no second sweep to make: a dry run
+			// lists each deletion once.
+			return sweep()
+		}
 		if err := parallel.All(sweep, func() error { return handshake.ConfirmRefused(ctx, c, cut) }); err != nil {
 			return err
 		}

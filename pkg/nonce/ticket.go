@@ -68,6 +68,13 @@ func ParseTicket(s string) (Ticket, error) {
 		if strings.HasPrefix(s, "federate-nonce.") {
 			return Ticket{}, fmt.Errorf("nonce %q: unknown version; this kubectl federate reads %q (upgrade it to read newer ones)", truncate(s), strings.TrimSuffix(ticketPrefix, "."))
 		}
+		if len(s) != EncodedLen {
+			// Neither a ticket nor a bare nonce: say what is expected in the form it is printed today.
+			if strings.HasPrefix(s, "nonce/") {
+				return Ticket{}, fmt.Errorf("%q is create nonce's result line, not the nonce: the line to hand over is what kubectl federate get nonce --remote-cluster-id CONSUMER prints on the provider", truncate(s))
+			}
+			return Ticket{}, fmt.Errorf("not a nonce: want the one line kubectl federate get nonce prints (%sPROVIDER.CONSUMER.NONCE.MAC), got %d characters", ticketPrefix, len(s))
+		}
 		n, err := Parse(s)
 		return Ticket{Nonce: n}, err
 	}

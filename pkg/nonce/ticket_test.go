@@ -47,7 +47,8 @@ func TestTicket(t *testing.T) {
 		{"federate-nonce.v1.a.b." + n, "want federate-nonce.v1.PROVIDER.CONSUMER.NONCE.MAC"},
 		{"federate-nonce.v1.A.b." + n + ".x", `provider cluster ID "A" is not a DNS label`},
 		{"federate-nonce.v1.a.b.short.x", "nonce must be 43 characters"},
-		{"abc", "nonce must be 43 characters"},
+		{"abc", "not a nonce: want the one line kubectl federate get nonce prints (federate-nonce.v1.PROVIDER.CONSUMER.NONCE.MAC), got 3 characters"},
+		{"nonce/edge-1 created (expires 2026-11-27T04:23:42Z)", "is create nonce's result line, not the nonce"},
 	} {
 		if _, err := ParseTicket(tc.in); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ParseTicket(%q): %v, want %q", tc.in, err, tc.want)

@@ -167,7 +167,8 @@ func (p *Printer) Begin(running, done string) func(error) {
 			return
 		}
 		if err != nil {
-			p.line("ERROR", fmt.Sprintf("%s: %v", running, err))
+			// The error reaches the user once, as the command's one "error:" line: a step that failed
+			// prints nothing of its own.
 			return
 		}
 		p.line("INFO", done)
@@ -192,7 +193,7 @@ func (p *Printer) Begin(running, done string) func(error) {
 		case errors.As(err, &fallback):
 			end("WARNING", fmt.Sprintf("%s (%s)", fallback.StepWarning(), elapsed))
 		case err != nil:
-			end("ERROR", fmt.Sprintf("%s: %v", running, err))
+			p.live.done(id, func() {}) // said once, by the command's "error:" line
 		default:
 			end("SUCCESS", fmt.Sprintf("%s (%s)", done, elapsed))
 		}

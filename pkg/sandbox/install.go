@@ -30,6 +30,11 @@ func Init(ctx context.Context, c *member.Cluster, wantID string) (*member.Self, 
 	return Initialize(ctx, c, wantID, true)
 }
 
+// InitCreated is Init, telling whether this call initialized the cluster (the init command says which).
+func InitCreated(ctx context.Context, c *member.Cluster, wantID string) (*member.Self, bool, error) {
+	return initializeWith(ctx, c, wantID, true, false)
+}
+
 // Initialize is Init; without verify, an initialized cluster's objects are taken as they are (the
 // consumer's side of a handshake, and what issues nothing, need not read the cluster-wide objects, which
 // a consumer operator may not).
@@ -92,7 +97,7 @@ func initializeWith(ctx context.Context, c *member.Cluster, wantID string, verif
 					return nil, false, err
 				}
 			}
-			r.Info(fmt.Sprintf("Cluster %q already initialized", self.ClusterID))
+			// Said by init alone (InitCreated): on every other command it is noise.
 			return self, false, nil
 		}
 	}

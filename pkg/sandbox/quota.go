@@ -207,9 +207,16 @@ type RemainingError struct {
 	Remaining  corev1.ResourceList
 }
 
+// Error names only the resources that do not fit, each with what remains of it (the whole list of what
+// remains is two dozen resources and hides the one that matters), and what can be done.
 func (e *RemainingError) Error() string {
-	return fmt.Sprintf("%s needs %s, more than remains of consumer %q's total; remaining for consumer %q: %s",
-		e.Grant, formatAmounts(e.Needs), e.ConsumerID, e.ConsumerID, formatAmounts(e.Remaining))
+	parts := make([]string, 0, len(e.Needs))
+	for _, name := range slices.Sorted(maps.Keys(e.Needs)) {
+		need, left := e.Needs[name], e.Remaining[name]
+		parts = append(parts, fmt.Sprintf("%s %s (%s remains)", name, need.String(), left.String()))
+	}
+	return fmt.Sprintf("%s needs more than remains of consumer %q's total: %s; free some (delete a slice, revoke a namespace, stop workloads in the tenant namespace), ask for less, or raise the consumer's total",
+		e.Grant, e.ConsumerID, strings.Join(parts, ", "))
 }
 
 func (e *RemainingError) Unwrap() error { return ErrOverTotal }

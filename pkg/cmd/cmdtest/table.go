@@ -68,6 +68,8 @@ type Row struct {
 	Err string
 	// stderr are other lines stderr must hold (progress, warnings).
 	Stderr []string
+	// NotStderr are texts stderr must not hold (noise a command once printed).
+	NotStderr []string
 	// stdout checks what was printed; nil: a failure prints nothing on stdout.
 	Stdout func(t *testing.T, e *Env, out string)
 	// writes are each cluster's exact writes; a cluster named neither here nor in wrote must get none.
@@ -117,6 +119,11 @@ func RunTable(t *testing.T, rows []Row) {
 				}
 			}
 			Expect(t, e.World, r, row.Code, nil, e.Expand(row.Stderr), unchanged)
+			for _, not := range e.Expand(row.NotStderr) {
+				if strings.Contains(r.Stderr, not) {
+					t.Errorf("stderr holds %q:\n%s", not, r)
+				}
+			}
 			for n, snap := range snaps {
 				if e.World.Snapshot(n) != snap {
 					t.Errorf("a dry run changed %s", n)

@@ -282,5 +282,8 @@ func (o *Options) hint(err error) error {
 	if errors.As(err, &nf) {
 		return fmt.Errorf("-n %s: %w", o.Namespace, err)
 	}
+	if errors.Is(err, formats.ErrMintedNeedsExec) {
+		return fmt.Errorf("%w: add --exec; nothing was written", err)
+	}
 	return err
 }

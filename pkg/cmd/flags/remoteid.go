@@ -1,11 +1,14 @@
 package flags
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
@@ -121,6 +124,29 @@ func FileKindHint(err error) error {
 	return err
 }
 
+// FileKind is the kind of the Kubernetes-style object data holds (YAML or JSON), or "" when it holds
+// none: how a command that reads a one-line value names the file of another step it was given.
+func FileKind(data []byte) string {
+	if !bytes.Contains(data, []byte("kind")) {
+		return ""
+	}
+	var meta struct {
+		Kind string `json:"kind"`
+	}
+	if err := yaml.Unmarshal(data, &meta); err != nil {
+		return ""
+	}
+	return meta.Kind
+}
+
+// WrongFileError says a file holds a kind where want was expected, and which command reads that kind.
+func WrongFileError(kind, want string) error {
+	if cmd, ok := readers[kind]; ok {
+		return fmt.Errorf("is %s file, not %s: that file is read by %s", article(kind), want, cmd)
+	}
+	return fmt.Errorf("is %s file, not %s", article(kind), want)
+}
+
 // NonceHint adds to an expired, used or missing nonce the command that makes a new one.
 func NonceHint(err error, consumerID string) error {
 	switch {
@@ -128,4 +154,12 @@ func NonceHint(err error, consumerID string) error {
 		return fmt.Errorf("%w; the provider's administrator makes a new one with: kubectl federate create nonce --remote-cluster-id %s (then get nonce, and the consumer runs generate tenant again)", err, consumerID)
 	}
 	return err
+}
+
+// article puts "a" or "an" before a kind.
+func article(kind string) string {
+	if kind != "" && strings.ContainsRune("AEIOU", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }

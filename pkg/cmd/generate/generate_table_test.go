@@ -42,7 +42,7 @@ func TestCommandTableGenerateTenant(t *testing.T) {
 		// The key waits on lone from the first run: reused, nothing written.
 		{Name: "again with the same nonce", World: cmdtest.WorldTenantFile, Args: gen(),
 			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) { tenantObject(t, cmdtest.YAMLObject(t, out)) },
-			Stderr: []string{`(local) Cluster "lone" already initialized`, "Client key ensured"}},
+			Stderr: []string{"Client key ensured"}},
 		{Name: "--dry-run", World: cmdtest.WorldNonceFile, Args: gen("--dry-run"), DryRun: true,
 			Stderr: []string{`(dry run) This cluster would be "lone"`},
 			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
@@ -57,7 +57,12 @@ func TestCommandTableGenerateTenant(t *testing.T) {
 		{Name: "a nonce file that is not there", World: cmdtest.WorldNonceFile, Args: []string{"generate", "tenant", "--kubeconfig", "lone", "--nonce-file", "/nonexistent/nonce.txt"},
 			Code: 1, Err: "--nonce-file: open /nonexistent/nonce.txt: no such file or directory"},
 		{Name: "a nonce that is no nonce", World: cmdtest.WorldNonceFile, Args: []string{"generate", "tenant", "--kubeconfig", "lone", "--nonce", "garbage"},
-			Code: 1, Usage: true, Err: "--nonce: nonce must be 43 characters of base64url, got 7"},
+			Code: 1, Usage: true, Err: "--nonce: not a nonce: want the one line kubectl federate get nonce prints (federate-nonce.v1.PROVIDER.CONSUMER.NONCE.MAC), got 7 characters"},
+		// A file of another step is named, with the command that reads it; nothing is written.
+		{Name: "a Tenant file as the nonce", World: cmdtest.WorldTenantFile, Args: []string{"generate", "tenant", "--kubeconfig", "lone", "--nonce-file", "{tenant}"},
+			Code: 1, Usage: true, Err: "--nonce-file {tenant}: is a Tenant file, not a nonce: that file is read by the provider's kubectl federate generate identity -f"},
+		{Name: "an Identity file as the nonce", World: cmdtest.WorldIdentityFile, Args: []string{"generate", "tenant", "--kubeconfig", "lone", "--nonce-file", "{identity}"},
+			Code: 1, Usage: true, Err: "--nonce-file {identity}: is an Identity file, not a nonce: that file is read by the consumer's kubectl federate import identity -f"},
 		{Name: "no nonce", World: cmdtest.WorldNonceFile, Args: []string{"generate", "tenant", "--kubeconfig", "lone"},
 			Code: 1, Usage: true, Err: "at least one of the flags in the group [nonce nonce-file] is required"},
 		{Name: "--nonce and --nonce-file", World: cmdtest.WorldNonceFile, Args: gen("--nonce", "x"),
@@ -91,7 +96,17 @@ func TestCommandTableGenerateIdentity(t *testing.T) {
 	// The nonce consumed, the CSR made and approved, the sandbox, the binding.
 	// The nonce's consumption (update secrets) runs alongside the CSR's creation: no order between them.
 	issued := map[string][]string{"farm": {"create certificatesigningrequests", "update certificatesigningrequests", "create namespaces", "patch rolebindings", "patch tenants"}}
+	// farm made lone a new nonce after issuing: the Tenant of the old one asks with a used nonce.
+	renonced := cmdtest.NewTableWorld(func(t *testing.T) *cmdtest.Env {
+		e := cmdtest.IdentityFile(t)
+		e.Must(t, "create", "nonce", "--kubeconfig", "farm", "--remote-cluster-id", "lone")
+		return e
+	})
 	cmdtest.RunTable(t, []cmdtest.Row{
+		// Said once, by the error line (no progress line repeats it), with the next step.
+		{Name: "a Tenant of a used nonce", World: renonced, Args: gen("--remote-cluster-id", "lone"),
+			Code: 1, Err: "its integrity key is gone (a new nonce replaced it): have the consumer generate a new Tenant from a new nonce",
+			NotStderr: []string{"ERROR", "Verifying the tenant request"}},
 		{Name: "a genuine Tenant", World: cmdtest.WorldTenantFile, Args: gen("--remote-cluster-id", "lone"),
 			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) { identityObject(t, cmdtest.YAMLObject(t, out)) },
 			Stderr: []string{"(local) Tenant request verified (nonce, signature, CSR)", "(local) Nonce consumed", "Sandbox federate-tenant-lone ready"},

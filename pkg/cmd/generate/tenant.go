@@ -100,13 +100,19 @@ func NewCmdTenant(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 // builds the cluster client.
 func (o *TenantOptions) Complete(_ *cobra.Command, _ []string) error {
 	if o.NonceFile != "" {
-		data, err := cmdutil.ReadInput("--nonce-file", o.NonceFile, o.In, 4096)
+		// Read as much as a tenant.yaml may hold: a file of another step is named, not cut off.
+		data, err := cmdutil.ReadInput("--nonce-file", o.NonceFile, o.In, handshake.MaxDocumentSize)
 		if err != nil {
 			return err
 		}
 		o.Nonce = strings.TrimSpace(string(data))
 	}
 	o.ticket, o.ticketErr = nonce.ParseTicket(o.Nonce)
+	if o.ticketErr != nil {
+		if kind := flags.FileKind([]byte(o.Nonce)); kind != "" {
+			o.ticketErr = flags.WrongFileError(kind, "a nonce")
+		}
+	}
 	if err := o.Federated.Complete(); err != nil {
 		return err
 	}

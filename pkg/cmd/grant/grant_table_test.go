@@ -63,7 +63,7 @@ func TestCommandTableGrantNamespace(t *testing.T) {
 		{Name: "a consumer with no Tenant", World: cmdtest.WorldPaired, Args: grant("team-y", "--remote-cluster-id", "lone"),
 			Code: 1, Err: `consumer "lone" has no active identity on this provider (no Tenant federate-tenant-lone/lone): authenticate it first`},
 		{Name: "more than remains of the consumer's total", World: cmdtest.WorldPaired, Args: grant("team-y", "--remote-cluster-id", "edge", "--quota", "pods=100000"),
-			Code: 1, Err: `namespace "team-y" needs pods 100k, more than remains of consumer "edge"'s total; remaining for consumer "edge": `},
+			Code: 1, Err: `namespace "team-y" needs more than remains of consumer "edge"'s total: pods 100k (`},
 		{Name: "a reserved name", World: cmdtest.WorldPaired, Args: grant("kube-x", "--remote-cluster-id", "edge"),
 			Code: 1, Usage: true, Err: `NAME "kube-x": names starting with "kube-" are reserved`},
 		{Name: "a quota that is no quantity", World: cmdtest.WorldPaired, Args: grant("team-y", "--remote-cluster-id", "edge", "--quota", "pods=x"),

@@ -16,6 +16,14 @@ func TestCommandTableImportIdentity(t *testing.T) {
 		e.Must(t, "import", "identity", "--kubeconfig", "lone", "-f", e.Vars["identity"])
 		return e
 	})
+	// lone asked again (a new nonce, a new Tenant) after farm issued {identity}: that identity is stale.
+	stale := cmdtest.NewTableWorld(func(t *testing.T) *cmdtest.Env {
+		e := cmdtest.IdentityFile(t)
+		e.Must(t, "create", "nonce", "--kubeconfig", "farm", "--remote-cluster-id", "lone")
+		next := cmdtest.File(t, "nonce2.txt", e.Must(t, "get", "nonce", "--kubeconfig", "farm", "--remote-cluster-id", "lone").Stdout)
+		e.Must(t, "generate", "tenant", "--kubeconfig", "lone", "--nonce-file", next)
+		return e
+	})
 	line := func(verb string) func(t *testing.T, _ *cmdtest.Env, out string) {
 		re := regexp.MustCompile(`^identity\.federate\.dev/controlplane-farm ` + verb + ` \(user kubectl-federate:lone:[0-9a-f]{16}, expires \S+Z, kubeconfig in secret federate-system/kubeconfig-controlplane-farm\)\n$`)
 		return func(t *testing.T, _ *cmdtest.Env, out string) {
@@ -40,6 +48,10 @@ func TestCommandTableImportIdentity(t *testing.T) {
 			Code: 1, Err: `spec.consumerClusterID "lone": this identity was issued to another consumer (this cluster is "edge")`},
 		{Name: "a Tenant instead", World: cmdtest.WorldIdentityFile, Args: []string{"import", "identity", "--kubeconfig", "lone", "-f", "{tenant}"},
 			Code: 1, Err: "is a Tenant, not an Identity: that file is read by the provider's kubectl federate generate identity -f"},
+		// Said once (no progress line repeats it), with what to do next.
+		{Name: "a stale identity", World: stale, Args: []string{"import", "identity", "--kubeconfig", "lone", "-f", "{identity}"},
+			Code: 1, Err: "this identity answers an earlier request (generate tenant ran again since); import the identity the provider makes from the latest tenant.yaml",
+			NotStderr: []string{"ERROR", "Matching the credential"}},
 		{Name: "no file", World: cmdtest.WorldIdentityFile, Args: []string{"import", "identity", "--kubeconfig", "lone"},
 			Code: 1, Usage: true, Err: `required flag(s) "filename" not set`},
 	})

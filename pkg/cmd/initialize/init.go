@@ -67,13 +67,16 @@ func (o *Options) Validate() error {
 
 // Run initializes the cluster.
 func (o *Options) Run(ctx context.Context) error {
-	self, err := sandbox.Init(ctx, o.cluster, o.ClusterID)
+	self, created, err := sandbox.InitCreated(ctx, o.cluster, o.ClusterID)
 	var conflict *member.IDConflictError
 	if errors.As(err, &conflict) {
 		return fmt.Errorf("--cluster-id: %w", err)
 	}
 	if err != nil {
 		return err
+	}
+	if !created {
+		o.cluster.Reporter().Info(fmt.Sprintf("Cluster %q already initialized", self.ClusterID))
 	}
 	_, err = fmt.Fprintf(o.Out, "cluster/%s initialized\n", self.ClusterID)
 	return err
