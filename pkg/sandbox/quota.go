@@ -179,16 +179,6 @@ func SameQuota(a, b corev1.ResourceList) bool {
 	return true
 }
 
-// formatAmounts renders a list as "name amount, ..." sorted by name.
-func formatAmounts(l corev1.ResourceList) string {
-	parts := make([]string, 0, len(l))
-	for _, name := range slices.Sorted(maps.Keys(l)) {
-		q := l[name]
-		parts = append(parts, string(name)+" "+q.String())
-	}
-	return strings.Join(parts, ", ")
-}
-
 // ErrOverTotal means a grant needs more than remains of its consumer's total.
 var ErrOverTotal = errors.New("more than remains of the consumer's total")
 

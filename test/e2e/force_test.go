@@ -23,7 +23,9 @@ func TestUnauthenticateWithOneSideGone(t *testing.T) {
 
 	before := takeSnapshot(t)
 	r := cli(t, "", "unauthenticate", "--kubeconfig", dead, "--remote-kubeconfig", provider.Kubeconfig)
-	if r.code != 1 || !strings.Contains(r.stderr, "connection refused") {
+	// The way on is named: this command's --force, with the unreachable side's ID.
+	if r.code != 1 || !strings.Contains(r.stderr, "connection refused") ||
+		!strings.Contains(r.stderr, "nothing was changed; to remove this pairing from the reachable cluster alone, add --force --cluster-id CONSUMER") {
 		t.Errorf("without --force: %s", r)
 	}
 	r = cli(t, "", "unauthenticate", "--kubeconfig", dead, "--remote-kubeconfig", provider.Kubeconfig, "--force")

@@ -18,6 +18,8 @@ type ConnectionError struct {
 	Context string
 	Cause   string
 	Err     error
+	// Next is what the command can do about it (unauthenticate's --force), said after the cause.
+	Next string
 }
 
 func (e *ConnectionError) Error() string {
@@ -25,7 +27,11 @@ func (e *ConnectionError) Error() string {
 	if e.Context != "" {
 		where += ", context " + e.Context
 	}
-	return fmt.Sprintf("cannot reach the cluster of %s (%s): %s", e.Flag, where, e.Cause)
+	msg := fmt.Sprintf("cannot reach the cluster of %s (%s): %s", e.Flag, where, e.Cause)
+	if e.Next != "" {
+		msg += "; " + e.Next
+	}
+	return msg
 }
 
 func (e *ConnectionError) Unwrap() error { return e.Err }

@@ -52,3 +52,11 @@ func TestUnauthorizedNamesTheFlag(t *testing.T) {
 		t.Errorf("a 401: %v", err)
 	}
 }
+
+// A command that knows the way on (unauthenticate's --force) says it after the cause, on the same line.
+func TestConnectionErrorNext(t *testing.T) {
+	e := &ConnectionError{Flag: "--remote-kubeconfig", Server: "https://127.0.0.1:1", Cause: "connection refused", Next: "add --force"}
+	if got, want := e.Error(), "cannot reach the cluster of --remote-kubeconfig (https://127.0.0.1:1): connection refused; add --force"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -158,6 +158,12 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	due := map[string]*time.Time{} // provider -> its earliest expiry
 	deadline := o.f.ServerNow().Add(o.ExpiringWithin)
+	consumers := map[string]bool{}
+	for _, s := range report.Credentials {
+		if s.Role == member.RoleProvider {
+			consumers[s.RemoteClusterID] = true
+		}
+	}
 	for _, s := range report.Credentials {
 		if s.Role != member.RoleConsumer || s.Kind == status.KindExchange || s.NotAfter == nil {
 			continue
@@ -171,6 +177,15 @@ func (o *Options) Run(ctx context.Context) error {
 		providers = append(providers, p)
 	}
 	slices.Sort(providers)
+	if len(providers) == 0 {
+		// Silence would read as "all renewed". A provider's credentials are renewed by its consumers.
+		msg := "Nothing to renew: this cluster holds no credential on any provider"
+		if len(consumers) > 0 {
+			msg += fmt.Sprintf(" (it is the provider of %d consumer(s), which renew from their side: run renew with a consumer's --kubeconfig)", len(consumers))
+		}
+		local.Reporter().Warn(msg)
+		return nil
+	}
 	var errs []error
 	var overlaps []*renewed
 	for _, p := range providers {

@@ -112,8 +112,9 @@ func TestCommandTableRenew(t *testing.T) {
 		{Name: "--all, no kubeconfig for the provider", World: inDir(cmdtest.Paired), Args: all,
 			Stdout: cmdtest.WantStdout("pairing/farm failed: no kubeconfig for it in --remote-kubeconfig-dir . (a file farm, farm.kubeconfig or farm.yaml)\n"),
 			Code:   1, Err: `1 of 1 provider(s) not renewed: provider "farm": no kubeconfig for it in --remote-kubeconfig-dir .`},
+		// Silence would read as "all renewed": it says there was nothing, and that a provider's consumers renew.
 		{Name: "--all on a cluster holding no credential", World: inDir(cmdtest.Paired, "farm"), Args: []string{"renew", "--all", "--kubeconfig", "farm", "--remote-kubeconfig-dir", "."},
-			Stdout: cmdtest.WantStdout("")},
+			Stdout: cmdtest.WantStdout(""), Stderr: []string{"Nothing to renew: this cluster holds no credential on any provider (it is the provider of 1 consumer(s), which renew from their side"}},
 		// lone is initialized but edge never paired with it: nothing to renew there.
 		{Name: "a provider never paired with", World: lone, Args: []string{"renew", "--kubeconfig", "edge", "--remote-cluster-id", "lone", "--remote-kubeconfig", "lone"},
 			Code: 1, Err: `consumer "edge" has no active identity on this provider (no Tenant federate-tenant-edge/edge)`},

@@ -101,7 +101,18 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 	}
 	var swapped *lifecycle.SwappedError
+	var conn *cmdutil.ConnectionError
 	switch {
+	case !o.Force && errors.As(err, &conn):
+		// Nothing was changed; the way on is a flag of this command.
+		conn.Next = "nothing was changed; to remove this pairing from the reachable cluster alone, add --force"
+		switch {
+		case conn.Flag == "--remote-kubeconfig" && o.IDs.Remote == "":
+			conn.Next += " --remote-cluster-id PROVIDER"
+		case conn.Flag == "--kubeconfig" && o.IDs.Local == "":
+			conn.Next += " --cluster-id CONSUMER"
+		}
+		return conn
 	case errors.As(err, &swapped):
 		return fmt.Errorf("%w; run: kubectl federate unauthenticate %s %s", err, o.Pair.Remote.ConnectionFlags("--"), o.Pair.Local.ConnectionFlags("--remote-"))
 	case o.IgnoreNotFound && errors.Is(err, handshake.ErrNotFound):
