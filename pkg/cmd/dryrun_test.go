@@ -237,7 +237,7 @@ spec:
 // new command must be put in one list or the other.
 func TestEveryWritingCommandTakesDryRun(t *testing.T) {
 	readOnly := map[string]bool{
-		"kubectl federate get nonce": true, "kubectl federate get resourceslices": true,
+		"kubectl federate get nonce": true, "kubectl federate get resourceslices": true, "kubectl federate get authenticator": true,
 		"kubectl federate info": true, "kubectl federate status": true, "kubectl federate version": true,
 		"kubectl federate exchange get": true, "kubectl federate exchange resolve": true, "kubectl federate credential": true,
 		"kubectl federate completion bash": true, "kubectl federate completion fish": true,

@@ -9,6 +9,7 @@
 //	csr.go        client keys and CSRs: build, parse once, check exactly; certificates parsed once
 //	csrapi.go     the Kubernetes CSR API: create, approve exactly ours, wait, check the certificate
 //	token.go      the ServiceAccount token credential: TokenRequest, when a certificate cannot be issued
+//	federated.go  the federated identity: its signed request, its naming, tokens minted on the consumer
 //	message.go    the signed handshake message and issuance user names
 //	integrity.go  the nonce-keyed MACs that seal identity.yaml
 package credential

@@ -44,6 +44,16 @@ func integrityFields(s *v1alpha1.IdentitySpec) []sealedField {
 	if s.Credential != "" || s.Token != "" {
 		fields = append(fields, sealedField{"credential", []byte(s.Credential)}, sealedField{"token", []byte(s.Token)})
 	}
+	// A federated identity seals whose tokens the consumer mints, for which audience, and whom the provider
+	// takes them for: a changed audience or account would send the consumer's tokens where it never meant to.
+	if f := s.Federated; f != nil || s.Credential == v1alpha1.CredentialFederated {
+		if f == nil {
+			f = &v1alpha1.FederatedIdentity{}
+		}
+		sa := f.ServiceAccount
+		fields = append(fields, sealedField{"federated.serviceAccount", []byte(sa.Namespace + "\n" + sa.Name + "\n" + sa.UID)},
+			sealedField{"federated.audience", []byte(f.Audience)}, sealedField{"federated.user", []byte(f.User)})
+	}
 	return fields
 }
 

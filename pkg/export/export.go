@@ -100,14 +100,24 @@ type Spec struct {
 	// of holding the credential: the plugin reads the credential from the export's own Secret (under
 	// CredentialKey) every time it runs, so the client follows every rewrite without being rebuilt.
 	Exec *Exec
+	// Minted says the credential is minted by the plugin each time it runs (a federated pairing's: a
+	// ServiceAccount token of this cluster) and exists nowhere else: Exec is required, Kubeconfig holds
+	// only where the provider is, and the Secret holds no credential at all.
+	Minted bool
 }
+
+// ErrMintedNeedsExec says a credential minted on demand can only be exported as a client that runs the
+// plugin: any other format would store a token it minted.
+var ErrMintedNeedsExec = errors.New("the pairing is federated: its credential is a token minted on demand, never stored, and this format would store one; only a client that runs the credential plugin exports it (formats " +
+	FormatKubeconfig + " and " + FormatArgoCD + ")")
 
 // Exec is the credential plugin an exec export's client runs.
 type Exec struct {
 	Command string   `json:"command"`
 	Args    []string `json:"args,omitempty"`
 	// ClusterInfo hands the plugin the Secret to read as the cluster's configuration
-	// (provideClusterInfo); without it, Args must name it. A kubeconfig always provides it; Argo CD only
+	// (provideClusterInfo); without it, Args must name it. A kubeconfig provides it (but for a minted
+	// credential: there the plugin reads no Secret, and Args name the provider); Argo CD only
 	// from 3.5 on, so there it is asked for.
 	ClusterInfo bool `json:"clusterInfo,omitempty"`
 }
@@ -191,7 +201,10 @@ func Build(s Spec) (*Objects, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the stored kubeconfig: %w", err)
 	}
-	if p.Token == "" && (len(p.CertPEM) == 0 || len(p.KeyPEM) == 0) {
+	if s.Minted && s.Exec == nil {
+		return nil, ErrMintedNeedsExec
+	}
+	if !s.Minted && p.Token == "" && (len(p.CertPEM) == 0 || len(p.KeyPEM) == 0) {
 		return nil, errors.New("the stored kubeconfig holds neither a client certificate and key nor a token")
 	}
 	labels := map[string]string{LabelFormat: s.Format}
@@ -219,7 +232,11 @@ func Build(s Spec) (*Objects, error) {
 	case FormatKubeconfig:
 		kc := s.Kubeconfig
 		if s.Exec != nil {
-			if kc, err = kubeconfig.BuildExec(p, kubeconfig.ExecUser{Command: s.Exec.Command, Args: s.Exec.Args}, pluginConfig(sec)); err != nil {
+			var config []byte // the Secret, handed to the plugin as its cluster's configuration
+			if s.Exec.ClusterInfo {
+				config = pluginConfig(sec)
+			}
+			if kc, err = kubeconfig.BuildExec(p, kubeconfig.ExecUser{Command: s.Exec.Command, Args: s.Exec.Args}, config); err != nil {
 				return nil, err
 			}
 		}
@@ -248,7 +265,7 @@ func Build(s Spec) (*Objects, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.Exec != nil {
+	if s.Exec != nil && !s.Minted {
 		sec.Data[CredentialKey] = s.Kubeconfig
 	}
 	return out, nil

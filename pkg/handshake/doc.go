@@ -14,7 +14,10 @@
 //	decode.go     strict decoding of tenant.yaml and identity.yaml
 //	verify.go     shape checks of a Tenant and an Identity
 //	issue.go      the provider's issuance: verify, request, consume, sandbox, approve, bind, record
+//	issue_federated.go  what a federated issuance does differently: its user and audience, kept on a re-run
 //	import.go     the consumer's import: verify the identity, store the kubeconfig and Identity
+//	federated.go  the consumer's federated request (its issuer, the preflight) and the kubeconfig minted for it
+//	authenticator.go  the provider's authenticator entry of a federated pairing, and why its API server refuses
 //	pairing.go    the consumer's way to the provider: its stored kubeconfig
 //	credential.go  the credential a plugin hands out: stored in federate-system, or in an export's Secret
 //	export.go     a held credential written in another tool's format, rewritten at renewal, deleted with it

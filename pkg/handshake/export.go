@@ -17,8 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/export"
 	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -32,6 +34,10 @@ type ExportOptions struct {
 	Name       string // "" for the default: the provider's ID, or PROVIDER-SLICE
 	Key        string // FormatKubeconfig: a second data key
 	Exec       *export.Exec
+	// MintArgs are the plugin's arguments for a federated pairing's export (Exec's command): they name
+	// the provider, and the plugin mints the pairing's token on this cluster every time it runs, so the
+	// export holds none.
+	MintArgs []string
 }
 
 // DefaultExportName is the name an export gets when none is given: the provider's ID, which is how the
@@ -102,17 +108,31 @@ func (o ExportOptions) name() string {
 // dry run or a printed export shows are exactly those Export writes.
 func BuildExport(ctx context.Context, c *member.Cluster, o ExportOptions) (*export.Objects, error) {
 	var kc []byte
+	var fed *v1alpha1.Identity
 	var err error
 	if o.Slice == "" {
-		kc, err = GetKubeconfig(ctx, c, o.ProviderID)
+		kc, fed, err = pairingKubeconfig(ctx, c, o.ProviderID)
 	} else {
 		kc, err = GetSliceKubeconfig(ctx, c, o.ProviderID, o.Slice)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return export.Build(export.Spec{Format: o.Format, Name: o.name(), Namespace: o.Namespace, Key: o.Key,
-		Labels: exportLabels(o.ProviderID, o.Slice), Kubeconfig: kc, Exec: o.Exec, MemberID: o.ProviderID})
+	spec := export.Spec{Format: o.Format, Name: o.name(), Namespace: o.Namespace, Key: o.Key,
+		Labels: exportLabels(o.ProviderID, o.Slice), Kubeconfig: kc, Exec: o.Exec, MemberID: o.ProviderID}
+	if fed != nil {
+		// Nothing to copy: the client mints the pairing's token on this cluster each time it runs, and the
+		// kubeconfig carries only where the provider is.
+		spec.Minted = true
+		if o.Exec != nil {
+			spec.Exec = &export.Exec{Command: o.Exec.Command, Args: o.MintArgs}
+		}
+		if spec.Kubeconfig, err = kubeconfig.Build(kubeconfig.Params{Name: fed.Spec.ClusterID, Server: fed.Spec.APIServer, CA: fed.Spec.CA,
+			ProxyURL: fed.Spec.ProxyURL, Namespace: fed.Spec.Namespace}); err != nil {
+			return nil, err
+		}
+	}
+	return export.Build(spec)
 }
 
 // Export writes a credential this cluster holds in a tool's format, in a namespace that must exist. It

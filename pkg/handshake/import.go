@@ -5,6 +5,7 @@ import (
 	"crypto"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,10 +34,15 @@ const (
 // Imported is the result of ImportIdentity.
 type Imported struct {
 	Namespace        string
-	KubeconfigSecret string
+	KubeconfigSecret string // "" for a federated identity, which stores no credential
 	User             string
-	NotAfter         time.Time
+	NotAfter         time.Time // zero for a federated identity, which does not expire
 	AlreadyImported  bool
+	// Federated is a federated identity: whose tokens the consumer mints, for which audience.
+	Federated *v1alpha1.FederatedIdentity
+	// Authenticator is a federated identity's entry for the provider's API server, when the run that
+	// imported it issued it too (one shot).
+	Authenticator *JWTAuthenticator
 }
 
 // ErrStaleIdentity is an identity that answers an earlier request of this cluster than the one pending: a
@@ -58,6 +64,17 @@ type heldKey struct {
 	key    crypto.Signer
 	user   string
 	macKey []byte // the nonce-derived key of the identity's integrity MACs
+	// findings are what a federated request's preflight found the provider's API server will lack.
+	findings []string
+}
+
+// Findings are what the preflight of a federated request found the provider's API server will lack of
+// this cluster's issuer, seen from here; none for a certificate's request.
+func (h *heldKey) Findings() []string {
+	if h == nil {
+		return nil
+	}
+	return h.findings
 }
 
 // ImportIdentityHeld is ImportIdentity for a request whose key this process holds (held), or whose key waits
@@ -78,9 +95,12 @@ func ImportIdentityHeld(ctx context.Context, c *member.Cluster, id *v1alpha1.Ide
 	}
 	providerID := id.Spec.ClusterID
 	res := &Imported{Namespace: member.SystemNamespace, KubeconfigSecret: member.KubeconfigSecretName(providerID), User: cred.User, NotAfter: cred.NotAfter}
+	federated := id.Spec.Credential == v1alpha1.CredentialFederated
+	if federated {
+		res.KubeconfigSecret, res.Federated = "", id.Spec.Federated
+	}
 	secrets := c.Kube.CoreV1().Secrets(member.SystemNamespace)
 	r := c.Reporter()
-
 	var m *importMatch
 	if err := member.Step(r, "Matching the credential with this cluster's request", "Credential answers this cluster's request; every field is as the provider issued it", func() error {
 		var err error
@@ -113,9 +133,7 @@ func ImportIdentityHeld(ctx context.Context, c *member.Cluster, id *v1alpha1.Ide
 	// The kubeconfig, the Identity and the Event (as the provider records its issuance: alongside) do not
 	// depend on each other: all at once, and a one-shot run's lock on the pair goes with them (stored).
 	if err := parallel.All(func() error {
-		return member.Step(r, "Storing the kubeconfig", "Kubeconfig stored in Secret "+member.SystemNamespace+"/"+res.KubeconfigSecret, func() error {
-			return storeKubeconfig(ctx, c, providerID, kubeconfigYAML, macKey)
-		})
+		return storeCredential(ctx, c, id, res, kubeconfigYAML, macKey)
 	}, func() error {
 		return member.Step(r, "Recording the Identity", "Identity "+member.SystemNamespace+"/"+member.IdentityName(providerID)+" recorded", func() error {
 			return applyIdentity(ctx, c, id, res)
@@ -131,8 +149,11 @@ func ImportIdentityHeld(ctx context.Context, c *member.Cluster, id *v1alpha1.Ide
 		return nil
 	}, func() error {
 		// Every export of the pairing's credential follows it (a renewal, a re-run of authenticate): its
-		// list goes with the writes, so a pairing without exports waits for nothing more.
-		RewriteExports(ctx, c, providerID, "", kubeconfigYAML)
+		// list goes with the writes, so a pairing without exports waits for nothing more. A federated
+		// pairing's exports mint their own tokens: nothing in them follows an issuance.
+		if !federated {
+			RewriteExports(ctx, c, providerID, "", kubeconfigYAML)
+		}
 		return nil
 	}); err != nil {
 		return nil, err
@@ -155,6 +176,19 @@ func sameKubeconfigCredential(ctx context.Context, c *member.Cluster, providerID
 		return false, nil
 	}
 	return true, credential.VerifyIdentity(sec.Data[integrityKey], &id.Spec)
+}
+
+// storeCredential stores the kubeconfig of an imported identity; a federated identity stores none (a
+// token is minted whenever one is needed), and a kubeconfig an earlier identity of the pairing stored goes
+// (its credential lost its rights with this issuance).
+func storeCredential(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity, res *Imported, kubeconfigYAML, macKey []byte) error {
+	providerID := id.Spec.ClusterID
+	if id.Spec.Credential == v1alpha1.CredentialFederated {
+		return objects.IgnoreNotFound(c.Kube.CoreV1().Secrets(member.SystemNamespace).Delete(ctx, member.KubeconfigSecretName(providerID), metav1.DeleteOptions{}))
+	}
+	return member.Step(c.Reporter(), "Storing the kubeconfig", "Kubeconfig stored in Secret "+member.SystemNamespace+"/"+res.KubeconfigSecret, func() error {
+		return storeKubeconfig(ctx, c, providerID, kubeconfigYAML, macKey)
+	})
 }
 
 func storeKubeconfig(ctx context.Context, c *member.Cluster, providerID string, data, macKey []byte) error {
@@ -213,11 +247,14 @@ func ApplyIdentityNamed(ctx context.Context, c *member.Cluster, name string, lab
 			return err
 		}
 	}
-	notAfter := metav1.NewTime(res.NotAfter)
 	status := &v1alpha1.Identity{
 		TypeMeta:   obj.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: obj.Name, Namespace: member.SystemNamespace},
-		Status:     v1alpha1.IdentityStatus{User: res.User, NotAfter: &notAfter, KubeconfigSecret: res.KubeconfigSecret},
+		Status:     v1alpha1.IdentityStatus{User: res.User, KubeconfigSecret: res.KubeconfigSecret},
+	}
+	if !res.NotAfter.IsZero() {
+		notAfter := metav1.NewTime(res.NotAfter)
+		status.Status.NotAfter = &notAfter
 	}
 	applyStatus := func() error { return c.ApplyStatus(ctx, v1alpha1.IdentityGVR, status) }
 	if !concurrent {
@@ -233,18 +270,36 @@ func ApplyIdentityNamed(ctx context.Context, c *member.Cluster, name string, lab
 	return applyStatus()
 }
 
-// GetKubeconfig (consumer) returns the kubeconfig stored for a provider. A provider this cluster holds no
-// identity of is a *NotFoundError naming those it holds, the nearest first (a typo reads as one).
+// GetKubeconfig (consumer) returns the kubeconfig stored for a provider; for a federated identity, which
+// stores none, one holding a token minted now (MintedKubeconfig). A provider this cluster holds no identity
+// of is a *NotFoundError naming those it holds, the nearest first (a typo reads as one).
 func GetKubeconfig(ctx context.Context, c *member.Cluster, providerID string) ([]byte, error) {
+	data, fed, err := pairingKubeconfig(ctx, c, providerID)
+	if fed != nil {
+		data, _, err = MintedKubeconfig(ctx, c, fed)
+	}
+	return data, err
+}
+
+// pairingKubeconfig (consumer) reads the kubeconfig stored for a provider or, where none is stored, the
+// pairing's Identity if it is federated (which stores none). A provider this cluster holds no identity of
+// is a *NotFoundError.
+func pairingKubeconfig(ctx context.Context, c *member.Cluster, providerID string) ([]byte, *v1alpha1.Identity, error) {
 	data, err := storedKubeconfig(ctx, c, member.KubeconfigSecretName(providerID), fmt.Sprintf("provider %q", providerID), "import its identity first")
 	if !errors.Is(err, errNoKubeconfig) {
-		return data, err
+		return data, nil, err
+	}
+	switch id, ferr := FederatedIdentity(ctx, c, providerID); {
+	case ferr != nil:
+		return nil, nil, ferr
+	case id != nil:
+		return nil, id, nil
 	}
 	known, lerr := ProviderIDs(ctx, c)
 	if lerr != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return nil, NotFound("provider", providerID, "among the providers this cluster holds an identity of (import its identity first)", known)
+	return nil, nil, NotFound("provider", providerID, "among the providers this cluster holds an identity of (import its identity first)", known)
 }
 
 // ProviderIDs lists the providers this cluster holds a pairing's identity of.
@@ -332,6 +387,13 @@ func matchIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity
 		pending, err = c.SecretRead(member.SystemNamespace, member.PendingKeySecretName(providerID)).Take(ctx, c)
 		m.pendingRead = pending
 	}
+	if apierrors.IsNotFound(err) && id.Spec.Credential == v1alpha1.CredentialFederated {
+		same, err := sameFederatedIdentity(ctx, c, id)
+		if err != nil || same {
+			res.AlreadyImported = same
+			return m, err
+		}
+	}
 	if apierrors.IsNotFound(err) {
 		same, err := sameKubeconfigCredential(ctx, c, providerID, id)
 		if err != nil || same {
@@ -354,6 +416,14 @@ func matchIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity
 	}
 	if err := credential.VerifyIdentity(m.macKey, &id.Spec); err != nil {
 		return nil, err
+	}
+	if f := id.Spec.Federated; f != nil {
+		// No key to match: the identity answers the request whose nonce keyed its MACs, for the user that
+		// nonce entitles this cluster to (under which the provider puts the ServiceAccount's name).
+		if want := pending.Annotations[UserAnnotation]; !strings.HasPrefix(f.User, want+":") && !sameFederatedNaming(ctx, c, id) {
+			return nil, fmt.Errorf("spec.federated.user: is %q, the pending request is for %q", member.Truncate(f.User), want)
+		}
+		return m, nil
 	}
 	params := kubeconfig.Params{Name: providerID, Server: id.Spec.APIServer, CA: id.Spec.CA, ProxyURL: id.Spec.ProxyURL, Namespace: id.Spec.Namespace}
 	if cred.Cert == nil {

@@ -153,6 +153,9 @@ type issuance struct {
 	token    string
 	notAfter time.Time
 	credKind string
+
+	federated *credential.FederatedNaming // a federated issuance's naming (prefix and audience)
+	recorded  *v1alpha1.Tenant            // the Tenant as recorded before this issuance, if any
 }
 
 // startIssue checks the options and the request's shape and decodes its CSR, after sending the reads the
@@ -186,6 +189,12 @@ func startIssue(ctx context.Context, c *member.Cluster, o IssueOptions) (*issuan
 	if err := ValidateTenant(is.tenant, o.ConsumerID, self.ClusterID); err != nil {
 		return nil, err
 	}
+	if is.tenant.Spec.Federated != nil {
+		// No CSR: the request is its signature, which covers every field and the nonce.
+		sum := sha256.Sum256(is.tenant.Spec.Signature)
+		is.csrHash = hex.EncodeToString(sum[:])
+		return is, nil
+	}
 	if is.csr, err = credential.ParseCSR(is.tenant.Spec.CSR); err != nil {
 		return nil, err
 	}
@@ -210,6 +219,7 @@ func (is *issuance) readRecorded(ctx context.Context) (*v1alpha1.Identity, error
 	if err := objects.FromUnstructured(u, &recorded); err != nil {
 		return nil, fmt.Errorf("tenant %s/%s: %w", ns, o.ConsumerID, err)
 	}
+	is.recorded = &recorded
 	st := recorded.Status
 	is.renewal = st.User != ""
 	if st.Phase == PhaseActive { // a revoked user is never bound again, not even for a moment
@@ -248,6 +258,9 @@ func (is *issuance) issuedAgain(ctx context.Context, recorded *v1alpha1.Tenant) 
 		// fetch it again. The consumer asks anew (a new nonce), which makes a new ServiceAccount.
 		return nil, fmt.Errorf("consumer %q: a token was already issued for this request, and a token is handed out once only; for a new one, create a new nonce and have the consumer generate a new Tenant", o.ConsumerID)
 	}
+	if st.Credential == v1alpha1.CredentialFederated {
+		return is.federatedAgain(ctx, recorded)
+	}
 	// The answer repeats what was verified at issuance: a copy of the request (it is public) cannot
 	// have another proxy URL sealed into it. The certificate itself is useless without the key.
 	if recorded.Spec.ProxyURL != tenant.Spec.ProxyURL {
@@ -266,7 +279,12 @@ func (is *issuance) issuedAgain(ctx context.Context, recorded *v1alpha1.Tenant) 
 // for the user that nonce entitles, and a client key that is not a handshake key.
 func (is *issuance) verify(ctx context.Context) error {
 	c, o, tenant, csr := is.c, is.o, is.tenant, is.csr
-	if err := member.Step(is.r, "Verifying the tenant request", "Tenant request verified (nonce, signature, CSR)", func() error {
+	verified := "Tenant request verified (nonce, signature, CSR)"
+	if tenant.Spec.Federated != nil {
+		verified = "Tenant request verified (nonce, signature; federated: issuer " + tenant.Spec.Federated.Issuer + ", ServiceAccount " +
+			tenant.Spec.Federated.ServiceAccount.Namespace + "/" + tenant.Spec.Federated.ServiceAccount.Name + ")"
+	}
+	if err := member.Step(is.r, "Verifying the tenant request", verified, func() error {
 		var err error
 		if is.n = c.NonceCache[o.ConsumerID]; is.n == nil || !c.CurrentTime().Before(is.n.ExpiresAt) {
 			// Not created by this process (the manual flow): read it. A remembered one that was used or
@@ -274,6 +292,10 @@ func (is *issuance) verify(ctx context.Context) error {
 			if is.n, err = c.Nonces().Get(ctx, o.ConsumerID); err != nil {
 				return err
 			}
+		}
+		if tenant.Spec.Federated != nil {
+			msg := credential.FederatedMessage(is.self.ClusterID, o.ConsumerID, is.n.Value, tenant.Spec.Federated, tenant.Spec.ProxyURL)
+			return credential.VerifySignature(tenant.Spec.PublicKey, msg, tenant.Spec.Signature)
 		}
 		msg := credential.Message(is.self.ClusterID, o.ConsumerID, is.n.Value, csr.Raw, tenant.Spec.ProxyURL)
 		if err := credential.VerifySignature(tenant.Spec.PublicKey, msg, tenant.Spec.Signature); err != nil {
@@ -289,8 +311,14 @@ func (is *issuance) verify(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	is.user = csr.Subject.CommonName
 	is.integrityKey = credential.IntegrityKey(is.n.Value)
+	if tenant.Spec.Federated != nil {
+		return is.verifyFederated(ctx)
+	}
+	if o.Credential == credential.CredentialFederated {
+		return errors.New("spec.csr: the provider chose a federated identity, but the consumer's request names no ServiceAccount (spec.federated); the consumer must ask for one")
+	}
+	is.user = csr.Subject.CommonName
 	is.mode = o.Credential
 	if is.mode == "" {
 		is.mode = credential.CredentialCertificate
@@ -334,7 +362,7 @@ func (is *issuance) requestAndConsume(ctx context.Context) (id *v1alpha1.Identit
 	record := map[string][]byte{recordIntegrityKey: is.integrityKey, recordUser: []byte(is.user)}
 	var consumeErr, csrErr error
 	_ = parallel.All(func() error {
-		if is.mode != credential.CredentialToken {
+		if is.mode == credential.CredentialCertificate || is.mode == credential.CredentialAuto {
 			csrErr = member.Step(r, "Requesting the client certificate", "CertificateSigningRequest created", func() error {
 				var err error
 				is.req, err = credential.CreateCSR(ctx, c, o.ConsumerID, member.TenantLabels(o.ConsumerID), is.tenant.Spec.CSR, o.Expiration)
@@ -343,6 +371,11 @@ func (is *issuance) requestAndConsume(ctx context.Context) (id *v1alpha1.Identit
 		}
 		return nil
 	}, func() error {
+		if is.mode == credential.CredentialFederated && is.n.Prepared() {
+			// A one-shot run's nonce never left this process: nothing could use it again, and storing
+			// its record would be the one Secret a federated pairing writes.
+			return nil
+		}
 		consumeErr = member.Step(r, "Consuming the nonce", "Nonce consumed", func() error {
 			return c.Nonces().Consume(ctx, is.n, record)
 		})
@@ -484,6 +517,10 @@ func (is *issuance) finishSandbox(ctx context.Context) error {
 // asked for or no certificate came.
 func (is *issuance) issueToken(ctx context.Context) error {
 	is.credKind = v1alpha1.CredentialCertificate
+	if is.mode == credential.CredentialFederated {
+		is.credKind = v1alpha1.CredentialFederated
+		return nil
+	}
 	if is.mode != credential.CredentialToken {
 		return nil
 	}
@@ -540,6 +577,9 @@ func (is *issuance) bindAndRecord(ctx context.Context) (*v1alpha1.Identity, erro
 		}
 	}
 	id := identityFor(c, is.self.ClusterID, o, is.tenant, is.certPEM, is.token, is.integrityKey)
+	if is.federated != nil {
+		id = federatedIdentityFor(c, is.self.ClusterID, o, is.tenant, is.user, is.federated.Audience, is.integrityKey)
+	}
 	if o.Bound != nil {
 		o.Bound(id) // the consumer may store it while the provider records it
 	}
@@ -609,7 +649,15 @@ func (is *issuance) recheck(ctx context.Context) error {
 // the request known to issue), and its status.
 func (is *issuance) record(ctx context.Context) error {
 	c, o, tenant := is.c, is.o, is.tenant
-	na := metav1.NewTime(is.notAfter)
+	var na *metav1.Time
+	if !is.notAfter.IsZero() {
+		t := metav1.NewTime(is.notAfter)
+		na = &t
+	}
+	audience := ""
+	if is.federated != nil {
+		audience = is.federated.Audience
+	}
 	return member.Step(is.r, "Recording the issuance in the Tenant", "Tenant updated", func() error {
 		return parallel.All(func() error {
 			if is.sandboxEarly {
@@ -618,7 +666,7 @@ func (is *issuance) record(ctx context.Context) error {
 			return nil
 		}, func() error {
 			return applyTenantStatus(ctx, c, o.ConsumerID, v1alpha1.TenantStatus{Phase: PhaseActive, PinnedPublicKey: tenant.Spec.PublicKey, User: is.user,
-				CSRHash: is.csrHash, Certificate: is.certPEM, NotAfter: &na, Credential: is.credKind, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status(),
+				CSRHash: is.csrHash, Certificate: is.certPEM, NotAfter: na, Credential: is.credKind, Audience: audience, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status(),
 				APIServer: o.APIServer, CA: o.CA, Lifetime: DurationPtr(o.Expiration), MaxLifetime: DurationPtr(o.MaxExpiration)})
 		})
 	})
@@ -714,6 +762,10 @@ func waitIssued(ctx context.Context, c *member.Cluster, ns, name, user string) (
 // consumer that re-ran generate tenant with the same nonce sends. The certificate is public and useless
 // without the consumer's private key, so returning it again grants nothing new.
 func alreadyIssued(c *member.Cluster, st v1alpha1.TenantStatus, tenant *v1alpha1.Tenant, csr *x509.CertificateRequest, csrHash string) bool {
+	if st.Credential == v1alpha1.CredentialFederated || tenant.Spec.Federated != nil {
+		// Nothing expires: a federated identity answers exactly the request it was issued for.
+		return st.Credential == v1alpha1.CredentialFederated && tenant.Spec.Federated != nil && st.CSRHash == csrHash
+	}
 	if st.NotAfter == nil || !c.CurrentTime().Before(st.NotAfter.Time) {
 		return false
 	}

@@ -132,8 +132,11 @@ func (m *merge) keepCredential(o IssueOptions, st v1alpha1.TenantStatus) IssueOp
 		m.note(SettingRole, st.ClusterRole, o.ClusterRole, true)
 	}
 	recCred := credential.CredentialCertificate
-	if st.Credential == v1alpha1.CredentialToken {
+	switch st.Credential {
+	case v1alpha1.CredentialToken:
 		recCred = credential.CredentialToken
+	case v1alpha1.CredentialFederated:
+		recCred = credential.CredentialFederated
 	}
 	if m.kept(SettingCredential) {
 		o.Credential = recCred

@@ -29,6 +29,8 @@ type TenantOptions struct {
 	Nonce        string
 	ProxyURL     string // how this cluster reaches the provider's API server, if through a proxy
 	KeyAlgorithm string // of the new client key; "" means ECDSA P-256
+	// Federated, if set, asks for a federated identity instead of a certificate: no client key, no CSR.
+	Federated *FederatedOptions
 }
 
 // GenerateTenant (consumer) prepares a request for an identity on a provider: a fresh client key, kept
@@ -50,6 +52,15 @@ func GenerateTenantHeld(ctx context.Context, c *member.Cluster, o TenantOptions,
 	if o.ConsumerID != "" && o.ConsumerID == o.ProviderID {
 		return nil, nil, fmt.Errorf("provider cluster ID %q: %w", o.ProviderID, member.ErrOwnID)
 	}
+	// A federated request's ServiceAccount and issuer are read first: one this cluster lacks is refused
+	// before anything is written (initializing the cluster among them).
+	var fed *resolvedFederated
+	if o.Federated != nil {
+		var err error
+		if fed, err = resolveFederatedStep(ctx, c, *o.Federated); err != nil {
+			return nil, nil, err
+		}
+	}
 	// The consumer's side issues nothing: its own sandbox objects are not this step's concern.
 	self, created, err := sandbox.InitializeAs(ctx, c, o.ConsumerID, false)
 	var conflict *member.IDConflictError
@@ -67,6 +78,9 @@ func GenerateTenantHeld(ctx context.Context, c *member.Cluster, o TenantOptions,
 		r.Info(fmt.Sprintf("This cluster %s %q, the consumer ID provider %q made the nonce for", c.Said("is now", "would be"), self.ClusterID, o.ProviderID))
 	}
 	user := credential.ExpectedUser(self.ClusterID, o.Nonce)
+	if fed != nil {
+		return generateFederated(ctx, c, o, fed, self, user, hold)
+	}
 	var key crypto.Signer
 	var held *heldKey
 	if hold {

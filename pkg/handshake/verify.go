@@ -38,7 +38,14 @@ func ValidateTenant(t *v1alpha1.Tenant, consumerID, providerID string) error {
 	if len(t.Spec.Signature) == 0 {
 		return errors.New("spec.signature: is missing")
 	}
-	if len(t.Spec.CSR) == 0 {
+	switch {
+	case t.Spec.Federated != nil && len(t.Spec.CSR) > 0:
+		return errors.New("spec.csr: a federated request carries no CSR (it asks the provider to trust spec.federated's ServiceAccount, not a key)")
+	case t.Spec.Federated != nil:
+		if err := credential.ValidateFederatedRequest("spec.federated", t.Spec.Federated); err != nil {
+			return err
+		}
+	case len(t.Spec.CSR) == 0:
 		return errors.New("spec.csr: is missing")
 	}
 	if t.Spec.ProxyURL != "" {
@@ -96,10 +103,15 @@ func ValidateIdentity(id *v1alpha1.Identity, consumerID string, now time.Time) (
 		if id.Spec.Token != "" {
 			return nil, errors.New("spec.token: a certificate identity carries no token")
 		}
+		if id.Spec.Federated != nil {
+			return nil, errors.New("spec.federated: only a federated identity has it")
+		}
 	case v1alpha1.CredentialToken:
 		return validateTokenCredential(id, consumerID, now)
+	case v1alpha1.CredentialFederated:
+		return validateFederatedCredential(id, consumerID)
 	default:
-		return nil, fmt.Errorf("spec.credential %q: must be %s or %s", member.Truncate(id.Spec.Credential), v1alpha1.CredentialCertificate, v1alpha1.CredentialToken)
+		return nil, fmt.Errorf("spec.credential %q: must be %s, %s or %s", member.Truncate(id.Spec.Credential), v1alpha1.CredentialCertificate, v1alpha1.CredentialToken, v1alpha1.CredentialFederated)
 	}
 	cert, err := credential.ParseCertificate("spec.certificate", id.Spec.Certificate)
 	if err != nil {
@@ -152,6 +164,33 @@ func validateTokenCredential(id *v1alpha1.Identity, consumerID string, now time.
 		return nil, fmt.Errorf("spec.token: expired at %s", notAfter.UTC().Format(time.RFC3339))
 	}
 	return &Credential{User: user, NotAfter: notAfter}, nil
+}
+
+// validateFederatedCredential checks a Federated identity: no certificate nor token, a ServiceAccount, an
+// audience, and a user of this consumer that is that ServiceAccount's under a prefix (never a system: name).
+// Its authenticity is the integrity MAC's to prove; whether the provider accepts it, the proof's.
+func validateFederatedCredential(id *v1alpha1.Identity, consumerID string) (*Credential, error) {
+	f := id.Spec.Federated
+	switch {
+	case len(id.Spec.Certificate) > 0:
+		return nil, errors.New("spec.certificate: a federated identity carries no certificate")
+	case id.Spec.Token != "":
+		return nil, errors.New("spec.token: a federated identity carries no token")
+	case f == nil:
+		return nil, errors.New("spec.federated: is missing")
+	case f.Audience == "" || len(f.Audience) > 512:
+		return nil, errors.New("spec.federated.audience: must be set, at most 512 characters")
+	}
+	if err := credential.ValidateServiceAccountRef("spec.federated.serviceAccount", f.ServiceAccount); err != nil {
+		return nil, err
+	}
+	if !IsFederatedUser(f.User, consumerID) {
+		return nil, fmt.Errorf("spec.federated.user %q: is not a federated user of consumer %q", member.Truncate(f.User), consumerID)
+	}
+	if _, err := credential.FederatedNamingOf(f.User, f.Audience, f.ServiceAccount); err != nil {
+		return nil, fmt.Errorf("spec.federated.user: %w", err)
+	}
+	return &Credential{User: f.User}, nil
 }
 
 // TimeOf is an API time as a UTC time; nil stays nil.

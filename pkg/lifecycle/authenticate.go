@@ -36,6 +36,10 @@ type AuthenticateOptions struct {
 	// KeepCurrent and Kept: as in IssueOptions (a renewal's overlap).
 	KeepCurrent bool
 	Kept        func(user string)
+	// Federated asks for a federated identity (the consumer's ServiceAccount, trusted by the provider's
+	// API server) instead of a credential. A re-run of a federated pairing without it keeps the recorded
+	// ServiceAccount, unless another credential kind is given.
+	Federated *handshake.FederatedOptions
 }
 
 // Authenticate runs the manual flow's four steps in one process: the provider creates a nonce, the
@@ -113,10 +117,11 @@ func authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 			} else if o.ProxyURL != recorded.Spec.ProxyURL {
 				proxyChange = &handshake.Change{Setting: handshake.SettingProxyURL, Old: recorded.Spec.ProxyURL, New: o.ProxyURL}
 			}
+			o.Federated = keepFederated(o, &recorded)
 		}
 	}
 	tenant, held, err := handshake.GenerateTenantHeld(ctx, consumer, handshake.TenantOptions{
-		ProviderID: pSelf.ClusterID, Nonce: nonceValue, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm,
+		ProviderID: pSelf.ClusterID, Nonce: nonceValue, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm, Federated: o.Federated,
 	}, created)
 	if err != nil {
 		return nil, err
@@ -144,7 +149,10 @@ func authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 	}
 	if imported != nil {
 		// Bound, so the consumer's side ran: its outcome counts whatever the provider's record did.
-		return res, errors.Join(err, imported())
+		if err = errors.Join(err, imported()); err != nil {
+			return res, err
+		}
+		return res, finishFederated(ctx, consumer, provider, tenant, identity, res, held.Findings())
 	}
 	if errors.Is(err, credential.ErrNoCertificate) && created {
 		// Nothing was issued, and this run made the request (a new nonce, a key held in memory): take the
@@ -156,7 +164,10 @@ func authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 		return nil, err
 	}
 	// Returned without binding (a concurrent run for the same nonce issued it): store it now.
-	return handshake.ImportIdentityHeld(ctx, consumer, identity, held, unlock)
+	if res, err = handshake.ImportIdentityHeld(ctx, consumer, identity, held, unlock); err != nil {
+		return res, err
+	}
+	return res, finishFederated(ctx, consumer, provider, tenant, identity, res, held.Findings())
 }
 
 // wrapSide names the side an error comes from, also on an ID conflict, so a command can name its flag.

@@ -7,6 +7,7 @@
 // One job per file:
 //
 //	authenticate.go  the four steps in one process
+//	federated.go  a federated pairing's end: its authenticator entry, and the proof through a minted token
 //	renew.go      renew: a new credential with the pairing's recorded settings
 //	revoke.go     take a tenant's rights away, in every namespace it was granted, and stop what it runs
 //	remove.go     unauthenticate: both sides' removal

@@ -97,6 +97,9 @@ type UnauthenticateOptions struct {
 	// left. ConsumerID and ProviderID name an unreachable side's cluster ID.
 	Force                  bool
 	ConsumerID, ProviderID string
+	// Authenticator, if set, gets the provider's authenticator entry of a federated pairing once the
+	// provider's side is removed: its administrator removes it from the API server's configuration.
+	Authenticator func(*handshake.JWTAuthenticator)
 }
 
 // SwappedError says that there is no pairing in the direction asked, but there is one the other way round:
@@ -160,7 +163,17 @@ func Unauthenticate(ctx context.Context, consumer, provider *member.Cluster, o U
 			provider.Reporter().Warn(providerErr.Error())
 			return
 		}
+		// Read before the Tenant goes: the entry is made from its record.
+		var entry *handshake.JWTAuthenticator
+		if o.Authenticator != nil && !provider.DryRun {
+			if t, err := handshake.FederatedTenant(ctx, provider, cID); err == nil && t != nil {
+				entry, _ = handshake.Authenticator(t)
+			}
+		}
 		providerErr = wrapSide("provider", RemoveTenant(ctx, provider, cID, o.KeepNamespaces))
+		if providerErr == nil && entry != nil {
+			o.Authenticator(entry)
+		}
 	}()
 	if cErr != nil {
 		consumerErr = fmt.Errorf("consumer: not cleaned, unreachable (%w); left there: Identity, kubeconfig Secret and keys of provider %q in namespace %s",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
@@ -42,6 +43,9 @@ type RenewResult struct {
 	// Retiring are the users an overlap left bound: the credentials renewed away, still authorized until
 	// Retire takes them out.
 	Retiring []handshake.Retiring
+	// Federated says the pairing's identity is federated: it holds no credential, so there was nothing to
+	// rotate (ControlPlane is nil); its resource slices are renewed all the same.
+	Federated bool
 }
 
 // Retire ends a renewal's overlap on the provider: every renewed-away user is taken out of its bindings,
@@ -90,14 +94,20 @@ func Renew(ctx context.Context, consumer, provider *member.Cluster, o RenewOptio
 			res.Retiring = append(res.Retiring, handshake.Retiring{ConsumerID: cSelf.ClusterID, User: user, Namespace: ns})
 		}
 	}
-	if res.ControlPlane, err = Authenticate(ctx, consumer, provider, AuthenticateOptions{
-		ConsumerID: cSelf.ClusterID, ProviderID: pSelf.ClusterID, KeyAlgorithm: o.KeyAlgorithm, ProxyURL: o.ProxyURL,
-		APIServer: o.APIServer, CA: o.CA, Expiration: o.Expiration, MaxExpiration: o.MaxExpiration,
-		ClusterRole: o.ClusterRole, Sandbox: o.Sandbox, Credential: o.Credential,
-		SignerTimeout: o.SignerTimeout, Given: o.Given, KeepCurrent: o.Overlap, Kept: kept(""),
-	}); err != nil {
-		// The provider may have bound the new user (and kept the old one) before the consumer failed.
-		return res, err
+	// A federated identity has nothing to rotate: its tokens are minted when needed and expire by
+	// themselves, and its user stays what the provider's authenticator entry maps to. Only another kind
+	// asked for explicitly replaces it.
+	res.Federated = tenant.Status.Credential == v1alpha1.CredentialFederated && !o.Given[handshake.SettingCredential]
+	if !res.Federated {
+		if res.ControlPlane, err = Authenticate(ctx, consumer, provider, AuthenticateOptions{
+			ConsumerID: cSelf.ClusterID, ProviderID: pSelf.ClusterID, KeyAlgorithm: o.KeyAlgorithm, ProxyURL: o.ProxyURL,
+			APIServer: o.APIServer, CA: o.CA, Expiration: o.Expiration, MaxExpiration: o.MaxExpiration,
+			ClusterRole: o.ClusterRole, Sandbox: o.Sandbox, Credential: o.Credential,
+			SignerTimeout: o.SignerTimeout, Given: o.Given, KeepCurrent: o.Overlap, Kept: kept(""),
+		}); err != nil {
+			// The provider may have bound the new user (and kept the old one) before the consumer failed.
+			return res, err
+		}
 	}
 	// The consumer's slices, and the lifetime each was granted with, which the provider recorded.
 	var held, granted []grants.SliceInfo

@@ -71,13 +71,14 @@ type CredentialState struct {
 	Settings map[string]string `json:"settings,omitempty"`
 	Check    *CredentialCheck  `json:"check,omitempty"`
 
-	secret string // consumer: the kubeconfig Secret in SystemNamespace
+	secret    string             // consumer: the kubeconfig Secret in SystemNamespace
+	federated *v1alpha1.Identity // consumer: a federated identity, proven through a token minted now
 }
 
 // CredentialCheck is what a SelfSubjectReview through a held credential answered.
 type CredentialCheck struct {
 	OK bool `json:"ok"`
-	// State is CheckOK, CheckRevoked, CheckCordoned, CheckExpired or CheckUnreachable.
+	// State is CheckOK, CheckRevoked, CheckCordoned, CheckExpired, CheckUntrusted or CheckUnreachable.
 	State string `json:"state"`
 	User  string `json:"user,omitempty"`
 	// Error says why the state is not ok.
@@ -98,6 +99,9 @@ const (
 	CheckExpired = "expired"
 	// CheckUnreachable: the provider did not answer (network, DNS, TLS), or the kubeconfig is unusable.
 	CheckUnreachable = "unreachable"
+	// CheckUntrusted: a federated identity whose tokens the provider does not take for its user: its
+	// authenticator entry is not installed, not loaded, cannot fetch the issuer's keys, or differs.
+	CheckUntrusted = "untrusted"
 )
 
 // Active tells whether the credential is meant to work (not revoked or denied).
@@ -253,10 +257,15 @@ func identityStates(ctx context.Context, c *member.Cluster, sel metav1.ListOptio
 		if id.Spec.Type == v1alpha1.IdentityResource {
 			kind = KindResourceSlice
 		}
-		out = append(out, CredentialState{RemoteClusterID: id.Spec.ClusterID, Role: member.RoleConsumer, Kind: kind, Name: id.Spec.ResourceSlice,
+		s := CredentialState{RemoteClusterID: id.Spec.ClusterID, Role: member.RoleConsumer, Kind: kind, Name: id.Spec.ResourceSlice,
 			Credential: handshake.OrCertificate(id.Spec.Credential), User: id.Status.User, Namespace: id.Spec.Namespace,
 			NotAfter: handshake.TimeOf(id.Status.NotAfter), secret: id.Status.KubeconfigSecret,
-			Settings: nonEmpty(map[string]string{handshake.SettingAPIServer: id.Spec.APIServer, handshake.SettingProxyURL: id.Spec.ProxyURL})})
+			Settings: nonEmpty(map[string]string{handshake.SettingAPIServer: id.Spec.APIServer, handshake.SettingProxyURL: id.Spec.ProxyURL})}
+		if id.Spec.Credential == v1alpha1.CredentialFederated && id.Spec.Federated != nil {
+			s.federated = &id
+			s.Settings[SettingServiceAccount] = id.Spec.Federated.ServiceAccount.Namespace + ":" + id.Spec.Federated.ServiceAccount.Name
+		}
+		out = append(out, s)
 	}
 	return out, nil
 }
@@ -287,6 +296,10 @@ func checkHeld(ctx context.Context, c *member.Cluster, states []CredentialState)
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if s.federated != nil {
+				s.Check = checkFederated(ctx, c, s)
+				return
+			}
 			s.Check = checkOne(ctx, c, s, kubeconfigs[s.secret])
 		}()
 	}
@@ -307,6 +320,11 @@ func checkOne(ctx context.Context, c *member.Cluster, s *CredentialState, kc []b
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
+	return checkThrough(ctx, as, s)
+}
+
+// checkThrough proves the credential's rights through as, a provider connection made with it.
+func checkThrough(ctx context.Context, as *member.Cluster, s *CredentialState) *CredentialCheck {
 	if s.Kind == KindExchange {
 		// Acting as its target proves the impersonation rights it was issued: the request is refused if
 		// the provider took them away.

@@ -57,7 +57,9 @@ func run(m *testing.M) int {
 	if kubeenv.Listing() {
 		return m.Run()
 	}
-	clusters, dir, stop, err := kubeenv.StartForTests("consumer", "provider")
+	// Each cluster its own ServiceAccount token issuer, at its API server (as docs/federated.md asks of a
+	// consumer): a provider never trusts an issuer it shares.
+	clusters, dir, stop, err := kubeenv.StartForTestsWith(kubeenv.Options{Names: []string{"consumer", "provider"}, IssuerAtServer: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

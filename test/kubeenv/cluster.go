@@ -35,6 +35,13 @@ type Cluster struct {
 	Kubeconfig string       // admin (system:masters) kubeconfig path
 	CAFile     string       // the cluster CA, which also signs kube-apiserver-client CSRs
 	Config     *rest.Config // admin REST config
+	// Issuer is the issuer of the cluster's ServiceAccount tokens (--service-account-issuer): its own API
+	// server URL with IssuerAtServer, else one every cluster of this harness shares.
+	Issuer string
+	// AuthenticationConfigFile is the structured authentication configuration the API server reads and
+	// reloads (--authentication-config), with Options.AuthenticationConfig; WriteAuthenticationConfig
+	// replaces it.
+	AuthenticationConfigFile string
 
 	procs    []*proc
 	detached bool
@@ -59,7 +66,18 @@ type Options struct {
 	// its default (for example --controllers without the CSR signer, to stand in for EKS).
 	APIServerArgs         []string
 	ControllerManagerArgs []string
+	// IssuerAtServer makes each cluster's ServiceAccount token issuer its own API server URL (https, on
+	// loopback, with the cluster's CA), with its discovery document and keys there too: a cluster whose
+	// tokens another cluster's API server can verify, as a consumer of a federated pairing is.
+	IssuerAtServer bool
+	// AuthenticationConfig makes each API server read a structured authentication configuration
+	// (--authentication-config) from Cluster.AuthenticationConfigFile, which starts with no JWT
+	// authenticator: a provider whose administrator installs authenticator entries.
+	AuthenticationConfig bool
 }
+
+// SharedIssuer is the ServiceAccount token issuer of a cluster started without IssuerAtServer.
+const SharedIssuer = "https://kubernetes.default.svc"
 
 // WithoutClientSigner is the kube-controller-manager flag of a cluster that never signs
 // kubernetes.io/kube-apiserver-client CSRs, as EKS does not: approved CSRs stay without a certificate.
@@ -132,6 +150,7 @@ func startOne(ctx context.Context, bins Binaries, dir, name string, o Options) (
 		Server:     "https://127.0.0.1:" + strconv.Itoa(apiPort),
 		Kubeconfig: filepath.Join(dir, "admin.kubeconfig"),
 		CAFile:     filepath.Join(dir, "ca.crt"),
+		Issuer:     SharedIssuer,
 	}
 	defer func() {
 		if err != nil {
@@ -153,21 +172,24 @@ func startOne(ctx context.Context, bins Binaries, dir, name string, o Options) (
 	if err != nil {
 		return c, err
 	}
-	api, err := c.spawn("kube-apiserver", detached, bins.APIServer, append([]string{
-		"--etcd-servers=" + etcdURL,
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port=" + strconv.Itoa(apiPort),
-		"--tls-cert-file=" + f("serving.crt"), "--tls-private-key-file=" + f("serving.key"),
-		"--client-ca-file=" + f("ca.crt"), "--cert-dir=" + f("apiserver-certs"),
-		"--service-account-key-file=" + f("sa.pub"), "--service-account-signing-key-file=" + f("sa.key"),
-		"--service-account-issuer=https://kubernetes.default.svc",
+	apiArgs, err := c.authenticationArgs(o)
+	if err != nil {
+		return c, err
+	}
+	api, err := c.spawn("kube-apiserver", detached, bins.APIServer, append(append(apiArgs,
+		"--etcd-servers="+etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+strconv.Itoa(apiPort),
+		"--tls-cert-file="+f("serving.crt"), "--tls-private-key-file="+f("serving.key"),
+		"--client-ca-file="+f("ca.crt"), "--cert-dir="+f("apiserver-certs"),
+		"--service-account-key-file="+f("sa.pub"), "--service-account-signing-key-file="+f("sa.key"),
 		"--authorization-mode=Node,RBAC", "--service-cluster-ip-range=10.0.0.0/24",
 		// how it calls a node's kubelet (exec, attach, port-forward, logs), when the cluster has one
-		"--kubelet-client-certificate=" + f("kubelet-client.crt"), "--kubelet-client-key=" + f("kubelet-client.key"),
+		"--kubelet-client-certificate="+f("kubelet-client.crt"), "--kubelet-client-key="+f("kubelet-client.key"),
 		"--kubelet-preferred-address-types=InternalIP",
 		// as real clusters do: Pod Security, not the API server's validation, is what refuses a tenant's
 		// privileged pod
 		"--allow-privileged=true",
-		"--shutdown-delay-duration=0s", "--profiling=false", "--endpoint-reconciler-type=none"}, o.APIServerArgs...)...)
+		"--shutdown-delay-duration=0s", "--profiling=false", "--endpoint-reconciler-type=none"), o.APIServerArgs...)...)
 	if err != nil {
 		return c, err
 	}

@@ -13,6 +13,11 @@ import (
 // StartForTests starts one cluster per name for a test binary's TestMain, under a fresh temporary
 // directory, and returns them with a function that stops them and removes the directory.
 func StartForTests(names ...string) ([]*Cluster, string, func(), error) {
+	return StartForTestsWith(Options{Names: names})
+}
+
+// StartForTestsWith is StartForTests with options (Names among them); Dir and Log are its own.
+func StartForTestsWith(o Options) ([]*Cluster, string, func(), error) {
 	dir, err := os.MkdirTemp("", "federate-test-")
 	if err != nil {
 		return nil, "", nil, err
@@ -20,7 +25,8 @@ func StartForTests(names ...string) ([]*Cluster, string, func(), error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	start := time.Now()
-	clusters, err := Start(ctx, Options{Dir: dir, Names: names, Log: os.Stderr})
+	o.Dir, o.Log = dir, os.Stderr
+	clusters, err := Start(ctx, o)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, "", nil, fmt.Errorf("starting clusters: %w", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
 )
@@ -20,6 +21,7 @@ type Options struct {
 	ProxyURL     string
 	KeyAlgorithm *cmdutil.Enum
 	Issuance     flags.IssuanceFlags
+	Federated    flags.FederatedFlags
 	Pair         *flags.PairFlags
 
 	pair   *flags.Pair
@@ -51,20 +53,39 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			--remote-cluster-id or the default IDs (see "kubectl federate init"). Running it again
 			renews the identity: a new key and certificate, a new user, and the old certificate loses
 			its rights. Progress goes to stderr, one line per step, (local) for the consumer and
-			(remote) for the provider. Exit codes: 0 success, 1 error, 124 when --timeout expires.`),
+			(remote) for the provider.
+
+			With --credential federated and --service-account NAMESPACE:NAME, the consumer stores no
+			credential at all: the provider's API server trusts the consumer's own ServiceAccount tokens
+			(structured authentication), for that one ServiceAccount, and the consumer mints a short token
+			whenever it needs one. The tool cannot write an API server's configuration: it prints, on
+			stdout, the AuthenticationConfiguration entry to merge into the file the provider's API server
+			reads (--authentication-config), and proves the pairing through a token minted on the consumer.
+			Until the provider takes that token for the pairing's user and authorizes it, the pairing is
+			not ready: the run exits 4 naming what is missing; install the entry and run it again, or prove
+			it with "status --check". See docs/federated.md.
+
+			Exit codes: 0 success, 1 error, 4 a federated pairing set up but not proven, 124 when
+			--timeout expires.`),
 		Example: cmdutil.Examples(`
 			# Federate two clusters
 			kubectl federate authenticate --kubeconfig consumer.kubeconfig --remote-kubeconfig provider.kubeconfig
 
 			# Name both clusters, ask for a 7-day certificate and a custom role
 			kubectl federate authenticate --context edge-1 --remote-context gpu-farm \
-			  --cluster-id edge-1 --remote-cluster-id gpu-farm --expiration 168h --cluster-role edge-workloads`),
+			  --cluster-id edge-1 --remote-cluster-id gpu-farm --expiration 168h --cluster-role edge-workloads
+
+			# No credential at all: the provider trusts edge-1's ServiceAccount ci/deployer; save the entry to install
+			kubectl federate authenticate --context edge-1 --remote-context gpu-farm \
+			  --credential federated --service-account ci:deployer > gpu-farm-authn.yaml`),
 	}, o)
 	o.Pair = flags.AddPairFlags(cmd, f, streams, "the whole handshake")
 	o.IDs.AddFlags(cmd, "The ID to initialize the consumer cluster with, if it never was", "The ID to initialize the provider cluster with, if it never was")
 	cmd.Flags().StringVar(&o.ProxyURL, "proxy-url", "", "Proxy through which the consumer reaches the provider's API server")
 	o.KeyAlgorithm = flags.KeyAlgorithm(cmd)
+	o.Issuance.Federated = true
 	o.Issuance.AddFlags(cmd)
+	o.Federated.AddFlags(cmd)
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
@@ -75,8 +96,10 @@ func (o *Options) Complete(_ *cobra.Command, _ []string) error {
 	if o.pair, err = o.Pair.Complete(o.Streams); err != nil {
 		return err
 	}
-	o.server, o.ca, err = o.Issuance.Resolve(o.pair.Remote.Config)
-	return err
+	if o.server, o.ca, err = o.Issuance.Resolve(o.pair.Remote.Config); err != nil {
+		return err
+	}
+	return o.Federated.Complete()
 }
 
 // Validate checks the flags: the pair, the IDs, the proxy, then the issuance choices.
@@ -92,7 +115,13 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("--proxy-url: %w", err)
 		}
 	}
-	return o.Issuance.Validate()
+	if err := o.Issuance.Validate(); err != nil {
+		return err
+	}
+	if err := o.Federated.Validate(); err != nil {
+		return err
+	}
+	return flags.ValidateFederatedCredential(o.Issuance.Credential.String(), o.Issuance.Given()[handshake.SettingCredential], &o.Federated)
 }
 
 // Run performs the handshake.
@@ -105,13 +134,26 @@ func (o *Options) Run(ctx context.Context) error {
 		ConsumerID: o.IDs.Local, ProviderID: o.IDs.Remote, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm.String(),
 		APIServer: o.server, CA: o.ca, Expiration: o.Issuance.Expiration, ClusterRole: o.Issuance.ClusterRole,
 		Sandbox: o.Issuance.RawSandbox, Credential: o.Issuance.Credential.String(), SignerTimeout: o.Issuance.SignerTimeout,
-		MaxExpiration: o.Issuance.MaxExpiration, Given: o.Issuance.Given(),
+		MaxExpiration: o.Issuance.MaxExpiration, Given: o.Issuance.Given(), Federated: o.Federated.Options(),
 	})
-	if err != nil {
-		return o.Pair.TimeoutError(ctx, o.Issuance.CredentialError(flags.PairError(err)))
+	if res != nil && res.Authenticator != nil {
+		// The entry is the run's data, printed whether the pairing is proven or not: it is what the
+		// provider's administrator installs.
+		if perr := flags.PrintAuthenticator(o.Out, o.pair.Printer, res.Authenticator); perr != nil {
+			return perr
+		}
 	}
-	o.pair.Printer.Info(fmt.Sprintf("Authenticated as %s until %s; kubeconfig in Secret %s/%s",
-		res.User, res.NotAfter.UTC().Format(time.RFC3339), res.Namespace, res.KubeconfigSecret))
+	if err != nil {
+		return flags.NotTrustedExit(o.Pair.TimeoutError(ctx, o.Issuance.CredentialError(flags.PairError(err))))
+	}
+	if res.Federated != nil {
+		sa := res.Federated.ServiceAccount
+		o.pair.Printer.Info(fmt.Sprintf("Authenticated as %s: tokens of ServiceAccount %s/%s for audience %s, minted on demand; no credential stored",
+			res.User, sa.Namespace, sa.Name, res.Federated.Audience))
+	} else {
+		o.pair.Printer.Info(fmt.Sprintf("Authenticated as %s until %s; kubeconfig in Secret %s/%s",
+			res.User, res.NotAfter.UTC().Format(time.RFC3339), res.Namespace, res.KubeconfigSecret))
+	}
 	o.pair.Printer.Info(o.Pair.Summary(time.Since(start)))
 	return nil
 }

@@ -80,5 +80,22 @@ func TestCommandTableAuthenticate(t *testing.T) {
 			Code: 1, Usage: true, Err: `--quota: pods="x" is not a quantity`},
 		{Name: "an unknown Pod Security level", World: cmdtest.WorldPaired, Args: auth("--pod-security", "none"),
 			Code: 1, Usage: true, Err: `invalid argument "none" for "--pod-security" flag: must be one of restricted, baseline, privileged`},
+		// A federated identity needs the consumer's ServiceAccount, and a ServiceAccount means one.
+		{Name: "--credential federated without its ServiceAccount", World: cmdtest.WorldPaired, Args: auth("--credential", "federated"),
+			Code: 1, Usage: true, Err: "--credential federated: needs --service-account NAMESPACE:NAME"},
+		{Name: "a ServiceAccount without its namespace", World: cmdtest.WorldPaired, Args: auth("--service-account", "deployer"),
+			Code: 1, Usage: true, Err: `--service-account "deployer": must be NAMESPACE:NAME`},
+		{Name: "a ServiceAccount name that is no name", World: cmdtest.WorldPaired, Args: auth("--service-account", "ci:De'ployer"),
+			Code: 1, Usage: true, Err: `--service-account.name "De'ployer"`},
+		{Name: "a ServiceAccount with a token", World: cmdtest.WorldPaired, Args: auth("--service-account", "ci:deployer", "--credential", "token"),
+			Code: 1, Usage: true, Err: "--service-account: names a federated identity's ServiceAccount, but --credential is token"},
+		{Name: "an issuer CA without a ServiceAccount", World: cmdtest.WorldPaired, Args: auth("--issuer-discovery-url", "https://edge.fake:6443/.well-known/openid-configuration"),
+			Code: 1, Usage: true, Err: "--issuer-discovery-url: only with --service-account (a federated identity)"},
+		{Name: "an http discovery URL", World: cmdtest.WorldPaired, Args: auth("--service-account", "ci:deployer", "--issuer-discovery-url", "http://edge.fake/x"),
+			Code: 1, Usage: true, Err: `--issuer-discovery-url "http://edge.fake/x": must be an https URL`},
+		// The ServiceAccount must exist on the consumer: refused before anything is signed or issued.
+		{Name: "a ServiceAccount the consumer does not have", World: cmdtest.WorldPaired, Args: auth("--service-account", "ci:deployer"),
+			Code: 1, Err: "ServiceAccount ci/deployer not found on this cluster (the consumer): it acts on the provider, create it first",
+			Wrote: map[string][]string{"farm": {"create leases", "delete leases"}}},
 	})
 }

@@ -8,8 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // Worlds. Each builds on the one before, through the commands (or the domain where no command can on a
@@ -245,3 +251,42 @@ func MeshTable(want ...[3]string) func(t *testing.T, _ *Env, out string) {
 		}
 	}
 }
+
+// Federated is Paired as a federated pairing leaves it (authenticate --credential federated
+// --service-account ci:deployer): farm's Tenant records edge's issuer and ServiceAccount, and the
+// federated user and audience issued; edge's Identity is federated, and no kubeconfig is stored. The
+// fakes cannot mint or authenticate a ServiceAccount token: a row proves nothing that needs one.
+func Federated(t *testing.T) *Env {
+	e := Paired(t)
+	const user = "kubectl-federate:edge:0123456789abcdef:system:serviceaccount:ci:deployer"
+	const audience = "kubectl-federate:farm:edge:0123456789abcdef"
+	sa := map[string]any{"namespace": "ci", "name": "deployer", "uid": "0a1b2c3d-0000-4000-8000-000000000001"}
+	update := func(cluster string, gvr schema.GroupVersionResource, ns, name string, set func(map[string]any)) {
+		res := e.World.Cluster(cluster).DynamicClient.Resource(gvr).Namespace(ns)
+		u, err := res.Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		set(u.Object)
+		if _, err := res.Update(t.Context(), u, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update("farm", v1alpha1.TenantGVR, member.TenantNamespace("edge"), "edge", func(o map[string]any) {
+		_ = unstructured.SetNestedMap(o, map[string]any{"issuer": "https://edge.example:6443", "serviceAccount": sa}, "spec", "federated")
+		_ = unstructured.SetNestedField(o, v1alpha1.CredentialFederated, "status", "credential")
+		_ = unstructured.SetNestedField(o, user, "status", "user")
+		_ = unstructured.SetNestedField(o, audience, "status", "audience")
+	})
+	update("edge", v1alpha1.IdentityGVR, member.SystemNamespace, member.IdentityName("farm"), func(o map[string]any) {
+		_ = unstructured.SetNestedField(o, v1alpha1.CredentialFederated, "spec", "credential")
+		_ = unstructured.SetNestedMap(o, map[string]any{"serviceAccount": sa, "audience": audience, "user": user}, "spec", "federated")
+	})
+	if err := e.World.Cluster("edge").Clientset.CoreV1().Secrets(member.SystemNamespace).Delete(t.Context(), member.KubeconfigSecretName("farm"), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// WorldFederated is Federated, for rows.
+var WorldFederated = NewTableWorld(Federated)

@@ -180,5 +180,11 @@ func PluginArgs(secret, key, namespace string) []string {
 	return []string{"credential", "--secret", secret, "--key", key, "--namespace", namespace}
 }
 
+// MintArgs are the arguments that make this command mint a federated pairing's token on the consumer
+// each time it runs: what a federated pairing's exported client runs, since no Secret holds its credential.
+func MintArgs(providerID string) []string {
+	return []string{"credential", "--remote-cluster-id", providerID}
+}
+
 // ClusterInfoArgs are the arguments of a client that hands the plugin the cluster's configuration.
 func ClusterInfoArgs() []string { return []string{"credential"} }

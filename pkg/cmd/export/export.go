@@ -82,6 +82,14 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			(provideClusterInfo); Argo CD's execProviderConfig names it in the plugin's arguments, or,
 			with --provide-cluster-info (Argo CD 3.5 and later), in its config.
 
+			A federated pairing (authenticate --credential federated) holds no credential to copy: only
+			--exec exports it, and the client written runs "kubectl federate credential
+			--remote-cluster-id PROVIDER", which mints a token of the pairing's ServiceAccount on this
+			cluster every time it runs; the Secret holds none. Whoever runs it (the tool's own
+			ServiceAccount) needs, on this cluster, get on identities.federate.dev in federate-system and
+			create on serviceaccounts/token of that ServiceAccount. Any other format would store a token,
+			and is refused.
+
 			With -o yaml or -o json the objects are printed instead, and nothing is written. The Secrets
 			hold the credential's private key or token: write them only where it may live.
 			docs/integrations.md says where each format comes from.`),
@@ -211,6 +219,7 @@ func (o *Options) options() handshake.ExportOptions {
 			}
 			opts.Exec = &formats.Exec{Command: o.ExecCommand, Args: credential.PluginArgs(formats.SecretName(o.Format, name), formats.CredentialKey, o.Namespace)}
 		}
+		opts.MintArgs = credential.MintArgs(o.RemoteClusterID) // for a federated pairing's, which no Secret holds
 	}
 	return opts
 }
@@ -273,6 +282,9 @@ func (o *Options) hint(err error) error {
 	var nf *handshake.NamespaceNotFoundError
 	if errors.As(err, &nf) {
 		return fmt.Errorf("-n %s: %w", o.Namespace, err)
+	}
+	if errors.Is(err, formats.ErrMintedNeedsExec) {
+		return fmt.Errorf("%w: add --exec; nothing was written", err)
 	}
 	return err
 }

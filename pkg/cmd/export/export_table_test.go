@@ -2,6 +2,7 @@ package export_test
 
 import (
 	"encoding/base64"
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -94,4 +95,56 @@ func TestCommandTableExport(t *testing.T) {
 		{Name: "no provider named", World: tools, Args: []string{"export", "argocd", "--kubeconfig", "edge"},
 			Code: 1, Usage: true, Err: `required flag(s) "remote-cluster-id" not set`},
 	})
+}
+
+// A federated pairing holds no credential: only a client that runs the plugin exports it, and the plugin
+// it runs names the provider, to mint a token on the consumer each time; any other format is refused with
+// nothing written.
+func TestCommandTableExportFederated(t *testing.T) {
+	// Federated with the namespace argocd on edge.
+	federated := cmdtest.NewTableWorld(func(t *testing.T) *cmdtest.Env {
+		e := cmdtest.Federated(t)
+		if _, err := e.World.Cluster("edge").Clientset.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	})
+	export := func(format string, more ...string) []string {
+		return append([]string{"export", format, "--kubeconfig", "edge", "--remote-cluster-id", "farm", "-n", "argocd"}, more...)
+	}
+	rows := []cmdtest.Row{
+		{Name: "kubeconfig --exec", World: federated, Args: export("kubeconfig", "--exec", "-o", "json"),
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				obj := cmdtest.JSONObject(t, out)
+				if data, _ := cmdtest.FieldAt(obj, "data").(map[string]any); len(data) != 1 || data["kubeconfig"] == nil {
+					t.Errorf("the Secret holds more than the client's kubeconfig: %v", data)
+				}
+				raw, err := base64.StdEncoding.DecodeString(cmdtest.FieldAt(obj, "data.kubeconfig").(string))
+				if err != nil {
+					t.Fatal(err)
+				}
+				kc := cmdtest.YAMLObject(t, string(raw))
+				users, _ := cmdtest.FieldAt(kc, "users").([]any)
+				if len(users) != 1 {
+					t.Fatalf("users: %v", users)
+				}
+				user := users[0].(map[string]any)["user"].(map[string]any)
+				exec, _ := user["exec"].(map[string]any)
+				if len(user) != 1 || exec == nil || fmt.Sprint(exec["args"]) != "[credential --remote-cluster-id farm]" || exec["provideClusterInfo"] == true {
+					t.Errorf("the client's user: %v, want only the plugin minting for farm", user)
+				}
+			}},
+		{Name: "argocd --exec", World: federated, Args: export("argocd", "--exec", "-o", "yaml"),
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				obj := cmdtest.YAMLObject(t, out)
+				if data, _ := cmdtest.FieldAt(obj, "data").(map[string]any); data["credential"] != nil {
+					t.Errorf("an argocd export of a federated pairing stores a credential: %v", data)
+				}
+			}},
+	}
+	for _, f := range []string{"kubeconfig", "argocd", "cluster-gateway", "admiralty", "clusterprofile"} {
+		rows = append(rows, cmdtest.Row{Name: f + " without --exec", World: federated, Args: export(f),
+			Code: 1, Err: "the pairing is federated: its credential is a token minted on demand, never stored, and this format would store one"})
+	}
+	cmdtest.RunTable(t, rows)
 }

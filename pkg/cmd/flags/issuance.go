@@ -37,6 +37,8 @@ type IssuanceFlags struct {
 	ImageVolumes    []string
 	MaxExpiration   time.Duration
 	CredentialFlags
+	// Federated, set before AddFlags, offers --credential federated (a pairing's identity only).
+	Federated bool
 
 	Sandbox    sandbox.Options // parsed and defaulted by Validate
 	RawSandbox sandbox.Options // parsed, only what was given: a renewal lays it over the record
@@ -80,6 +82,7 @@ func (i *IssuanceFlags) AddFlags(cmd *cobra.Command) {
 	fs.StringVar(&i.CAFile, "ca-file", "", "PEM file of the CA that verifies --api-server (default: the CA of the provider's kubeconfig)")
 	cmdutil.DurationFlag(fs, &i.Expiration, "expiration", i.Expiration, handshake.MinExpiration, handshake.MaxExpiration, "Requested lifetime of the issued certificate or token; the signer or the API server may shorten it (a renewal keeps the recorded one)")
 	cmdutil.DurationFlag(fs, &i.MaxExpiration, "max-expiration", 0, 0, handshake.MaxExpiration, "The longest lifetime this pairing's credentials may ever ask for, kept by its renewals (0: no maximum)")
+	i.federated = i.Federated
 	i.CredentialFlags.AddFlags(cmd)
 	fs.StringVar(&i.ClusterRole, "cluster-role", member.DefaultClusterRole, "The ClusterRole bound to the identity in its tenant namespace on the provider")
 	_ = cmd.MarkFlagFilename("ca-file", "crt", "pem")
@@ -171,13 +174,18 @@ func (i *IssuanceFlags) Warn(r member.Reporter) {
 type CredentialFlags struct {
 	Credential    *cmdutil.Enum
 	SignerTimeout time.Duration
+	federated     bool
 }
 
 // AddFlags registers --credential and --signer-timeout on cmd.
 func (i *CredentialFlags) AddFlags(cmd *cobra.Command) {
-	i.Credential = cmdutil.NewEnum(credential.CredentialCertificate, credential.CredentialModes...)
-	cmdutil.AddEnumFlag(cmd, i.Credential, "credential", "",
-		"What the consumer authenticates with: a client certificate through the CSR API, a ServiceAccount token (TokenRequest), or auto: a certificate, else a token when the signer issues none within --signer-timeout")
+	modes, usage := credential.CredentialModes, "What the consumer authenticates with: a client certificate through the CSR API, a ServiceAccount token (TokenRequest), or auto: a certificate, else a token when the signer issues none within --signer-timeout"
+	if i.federated {
+		modes = append(modes[:len(modes):len(modes)], credential.CredentialFederated)
+		usage += "; or federated: no credential at all, the provider's API server trusts the consumer's own ServiceAccount tokens (an authenticator entry its administrator installs)"
+	}
+	i.Credential = cmdutil.NewEnum(credential.CredentialCertificate, modes...)
+	cmdutil.AddEnumFlag(cmd, i.Credential, "credential", "", usage)
 	i.SignerTimeout = credential.DefaultSignerTimeout
 	cmdutil.DurationFlag(cmd.Flags(), &i.SignerTimeout, "signer-timeout", i.SignerTimeout, time.Second, 10*time.Minute, "How long to wait for the cluster's signer to issue an approved certificate before giving up (or, with --credential auto, falling back to a token)")
 }

@@ -67,6 +67,15 @@ func TestCommandTableGenerateTenant(t *testing.T) {
 			Code: 1, Usage: true, Err: "at least one of the flags in the group [nonce nonce-file] is required"},
 		{Name: "--nonce and --nonce-file", World: cmdtest.WorldNonceFile, Args: gen("--nonce", "x"),
 			Code: 1, Usage: true, Err: "if any flags in the group [nonce nonce-file] are set none of the others can be"},
+		// A federated request names one ServiceAccount of this cluster's; the flags of its issuer only with it.
+		{Name: "a ServiceAccount without its namespace", World: cmdtest.WorldNonceFile, Args: gen("--service-account", "deployer"),
+			Code: 1, Usage: true, Err: `--service-account "deployer": must be NAMESPACE:NAME`},
+		{Name: "an issuer discovery URL without a ServiceAccount", World: cmdtest.WorldNonceFile, Args: gen("--issuer-discovery-url", "https://edge.example/.well-known/openid-configuration"),
+			Code: 1, Usage: true, Err: "--issuer-discovery-url: only with --service-account (a federated identity)"},
+		{Name: "an http issuer discovery URL", World: cmdtest.WorldNonceFile, Args: gen("--service-account", "ci:deployer", "--issuer-discovery-url", "http://edge.example/x"),
+			Code: 1, Usage: true, Err: "--issuer-discovery-url"},
+		{Name: "a ServiceAccount this cluster does not have", World: cmdtest.WorldNonceFile, Args: gen("--service-account", "ci:deployer"),
+			Code: 1, Err: "ServiceAccount ci/deployer not found on this cluster (the consumer): it acts on the provider, create it first"},
 	})
 }
 

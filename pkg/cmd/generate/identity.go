@@ -69,6 +69,7 @@ func NewCmdIdentity(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "The consumer's tenant.yaml (- for stdin)")
 	_ = cmd.MarkFlagRequired("filename")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	o.Issuance.Federated = true
 	o.Issuance.AddFlags(cmd)
 	o.Output = printers.AddFlags(cmd, "yaml", "")
 	cmdutil.AddDryRunFlag(cmd, f)
@@ -114,5 +115,8 @@ func (o *IdentityOptions) Run(ctx context.Context) error {
 		return flags.NonceHint(o.Issuance.CredentialError(err), o.RemoteClusterID)
 	}
 	flags.WarnToken(o.cluster.Report, id.Spec.Credential, "The identity")
+	if id.Spec.Federated != nil {
+		o.cluster.Reporter().Info("Federated: this cluster's API server trusts consumer " + o.RemoteClusterID + " only once its authenticator entry is installed; print it with: kubectl federate get authenticator --remote-cluster-id " + o.RemoteClusterID)
+	}
 	return o.Output.PrintObject(o.Out, id)
 }

@@ -26,6 +26,7 @@ type TenantOptions struct {
 	NonceFile       string
 	ProxyURL        string
 	KeyAlgorithm    *cmdutil.Enum
+	Federated       flags.FederatedFlags
 	Output          *printers.Flags
 
 	ticket    nonce.Ticket // what --nonce or --nonce-file holds
@@ -61,13 +62,25 @@ func NewCmdTenant(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			provider's administrator, who runs "generate identity -f tenant.yaml".
 
 			This command writes to this cluster: it initializes it if needed, and creates the key Secret.
-			Re-running it with the same nonce reuses the key.`),
+			Re-running it with the same nonce reuses the key.
+
+			With --service-account NAMESPACE:NAME it asks for a federated identity instead: no client key
+			and no CSR; the Tenant names this cluster's ServiceAccount token issuer (read from its
+			discovery document) and that one ServiceAccount (pinned by its UID), whose tokens the
+			provider's API server is to trust once its administrator installs the entry "get
+			authenticator" prints there. Only the nonce-derived key that proves identity.yaml unchanged
+			waits in the Secret until "import identity". It says, as warnings, what the provider's API
+			server will lack of this issuer, seen from here (anonymous access to the discovery document,
+			a name only this cluster resolves).`),
 		Example: cmdutil.Examples(`
 			# Request an identity on the provider that made nonce.txt
 			kubectl federate generate tenant --nonce-file nonce.txt > tenant.yaml
 
 			# The same, with the nonce on stdin and the provider reached through a proxy
-			kubectl federate generate tenant --nonce-file - --proxy-url http://proxy:3128 < nonce.txt > tenant.yaml`),
+			kubectl federate generate tenant --nonce-file - --proxy-url http://proxy:3128 < nonce.txt > tenant.yaml
+
+			# Ask for a federated identity: the provider will trust this cluster's ServiceAccount ci/deployer
+			kubectl federate generate tenant --nonce-file nonce.txt --service-account ci:deployer > tenant.yaml`),
 	}, o)
 	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the provider cluster (default: the one the nonce names; required with a bare nonce)")
 	flags.ClusterIDVar(cmd.Flags(), &o.ClusterID, "cluster-id", "The ID of this (consumer) cluster: initializes a cluster never initialized with it (default: the consumer ID the nonce names)")
@@ -77,6 +90,7 @@ func NewCmdTenant(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	cmd.MarkFlagsMutuallyExclusive("nonce", "nonce-file")
 	cmd.Flags().StringVar(&o.ProxyURL, "proxy-url", "", "Proxy through which this cluster reaches the provider's API server, written into its kubeconfig")
 	o.KeyAlgorithm = flags.KeyAlgorithm(cmd)
+	o.Federated.AddFlags(cmd)
 	o.Output = printers.AddFlags(cmd, "yaml", "")
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
@@ -103,6 +117,9 @@ func (o *TenantOptions) Complete(_ *cobra.Command, _ []string) error {
 		o.ticketErr = fmt.Errorf("%w: the line to hand over is what kubectl federate get nonce --remote-cluster-id CONSUMER prints on the provider", o.ticketErr)
 	case errors.As(o.ticketErr, &notTicket):
 		o.ticketErr = fmt.Errorf("%w (the one line kubectl federate get nonce prints on the provider)", o.ticketErr)
+	}
+	if err := o.Federated.Complete(); err != nil {
+		return err
 	}
 	var err error
 	o.cluster, _, err = flags.Cluster(o.f, o.f.Printer(o.Streams).Scoped("local"))
@@ -148,7 +165,7 @@ func (o *TenantOptions) Validate() error {
 			return fmt.Errorf("--proxy-url: %w", err)
 		}
 	}
-	return nil
+	return o.Federated.Validate()
 }
 
 // Run generates the Tenant and prints it.
@@ -156,6 +173,7 @@ func (o *TenantOptions) Run(ctx context.Context) error {
 	provider, consumer := cmp.Or(o.RemoteClusterID, o.ticket.ProviderID), cmp.Or(o.ClusterID, o.ticket.ConsumerID)
 	t, err := handshake.GenerateTenant(ctx, o.cluster, handshake.TenantOptions{
 		ProviderID: provider, ConsumerID: consumer, Nonce: o.ticket.Nonce, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm.String(),
+		Federated: o.Federated.Options(),
 	})
 	var conflict *member.IDConflictError
 	switch {

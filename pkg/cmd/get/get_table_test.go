@@ -201,3 +201,40 @@ func TestCommandTableGetNonce(t *testing.T) {
 			Code: 1, Usage: true, Err: `invalid argument "wide" for "-o, --output" flag`},
 	})
 }
+
+// get authenticator prints the entries of the provider's federated pairings, and nothing else: a pairing
+// with a certificate has none.
+func TestCommandTableGetAuthenticator(t *testing.T) {
+	farm := []string{"get", "authenticator", "--kubeconfig", "farm"}
+	cmdtest.RunTable(t, []cmdtest.Row{
+		{Name: "no federated pairing", World: cmdtest.WorldPaired, Args: farm,
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				cfg := cmdtest.YAMLObject(t, out)
+				cmdtest.WantFields(t, cfg, map[string]string{"apiVersion": "apiserver.config.k8s.io/v1", "kind": "AuthenticationConfiguration"})
+				if jwt, _ := cmdtest.FieldAt(cfg, "jwt").([]any); len(jwt) != 0 {
+					t.Errorf("entries for a pairing that is not federated: %v", jwt)
+				}
+			}},
+		{Name: "a federated pairing", World: cmdtest.WorldFederated, Args: append(farm, "--remote-cluster-id", "edge"),
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				cfg := cmdtest.YAMLObject(t, out)
+				cmdtest.WantFields(t, cfg, map[string]string{"kind": "AuthenticationConfiguration",
+					"jwt.0.issuer.url": "https://edge.example:6443", "jwt.0.issuer.audiences.0": "kubectl-federate:farm:edge:0123456789abcdef",
+					"jwt.0.claimMappings.username.claim": "sub", "jwt.0.claimMappings.username.prefix": "kubectl-federate:edge:0123456789abcdef:",
+					"jwt.0.claimValidationRules.0.expression": "claims.sub == 'system:serviceaccount:ci:deployer'"})
+				if jwt, _ := cmdtest.FieldAt(cfg, "jwt").([]any); len(jwt) != 1 {
+					t.Errorf("%d entries, want edge's alone", len(jwt))
+				}
+			}},
+		{Name: "every federated pairing", World: cmdtest.WorldFederated, Args: farm,
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				if jwt, _ := cmdtest.FieldAt(cmdtest.YAMLObject(t, out), "jwt").([]any); len(jwt) != 1 {
+					t.Errorf("%d entries, want edge's", len(jwt))
+				}
+			}},
+		{Name: "a consumer whose pairing is not federated", World: cmdtest.WorldPaired, Args: append(farm, "--remote-cluster-id", "edge"),
+			Code: 1, Err: `federated consumer "edge" not found`},
+		{Name: "a consumer ID that is no DNS label", World: cmdtest.WorldPaired, Args: append(farm, "--remote-cluster-id", "Edge"),
+			Code: 1, Usage: true, Err: `--remote-cluster-id "Edge": must be a DNS label`},
+	})
+}

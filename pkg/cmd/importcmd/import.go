@@ -12,6 +12,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -85,6 +86,15 @@ func (o *IdentityOptions) Run(ctx context.Context) error {
 	verb := "imported"
 	if res.AlreadyImported {
 		verb = "unchanged"
+	}
+	if res.Federated != nil {
+		// Nothing stored: the pairing is ready once the provider takes a token minted here for its user.
+		sa := res.Federated.ServiceAccount
+		if _, err := fmt.Fprintf(o.Out, "identity.federate.dev/%s %s (user %s, federated: tokens of ServiceAccount %s/%s minted on demand, no credential stored)\n",
+			member.IdentityName(o.identity.Spec.ClusterID), verb, res.User, sa.Namespace, sa.Name); err != nil {
+			return err
+		}
+		return flags.NotTrustedExit(lifecycle.ProveFederated(ctx, o.cluster, nil, o.identity, "", nil))
 	}
 	_, err = fmt.Fprintf(o.Out, "identity.federate.dev/%s %s (user %s, expires %s, kubeconfig in secret %s/%s)\n",
 		member.IdentityName(o.identity.Spec.ClusterID), verb, res.User, res.NotAfter.UTC().Format(time.RFC3339), res.Namespace, res.KubeconfigSecret)

@@ -273,6 +273,10 @@ func (o *Options) renewOne(ctx context.Context, pair *flags.Pair, providerID str
 		fmt.Fprintf(o.Out, "pairing/%s renewed: %s until %s, %d resource slice(s), in %s\n", providerID, res.ControlPlane.User,
 			res.ControlPlane.NotAfter.UTC().Format(time.RFC3339), len(res.Slices), time.Since(start).Round(time.Millisecond))
 	}
+	if res != nil && res.Federated {
+		fmt.Fprintf(o.Out, "pairing/%s has nothing to rotate: federated, it holds no credential (its tokens are minted on demand and expire by themselves); %d resource slice(s) renewed, in %s\n",
+			providerID, len(res.Slices), time.Since(start).Round(time.Millisecond))
+	}
 	if done != nil && !done.failed {
 		fmt.Fprintf(o.Out, "pairing/%s previous credential(s) %s authorized until %s (--overlap %s), for clients to read the new ones\n",
 			providerID, users(res.Retiring), done.until.UTC().Format(time.RFC3339), o.Overlap)

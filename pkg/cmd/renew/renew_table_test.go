@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdtest"
@@ -65,6 +66,25 @@ func TestCommandTableRenew(t *testing.T) {
 		return e
 	})
 	cmdtest.RunTable(t, []cmdtest.Row{
+		// A federated pairing holds no credential: nothing is issued, nothing stored, and renew says so.
+		{Name: "a federated pairing", World: cmdtest.WorldFederated, Args: one,
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				if !regexp.MustCompile(`^pairing/farm has nothing to rotate: federated, it holds no credential \(its tokens are minted on demand and expire by themselves\); 0 resource slice\(s\) renewed, in \S+\n$`).MatchString(out) {
+					t.Errorf("stdout %q", out)
+				}
+			},
+			Sent: map[string]func(*testing.T, []string){
+				"farm": func(t *testing.T, got []string) {
+					if slices.Contains(got, "create certificatesigningrequests") || slices.Contains(got, "patch tenants") {
+						t.Errorf("farm was sent %v: a federated pairing is issued nothing", got)
+					}
+				},
+				"edge": func(t *testing.T, got []string) {
+					if slices.Contains(got, "update secrets") || slices.Contains(got, "create secrets") {
+						t.Errorf("edge was sent %v: a federated pairing stores nothing", got)
+					}
+				},
+			}},
 		{Name: "one provider", World: cmdtest.NewTableWorld(withUser(cmdtest.Paired)), Args: one,
 			Stdout: renewedLine("0"), Stderr: []string{"(remote) Client certificate issued", "(local) Kubeconfig stored in Secret federate-system/kubeconfig-controlplane-farm"},
 			Wrote: issued},

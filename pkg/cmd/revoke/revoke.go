@@ -101,6 +101,14 @@ func (o *Options) Run(ctx context.Context) error {
 		_, err = fmt.Fprintf(o.Out, "tenant.federate.dev/%s already revoked\n", o.RemoteClusterID)
 		return err
 	}
-	_, err = fmt.Fprintf(o.Out, "tenant.federate.dev/%s revoked in %s\n", o.RemoteClusterID, time.Since(start).Round(time.Millisecond))
-	return err
+	if _, err = fmt.Fprintf(o.Out, "tenant.federate.dev/%s revoked in %s\n", o.RemoteClusterID, time.Since(start).Round(time.Millisecond)); err != nil {
+		return err
+	}
+	if o.cluster.DryRun {
+		return nil // nothing was unbound: no word on what a token may still do
+	}
+	if t, _ := handshake.FederatedTenant(ctx, o.cluster, o.RemoteClusterID); t != nil {
+		o.cluster.Reporter().Info("The authenticator entry of issuer " + t.Spec.Federated.Issuer + " may stay in this cluster's authentication configuration: the user it maps the consumer's tokens to is bound to nothing now. A later authenticate issues under a new user and audience; kubectl federate unauthenticate prints the entry to remove")
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package revoke_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdtest"
@@ -35,6 +36,17 @@ func TestCommandTableRevoke(t *testing.T) {
 			}}},
 		{Name: "revoked before", World: revoked, Args: append(farm, "--remote-cluster-id", "edge"),
 			Stdout: cmdtest.WantStdout("tenant.federate.dev/edge already revoked\n")},
+		// A federated pairing: unbound the same way; the authenticator entry, which no request can remove,
+		// may stay, and the run says so (not under a dry run, which unbinds nothing).
+		{Name: "a federated consumer", World: cmdtest.WorldFederated, Args: append(farm, "--remote-cluster-id", "edge"),
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				if !cmdtest.RegexpMatch(`^tenant\.federate\.dev/edge revoked in `, out) {
+					t.Errorf("stdout %q", out)
+				}
+			},
+			Stderr: []string{"No RoleBinding left for edge", "The authenticator entry of issuer https://edge.example:6443 may stay in this cluster's authentication configuration: the user it maps the consumer's tokens to is bound to nothing now"},
+			Wrote:  map[string][]string{"farm": {"delete rolebindings", "patch tenants"}}},
+
 		{Name: "a consumer this cluster has no record of", World: cmdtest.WorldPaired, Args: append(farm, "--remote-cluster-id", "edgx"),
 			Code: 1, Err: `--remote-cluster-id: consumer "edgx" not found on this cluster (no Tenant federate-tenant-edgx/edgx); did you mean "edge"? (known: edge) (--ignore-not-found to accept that)`},
 		{Name: "--ignore-not-found", World: cmdtest.WorldPaired, Args: append(farm, "--remote-cluster-id", "edgx", "--ignore-not-found"),
@@ -84,4 +96,14 @@ func TestCommandTableRevokeNamespace(t *testing.T) {
 		{Name: "no name", World: granted, Args: rev("--remote-cluster-id", "edge"),
 			Code: 1, Usage: true, Err: "NAME: exactly 1 argument(s) required, got 0"},
 	})
+}
+
+// A dry run of a federated consumer's revocation unbinds nothing, so it says nothing of what a token the
+// entry still authenticates may do.
+func TestRevokeFederatedDryRun(t *testing.T) {
+	e := cmdtest.Federated(t)
+	r := e.Must(t, "revoke", "--kubeconfig", "farm", "--remote-cluster-id", "edge", "--dry-run=client")
+	if strings.Contains(r.Stderr, "authenticator entry") {
+		t.Errorf("a dry run speaks of the entry:\n%s", r.Stderr)
+	}
 }

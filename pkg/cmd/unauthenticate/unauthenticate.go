@@ -88,9 +88,18 @@ func (o *Options) Run(ctx context.Context) error {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.Pair.Timeout)
 	defer cancel()
+	var entry *handshake.JWTAuthenticator
 	outcome, err := lifecycle.Unauthenticate(ctx, o.pair.Consumer, o.pair.Provider, lifecycle.UnauthenticateOptions{
 		KeepNamespaces: o.KeepNamespaces, Force: o.Force, ConsumerID: o.IDs.Local, ProviderID: o.IDs.Remote,
+		Authenticator: func(e *handshake.JWTAuthenticator) { entry = e },
 	})
+	if entry != nil {
+		// A federated pairing's last trace is the provider's authenticator entry, which no API request
+		// can remove: printed (stdout) for its administrator to take out of the file.
+		if perr := flags.PrintRemovedAuthenticator(o.Out, o.pair.Printer, entry); perr != nil {
+			return errors.Join(err, perr)
+		}
+	}
 	var swapped *lifecycle.SwappedError
 	var conn *cmdutil.ConnectionError
 	switch {

@@ -50,6 +50,17 @@ func TestCommandTableUnauthenticate(t *testing.T) {
 					t.Errorf("farm was sent %v: want the binding and the Tenant gone, the namespace kept", got)
 				}
 			}}},
+		// A federated pairing: removed the same way, and the one part no request can remove, the provider's
+		// authenticator entry, is printed on stdout for its administrator to take out.
+		{Name: "a federated pairing", World: cmdtest.WorldFederated, Args: unauth("edge", "farm"),
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				cfg := cmdtest.YAMLObject(t, out)
+				cmdtest.WantFields(t, cfg, map[string]string{"kind": "AuthenticationConfiguration", "jwt.0.issuer.url": "https://edge.example:6443",
+					"jwt.0.issuer.audiences.0": "kubectl-federate:farm:edge:0123456789abcdef"})
+			},
+			Stderr: []string{"(remote) Tenant federate-tenant-edge/edge marked Revoked",
+				"remove the jwt entry printed on stdout (issuer https://edge.example:6443) from the AuthenticationConfiguration file the provider's API server reads"},
+			Wrote: map[string][]string{"edge": {"delete-collection identities"}, "farm": {"delete rolebindings", "delete tenants"}}},
 		{Name: "removed before", World: removed, Args: unauth("edge", "farm"),
 			Stdout: cmdtest.WantStdout(""), Stderr: []string{"The pairing was already removed: nothing to do"}},
 		{Name: "a consumer the provider has no record of", World: loneInit, Args: unauth("lone", "farm"),

@@ -42,7 +42,7 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{f: f, Streams: streams}
 	cmd := cmdutil.Wire(f, &cobra.Command{
-		Use:   "verify [--remote-cluster-id CONSUMER [--resource-slice NAME | --extra-namespace NAME]] [--repair]",
+		Use:   "verify [--remote-cluster-id CONSUMER [--resource-slice NAME]] [--repair]",
 		Short: "Prove, now, that every tenant's sandbox holds and what each identity can reach (provider side)",
 		Long: cmdutil.LongDesc(`
 			Prove, on this provider and now, that each consumer's sandbox still holds, whatever its

@@ -41,6 +41,10 @@ const (
 const (
 	CredentialCertificate = "Certificate" // a client certificate from the kube-apiserver-client signer
 	CredentialToken       = "Token"       // a TokenRequest token of a ServiceAccount in the identity's namespace
+	// CredentialFederated is no credential at all: the provider's API server trusts the consumer's own
+	// ServiceAccount token issuer (structured authentication), for one ServiceAccount of the consumer, and
+	// the consumer mints a short token whenever it needs one.
+	CredentialFederated = "Federated"
 )
 
 // Identity types.
@@ -67,13 +71,40 @@ type TenantSpec struct {
 	ProviderClusterID string `json:"providerClusterID"`
 	// PublicKey is the consumer's Ed25519 handshake public key (32 bytes).
 	PublicKey []byte `json:"publicKey"`
-	// CSR is the PEM certificate signing request for the consumer's new client key.
-	CSR []byte `json:"csr"`
+	// CSR is the PEM certificate signing request for the consumer's new client key; none in a federated
+	// request.
+	CSR []byte `json:"csr,omitempty"`
 	// Signature is the Ed25519 signature, by the handshake key, over the handshake message that binds the
-	// provider ID, the consumer ID, the nonce and the CSR.
+	// provider ID, the consumer ID, the nonce and the CSR (or the federated request).
 	Signature []byte `json:"signature"`
 	// ProxyURL, if set, is the proxy the consumer reaches the provider's API server through.
 	ProxyURL string `json:"proxyURL,omitempty"`
+	// Federated, set instead of CSR, asks for a federated identity: the provider's API server is to trust
+	// the consumer's ServiceAccount tokens for the one ServiceAccount named here. The signature covers it.
+	Federated *FederatedRequest `json:"federated,omitempty"`
+}
+
+// FederatedRequest is what a consumer asks a provider's API server to trust: its token issuer, how to
+// reach its discovery document, and the one ServiceAccount of the consumer that acts on the provider.
+type FederatedRequest struct {
+	// Issuer is the consumer's ServiceAccount token issuer (its API server's --service-account-issuer),
+	// an https URL the provider's API server reaches for the discovery document and keys.
+	Issuer string `json:"issuer"`
+	// DiscoveryURL, if set, is where the provider's API server reads the discovery document instead of
+	// <issuer>/.well-known/openid-configuration.
+	DiscoveryURL string `json:"discoveryURL,omitempty"`
+	// IssuerCA is the PEM bundle that verifies the issuer's (and discovery URL's) TLS certificate; empty:
+	// the provider's system roots.
+	IssuerCA []byte `json:"issuerCA,omitempty"`
+	// ServiceAccount is the consumer's ServiceAccount that acts on the provider, pinned by its UID.
+	ServiceAccount ServiceAccountRef `json:"serviceAccount"`
+}
+
+// ServiceAccountRef names a ServiceAccount, and the UID of the one meant.
+type ServiceAccountRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	UID       string `json:"uid,omitempty"`
 }
 
 // TenantStatus is written by the provider's administrator's CLI when it issues an identity.
@@ -91,9 +122,13 @@ type TenantStatus struct {
 	Certificate []byte `json:"certificate,omitempty"`
 	// NotAfter is when the credential actually expires, as issued by the signer or the API server.
 	NotAfter *metav1.Time `json:"notAfter,omitempty"`
-	// Credential is Certificate (empty means Certificate) or Token: then User is the ServiceAccount the
-	// token belongs to, and Certificate is empty.
+	// Credential is Certificate (empty means Certificate), Token (then User is the ServiceAccount the
+	// token belongs to, and Certificate is empty) or Federated (then User is what the provider's
+	// authenticator entry maps the consumer's ServiceAccount to, Audience the audience of its tokens, and
+	// nothing expires).
 	Credential string `json:"credential,omitempty"`
+	// Audience is a Federated identity's token audience, unique to this provider, consumer and issuance.
+	Audience string `json:"audience,omitempty"`
 	// ClusterRole is the ClusterRole bound in the tenant namespace.
 	ClusterRole string `json:"clusterRole,omitempty"`
 	// Sandbox is what the tenant namespace enforces.
@@ -159,11 +194,14 @@ type IdentitySpec struct {
 	CA []byte `json:"ca,omitempty"`
 	// Certificate is the issued PEM client certificate; empty for a Token credential.
 	Certificate []byte `json:"certificate,omitempty"`
-	// Credential is Certificate (empty means Certificate) or Token.
+	// Credential is Certificate (empty means Certificate), Token or Federated.
 	Credential string `json:"credential,omitempty"`
 	// Token is the ServiceAccount token of a Token credential. It is the credential itself: an Identity
 	// that carries one is a secret.
 	Token string `json:"token,omitempty"`
+	// Federated is a Federated identity: the consumer's ServiceAccount whose tokens, minted with the
+	// audience, the provider's API server authenticates as the user. It carries no secret.
+	Federated *FederatedIdentity `json:"federated,omitempty"`
 	// ProxyURL, if set, is written into the kubeconfig.
 	ProxyURL string `json:"proxyURL,omitempty"`
 	// Type is ControlPlane (empty means ControlPlane) or Resource. Only import identity reads an Identity
@@ -174,6 +212,16 @@ type IdentitySpec struct {
 	// Integrity holds, for each field above, an HMAC-SHA256 keyed from the nonce of this issuance, which
 	// only the two administrators hold: the consumer refuses a field altered after the provider issued it.
 	Integrity map[string][]byte `json:"integrity,omitempty"`
+}
+
+// FederatedIdentity is how a consumer acts on a provider that trusts its ServiceAccount tokens.
+type FederatedIdentity struct {
+	// ServiceAccount is the consumer's ServiceAccount whose tokens are minted.
+	ServiceAccount ServiceAccountRef `json:"serviceAccount"`
+	// Audience is the audience the tokens are minted for.
+	Audience string `json:"audience"`
+	// User is the user the provider's authenticator entry maps them to.
+	User string `json:"user"`
 }
 
 // IdentityStatus is written by import identity.
@@ -320,6 +368,11 @@ func (t *Tenant) DeepCopyTenant() *Tenant {
 	if t.Status.NotAfter != nil {
 		na := *t.Status.NotAfter
 		out.Status.NotAfter = &na
+	}
+	if t.Spec.Federated != nil {
+		f := *t.Spec.Federated
+		f.IssuerCA = append([]byte(nil), f.IssuerCA...)
+		out.Spec.Federated = &f
 	}
 	return &out
 }
