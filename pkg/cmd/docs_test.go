@@ -111,3 +111,13 @@ func TestHelpFitsWidth(t *testing.T) {
 	}
 	walk(root)
 }
+
+// kubectl's --as, --as-group and --request-timeout are offered on every command, as kubectl's help shows them.
+func TestKubectlConnectionFlagsShown(t *testing.T) {
+	root := NewRootCmd(genericiooptions.NewTestIOStreamsDiscard())
+	for _, name := range []string{"as", "as-group", "request-timeout", "kubeconfig", "context"} {
+		if fl := root.PersistentFlags().Lookup(name); fl == nil || fl.Hidden {
+			t.Errorf("--%s: not offered in help", name)
+		}
+	}
+}

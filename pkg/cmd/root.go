@@ -76,9 +76,12 @@ func NewRootCmdWithFactory(streams genericiooptions.IOStreams, f *cmdutil.Factor
 	f.Flags.AddFlags(root.PersistentFlags())
 	root.PersistentFlags().Var(&f.Color, "color", "When to use colour and spinners on stderr. One of: (auto, always, never); auto honours NO_COLOR and a non-terminal stderr")
 	_ = root.RegisterFlagCompletionFunc("color", cmdutil.CompleteValues(output.ColorModes))
-	for _, name := range []string{"as", "as-group", "as-uid", "as-user-extra", "cache-dir", "certificate-authority",
+	// kubectl's --as, --as-group and --request-timeout are shown (an administrator acting as a less
+	// privileged operator, a script bounding each request); the rest of kubectl's connection flags work
+	// but stay out of every command's help.
+	for _, name := range []string{"as-uid", "as-user-extra", "cache-dir", "certificate-authority",
 		"client-certificate", "client-key", "disable-compression", "insecure-skip-tls-verify", "namespace", "password",
-		"request-timeout", "server", "tls-server-name", "token", "username"} {
+		"server", "tls-server-name", "token", "username"} {
 		_ = root.PersistentFlags().MarkHidden(name)
 	}
 	root.AddCommand(version.NewCmd(streams))

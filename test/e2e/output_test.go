@@ -100,6 +100,18 @@ func TestKubectlPrinting(t *testing.T) {
 		"--kubeconfig", consumer.Kubeconfig, "--remote-kubeconfig", provider.Kubeconfig)
 	mustOn(t, consumer, "request", "namespace", "consumer-print", "--remote-cluster-id", "provider")
 
+	// kubectl's own listings of our kinds across namespaces: one NAMESPACE column (kubectl's), the
+	// grant's namespace under a name of its own.
+	for _, c := range []struct {
+		kubeconfig, resource string
+	}{{consumer.Kubeconfig, "identities.federate.dev"}, {provider.Kubeconfig, "resourceslices.federate.dev"}, {consumer.Kubeconfig, "resourceslices.federate.dev"}} {
+		r := kubectlAs(t, c.kubeconfig, "get", c.resource, "-A")
+		header := strings.SplitN(r.stdout, "\n", 2)[0]
+		if r.code != 0 || strings.Count(header, "NAMESPACE") != 1 {
+			t.Errorf("kubectl get %s -A: want one NAMESPACE column: %s", c.resource, r)
+		}
+	}
+
 	names := mustOn(t, consumer, "status", "-o", "name").stdout
 	for _, want := range []string{"credentialstatus.federate.dev/consumer.provider.controlplane\n", "credentialstatus.federate.dev/consumer.provider.resourceslice.print-s1\n"} {
 		if !strings.Contains(names, want) {

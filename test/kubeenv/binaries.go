@@ -98,7 +98,7 @@ func EnsureBinaries(ctx context.Context, log io.Writer) (Binaries, error) {
 	ldflags := kubeLDFlags()
 	start := time.Now()
 	fmt.Fprintf(log, "kubeenv: building etcd, kube-apiserver, kube-controller-manager and kubectl %s from the Go module proxy into %s\n", KubeVersion, dir)
-	fmt.Fprintf(log, "kubeenv: this happens once per machine and takes about 10 minutes on 2 cores\n")
+	fmt.Fprintf(log, "kubeenv: this happens once per machine and takes about 13 minutes on 2 idle cores (longer when they are busy)\n")
 	for _, c := range components {
 		b := goBuild{dir: toolsDir, pkg: c.pkg, out: filepath.Join(tmp, c.name), ldflags: ldflags}
 		if err := b.run(ctx, log, start); err != nil {
