@@ -113,10 +113,6 @@ func (r *Report) Failing() []Row {
 	return out
 }
 
-// Failed says whether a row of this state makes verify fail: BROKEN and drift (not holding), error (not
-// proven).
-func Failed(state string) bool { return severity[state] > severity[StateWarning] }
-
 // IsBroken says whether the state is BROKEN or drift: something that does not hold (error is something
 // that could not be checked).
 func IsBroken(state string) bool { return severity[state] >= severity[StateDrift] }
