@@ -104,7 +104,7 @@ func TestBadInputCorpus(t *testing.T) {
 		{"cluster ID", "re-init with another ID", []string{"init", "--kubeconfig", C, "--cluster-id", "other"}, "", "--cluster-id: cluster ID \"other\": this cluster is initialized with cluster ID \"consumer\""},
 		{"cluster ID", "own ID as remote", []string{"create", "nonce", "--kubeconfig", P, "--remote-cluster-id", "provider"}, "", "this cluster's own ID"},
 		// nonces
-		{"nonce", "malformed nonce", []string{"generate", "tenant", "--kubeconfig", C, "--remote-cluster-id", "provider", "--nonce", "abc"}, "", "--nonce: nonce must be 43 characters"},
+		{"nonce", "malformed nonce", []string{"generate", "tenant", "--kubeconfig", C, "--remote-cluster-id", "provider", "--nonce", "abc"}, "", "--nonce: not a nonce: want federate-nonce.v1.PROVIDER.CONSUMER.NONCE.MAC, got 3 characters"},
 		{"nonce", "nonce with bad alphabet", []string{"generate", "tenant", "--kubeconfig", C, "--remote-cluster-id", "provider", "--nonce", strings.Repeat("*", 43)}, "", "--nonce: nonce is not valid base64url"},
 		{"nonce", "no nonce for that consumer", []string{"get", "nonce", "--kubeconfig", P, "--remote-cluster-id", "stranger"}, "", "no nonce for consumer \"stranger\""},
 		// flags
