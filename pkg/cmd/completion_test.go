@@ -71,3 +71,22 @@ func TestInfoFits120Columns(t *testing.T) {
 		t.Errorf("info -o wide lacks the whole quota: %s", wide)
 	}
 }
+
+// The CONSUMER of cordon, uncordon and drain completes from the provider's tenants, as their
+// --remote-cluster-id does, and never as a file name; once --remote-cluster-id names it, nothing.
+func TestCompletionOfTheConsumer(t *testing.T) {
+	w := cmdtest.PairedWorld(t)
+	for _, verb := range []string{"cordon", "uncordon", "drain"} {
+		r := w.Run("__complete", verb, "tenant", "--kubeconfig", "farm", "")
+		if got := completions(t, r.Stdout); !slices.Equal(got, []string{"edge"}) {
+			t.Errorf("%s tenant CONSUMER: completions %v, want [edge] (%s)", verb, got, r)
+		}
+		if !strings.Contains(r.Stdout, ":4\n") { // cobra.ShellCompDirectiveNoFileComp
+			t.Errorf("%s tenant CONSUMER: completes file names (%s)", verb, r)
+		}
+		named := w.Run("__complete", verb, "tenant", "--kubeconfig", "farm", "--remote-cluster-id", "edge", "")
+		if got := completions(t, named.Stdout); len(got) != 0 {
+			t.Errorf("%s tenant --remote-cluster-id edge CONSUMER: completions %v, want none (%s)", verb, got, named)
+		}
+	}
+}

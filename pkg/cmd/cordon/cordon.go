@@ -76,6 +76,8 @@ func NewTenantCmd(f *cmdutil.Factory, streams cmdutil.Streams, verb TenantVerb) 
 			exit 1, naming the consumers it has (--ignore-not-found: exit 0).`),
 		Example: cmdutil.Examples(verb.Example),
 		Args:    cmdutil.MaximumArgs(1, "CONSUMER"),
+		// CONSUMER completes as --remote-cluster-id does, from this cluster's tenants (never file names).
+		ValidArgsFunction: flags.CompleteConsumers(f),
 	}, o)
 	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)

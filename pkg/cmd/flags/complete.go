@@ -8,6 +8,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/grants"
+	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -34,6 +35,26 @@ func complete(f *cmdutil.Factory, list namesOf) cobra.CompletionFunc {
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// CompleteConsumers completes the consumers this (provider) cluster holds a Tenant for, with the tenant
+// namespace as the shell's description: the CONSUMER of cordon, uncordon and drain. Nothing once
+// --remote-cluster-id names the consumer, which may not be named twice.
+func CompleteConsumers(f *cmdutil.Factory) cobra.CompletionFunc {
+	return complete(f, func(ctx context.Context, c *member.Cluster, remote string) ([]string, error) {
+		if remote != "" {
+			return nil, nil
+		}
+		info, err := lifecycle.Pairings(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		var ids []string
+		for _, t := range info.Tenants {
+			ids = append(ids, t.ConsumerID+"\tconsumer (tenant "+t.Namespace+")")
+		}
+		return ids, nil
+	})
 }
 
 // CompleteSlices completes the resource slices this cluster shares with the remote cluster (either side).
