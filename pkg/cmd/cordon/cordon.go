@@ -9,8 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
@@ -55,6 +57,7 @@ type TenantOptions struct {
 	ConsumerID      string
 	RemoteClusterID string
 	IgnoreNotFound  bool
+	Output          *printers.NameFlag
 
 	verb    TenantVerb
 	f       *cmdutil.Factory
@@ -81,6 +84,7 @@ func NewTenantCmd(f *cmdutil.Factory, streams cmdutil.Streams, verb TenantVerb) 
 	}, o)
 	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
+	o.Output = printers.AddNameFlag(cmd, "one line")
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
@@ -116,6 +120,9 @@ func (o *TenantOptions) Run(ctx context.Context) error {
 	}
 	if err != nil {
 		return flags.NotFoundHint(err, "--remote-cluster-id")
+	}
+	if o.Output.Name() {
+		return o.Output.Print(o.Out, printers.Ref{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind, Name: o.RemoteClusterID})
 	}
 	line := o.verb.Done
 	if outcome == handshake.Already && o.verb.Already != "" {

@@ -1,6 +1,7 @@
 package cordon_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdtest"
@@ -19,6 +20,25 @@ func TestCommandTableCordon(t *testing.T) {
 			Stderr: []string{"edge cordoned in 1 namespace(s)"}, Writes: cmdtest.CordonWrites},
 		{Name: "the consumer as CONSUMER", World: cmdtest.WorldPaired, Args: append(cordon, "edge"),
 			Stdout: cmdtest.WantStdout("tenant/edge cordoned\n"), Writes: cmdtest.CordonWrites},
+		// kubectl's -o name: the object changed as kind.group/name, nothing else on stdout; a dry run
+		// keeps its documents, after the name as a comment.
+		{Name: "-o name", World: cmdtest.WorldPaired, Args: append(cordon, "--remote-cluster-id", "edge", "-o", "name"),
+			Stdout: func(t *testing.T, e *cmdtest.Env, out string) {
+				cmdtest.WantStdout("tenant.federate.dev/edge\n")(t, e, out)
+				cmdtest.CordonedStatus("true")(t, e, out)
+			}, Writes: cmdtest.CordonWrites},
+		{Name: "-o name, cordoned before", World: cmdtest.WorldCordoned, Args: append(cordon, "edge", "-o", "name"),
+			Stdout: cmdtest.WantStdout("tenant.federate.dev/edge\n")},
+		{Name: "-o name --dry-run", World: cmdtest.WorldPaired, Args: append(cordon, "edge", "-o", "name", "--dry-run"), DryRun: true,
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				if !strings.HasPrefix(out, "# tenant.federate.dev/edge (dry run)\n---\n") || !strings.Contains(out, "would patch tenant/edge") {
+					t.Errorf("stdout %q: want the name as a comment, then the writes", out)
+				}
+			}},
+		{Name: "-o name, --ignore-not-found", World: cmdtest.WorldPaired, Args: append(cordon, "--remote-cluster-id", "edgx", "--ignore-not-found", "-o", "name"),
+			Stdout: cmdtest.WantStdout("")},
+		{Name: "-o yaml", World: cmdtest.WorldPaired, Args: append(cordon, "edge", "-o", "yaml"),
+			Code: 1, Usage: true, Err: `invalid argument "yaml" for "-o, --output" flag: must be name`},
 		{Name: "cordoned before", World: cmdtest.WorldCordoned, Args: append(cordon, "--remote-cluster-id", "edge"),
 			Stdout: cmdtest.WantStdout("tenant/edge already cordoned\n")},
 		{Name: "a consumer this cluster has no record of", World: cmdtest.WorldPaired, Args: append(cordon, "--remote-cluster-id", "edgx"),

@@ -2,6 +2,7 @@ package create_test
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdtest"
@@ -27,6 +28,17 @@ func TestCommandTableCreateNonce(t *testing.T) {
 				e.Must(t, "get", "nonce", "--kubeconfig", "farm", "--remote-cluster-id", "lone")
 			},
 			Stderr: []string{"Nonce ensured"}, Writes: map[string][]string{"farm": {"create secrets"}}},
+		// kubectl's -o name: the Secret that holds the nonce, nothing else on stdout.
+		{Name: "-o name", World: cmdtest.WorldPaired, Args: append(farm, "--remote-cluster-id", "lone", "-o", "name"),
+			Stdout: cmdtest.WantStdout("secret/nonce-lone\n"), Writes: map[string][]string{"farm": {"create secrets"}}},
+		{Name: "-o name, an unused nonce exists", World: cmdtest.WorldNonce, Args: append(farm, "--remote-cluster-id", "lone", "-o", "name"),
+			Stdout: cmdtest.WantStdout("secret/nonce-lone\n")},
+		{Name: "-o name --dry-run", World: cmdtest.WorldPaired, Args: append(farm, "--remote-cluster-id", "lone", "-o", "name", "--dry-run"), DryRun: true,
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				if !strings.HasPrefix(out, "# secret/nonce-lone (dry run)\n---\n") || !strings.Contains(out, "would create secret/nonce-lone") {
+					t.Errorf("stdout %q: want the name as a comment, then the write", out)
+				}
+			}},
 		{Name: "an unused nonce exists", World: cmdtest.WorldNonce, Args: append(farm, "--remote-cluster-id", "lone"),
 			Stdout: line("lone", "unchanged"), Stderr: []string{`An unused nonce for "lone" already exists`}},
 		// Its expiry is kept: a --ttl given is said not applied, with the way to another expiry.

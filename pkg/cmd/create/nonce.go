@@ -10,8 +10,10 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
+	"github.com/federate-dev/kubectl-federate/pkg/nonce"
 )
 
 // NonceOptions are the flags of `create nonce`.
@@ -20,6 +22,7 @@ type NonceOptions struct {
 	RemoteClusterID string
 	TTL             time.Duration
 	ttlGiven        bool
+	Output          *printers.NameFlag
 
 	f       *cmdutil.Factory
 	cluster *member.Cluster
@@ -57,6 +60,7 @@ func NewCmdNonce(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster the nonce is for")
 	flags.ClusterIDVar(cmd.Flags(), &o.ClusterID, "cluster-id", "The ID of this (provider) cluster: initializes a cluster never initialized with it, must match an initialized one")
 	cmdutil.DurationFlag(cmd.Flags(), &o.TTL, "ttl", o.TTL, time.Minute, 168*time.Hour, "How long the nonce stays valid if unused")
+	o.Output = printers.AddNameFlag(cmd, "one line")
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
@@ -104,6 +108,9 @@ func (o *NonceOptions) Run(ctx context.Context) error {
 				"for another expiry, delete it (kubectl federate delete nonce --remote-cluster-id %s) and create it again",
 				o.RemoteClusterID, n.ExpiresAt.UTC().Format(time.RFC3339), cmdutil.FormatDuration(o.TTL), o.RemoteClusterID))
 		}
+	}
+	if o.Output.Name() { // the Secret that holds it, in federate-system
+		return o.Output.Print(o.Out, printers.Ref{APIVersion: "v1", Kind: "Secret", Name: nonce.SecretName(o.RemoteClusterID)})
 	}
 	_, err = fmt.Fprintf(o.Out, "nonce/%s %s (expires %s)\n", o.RemoteClusterID, verb, n.ExpiresAt.UTC().Format(time.RFC3339))
 	return err

@@ -35,6 +35,8 @@ func TestCommandTableDrain(t *testing.T) {
 			},
 			Stderr: []string{"edge cordoned in 1 namespace(s)", "Workloads and pods of edge deleted"},
 			Sent:   map[string]func(*testing.T, []string){"farm": emptied(true)}},
+		{Name: "-o name", World: cmdtest.WorldPaired, Args: append(drain, "edge", "-o", "name"),
+			Stdout: cmdtest.WantStdout("tenant.federate.dev/edge\n"), Sent: map[string]func(*testing.T, []string){"farm": emptied(true)}},
 		// Cordoned before: only the deletions.
 		{Name: "a cordoned consumer", World: cmdtest.WorldCordoned, Args: append(drain, "--remote-cluster-id", "edge"),
 			Stdout: cmdtest.WantStdout("tenant/edge drained\n"), Sent: map[string]func(*testing.T, []string){"farm": emptied(false)}},

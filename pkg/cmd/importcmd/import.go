@@ -11,6 +11,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
@@ -26,6 +27,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 // IdentityOptions are the flags of `import identity`.
 type IdentityOptions struct {
 	Filename string
+	Output   *printers.NameFlag
 
 	f        *cmdutil.Factory
 	identity *v1alpha1.Identity
@@ -56,6 +58,7 @@ func NewCmdIdentity(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command 
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "The provider's identity.yaml (- for stdin)")
 	_ = cmd.MarkFlagRequired("filename")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	o.Output = printers.AddNameFlag(cmd, "one line")
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
 }
@@ -87,14 +90,30 @@ func (o *IdentityOptions) Run(ctx context.Context) error {
 	if res.AlreadyImported {
 		verb = "unchanged"
 	}
+	if o.Output.Name() {
+		// The Identity, and the Secret that holds its kubeconfig (a federated pairing's stores none).
+		refs := []printers.Ref{{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.IdentityKind, Name: member.IdentityName(o.identity.Spec.ClusterID)}}
+		if res.Federated == nil {
+			refs = append(refs, printers.Ref{APIVersion: "v1", Kind: "Secret", Name: res.KubeconfigSecret})
+		}
+		if err := o.Output.Print(o.Out, refs...); err != nil {
+			return err
+		}
+	}
 	if res.Federated != nil {
 		// Nothing stored: the pairing is ready once the provider takes a token minted here for its user.
 		sa := res.Federated.ServiceAccount
+		if o.Output.Name() {
+			return flags.NotTrustedExit(lifecycle.ProveFederated(ctx, o.cluster, nil, o.identity, "", nil))
+		}
 		if _, err := fmt.Fprintf(o.Out, "identity.federate.dev/%s %s (user %s, federated: tokens of ServiceAccount %s/%s minted on demand, no credential stored)\n",
 			member.IdentityName(o.identity.Spec.ClusterID), verb, res.User, sa.Namespace, sa.Name); err != nil {
 			return err
 		}
 		return flags.NotTrustedExit(lifecycle.ProveFederated(ctx, o.cluster, nil, o.identity, "", nil))
+	}
+	if o.Output.Name() {
+		return nil
 	}
 	_, err = fmt.Fprintf(o.Out, "identity.federate.dev/%s %s (user %s, expires %s, kubeconfig in secret %s/%s)\n",
 		member.IdentityName(o.identity.Spec.ClusterID), verb, res.User, res.NotAfter.UTC().Format(time.RFC3339), res.Namespace, res.KubeconfigSecret)

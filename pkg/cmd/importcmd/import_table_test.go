@@ -42,6 +42,12 @@ func TestCommandTableImportIdentity(t *testing.T) {
 			Stderr: []string{"(local) Identity federate-system/controlplane-farm recorded", "(local) Kubeconfig stored in Secret federate-system/kubeconfig-controlplane-farm"},
 			// The kubeconfig stored, the waiting key dropped, the Identity recorded.
 			Wrote: map[string][]string{"lone": {"create secrets", "delete secrets", "patch identities"}}},
+		// kubectl's -o name: the Identity and the Secret of its kubeconfig, nothing else on stdout.
+		{Name: "-o name", World: cmdtest.WorldIdentityFile, Args: []string{"import", "identity", "--kubeconfig", "lone", "-f", "{identity}", "-o", "name"},
+			Stdout: cmdtest.WantStdout("identity.federate.dev/controlplane-farm\nsecret/kubeconfig-controlplane-farm\n"),
+			Wrote:  map[string][]string{"lone": {"create secrets", "delete secrets", "patch identities"}}},
+		{Name: "-o name, imported before", World: imported, Args: []string{"import", "identity", "--kubeconfig", "lone", "-f", "{identity}", "-o", "name"},
+			Stdout: cmdtest.WantStdout("identity.federate.dev/controlplane-farm\nsecret/kubeconfig-controlplane-farm\n")},
 		{Name: "imported before", World: imported, Args: []string{"import", "identity", "--kubeconfig", "lone", "-f", "{identity}"},
 			Stdout: line("unchanged")},
 		{Name: "an Identity issued to another consumer", World: cmdtest.WorldIdentityFile, Args: []string{"import", "identity", "--kubeconfig", "edge", "-f", "{identity}"},

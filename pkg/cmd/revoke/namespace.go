@@ -10,6 +10,7 @@ import (
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/grants"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
@@ -21,6 +22,7 @@ type NamespaceOptions struct {
 	RemoteClusterID string
 	Timeout         time.Duration
 	IgnoreNotFound  bool
+	Output          *printers.NameFlag
 
 	f       *cmdutil.Factory
 	cluster *member.Cluster
@@ -46,6 +48,7 @@ func NewCmdNamespace(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster")
 	cmdutil.TimeoutFlag(cmd.Flags(), &o.Timeout, o.Timeout, "the removal")
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
+	o.Output = printers.AddNameFlag(cmd, "one line")
 	cmd.ValidArgsFunction = flags.CompleteExtraNamespaces(f)
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
@@ -77,6 +80,9 @@ func (o *NamespaceOptions) Run(ctx context.Context) error {
 	}
 	if err != nil {
 		return cmdutil.WithDeadline(ctx, flags.NotFoundHint(err, "NAME"), "--timeout "+o.Timeout.String())
+	}
+	if o.Output.Name() {
+		return o.Output.Print(o.Out, printers.Ref{APIVersion: "v1", Kind: "Namespace", Name: o.Name})
 	}
 	if outcome == handshake.Already {
 		_, err = fmt.Fprintf(o.Out, "namespace/%s already revoked from %s\n", o.Name, o.RemoteClusterID)

@@ -9,8 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/lifecycle"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
@@ -21,6 +23,7 @@ type Options struct {
 	RemoteClusterID string
 	Timeout         time.Duration
 	IgnoreNotFound  bool
+	Output          *printers.NameFlag
 
 	f       *cmdutil.Factory
 	cluster *member.Cluster
@@ -61,6 +64,7 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	flags.RemoteClusterID(f, cmd, &o.RemoteClusterID, "The ID of the consumer cluster to revoke")
 	cmdutil.TimeoutFlag(cmd.Flags(), &o.Timeout, o.Timeout, "the revocation")
 	flags.IgnoreNotFound(cmd, &o.IgnoreNotFound)
+	o.Output = printers.AddNameFlag(cmd, "one line")
 	cmd.AddCommand(NewCmdNamespace(f, streams))
 	cmdutil.AddDryRunFlag(cmd, f)
 	return cmd
@@ -97,11 +101,15 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return cmdutil.WithDeadline(ctx, flags.NotFoundHint(err, "--remote-cluster-id"), "--timeout "+o.Timeout.String())
 	}
-	if outcome == handshake.Already {
+	switch {
+	case o.Output.Name():
+		err = o.Output.Print(o.Out, printers.Ref{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind, Name: o.RemoteClusterID})
+	case outcome == handshake.Already:
 		_, err = fmt.Fprintf(o.Out, "tenant.federate.dev/%s already revoked\n", o.RemoteClusterID)
-		return err
+	default:
+		_, err = fmt.Fprintf(o.Out, "tenant.federate.dev/%s revoked in %s\n", o.RemoteClusterID, time.Since(start).Round(time.Millisecond))
 	}
-	if _, err = fmt.Fprintf(o.Out, "tenant.federate.dev/%s revoked in %s\n", o.RemoteClusterID, time.Since(start).Round(time.Millisecond)); err != nil {
+	if err != nil || outcome == handshake.Already {
 		return err
 	}
 	if o.cluster.DryRun {

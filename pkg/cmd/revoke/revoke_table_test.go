@@ -36,6 +36,16 @@ func TestCommandTableRevoke(t *testing.T) {
 			}}},
 		{Name: "revoked before", World: revoked, Args: append(farm, "--remote-cluster-id", "edge"),
 			Stdout: cmdtest.WantStdout("tenant.federate.dev/edge already revoked\n")},
+		// kubectl's -o name: the Tenant, nothing else on stdout.
+		{Name: "-o name", World: cmdtest.WorldPaired, Args: append(farm, "--remote-cluster-id", "edge", "-o", "name"),
+			Stdout: func(t *testing.T, e *cmdtest.Env, out string) {
+				cmdtest.WantStdout("tenant.federate.dev/edge\n")(t, e, out)
+				list := cmdtest.JSONObject(t, e.Must(t, "status", "--kubeconfig", "farm", "-o", "json").Stdout)
+				cmdtest.WantFields(t, list, map[string]string{"items.0.status.phase": "Revoked"})
+			},
+			Wrote: map[string][]string{"farm": {"delete rolebindings", "patch tenants"}}},
+		{Name: "-o name, revoked before", World: revoked, Args: append(farm, "--remote-cluster-id", "edge", "-o", "name"),
+			Stdout: cmdtest.WantStdout("tenant.federate.dev/edge\n")},
 		// A federated pairing: unbound the same way; the authenticator entry, which no request can remove,
 		// may stay, and the run says so (not under a dry run, which unbinds nothing).
 		{Name: "a federated consumer", World: cmdtest.WorldFederated, Args: append(farm, "--remote-cluster-id", "edge"),
@@ -80,6 +90,8 @@ func TestCommandTableRevokeNamespace(t *testing.T) {
 		{Name: "an extra namespace", World: granted, Args: rev("team-x", "--remote-cluster-id", "edge"),
 			Stdout: cmdtest.WantStdout("namespace/team-x revoked from edge\n"), Stderr: []string{"Namespace team-x of edge revoked and removed"},
 			Wrote: map[string][]string{"farm": {"delete rolebindings", "delete-collection pods", "delete namespaces"}}},
+		{Name: "-o name", World: granted, Args: rev("team-x", "--remote-cluster-id", "edge", "-o", "name"),
+			Stdout: cmdtest.WantStdout("namespace/team-x\n"), Wrote: map[string][]string{"farm": {"delete rolebindings"}}},
 		{Name: "revoked before", World: gone, Args: rev("team-x", "--remote-cluster-id", "edge"),
 			Stdout: cmdtest.WantStdout("namespace/team-x already revoked from edge\n")},
 		{Name: "a namespace this cluster has no record of", World: granted, Args: rev("nope", "--remote-cluster-id", "edge"),

@@ -17,6 +17,11 @@ func TestCommandTableUncordon(t *testing.T) {
 				cmdtest.CordonedStatus("false")(t, e, out)
 			},
 			Stderr: []string{"edge uncordoned: it may start workloads again"}, Writes: cmdtest.CordonWrites},
+		{Name: "-o name", World: cmdtest.WorldCordoned, Args: append(uncordon, "edge", "-o", "name"),
+			Stdout: func(t *testing.T, e *cmdtest.Env, out string) {
+				cmdtest.WantStdout("tenant.federate.dev/edge\n")(t, e, out)
+				cmdtest.CordonedStatus("false")(t, e, out)
+			}, Writes: cmdtest.CordonWrites},
 		{Name: "a consumer not cordoned", World: cmdtest.WorldPaired, Args: append(uncordon, "--remote-cluster-id", "edge"),
 			Stdout: cmdtest.WantStdout("tenant/edge already uncordoned\n")},
 		{Name: "a consumer this cluster has no record of", World: cmdtest.WorldPaired, Args: append(uncordon, "--remote-cluster-id", "edgx"),
