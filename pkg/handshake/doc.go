@@ -22,6 +22,7 @@
 //	credential.go  the credential a plugin hands out: stored in federate-system, or in an export's Secret
 //	export.go     a held credential written in another tool's format, rewritten at renewal, deleted with it
 //	exportrecord.go  the record in federate-system of each export's objects, by UID: labels prove nothing
+//	exportdelete.go  one export removed by its record: its Target or ClusterProfile, its Secret, the record
 //	settings.go   what a pairing was given, kept across renewals and re-grants
 //	retire.go     the end of a renewal's overlap: the renewed-away user taken out of its bindings
 //	revoked.go    the revocation record: nothing revoked regains rights, not even through a grant made meanwhile

@@ -84,7 +84,13 @@ type ExportState struct {
 	Namespace       string `json:"namespace"`
 	Name            string `json:"name"` // the cluster's name in the tool
 	Secret          string `json:"secret"`
+	// State is ExportSecretGone for a record whose Secret is gone; empty for an export as written.
+	State string `json:"state,omitempty"`
 }
+
+// ExportSecretGone is the state of an export whose Secret was deleted, or replaced by another object, by
+// someone else: its record remains, and its Target or ClusterProfile if it had one.
+const ExportSecretGone = "SecretGone"
 
 func exportLabels(providerID, slice string) map[string]string {
 	if slice == "" {
@@ -242,7 +248,7 @@ func claimExport(ctx context.Context, c *member.Cluster, apis *servedAPIs, o Exp
 			return nil, false, fmt.Errorf("%s %s/%s of the export of %s still reads the Secret %s: refusing to put another credential there; delete that %s first, or choose another name",
 				rec.kind(), rec.namespace, rec.targetName, describeCredential(rec.providerID, rec.slice), rec.name, rec.kind())
 		case err == nil:
-			if err := deleteExportTarget(ctx, c, apis, *rec); err != nil {
+			if _, err := deleteExportTarget(ctx, c, apis, *rec); err != nil {
 				return nil, false, err
 			}
 		case !apierrors.IsNotFound(err):
@@ -636,7 +642,7 @@ func (s *servedAPIs) delete(ctx context.Context, kind, ns, name string, uid type
 // ClusterProfile's status is written again only when what it says changed (the provider's server, CA or
 // proxy): a renewal alone leaves it as it is.
 func refreshExports(ctx context.Context, c *member.Cluster, providerID, slice string, kc []byte) error {
-	exps, err := recordedExports(ctx, c, providerID, slice, true)
+	exps, _, err := recordedExports(ctx, c, providerID, slice, true)
 	var errs []error
 	if err != nil {
 		errs = append(errs, fmt.Errorf("reading the exports of %s: %w", describeCredential(providerID, slice), err))
@@ -711,7 +717,7 @@ func DeleteExports(ctx context.Context, c *member.Cluster, providerID, slice str
 	for _, r := range records {
 		sec, err := recordedSecret(ctx, c, r)
 		if err == nil && r.targetName != "" {
-			err = deleteExportTarget(ctx, c, apis, r)
+			_, err = deleteExportTarget(ctx, c, apis, r)
 		}
 		if err == nil && sec != nil {
 			err = deleteSecret(ctx, c, sec.Namespace, sec.Name, sec.UID)
@@ -730,23 +736,23 @@ func DeleteExports(ctx context.Context, c *member.Cluster, providerID, slice str
 }
 
 // deleteExportTarget deletes an export's Target or ClusterProfile: the recorded object, never another
-// one of that name.
-func deleteExportTarget(ctx context.Context, _ *member.Cluster, apis *servedAPIs, r exportRecord) error {
+// one of that name. deleted tells whether there was one to delete.
+func deleteExportTarget(ctx context.Context, _ *member.Cluster, apis *servedAPIs, r exportRecord) (deleted bool, err error) {
 	t, err := apis.get(ctx, r.kind(), r.namespace, r.targetName)
 	switch {
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%s %s/%s: %w", r.kind(), r.namespace, r.targetName, errHidden)
+		return false, fmt.Errorf("%s %s/%s: %w", r.kind(), r.namespace, r.targetName, errHidden)
 	case err != nil:
-		return objects.IgnoreNotFound(err) // gone, or uninstalled with its CRD
+		return false, objects.IgnoreNotFound(err) // gone, or uninstalled with its CRD
 	case !r.ownsTarget(t):
-		return nil // not ours: left alone
+		return false, nil // not ours: left alone
 	}
-	return apis.delete(ctx, r.kind(), r.namespace, r.targetName, t.GetUID())
+	return true, apis.delete(ctx, r.kind(), r.namespace, r.targetName, t.GetUID())
 }
 
 // Exports lists every recorded export this cluster holds, for status.
 func Exports(ctx context.Context, c *member.Cluster) ([]ExportState, error) {
-	exps, err := recordedExports(ctx, c, "", "", false)
+	exps, gone, err := recordedExports(ctx, c, "", "", false)
 	if err != nil {
 		return nil, err
 	}
@@ -755,6 +761,13 @@ func Exports(ctx context.Context, c *member.Cluster) ([]ExportState, error) {
 		s := e.secret
 		out = append(out, ExportState{RemoteClusterID: s.Labels[member.LabelRemoteClusterID], ResourceSlice: s.Labels[member.LabelSlice], Format: s.Labels[export.LabelFormat],
 			Namespace: s.Namespace, Name: s.Annotations[export.AnnotationName], Secret: s.Name})
+	}
+	// A record alone: its Secret was deleted (or replaced) by someone else. What the Secret said (format,
+	// name in the tool) went with it; the record still names the Secret, and the kind of its Target or
+	// ClusterProfile, which gives the format away.
+	for _, r := range gone {
+		out = append(out, ExportState{RemoteClusterID: r.providerID, ResourceSlice: r.slice, Format: r.format(), Namespace: r.namespace, Secret: r.name,
+			State: ExportSecretGone})
 	}
 	slices.SortFunc(out, func(a, b ExportState) int {
 		return strings.Compare(a.RemoteClusterID+"/"+a.ResourceSlice+"/"+a.Namespace+"/"+a.Name+"/"+a.Format,

@@ -252,16 +252,15 @@ var errRelabelled = errors.New("its labels were changed since the export wrote i
 // leftAlone tells whether err is a recorded export this run leaves as it is, with a warning.
 func leftAlone(err error) bool { return errors.Is(err, errHidden) || errors.Is(err, errRelabelled) }
 
-// recordedExports reads the exports exportRecords names that are still what was recorded: a record whose
-// Secret is gone, or was replaced by another object of the same name, yields nothing; one the user may
-// not read is reported and skipped. One list when there is no export, and a read per export when there
-// are (they are few).
-func recordedExports(ctx context.Context, c *member.Cluster, providerID, slice string, pairingOnly bool) ([]recordedExport, error) {
+// recordedExports reads the exports exportRecords names that are still what was recorded; a record whose
+// Secret is gone, or was replaced by another object of the same name, is in gone (a record alone, which
+// "delete export" removes); one the user may not read is reported and skipped. One list when there is no
+// export, and a read per export when there are (they are few).
+func recordedExports(ctx context.Context, c *member.Cluster, providerID, slice string, pairingOnly bool) (out []recordedExport, gone []exportRecord, err error) {
 	records, err := ExportRecords(ctx, c, providerID, slice, pairingOnly)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []recordedExport
 	var errs []error
 	for _, r := range records {
 		if r.secretUID == "" {
@@ -278,9 +277,11 @@ func recordedExports(ctx context.Context, c *member.Cluster, providerID, slice s
 			errs = append(errs, err)
 		case sec != nil:
 			out = append(out, recordedExport{record: r, secret: sec})
+		default:
+			gone = append(gone, r)
 		}
 	}
-	return out, errors.Join(errs...)
+	return out, gone, errors.Join(errs...)
 }
 
 // recordedSecret reads the Secret a record names; nil when it is gone or is another object than the one

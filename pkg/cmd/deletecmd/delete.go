@@ -18,8 +18,9 @@ import (
 
 // NewCmd returns the `delete` group.
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
-	cmd := cmdutil.NewGroup("delete", "Delete a grant or a leftover: a resource slice, a resource slice class, a nonce", "Delete a grant on this cluster (and, given both kubeconfigs, on the other), or an unused nonce.")
-	cmd.AddCommand(NewCmdResourceSlice(f, streams), NewCmdResourceSliceClass(f, streams), NewCmdNonce(f, streams))
+	cmd := cmdutil.NewGroup("delete", "Delete a grant or a leftover: a resource slice, a resource slice class, a nonce, an export",
+		"Delete a grant on this cluster (and, given both kubeconfigs, on the other), an unused nonce, or an export.")
+	cmd.AddCommand(NewCmdResourceSlice(f, streams), NewCmdResourceSliceClass(f, streams), NewCmdNonce(f, streams), NewCmdExport(f, streams))
 	return cmd
 }
 

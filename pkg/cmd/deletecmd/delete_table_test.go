@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdtest"
 )
 
@@ -145,5 +148,115 @@ func TestCommandTableDeleteNonce(t *testing.T) {
 			Code: 1, Usage: true, Err: `--remote-cluster-id "-lone": must be a DNS label`},
 		{Name: "a positional argument", World: cmdtest.WorldNonce, Args: append(farm, "lone"),
 			Code: 1, Usage: true, Err: `unknown command "lone"`},
+	})
+}
+
+// delete export removes what one export wrote (its Secret, then its record), found by its record; a
+// Secret deleted by hand leaves the record, which it then removes alone (a stranger made under the
+// Secret's name is left); an export this cluster has no record of, or of another format, is NotFound.
+func TestCommandTableDeleteExport(t *testing.T) {
+	exported := cmdtest.NewTableWorld(func(t *testing.T) *cmdtest.Env {
+		e := cmdtest.Paired(t)
+		if _, err := e.World.Cluster("edge").Clientset.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.Must(t, "export", "argocd", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "-n", "argocd")
+		return e
+	})
+	del := func(more ...string) []string {
+		return append([]string{"delete", "export", "argocd", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "-n", "argocd"}, more...)
+	}
+	deleted := cmdtest.NewTableWorld(func(t *testing.T) *cmdtest.Env {
+		e := exported.Build(t)
+		e.Must(t, del()...)
+		return e
+	})
+	byHand := cmdtest.NewTableWorld(func(t *testing.T) *cmdtest.Env {
+		e := exported.Build(t)
+		if err := e.World.Cluster("edge").Clientset.CoreV1().Secrets("argocd").Delete(t.Context(), "farm", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	})
+	// Someone made a Secret of the same name, with the export's labels, after the export's was deleted.
+	stranger := cmdtest.NewTableWorld(func(t *testing.T) *cmdtest.Env {
+		e := byHand.Build(t)
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "farm", Namespace: "argocd", Labels: map[string]string{
+			"app.kubernetes.io/managed-by": "kubectl-federate", "federate.dev/remote-cluster-id": "farm", "federate.dev/role": "consumer", "federate.dev/export-format": "argocd"}}}
+		if _, err := e.World.Cluster("edge").Clientset.CoreV1().Secrets("argocd").Create(t.Context(), s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	})
+	records := func(t *testing.T, e *cmdtest.Env) int {
+		t.Helper()
+		l, err := e.World.Cluster("edge").Clientset.CoreV1().Secrets("federate-system").List(t.Context(), metav1.ListOptions{LabelSelector: "federate.dev/export-record-of"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(l.Items)
+	}
+	secretThere := func(t *testing.T, e *cmdtest.Env) bool {
+		t.Helper()
+		_, err := e.World.Cluster("edge").Clientset.CoreV1().Secrets("argocd").Get(t.Context(), "farm", metav1.GetOptions{})
+		return err == nil
+	}
+	cmdtest.RunTable(t, []cmdtest.Row{
+		{Name: "an export", World: exported, Args: del(),
+			Stdout: func(t *testing.T, e *cmdtest.Env, out string) {
+				cmdtest.WantStdout("secret/farm deleted (namespace argocd)\n")(t, e, out)
+				if secretThere(t, e) || records(t, e) != 0 {
+					t.Errorf("the Secret (there: %v) or its record (%d) remains", secretThere(t, e), records(t, e))
+				}
+			},
+			// The Secret by its UID, then the record.
+			Writes: map[string][]string{"edge": {"delete secrets", "delete secrets"}}},
+		{Name: "-o name", World: exported, Args: del("-o", "name"),
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				if !cmdtest.RegexpMatch(`^secret/farm\nsecret/export-[0-9a-f]{20}\n$`, out) {
+					t.Errorf("stdout %q: want the Secret and its record, as kind/name", out)
+				}
+			},
+			Writes: map[string][]string{"edge": {"delete secrets", "delete secrets"}}},
+		{Name: "--dry-run", World: exported, Args: del("--dry-run"), DryRun: true,
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				if !strings.HasPrefix(out, "# secret/farm deleted (namespace argocd) (dry run)\n") || !strings.Contains(out, "would delete secret/farm in argocd") ||
+					!strings.Contains(out, "would delete secret/export-") {
+					t.Errorf("stdout %q: want the line as a comment, then both deletions", out)
+				}
+			}},
+		// The record alone: status lists it, and delete export removes it.
+		{Name: "its Secret deleted by hand: status", World: byHand, Args: []string{"status", "--kubeconfig", "edge", "-o", "json"},
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				if !strings.Contains(out, `"state": "SecretGone"`) || !strings.Contains(out, `"secret": "farm"`) {
+					t.Errorf("status -o json does not list the record alone:\n%s", out)
+				}
+			}},
+		{Name: "its Secret deleted by hand", World: byHand, Args: del(),
+			Stdout: func(t *testing.T, e *cmdtest.Env, out string) {
+				cmdtest.WantStdout("secret/farm was gone already (namespace argocd): its export record deleted\n")(t, e, out)
+				if records(t, e) != 0 {
+					t.Errorf("%d record(s) remain", records(t, e))
+				}
+			},
+			Writes: map[string][]string{"edge": {"delete secrets"}}},
+		{Name: "a stranger under its name", World: stranger, Args: del(),
+			Stdout: func(t *testing.T, e *cmdtest.Env, out string) {
+				cmdtest.WantStdout("secret/farm was gone already (namespace argocd): its export record deleted\n")(t, e, out)
+				if !secretThere(t, e) {
+					t.Error("the stranger's Secret was deleted")
+				}
+			},
+			Writes: map[string][]string{"edge": {"delete secrets"}}},
+		{Name: "deleted before", World: deleted, Args: del(),
+			Code: 1, Err: `FORMAT, --name and -n: export "argocd/farm" not found for the pairing with provider "farm" (no record of an export Secret argocd/farm in federate-system); there is none (--ignore-not-found to accept that)`},
+		{Name: "--ignore-not-found", World: deleted, Args: del("--ignore-not-found"),
+			Stdout: cmdtest.WantStdout("")},
+		{Name: "a mistyped name", World: exported, Args: del("--name", "farn"),
+			Code: 1, Err: `export "argocd/farn" not found for the pairing with provider "farm" (no record of an export Secret argocd/farn in federate-system); did you mean "argocd/farm"?`},
+		{Name: "another format under its name", World: exported, Args: []string{"delete", "export", "cluster-gateway", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "-n", "argocd"},
+			Code: 1, Err: `export "argocd/farm" not found for the pairing with provider "farm" (the Secret argocd/farm is not a cluster-gateway export); there is none`},
+		{Name: "an unknown format", World: exported, Args: []string{"delete", "export", "flux", "--kubeconfig", "edge", "--remote-cluster-id", "farm", "-n", "argocd"},
+			Code: 1, Usage: true, Err: `FORMAT: format "flux": must be one of`},
 	})
 }
