@@ -347,3 +347,93 @@ func installTargetCRD(t *testing.T) {
 	}
 	t.Fatal("the Target CRD was never established")
 }
+
+// delete export removes one export, found by its record: its Target first, then its Secret, then the
+// record; a dry run changes nothing; a Secret deleted by hand leaves a record (and a Target) that status
+// lists as SecretGone and delete export removes; a second run is NotFound (exit 1, --ignore-not-found: 0).
+// The pairing, its credential and its other exports stay.
+func TestExportDelete(t *testing.T) {
+	defer unauthenticate(t)
+	authenticate(t)
+	ctx := t.Context()
+	k := kubernetes.NewForConfigOrDie(consumer.Config)
+	for _, ns := range []string{"argocd", "jobs"} {
+		if _, err := k.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		defer func() { _ = k.CoreV1().Namespaces().Delete(t.Context(), ns, metav1.DeleteOptions{}) }()
+	}
+	installTargetCRD(t)
+	records := func() int {
+		t.Helper()
+		l, err := k.CoreV1().Secrets("federate-system").List(ctx, metav1.ListOptions{LabelSelector: handshake.LabelExportRecordOf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(l.Items)
+	}
+	exportStates := func() []handshake.ExportState {
+		t.Helper()
+		r := mustOn(t, consumer, "status", "-o", "json")
+		return itemsOfKind[handshake.ExportState](t, r.stdout, func(kind string) bool { return kind == views.KindExport })
+	}
+	argocd := []string{"export", "argocd", "--remote-cluster-id", "provider", "-n", "argocd"}
+	admiralty := []string{"export", "admiralty", "--remote-cluster-id", "provider", "-n", "jobs"}
+	mustOn(t, consumer, argocd...)
+	mustOn(t, consumer, admiralty...)
+	if n := records(); n != 2 {
+		t.Fatalf("%d export records, want 2", n)
+	}
+
+	// A dry run names what would go, and nothing goes.
+	if r := mustOn(t, consumer, append([]string{"delete"}, append(argocd, "--dry-run")...)...); !strings.Contains(r.stdout, "would delete secret/provider in argocd") ||
+		!strings.Contains(r.stdout, "would delete secret/export-") {
+		t.Errorf("delete export --dry-run: %s", r)
+	}
+	exportedSecret(t, k, "argocd", "provider")
+	if n := records(); n != 2 {
+		t.Errorf("a dry run left %d export records, want 2", n)
+	}
+
+	// The export goes, Secret and record; the other export stays, and the pairing works.
+	if r := mustOn(t, consumer, append([]string{"delete"}, argocd...)...); r.stdout != "secret/provider deleted (namespace argocd)\n" {
+		t.Errorf("delete export argocd: %s", r)
+	}
+	if _, err := k.CoreV1().Secrets("argocd").Get(ctx, "provider", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the argocd export's Secret after delete export: %v", err)
+	}
+	if n := records(); n != 1 {
+		t.Errorf("%d export records after delete export, want 1 (the admiralty export's)", n)
+	}
+	exportedSecret(t, k, "jobs", "provider-kubeconfig")
+	mustOn(t, consumer, "get", "kubeconfig", "--remote-cluster-id", "provider")
+
+	// Again: NotFound, exit 1, naming the exports left; --ignore-not-found: exit 0, nothing printed.
+	if r := on(t, consumer, append([]string{"delete"}, argocd...)...); r.code != 1 ||
+		!strings.Contains(r.stderr, `export "argocd/provider" not found for the pairing with provider "provider"`) || !strings.Contains(r.stderr, "jobs/provider-kubeconfig") {
+		t.Errorf("delete export argocd again: %s", r)
+	}
+	if r := mustOn(t, consumer, append([]string{"delete"}, append(argocd, "--ignore-not-found")...)...); r.stdout != "" {
+		t.Errorf("delete export --ignore-not-found: %s", r)
+	}
+
+	// The admiralty export's Secret deleted by hand: its record and Target remain, status says so, and
+	// delete export removes them.
+	if err := k.CoreV1().Secrets("jobs").Delete(ctx, "provider-kubeconfig", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := handshake.ExportState{RemoteClusterID: "provider", Format: "admiralty", Namespace: "jobs", Secret: "provider-kubeconfig", State: handshake.ExportSecretGone}
+	if got := exportStates(); len(got) != 1 || got[0] != want {
+		t.Errorf("status lists the exports %+v, want only %+v", got, want)
+	}
+	r := mustOn(t, consumer, append([]string{"delete"}, admiralty...)...)
+	if r.stdout != "target.multicluster.admiralty.io/provider deleted (namespace jobs)\nsecret/provider-kubeconfig was gone already (namespace jobs): its export record deleted\n" {
+		t.Errorf("delete export admiralty, its Secret deleted by hand: %s", r)
+	}
+	if _, err := dyn(t, consumer).Resource(targetsGVR).Namespace("jobs").Get(ctx, "provider", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Target after delete export: %v", err)
+	}
+	if n, got := records(), exportStates(); n != 0 || len(got) != 0 {
+		t.Errorf("after delete export: %d records, status lists %+v", n, got)
+	}
+}

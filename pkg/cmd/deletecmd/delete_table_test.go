@@ -188,6 +188,20 @@ func TestCommandTableDeleteExport(t *testing.T) {
 		}
 		return e
 	})
+	// Someone changed the export's labels: it is no longer provably the export, and is left with its record.
+	relabelled := cmdtest.NewTableWorld(func(t *testing.T) *cmdtest.Env {
+		e := exported.Build(t)
+		secrets := e.World.Cluster("edge").Clientset.CoreV1().Secrets("argocd")
+		s, err := secrets.Get(t.Context(), "farm", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Labels["federate.dev/remote-cluster-id"] = "elsewhere"
+		if _, err := secrets.Update(t.Context(), s, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	})
 	records := func(t *testing.T, e *cmdtest.Env) int {
 		t.Helper()
 		l, err := e.World.Cluster("edge").Clientset.CoreV1().Secrets("federate-system").List(t.Context(), metav1.ListOptions{LabelSelector: "federate.dev/export-record-of"})
@@ -248,6 +262,8 @@ func TestCommandTableDeleteExport(t *testing.T) {
 				}
 			},
 			Writes: map[string][]string{"edge": {"delete secrets"}}},
+		{Name: "its labels changed", World: relabelled, Args: del(),
+			Code: 1, Err: "export Secret argocd/farm: its labels were changed since the export wrote it; left as it is, with its record; nothing was deleted"},
 		{Name: "deleted before", World: deleted, Args: del(),
 			Code: 1, Err: `FORMAT, --name and -n: export "argocd/farm" not found for the pairing with provider "farm" (no record of an export Secret argocd/farm in federate-system); there is none (--ignore-not-found to accept that)`},
 		{Name: "--ignore-not-found", World: deleted, Args: del("--ignore-not-found"),
