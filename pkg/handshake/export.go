@@ -270,7 +270,7 @@ func claimExport(ctx context.Context, c *member.Cluster, apis *servedAPIs, o Exp
 		}
 		cur.target = nil
 	}
-	spec := recordSpec{providerID: o.ProviderID, slice: o.Slice, namespace: o.Namespace, name: objs.Secret.Name, targetKind: targetKind, targetName: targetName}
+	spec := recordSpec{providerID: o.ProviderID, slice: o.Slice, format: o.Format, namespace: o.Namespace, name: objs.Secret.Name, targetKind: targetKind, targetName: targetName}
 	// What currentExport found and proved ours is pinned by UID before anything is written: a pending
 	// record's fresh claim must not cut it loose. An object that is gone is not pinned (its UID owns
 	// nothing): whatever this run is to create is then pending, under a fresh claim no one has seen, by
@@ -305,7 +305,7 @@ func claimExport(ctx context.Context, c *member.Cluster, apis *servedAPIs, o Exp
 // undoes what this run created.
 func writeExport(ctx context.Context, c *member.Cluster, apis *servedAPIs, o ExportOptions, objs *export.Objects, cur *currentExport, rec *exportRecord, rewrote bool) ([]ExportedObject, error) {
 	rollback := undoExport{existing: cur.secret, existingTarget: cur.target, record: rec, deleteRecord: rewrote, apis: apis,
-		spec: recordSpec{providerID: o.ProviderID, slice: o.Slice, namespace: o.Namespace, name: objs.Secret.Name}}
+		spec: recordSpec{providerID: o.ProviderID, slice: o.Slice, format: o.Format, namespace: o.Namespace, name: objs.Secret.Name}}
 	if objs.Target != nil {
 		rollback.targetKind = objs.Target.GetKind()
 	}
@@ -320,7 +320,7 @@ func writeExport(ctx context.Context, c *member.Cluster, apis *servedAPIs, o Exp
 	}
 	rollback.written = written
 	out := []ExportedObject{{Kind: "Secret", Namespace: o.Namespace, Name: objs.Secret.Name, Action: action}}
-	spec := recordSpec{providerID: o.ProviderID, slice: o.Slice, namespace: o.Namespace, name: objs.Secret.Name, secretUID: written.UID}
+	spec := recordSpec{providerID: o.ProviderID, slice: o.Slice, format: o.Format, namespace: o.Namespace, name: objs.Secret.Name, secretUID: written.UID}
 	if objs.Target != nil {
 		kind := objs.Target.GetKind()
 		targets, err := apis.resource(kind, o.Namespace)

@@ -24,11 +24,13 @@ func ExportKindOf(format string) string {
 	return ""
 }
 
-// format is the record's format as far as the record tells it (the Secret's label says it exactly): the
-// formats that write a second object are known by its kind; the others write a Secret alone, and a record
-// of one cannot tell which ("").
+// format is the record's format as far as the record tells it (the Secret's label says it too): the one
+// recorded; in a record written before formats were, the formats that write a second object are known by
+// its kind, and the others write a Secret alone, which such a record cannot tell apart ("").
 func (r exportRecord) format() string {
 	switch {
+	case r.recordedFormat != "":
+		return r.recordedFormat
 	case r.targetName == "":
 		return ""
 	case r.kind() == export.ClusterProfileKind:
@@ -96,10 +98,13 @@ func DeleteExport(ctx context.Context, c *member.Cluster, o ExportOptions) (*Rem
 	return out, nil
 }
 
-// fitsFormat tells whether a record can be the export of format: one that writes a second object records
-// its kind, one that does not records none. (The kubeconfig, admiralty and clusterprofile formats all name
-// their Secret NAME-kubeconfig.)
+// fitsFormat tells whether a record can be the export of format: the format it records; in a record
+// written before formats were, one that writes a second object records its kind, one that does not records
+// none. (The kubeconfig, admiralty and clusterprofile formats all name their Secret NAME-kubeconfig.)
 func fitsFormat(r exportRecord, format string) bool {
+	if r.recordedFormat != "" {
+		return r.recordedFormat == format
+	}
 	want := ExportKindOf(format)
 	if r.targetName == "" {
 		return want == ""

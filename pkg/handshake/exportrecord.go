@@ -44,8 +44,11 @@ const (
 	LabelExportRecordOf    = "federate.dev/export-record-of"
 	labelExportRecordSlice = "federate.dev/export-record-slice"
 	annExportNamespace     = "federate.dev/export-namespace"
-	annExportSecret        = "federate.dev/export-secret"     //nolint:gosec // an annotation key, not a credential
-	AnnExportSecretUID     = "federate.dev/export-secret-uid" //nolint:gosec // an annotation key, not a credential
+	// annExportFormat is the export's format, so that a record whose Secret is gone still says it (records
+	// written before it say nothing: see exportRecord.format).
+	annExportFormat    = "federate.dev/export-format"
+	annExportSecret    = "federate.dev/export-secret"     //nolint:gosec // an annotation key, not a credential
+	AnnExportSecretUID = "federate.dev/export-secret-uid" //nolint:gosec // an annotation key, not a credential
 	// AnnExportTarget and AnnExportTargetUID name the export's second object, an Admiralty Target or a
 	// ClusterProfile; AnnExportTargetKind its kind, one of the allow-list targetAPIs (absent: Target, as
 	// records written before ClusterProfiles say).
@@ -62,6 +65,7 @@ const (
 type exportRecord struct {
 	sec                         *corev1.Secret
 	providerID, slice           string
+	recordedFormat              string // "" in a record written before formats were recorded
 	namespace, name, targetName string
 	targetKind                  string // "" for a Target: see kind
 	secretUID, targetUID        types.UID
@@ -71,6 +75,7 @@ type exportRecord struct {
 // recordSpec is what a record says.
 type recordSpec struct {
 	providerID, slice           string
+	format                      string
 	namespace, name, targetName string
 	targetKind                  string
 	secretUID, targetUID        types.UID
@@ -95,7 +100,7 @@ func ExportRecordName(ns, name string) string {
 // recordOf reads a record; ok is false for a Secret that is not one, or whose name is not that of the
 // export it names (one copied under another name).
 func recordOf(s *corev1.Secret) (exportRecord, bool) {
-	r := exportRecord{sec: s, providerID: s.Labels[LabelExportRecordOf], slice: s.Labels[labelExportRecordSlice],
+	r := exportRecord{sec: s, providerID: s.Labels[LabelExportRecordOf], slice: s.Labels[labelExportRecordSlice], recordedFormat: s.Annotations[annExportFormat],
 		namespace: s.Annotations[annExportNamespace], name: s.Annotations[annExportSecret], targetName: s.Annotations[AnnExportTarget],
 		targetKind: s.Annotations[AnnExportTargetKind], secretUID: types.UID(s.Annotations[AnnExportSecretUID]),
 		targetUID: types.UID(s.Annotations[AnnExportTargetUID]), claim: s.Annotations[AnnExportClaim]}
@@ -182,7 +187,7 @@ func recordExport(ctx context.Context, c *member.Cluster, have *exportRecord, sp
 	if spec.targetName != "" && spec.targetKind != export.TargetKind {
 		kind = spec.targetKind // a Target's record says nothing, as those written before said
 	}
-	for k, v := range map[string]string{AnnExportSecretUID: string(spec.secretUID), AnnExportTarget: spec.targetName, AnnExportTargetUID: string(spec.targetUID),
+	for k, v := range map[string]string{annExportFormat: spec.format, AnnExportSecretUID: string(spec.secretUID), AnnExportTarget: spec.targetName, AnnExportTargetUID: string(spec.targetUID),
 		AnnExportTargetKind: kind} {
 		if v != "" {
 			a[k] = v

@@ -191,7 +191,7 @@ func TestExportLookalikesGetNothing(t *testing.T) {
 	}
 	// The record of the export deleted is listed as a record alone (its Secret gone), never the lookalike.
 	report, err := status.Status(ctx, consumer.Cluster, false)
-	gone := handshake.ExportState{RemoteClusterID: "provider", Namespace: "argocd", Secret: "provider", State: handshake.ExportSecretGone}
+	gone := handshake.ExportState{RemoteClusterID: "provider", Format: "argocd", Namespace: "argocd", Secret: "provider", State: handshake.ExportSecretGone}
 	if err != nil || len(report.Exports) != 1 || report.Exports[0] != gone {
 		t.Errorf("status lists lookalikes as exports: %+v %v; want only %+v", report.Exports, err, gone)
 	}

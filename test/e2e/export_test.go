@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -321,6 +322,20 @@ func installTargetCRD(t *testing.T) {
 				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
 		},
 	}}
+	// An earlier test's CRD still being deleted (its Targets finalized) is waited for: created over, it
+	// would vanish under this test.
+	if cur, err := crds.Get(t.Context(), "targets.multicluster.admiralty.io", metav1.GetOptions{}); err == nil && cur.GetDeletionTimestamp() != nil {
+		w, err := crds.Watch(t.Context(), metav1.ListOptions{FieldSelector: "metadata.name=targets.multicluster.admiralty.io", ResourceVersion: cur.GetResourceVersion()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Deleted {
+				break
+			}
+		}
+		w.Stop()
+	}
 	if _, err := crds.Create(t.Context(), crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
@@ -357,7 +372,7 @@ func TestExportDelete(t *testing.T) {
 	authenticate(t)
 	ctx := t.Context()
 	k := kubernetes.NewForConfigOrDie(consumer.Config)
-	for _, ns := range []string{"argocd", "jobs"} {
+	for _, ns := range []string{"argocd-d", "jobs-d"} {
 		if _, err := k.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
@@ -377,8 +392,8 @@ func TestExportDelete(t *testing.T) {
 		r := mustOn(t, consumer, "status", "-o", "json")
 		return itemsOfKind[handshake.ExportState](t, r.stdout, func(kind string) bool { return kind == views.KindExport })
 	}
-	argocd := []string{"export", "argocd", "--remote-cluster-id", "provider", "-n", "argocd"}
-	admiralty := []string{"export", "admiralty", "--remote-cluster-id", "provider", "-n", "jobs"}
+	argocd := []string{"export", "argocd", "--remote-cluster-id", "provider", "-n", "argocd-d"}
+	admiralty := []string{"export", "admiralty", "--remote-cluster-id", "provider", "-n", "jobs-d"}
 	mustOn(t, consumer, argocd...)
 	mustOn(t, consumer, admiralty...)
 	if n := records(); n != 2 {
@@ -386,31 +401,31 @@ func TestExportDelete(t *testing.T) {
 	}
 
 	// A dry run names what would go, and nothing goes.
-	if r := mustOn(t, consumer, append([]string{"delete"}, append(argocd, "--dry-run")...)...); !strings.Contains(r.stdout, "would delete secret/provider in argocd") ||
+	if r := mustOn(t, consumer, append([]string{"delete"}, append(argocd, "--dry-run")...)...); !strings.Contains(r.stdout, "would delete secret/provider in argocd-d") ||
 		!strings.Contains(r.stdout, "would delete secret/export-") {
 		t.Errorf("delete export --dry-run: %s", r)
 	}
-	exportedSecret(t, k, "argocd", "provider")
+	exportedSecret(t, k, "argocd-d", "provider")
 	if n := records(); n != 2 {
 		t.Errorf("a dry run left %d export records, want 2", n)
 	}
 
 	// The export goes, Secret and record; the other export stays, and the pairing works.
-	if r := mustOn(t, consumer, append([]string{"delete"}, argocd...)...); r.stdout != "secret/provider deleted (namespace argocd)\n" {
+	if r := mustOn(t, consumer, append([]string{"delete"}, argocd...)...); r.stdout != "secret/provider deleted (namespace argocd-d)\n" {
 		t.Errorf("delete export argocd: %s", r)
 	}
-	if _, err := k.CoreV1().Secrets("argocd").Get(ctx, "provider", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := k.CoreV1().Secrets("argocd-d").Get(ctx, "provider", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the argocd export's Secret after delete export: %v", err)
 	}
 	if n := records(); n != 1 {
 		t.Errorf("%d export records after delete export, want 1 (the admiralty export's)", n)
 	}
-	exportedSecret(t, k, "jobs", "provider-kubeconfig")
+	exportedSecret(t, k, "jobs-d", "provider-kubeconfig")
 	mustOn(t, consumer, "get", "kubeconfig", "--remote-cluster-id", "provider")
 
 	// Again: NotFound, exit 1, naming the exports left; --ignore-not-found: exit 0, nothing printed.
 	if r := on(t, consumer, append([]string{"delete"}, argocd...)...); r.code != 1 ||
-		!strings.Contains(r.stderr, `export "argocd/provider" not found for the pairing with provider "provider"`) || !strings.Contains(r.stderr, "jobs/provider-kubeconfig") {
+		!strings.Contains(r.stderr, `export "argocd-d/provider" not found for the pairing with provider "provider"`) || !strings.Contains(r.stderr, "jobs-d/provider-kubeconfig") {
 		t.Errorf("delete export argocd again: %s", r)
 	}
 	if r := mustOn(t, consumer, append([]string{"delete"}, append(argocd, "--ignore-not-found")...)...); r.stdout != "" {
@@ -419,18 +434,18 @@ func TestExportDelete(t *testing.T) {
 
 	// The admiralty export's Secret deleted by hand: its record and Target remain, status says so, and
 	// delete export removes them.
-	if err := k.CoreV1().Secrets("jobs").Delete(ctx, "provider-kubeconfig", metav1.DeleteOptions{}); err != nil {
+	if err := k.CoreV1().Secrets("jobs-d").Delete(ctx, "provider-kubeconfig", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want := handshake.ExportState{RemoteClusterID: "provider", Format: "admiralty", Namespace: "jobs", Secret: "provider-kubeconfig", State: handshake.ExportSecretGone}
+	want := handshake.ExportState{RemoteClusterID: "provider", Format: "admiralty", Namespace: "jobs-d", Secret: "provider-kubeconfig", State: handshake.ExportSecretGone}
 	if got := exportStates(); len(got) != 1 || got[0] != want {
 		t.Errorf("status lists the exports %+v, want only %+v", got, want)
 	}
 	r := mustOn(t, consumer, append([]string{"delete"}, admiralty...)...)
-	if r.stdout != "target.multicluster.admiralty.io/provider deleted (namespace jobs)\nsecret/provider-kubeconfig was gone already (namespace jobs): its export record deleted\n" {
+	if r.stdout != "target.multicluster.admiralty.io/provider deleted (namespace jobs-d)\nsecret/provider-kubeconfig was gone already (namespace jobs-d): its export record deleted\n" {
 		t.Errorf("delete export admiralty, its Secret deleted by hand: %s", r)
 	}
-	if _, err := dyn(t, consumer).Resource(targetsGVR).Namespace("jobs").Get(ctx, "provider", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := dyn(t, consumer).Resource(targetsGVR).Namespace("jobs-d").Get(ctx, "provider", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the Target after delete export: %v", err)
 	}
 	if n, got := records(), exportStates(); n != 0 || len(got) != 0 {

@@ -242,7 +242,7 @@ func TestCommandTableDeleteExport(t *testing.T) {
 		// The record alone: status lists it, and delete export removes it.
 		{Name: "its Secret deleted by hand: status", World: byHand, Args: []string{"status", "--kubeconfig", "edge", "-o", "json"},
 			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
-				if !strings.Contains(out, `"state": "SecretGone"`) || !strings.Contains(out, `"secret": "farm"`) {
+				if !strings.Contains(out, `"state": "SecretGone"`) || !strings.Contains(out, `"secret": "farm"`) || !strings.Contains(out, `"format": "argocd"`) {
 					t.Errorf("status -o json does not list the record alone:\n%s", out)
 				}
 			}},
