@@ -194,6 +194,34 @@ func TestKubectlPrinting(t *testing.T) {
 	}
 }
 
+// A cluster initialized by an earlier version holds the CRDs of its install generation: init, finding the
+// record's generation older, installs them again, and with them the defaults and descriptions kubectl shows.
+func TestKubectlPrintingAfterUpgrade(t *testing.T) {
+	mustOn(t, consumer, "init", "--cluster-id", "consumer")
+	const typeDefault = "{.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.type.default}"
+	// What the previous generation left: the identity's type without a default, the record at 18.
+	for _, args := range [][]string{
+		{"patch", "crd", "identities.federate.dev", "--type", "json", "-p",
+			`[{"op":"replace","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/type","value":{"type":"string","enum":["ControlPlane","Resource"]}}]`},
+		{"annotate", "configmap", member.ClusterConfigMap, "-n", member.SystemNamespace, member.InstallGenAnnot + "=18", "--overwrite"},
+	} {
+		if r := kubectlAs(t, consumer.Kubeconfig, args...); r.code != 0 {
+			t.Fatalf("kubectl %v: %s", args, r)
+		}
+	}
+	if r := kubectlAs(t, consumer.Kubeconfig, "get", "crd", "identities.federate.dev", "-o", "jsonpath="+typeDefault); r.code != 0 || r.stdout != "" {
+		t.Fatalf("the old generation's CRD still has the default: %s", r)
+	}
+	mustOn(t, consumer, "init")
+	if r := kubectlAs(t, consumer.Kubeconfig, "get", "crd", "identities.federate.dev", "-o", "jsonpath="+typeDefault); r.code != 0 || r.stdout != v1alpha1.IdentityControlPlane {
+		t.Errorf("init on a cluster of generation 18 left the identity's CRD without its default: %s", r)
+	}
+	if r := kubectlAs(t, consumer.Kubeconfig, "get", "configmap", member.ClusterConfigMap, "-n", member.SystemNamespace,
+		"-o", "jsonpath={.metadata.annotations.federate\\.dev/install-generation}"); r.stdout != member.InstallGeneration || member.InstallGeneration == "18" {
+		t.Errorf("the record's generation after init: %q, want %q (and past 18)", r.stdout, member.InstallGeneration)
+	}
+}
+
 // tableCell is the cell of column in the row whose NAME is name, in a table kubectl printed: each cell
 // starts where its column's header does, so a blank cell reads as "" rather than as its neighbour.
 func tableCell(table, name, column string) (string, bool) {
