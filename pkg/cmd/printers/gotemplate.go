@@ -25,6 +25,11 @@ func (f *Flags) toPrinter() (kprinters.ResourcePrinter, error) {
 	if f.templateGiven() && !f.parsed {
 		format = "go-template" // kubectl: --template alone means -o go-template
 	}
+	if f.list != nil {
+		if p, err := customColumnsPrinter(format, f.list.NoHeaders); !genericclioptions.IsNoCompatiblePrinterError(err) {
+			return p, err
+		}
+	}
 	if p, err := f.print.JSONYamlPrintFlags.ToPrinter(format); !genericclioptions.IsNoCompatiblePrinterError(err) {
 		return p, err
 	}
