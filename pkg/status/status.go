@@ -175,7 +175,7 @@ func Status(ctx context.Context, c *member.Cluster, check bool) (*Report, error)
 	}
 	slicesSort(out.Credentials)
 	if check {
-		if err := checkHeld(ctx, c, out.Credentials); err != nil {
+		if err := Check(ctx, c, out.Credentials); err != nil {
 			return nil, err
 		}
 	}
@@ -294,9 +294,11 @@ func identityStates(ctx context.Context, c *member.Cluster, sel metav1.ListOptio
 	return out, nil
 }
 
-// checkHeld proves each credential this cluster holds through it: not that it authenticates (a revoked
-// certificate still does) but that the provider authorizes it for what it was issued for (checkOne).
-func checkHeld(ctx context.Context, c *member.Cluster, states []CredentialState) error {
+// Check proves each credential of states this cluster holds through it: not that it authenticates (a
+// revoked certificate still does) but that the provider authorizes it for what it was issued for
+// (checkOne). states are rows of a report of Status, or some of them: a caller that shows a few proves
+// only those.
+func Check(ctx context.Context, c *member.Cluster, states []CredentialState) error {
 	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{member.LabelManagedBy: member.ManagedBy, member.LabelRole: member.RoleConsumer}).String()}
 	secrets, err := c.Kube.CoreV1().Secrets(member.SystemNamespace).List(ctx, sel)
 	if err != nil && !apierrors.IsNotFound(err) {

@@ -13,20 +13,16 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/status"
 )
 
-// selectReport keeps, of a report, the credentials and exports --remote-cluster-id and -l select, in
-// --sort-by order, and returns them with the items -o prints for them (credentials first, then exports,
-// unless --sort-by orders them together). A --remote-cluster-id of no pairing of this cluster is NotFound,
-// naming the remote clusters it has.
-func (o *Options) selectReport(r *status.Report) (*status.Report, []*unstructured.Unstructured, error) {
+// selectReport keeps, of a report, the credentials and exports --remote-cluster-id and -l select, proves
+// the held ones among them with --check (only those shown are dialled), and orders them by --sort-by (over
+// what the check found too). It returns them with the items -o prints for them: credentials first, then
+// exports, unless --sort-by orders them together. A --remote-cluster-id of no pairing of this cluster is
+// NotFound, naming the remote clusters it has.
+func (o *Options) selectReport(ctx context.Context, r *status.Report) (*status.Report, []*unstructured.Unstructured, error) {
 	if err := o.knownRemote(remotesOf(r)); err != nil {
 		return nil, nil, err
 	}
-	type item struct {
-		cred   *status.CredentialState
-		export *handshake.ExportState
-		obj    *unstructured.Unstructured
-	}
-	var kept []item
+	kept := &status.Report{ClusterID: r.ClusterID, Credentials: []status.CredentialState{}}
 	for i := range r.Credentials {
 		s := &r.Credentials[i]
 		u, err := views.CredentialObject(s)
@@ -34,7 +30,7 @@ func (o *Options) selectReport(r *status.Report) (*status.Report, []*unstructure
 			return nil, nil, err
 		}
 		if o.selected(s.RemoteClusterID, u) {
-			kept = append(kept, item{cred: s, obj: u})
+			kept.Credentials = append(kept.Credentials, *s)
 		}
 	}
 	for i := range r.Exports {
@@ -44,31 +40,44 @@ func (o *Options) selectReport(r *status.Report) (*status.Report, []*unstructure
 			return nil, nil, err
 		}
 		if o.selected(e.RemoteClusterID, u) {
-			kept = append(kept, item{export: e, obj: u})
+			kept.Exports = append(kept.Exports, *e)
 		}
 	}
-	objs := make([]*unstructured.Unstructured, len(kept))
-	for i, it := range kept {
-		objs[i] = it.obj
+	if o.Check {
+		if err := status.Check(ctx, o.cluster, kept.Credentials); err != nil {
+			return nil, nil, err
+		}
+	}
+	objs := make([]*unstructured.Unstructured, 0, len(kept.Credentials)+len(kept.Exports))
+	for i := range kept.Credentials {
+		u, err := views.CredentialObject(&kept.Credentials[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		objs = append(objs, u)
+	}
+	for i := range kept.Exports {
+		u, err := views.ExportObject(&kept.Exports[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		objs = append(objs, u)
 	}
 	order, err := o.List.Order(objs)
-	if err != nil {
-		return nil, nil, err
+	if err != nil || order == nil {
+		return kept, objs, err
 	}
 	out := &status.Report{ClusterID: r.ClusterID, Credentials: []status.CredentialState{}}
-	for i := range kept {
-		it := kept[i]
-		if order != nil {
-			it = kept[order[i]]
-		}
-		objs[i] = it.obj
-		if it.cred != nil {
-			out.Credentials = append(out.Credentials, *it.cred)
+	sorted := make([]*unstructured.Unstructured, len(objs))
+	for i, j := range order {
+		sorted[i] = objs[j]
+		if j < len(kept.Credentials) {
+			out.Credentials = append(out.Credentials, kept.Credentials[j])
 		} else {
-			out.Exports = append(out.Exports, *it.export)
+			out.Exports = append(out.Exports, kept.Exports[j-len(kept.Credentials)])
 		}
 	}
-	return out, objs, nil
+	return out, sorted, nil
 }
 
 // selected tells whether an item of remote, with its labels in u, is shown.

@@ -130,11 +130,11 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.History {
 		return o.printHistory(ctx)
 	}
-	full, err := status.Status(ctx, o.cluster, o.Check)
+	full, err := status.Status(ctx, o.cluster, false) // checked once selected: only what is shown is dialled
 	if err != nil {
 		return err
 	}
-	report, items, err := o.selectReport(full)
+	report, items, err := o.selectReport(ctx, full)
 	if err != nil {
 		return err
 	}

@@ -148,6 +148,20 @@ func TestCommandTableStatusListing(t *testing.T) {
 					t.Errorf("want the whole note:\n%s", out)
 				}
 			}},
+		// --check proves what is shown, before -o prints it and --sort-by orders it.
+		{Name: "--check with custom-columns", World: cmdtest.WorldPaired, Args: []string{"status", "--kubeconfig", "edge", "--check", "--remote-cluster-id", "farm",
+			"--sort-by", ".status.check.state", "-o", "custom-columns=R:.status.remoteClusterID,C:.status.check.state"},
+			Stdout: cmdtest.WantStdout("R      C\nfarm   ok\n")},
+		// The exit code is about the rows shown: a revoked credential filtered out is not reported.
+		{Name: "--check of a revoked identity not selected", World: revoked, Args: []string{"status", "--kubeconfig", "edge", "--check", "-l", "federate.dev/role=provider"},
+			Stderr: []string{"No credential of this cluster matches the selection"}, Stdout: cmdtest.WantStdout("")},
+		{Name: "--check of a revoked identity selected", World: revoked, Args: []string{"status", "--kubeconfig", "edge", "--check", "-l", "federate.dev/role=consumer"},
+			Code: 4, Err: "1 credential(s) not ok: consumer ControlPlane of farm: revoked",
+			Stdout: func(t *testing.T, _ *cmdtest.Env, out string) {
+				if !strings.Contains(out, "revoked") {
+					t.Errorf("want the revoked row:\n%s", out)
+				}
+			}},
 		{Name: "a custom-columns spec without a path", World: cmdtest.WorldPaired, Args: []string{"status", "--kubeconfig", "farm", "-o", "custom-columns=REMOTE"},
 			Code: 1, Usage: true, Err: "unexpected custom-columns spec: REMOTE, expected <header>:<json-path-expr>"},
 	})
