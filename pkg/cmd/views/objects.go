@@ -22,7 +22,8 @@ import (
 // is stored on a cluster: each is a command's view (a listing's row, a report), printed in our API group
 // (federate.dev/v1alpha1) as a Kubernetes-style object so that kubectl's printers work on it. Its fields
 // are under status, named as the view names them; metadata.labels carry the pairing's labels
-// (federate.dev/remote-cluster-id, federate.dev/role) where a view belongs to one pairing.
+// (federate.dev/remote-cluster-id, federate.dev/role) where a view belongs to one pairing, and, for
+// status's CredentialStatus, the labels of the pairing's record (Tenant or Identity) too, which -l selects.
 const (
 	// KindCredentialStatus is one credential of `status`: named <role>.<remote cluster ID>.<kind>[.<name>],
 	// lowercase, since a two-way pairing has a provider's and a consumer's credential for one remote.
