@@ -19,7 +19,8 @@ import (
 
 // Flags is a command's -o, --output: kubectl's formats, printed by cli-runtime's PrintFlags (json, yaml,
 // name, go-template, go-template-file, template, templatefile, jsonpath, jsonpath-as-json,
-// jsonpath-file, with --template and --allow-missing-template-keys), next to the command's own human
+// jsonpath-file, with --template and --allow-missing-template-keys; custom-columns and custom-columns-file
+// where the command has the listing flags, AddListFlags), next to the command's own human
 // forms: "" (its default table or line) and, where it has one, "wide". The value is checked when parsed
 // (an unknown format) and before the command runs (a template that does not parse), so a mistake costs
 // no request.
