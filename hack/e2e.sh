@@ -3,14 +3,15 @@
 #
 # One e2e process leaves the machine mostly idle (about 40% of 2 cores: a run waits on API servers,
 # watches and namespace deletions far more than it computes), so the e2e package's tests are dealt
-# round-robin, in the order `go test -list` gives them, to two processes that each start clusters of their
-# own, and the doc test and the multi-cluster tests run as a third. The node tier (./test/node: a provider
-# with a real node, as root on Linux; it fails elsewhere, saying why) runs as a fourth: it waits on pods and
+# round-robin, in the order `go test -list` gives them, to three processes that each start clusters of
+# their own (with two, the longer took 18 of make test's 20 minutes on a loaded machine), and the doc test
+# and the multi-cluster tests run as a fourth. The node tier (./test/node: a provider
+# with a real node, as root on Linux; it fails elsewhere, saying why) runs as a fifth: it waits on pods and
 # packets far more than it computes too. Each process's lines are prefixed with
 # its name as they come; the run fails if any of them fails. Given -run (one test by name), everything
 # runs in a single process instead. test/clusterprofile is a module of its own (it requires
 # sigs.k8s.io/cluster-inventory-api, which the product must not): it runs after the doc test, in the
-# third process.
+# fourth process.
 #
 # Usage: hack/e2e.sh [go test flags]   (make e2e passes TEST_FLAGS). Environment: GO (the go command),
 # and what the tests read (FEDERATE_BIN, DOCTEST_SUMMARY).
@@ -52,9 +53,10 @@ if [ "${#tests[@]}" -eq 0 ]; then
 	echo "e2e: go test -list found no tests in ./test/e2e" >&2
 	exit 1
 fi
-shard() { # the tests at positions $1, $1+2, ... as one -run pattern
+shards=3
+shard() { # the tests at positions $1, $1+shards, ... as one -run pattern
 	local out=() i
-	for ((i = $1; i < ${#tests[@]}; i += 2)); do out+=("${tests[i]}"); done
+	for ((i = $1; i < ${#tests[@]}; i += shards)); do out+=("${tests[i]}"); done
 	local IFS='|'
 	echo "^(${out[*]})\$"
 }
@@ -71,6 +73,7 @@ run() { # run NAME ARGS...: go test ARGS, its lines prefixed with NAME, its exit
 }
 run e2e-1 -run "$(shard 0)" ./test/e2e &
 run e2e-2 -run "$(shard 1)" ./test/e2e &
+run e2e-3 -run "$(shard 2)" ./test/e2e &
 {
 	run docs+multi -p 1 ./test/docs ./test/multi
 	(cd test/clusterprofile && run clusterprofile -p 1 ./...)
@@ -79,7 +82,7 @@ run node ./test/node &
 wait
 
 status=0
-for name in e2e-1 e2e-2 docs+multi clusterprofile node; do
+for name in e2e-1 e2e-2 e2e-3 docs+multi clusterprofile node; do
 	rc=$(cat "$dir/$name" 2>/dev/null || echo 1)
 	echo "$name: exit $rc"
 	[ "$rc" = 0 ] || status=1

@@ -30,11 +30,12 @@ every chunk by 25 ms in each direction (a delay line, so streams are not slowed 
 divided by 50 ms, is what the network costs in round trips: local CPU time is in both columns and cancels out.
 The TLS handshake of each cluster's connection is one of those round trips.
 
-Where they go (the traces at the end show each request). A renewal takes six network round trips, each
+Where they go (the traces at the end show each request). A renewal takes seven network round trips, each
 waiting on the one before:
 1. the TLS handshake of both clusters' connections, at once;
-2. each cluster's own record (its cluster ID and handshake key) and the operator's identity: every other
-   name read or written carries a cluster ID;
+2. each cluster's own record (its cluster ID and handshake key), the operator's identity and the
+   provider's pod address ranges (for the sandbox's NetworkPolicy; their chain of reads runs on its own
+   from here): every other name read or written carries a cluster ID;
 3. every read the run needs on both clusters, and the pair's lock;
 4. the CSR, and the nonce used up: only once the request is verified against those reads (nonce,
    signature, pinned key, what was issued before, the quota ledger), since nothing is written for a
@@ -42,14 +43,28 @@ waiting on the one before:
 5. the approval with the watch for the certificate, the sandbox converging, and the new user bound beside
    the current one;
 6. the records once the certificate is there: the consumer's kubeconfig, Identity and Event, the Tenant's
-   status and Event, the binding of the new user alone, the CSR's deletion and the lock's release.
+   status and Event, the binding of the new user alone, the CSR's deletion and the lock's release;
+7. the second look at the revocation record and the Tenant, once those writes hold: a revocation that
+   raced the run is taken back (nothing revoked regains rights), which it could not see before its own
+   writes had landed.
 
-Fewer would mean writing a CSR for a request not yet verified, or approving a CSR that does not exist
-yet. The measured figure is below six because part of each round trip's server time is in the no-delay
-column too. A first pairing adds four, kept on purpose: a new sandbox is made only once the certificate is
-issued (a signer that issues nothing leaves nothing behind), its objects need its namespace, its user is
-bound only once it holds (a sandbox that is not enforced never gets a binding, even for a moment), and
-the consumer's new Identity must exist before its status can be written.
+Fewer would mean writing a CSR for a request not yet verified, approving a CSR that does not exist yet,
+or looking for a racing revocation before the writes it must see past. The measured figure is below seven
+because part of each round trip's server time is in the no-delay column too. A first pairing adds one: its
+namespace and quota ledger are created with the CSR (4) and the sandbox's objects go with the approval
+(5), but its user is bound only once the sandbox holds (a sandbox that is not enforced never gets a
+binding, even for a moment), one round trip of its own. The namespace is made before the certificate only
+by a one-shot run, whose nonce nobody else knew; if no certificate comes (a signer that issues nothing),
+the run removes the namespace, waiting for the namespace controller, and the ledger it created. The
+consumer's new Identity is created with the records and its status written with the second look.
+
+A never-initialized pair costs what initialization writes (CRDs, admission policies and bindings, the
+tenant role, each cluster's key and record, all at once on both clusters) and the wait for the provider
+to enforce its new admission policies: the API server compiles them on a one-second ticker
+(policyRefreshInterval in k8s.io/apiserver/pkg/admission/plugin/policy/generic), so a new policy is
+enforced anywhere from at once to a second after it is stored (measured in the row so named). The policies
+go out in the first round trip, and the sandbox's probes repeat every 100 ms while that can last, so the
+wait overlaps with the rest of both initializations and the handshake up to the approval.
 
 `)
 	}

@@ -280,7 +280,15 @@ func sameFederatedIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.
 	if err != nil || stored == nil {
 		return false, err
 	}
-	return reflect.DeepEqual(stored.Spec, id.Spec), nil
+	return sameIdentitySpec(&stored.Spec, &id.Spec), nil
+}
+
+// sameIdentitySpec tells whether two specs are the same identity, every field as sealed: the stored one
+// carries the type the API server defaulted (ControlPlane), the identity.yaml none.
+func sameIdentitySpec(stored, id *v1alpha1.IdentitySpec) bool {
+	a, b := *stored, *id
+	a.Type, b.Type = v1alpha1.IdentityType(&a), v1alpha1.IdentityType(&b)
+	return reflect.DeepEqual(a, b)
 }
 
 // sameFederatedNaming tells whether the identity keeps the naming (prefix and audience) of the federated

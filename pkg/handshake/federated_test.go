@@ -233,6 +233,35 @@ func TestFederatedIdentityIsSealed(t *testing.T) {
 	}
 }
 
+// A federated identity imported again is the one imported: the stored copy carries the type the API server
+// defaults (ControlPlane), the identity.yaml none, and the MACs still verify on both (the type is not
+// sealed). Any sealed field changed, or another type, is another identity.
+func TestSameIdentitySpecDespiteDefaultedType(t *testing.T) {
+	key := credential.IntegrityKey("nonce")
+	file := federatedIdentity(key).Spec
+	stored := federatedIdentity(key).Spec
+	stored.Type = v1alpha1.IdentityControlPlane
+	if !sameIdentitySpec(&stored, &file) {
+		t.Error("the stored identity, type defaulted, is not the identity.yaml it was imported from")
+	}
+	if err := credential.VerifyIdentity(key, &stored); err != nil {
+		t.Errorf("the defaulted type broke the MACs: %v", err)
+	}
+	if file.Type != "" {
+		t.Fatalf("the identity compared was no identity.yaml as issued: type %q", file.Type)
+	}
+	other := stored
+	other.Type = v1alpha1.IdentityResource
+	if sameIdentitySpec(&other, &file) {
+		t.Error("a Resource identity is the same as the pairing's")
+	}
+	moved := stored
+	moved.APIServer = "https://elsewhere.example:6443"
+	if sameIdentitySpec(&moved, &file) {
+		t.Error("another API server is the same identity")
+	}
+}
+
 // The signature covers every field of a federated request: any one changed, or the request moved to
 // another nonce, fails to verify.
 func TestFederatedMessageBindsEveryField(t *testing.T) {

@@ -109,13 +109,13 @@ func IssueIdentity(ctx context.Context, c *member.Cluster, o IssueOptions) (*v1a
 	}
 	is.startEarlyWork(ctx)
 	if err := is.certify(ctx); err != nil {
-		return nil, err
+		return nil, is.removeNew(ctx, err)
 	}
 	if err := is.finishSandbox(ctx); err != nil {
-		return nil, err
+		return nil, is.removeNew(ctx, err)
 	}
 	if err := is.issueToken(ctx); err != nil {
-		return nil, err
+		return nil, is.removeNew(ctx, err)
 	}
 	return is.bindAndRecord(ctx)
 }
@@ -142,12 +142,17 @@ type issuance struct {
 	integrityKey []byte
 	mode         string
 
-	sandboxEarly bool                              // the sandbox is there already: it converges while the certificate is issued
-	req          *certv1.CertificateSigningRequest // the CSR this run created, until deleted
-	prebind      bool                              // the new user is bound beside the current one before the certificate
-	sandboxDone  func() error
-	staleDone    func() error
-	listedEarly  bool
+	sandboxEarly bool // the sandbox is there already: it converges while the certificate is issued
+	// A first pairing's new sandbox begun alongside the CSR (newEarly): its namespace and ledger where
+	// this run created them, removed again if the run fails before it binds (removeNew).
+	newEarly          bool
+	newNS             *corev1.Namespace
+	ledger, newLedger *sandbox.GrantLedger
+	req               *certv1.CertificateSigningRequest // the CSR this run created, until deleted
+	prebind           bool                              // the new user is bound beside the current one before the certificate
+	sandboxDone       func() error
+	staleDone         func() error
+	listedEarly       bool
 
 	certPEM  []byte
 	token    string
@@ -360,8 +365,14 @@ func (is *issuance) requestAndConsume(ctx context.Context) (id *v1alpha1.Identit
 	ownNS, _ := c.NamespaceRead(is.ns).Peek(ctx, c)
 	is.sandboxEarly = is.tenantFound && ownNS != nil && ownNS.DeletionTimestamp == nil
 	record := map[string][]byte{recordIntegrityKey: is.integrityKey, recordUser: []byte(is.user)}
-	var consumeErr, csrErr error
+	is.newEarly = !is.sandboxEarly && !c.DryRun && is.n.Prepared() && (is.mode == credential.CredentialCertificate || is.mode == credential.CredentialAuto)
+	var consumeErr, csrErr, newErr error
 	_ = parallel.All(func() error {
+		if is.newEarly {
+			newErr = is.beginNewSandbox(ctx)
+		}
+		return nil
+	}, func() error {
 		if is.mode == credential.CredentialCertificate || is.mode == credential.CredentialAuto {
 			csrErr = member.Step(r, "Requesting the client certificate", "CertificateSigningRequest created", func() error {
 				var err error
@@ -383,13 +394,13 @@ func (is *issuance) requestAndConsume(ctx context.Context) (id *v1alpha1.Identit
 	})
 	// A nonce only this process knew (a one-shot run's, stored by its consumption) was used by nobody
 	// else's request: there is no concurrent run to wait for.
-	if csrErr != nil || consumeErr != nil && (!errors.Is(consumeErr, nonce.ErrUsed) || is.req == nil || is.n.Prepared()) {
-		err := errors.Join(csrErr, consumeErr)
+	if csrErr != nil || newErr != nil || consumeErr != nil && (!errors.Is(consumeErr, nonce.ErrUsed) || is.req == nil || is.n.Prepared()) {
+		err := errors.Join(csrErr, newErr, consumeErr)
 		if consumeErr == nil {
 			// The nonce is ours and nothing was issued: put it back for a re-run.
 			err = errors.Join(err, c.Nonces().Restore(ctx, is.n))
 		}
-		return nil, true, err
+		return nil, true, is.removeNew(ctx, err)
 	}
 	if consumeErr != nil {
 		id, err := is.concurrentAnswer(ctx)
@@ -420,8 +431,56 @@ func (is *issuance) concurrentAnswer(ctx context.Context) (*v1alpha1.Identity, e
 	return identityFor(c, is.self.ClusterID, o, is.tenant, cert, "", is.integrityKey), nil
 }
 
+// beginNewSandbox makes a first pairing's tenant namespace and its ledger alongside the CSR, one round
+// trip ahead of the certificate, so that the sandbox's objects go with the approval (newEarly). Only for a
+// one-shot run's nonce, which nobody else knew: no concurrent run for it can be using that namespace. What
+// this run creates here it removes again should it fail before binding, a signer that issues nothing
+// above all (removeNew): the run ends as if it had never begun.
+func (is *issuance) beginNewSandbox(ctx context.Context) error {
+	c, o := is.c, is.o
+	before, err := sandbox.LedgerRead(c, o.ConsumerID).Peek(ctx, c)
+	if err != nil {
+		return err
+	}
+	return parallel.All(func() error {
+		var err error
+		is.newNS, err = sandbox.CreateSandboxNamespace(ctx, c, is.ns, sandbox.TenantOwner(o.ConsumerID), o.Sandbox)
+		return err
+	}, func() error {
+		var err error
+		if is.ledger, err = sandbox.RecordTotal(ctx, c, o.ConsumerID, o.Sandbox.Quota); err == nil && before.Cm == nil {
+			is.newLedger = is.ledger
+		}
+		return err
+	})
+}
+
+// removeNew removes what beginNewSandbox created, once the sandbox's objects are no longer being
+// written, and returns err with whatever the removal could not do.
+func (is *issuance) removeNew(ctx context.Context, err error) error {
+	if !is.newEarly {
+		return err
+	}
+	_ = is.sandboxDone() // its error is err's cause, or beside it
+	var errs []error
+	if is.newNS != nil {
+		rerr := sandbox.RemoveCreatedNamespace(ctx, is.c, is.newNS)
+		if rerr == nil {
+			is.r.Info("Namespace " + is.ns + " removed: this run made it, and issued nothing into it")
+		}
+		errs = append(errs, rerr)
+		is.newNS = nil
+	}
+	if is.newLedger != nil {
+		errs = append(errs, sandbox.RemoveCreatedLedger(ctx, is.c, is.newLedger))
+		is.newLedger = nil
+	}
+	return errors.Join(append([]error{err}, errs...)...)
+}
+
 // startEarlyWork starts what runs while the certificate is issued: a sandbox that is already there
-// converges, a renewal's new user is bound beside the current one, and stale CSRs are cleared.
+// converges, a new one begun alongside the CSR gets its objects, a renewal's new user is bound beside the
+// current one, and stale CSRs are cleared.
 //
 // A renewal's new user is known from its CSR before the certificate exists, so it is bound beside the
 // current, active one meanwhile: it gets nothing that user does not hold this moment, its certificate
@@ -433,7 +492,7 @@ func (is *issuance) startEarlyWork(ctx context.Context) {
 	is.prebind = is.sandboxEarly && is.req != nil && is.recordedUser != "" && is.recordedUser != user && is.recordedRole == o.ClusterRole
 	if is.sandboxEarly {
 		is.sandboxDone = parallel.Background(func() error {
-			return parallel.All(func() error { return buildSandbox(ctx, c, ns, o, nil) }, func() error {
+			return parallel.All(func() error { return buildSandbox(ctx, c, ns, o, nil, nil) }, func() error {
 				if !is.prebind {
 					return nil
 				}
@@ -443,6 +502,10 @@ func (is *issuance) startEarlyWork(ctx context.Context) {
 				)
 			})
 		})
+	}
+	if is.newEarly {
+		tenant, ledger := is.tenant, is.ledger
+		is.sandboxDone = parallel.Background(func() error { return buildSandbox(ctx, c, ns, o, tenant, ledger) })
 	}
 	if req := is.req; req != nil {
 		is.staleDone = parallel.Background(func() error { return credential.RemoveStaleCSRs(ctx, c, o.ConsumerID, req) })
@@ -503,9 +566,9 @@ func (is *issuance) finishSandbox(ctx context.Context) error {
 	// Lists read early may miss an extra namespace granted or a ServiceAccount made since: read afresh
 	// after the bindings, alongside the record.
 	is.listedEarly = is.c.NamespacesOfRead(is.o.ConsumerID, member.KindExtra).Sent(is.c) || is.c.ServiceAccountsRead(is.ns).Sent(is.c)
-	if !is.sandboxEarly {
+	if !is.sandboxEarly && !is.newEarly {
 		c, o, ns, tenant := is.c, is.o, is.ns, is.tenant
-		is.sandboxDone = parallel.Background(func() error { return buildSandbox(ctx, c, ns, o, tenant) })
+		is.sandboxDone = parallel.Background(func() error { return buildSandbox(ctx, c, ns, o, tenant, nil) })
 	}
 	if err := errors.Join(is.sandboxDone(), is.staleDone()); err != nil {
 		return errors.Join(err, is.unbind(ctx))
@@ -792,13 +855,18 @@ func alreadyIssued(c *member.Cluster, st v1alpha1.TenantStatus, tenant *v1alpha1
 // buildSandbox converges the consumer's tenant namespace and, when tenant is given, records its request in
 // the Tenant. The sandbox's quota is the consumer's total (o.Sandbox.Quota, recorded in the ledger while
 // the namespace is made) less what its grants hold.
-func buildSandbox(ctx context.Context, c *member.Cluster, ns string, o IssueOptions, tenant *v1alpha1.Tenant) error {
+func buildSandbox(ctx context.Context, c *member.Cluster, ns string, o IssueOptions, tenant *v1alpha1.Tenant, recordedLedger *sandbox.GrantLedger) error {
 	return member.Step(c.Reporter(), "Building the sandbox "+ns, "Sandbox "+ns+" ready (Pod Security "+o.Sandbox.PodSecurity+", quota, limits, network policy)", func() error {
 		var also []func() error
 		if tenant != nil {
 			also = append(also, func() error { return applyTenantSpec(ctx, c, ns, o.ConsumerID, tenant) })
 		}
 		sb := o.Sandbox
+		if recordedLedger != nil {
+			// Namespace and ledger were made alongside the CSR (beginNewSandbox).
+			sb.Share = func() (*sandbox.GrantLedger, error) { return recordedLedger, nil }
+			return sandbox.EnsureSandboxIn(ctx, c, ns, sandbox.TenantOwner(o.ConsumerID), sb, also...)
+		}
 		var ledger *sandbox.GrantLedger
 		recorded := parallel.Background(func() error {
 			var err error
@@ -844,6 +912,8 @@ func PrefetchIssue(ctx context.Context, c *member.Cluster, consumerID string) {
 	sandbox.QuotaRead(c, ns).Start(ctx, c)
 	// The revocation count the issuance compares once it has bound (recheck).
 	GrantStateRead(c, consumerID).Start(ctx, c)
+	// The pod address ranges the sandbox's NetworkPolicy excepts: a chain of reads of its own.
+	sandbox.StartPodRanges(ctx, c)
 }
 
 // rebindExtra binds the pairing's new user in every extra namespace of the consumer (renewal), with also

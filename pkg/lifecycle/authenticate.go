@@ -51,6 +51,7 @@ func Authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 	// alongside the others that do not depend on it.
 	handshake.StartOperator(ctx, consumer)
 	handshake.StartOperator(ctx, provider)
+	sandbox.StartPodRanges(ctx, provider)
 	var pSelf *member.Self
 	pDone := make(chan error, 1)
 	go func() {

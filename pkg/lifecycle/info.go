@@ -83,10 +83,7 @@ func Pairings(ctx context.Context, c *member.Cluster) (*ClusterInfo, error) {
 			if err := objects.FromUnstructured(&il.Items[i], &id); err != nil {
 				return nil, err
 			}
-			typ := id.Spec.Type
-			if typ == "" {
-				typ = v1alpha1.IdentityControlPlane
-			}
+			typ := v1alpha1.IdentityType(&id.Spec)
 			out.Identities = append(out.Identities, IdentityInfo{ProviderID: id.Spec.ClusterID, Type: typ, ResourceSlice: id.Spec.ResourceSlice, Namespace: id.Namespace,
 				APIServer: id.Spec.APIServer, User: id.Status.User, Credential: handshake.OrCertificate(id.Spec.Credential), KubeconfigSecret: id.Status.KubeconfigSecret, NotAfter: handshake.TimeOf(id.Status.NotAfter)})
 		}

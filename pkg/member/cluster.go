@@ -25,7 +25,7 @@ import (
 
 // InstallGeneration is bumped whenever the CRDs, the default ClusterRole or the sandbox admission policy
 // change; init re-applies them when the cluster's record is older.
-const InstallGeneration = "18"
+const InstallGeneration = "19"
 
 // Keys of the cluster's record: its ID, the version of what init installed, and the handshake key pair.
 const (

@@ -135,8 +135,10 @@ func WaitEnforced(ctx context.Context, c *member.Cluster, ns, level string) erro
 	return waitEnforced(ctx, c, ns, level)
 }
 
-// waitRefused repeats one probe, with a growing pause (admission has nothing to watch), until its guard
-// refuses it.
+// waitRefused repeats one probe until its guard refuses it (admission has nothing to watch). A new
+// ValidatingAdmissionPolicy or binding is enforced at the API server's next refresh of its compiled
+// policies, a one-second ticker (policyRefreshInterval in k8s.io/apiserver's admission/plugin/policy/
+// generic): so the probe repeats every 100 ms for as long as that can take, then with a growing pause.
 func waitRefused(ctx context.Context, c *member.Cluster, ns string, p probe) error {
 	if c.DryRun {
 		return nil // the sandbox was not written, so admission has nothing new to hold
@@ -169,9 +171,15 @@ func waitRefused(ctx context.Context, c *member.Cluster, ns string, p probe) err
 			return fmt.Errorf("checking that the sandbox %s refuses %s: %w", ns, p.what, ctx.Err())
 		case <-time.After(pause):
 		}
-		pause = min(2*pause, time.Second)
+		if time.Until(deadline) < PolicyTimeout-policyRefresh {
+			pause = min(2*pause, time.Second)
+		}
 	}
 }
+
+// policyRefresh is how long an API server may take to enforce a new admission policy: its refresh
+// interval, and a little more for compiling it.
+const policyRefresh = 1200 * time.Millisecond
 
 // ErrNotEnforced means the API server does not (yet) enforce a sandbox guard.
 var ErrNotEnforced = errors.New("the sandbox is not enforced")

@@ -121,11 +121,11 @@ func initializeWith(ctx context.Context, c *member.Cluster, wantID string, verif
 // are applied).
 func install(ctx context.Context, c *member.Cluster, cm *corev1.ConfigMap, wantID string, have *member.InstalledObjects) (*member.Self, error) {
 	labels := map[string]string{member.LabelManagedBy: member.ManagedBy}
-	if err := c.EnsureNamespace(ctx, member.SystemNamespace, labels); err != nil {
-		return nil, err
-	}
-	// The cluster-scoped pieces do not depend on each other: all at once, each its own request.
+	// The cluster-scoped pieces depend neither on each other nor on the namespace: all at once, each its
+	// own request, the admission policies from the first round trip on (the API server enforces a new one
+	// only at its next refresh, up to a second later: see waitRefused).
 	if err := parallel.All(
+		func() error { return c.EnsureNamespace(ctx, member.SystemNamespace, labels) },
 		func() error { return installCRDs(ctx, c) },
 		func() error { return reconcileInstalled(ctx, c, have, false) },
 	); err != nil {

@@ -3,11 +3,15 @@ package sandbox
 import (
 	"net/netip"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
@@ -82,5 +86,43 @@ func TestDetectPodRanges(t *testing.T) {
 		if err != nil || p.From != tc.from || !slices.Equal(p.IPv4, tc.ipv4) || !slices.Equal(p.IPv6, tc.ipv6) {
 			t.Errorf("%s: %+v %v", tc.name, p, err)
 		}
+	}
+}
+
+// A detection started early is the one every later caller waits for: its sources are read once. One
+// that failed is read again by the next caller.
+func TestPodRangesStartedEarlyAreReadOnce(t *testing.T) {
+	kube := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Spec: corev1.NodeSpec{PodCIDRs: []string{"10.1.0.0/24"}}})
+	var reads atomic.Int32
+	fail := atomic.Bool{}
+	fail.Store(true)
+	kube.PrependReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		reads.Add(1)
+		if fail.Load() {
+			return true, nil, apierrors.NewServiceUnavailable("not yet")
+		}
+		return false, nil, nil
+	})
+	c := &member.Cluster{Kube: kube}
+	StartPodRanges(t.Context(), c)
+	if _, err := DetectPodRanges(t.Context(), c); !apierrors.IsServiceUnavailable(err) {
+		t.Fatalf("the failed detection: %v", err)
+	}
+	failed := reads.Load()
+	fail.Store(false)
+	StartPodRanges(t.Context(), c)
+	p, err := DetectPodRanges(t.Context(), c)
+	if err != nil || p.From != "the Nodes" {
+		t.Fatalf("read again: %+v %v", p, err)
+	}
+	once := reads.Load() - failed
+	for range 3 {
+		StartPodRanges(t.Context(), c)
+		if _, err := DetectPodRanges(t.Context(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if failed != 1 || once != 3 || reads.Load() != failed+once {
+		t.Errorf("requests: %d for the failed detection (want 1), %d for the next (want 3: two ConfigMaps and the Nodes), %d in all", failed, once, reads.Load())
 	}
 }

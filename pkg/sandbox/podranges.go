@@ -32,19 +32,47 @@ type PodRanges struct {
 // Known says whether any range was found.
 func (p PodRanges) Known() bool { return p.From != "" }
 
-var podRangesCache sync.Map // *member.Cluster -> PodRanges: read once per process
+// podRangesRun is one detection, shared by every caller in the process: started early (StartPodRanges),
+// it runs while the rest of a run makes its first round trips.
+type podRangesRun struct {
+	done chan struct{}
+	p    PodRanges
+	err  error
+}
 
-// DetectPodRanges reads the cluster's pod address ranges (see above), once per cluster and process. A
-// source the caller may not read (an operator without get on kube-system's ConfigMaps) is skipped.
+var podRangesRuns sync.Map // *member.Cluster -> *podRangesRun: read once per process
+
+// StartPodRanges starts reading the cluster's pod address ranges in the background, once per cluster and
+// process. Their sources are read one after the other (the first that answers wins), three round trips
+// where none but the Nodes answers: started with a run's first reads, they are known long before its
+// sandbox's NetworkPolicy needs them.
+func StartPodRanges(ctx context.Context, c *member.Cluster) { podRangesOf(ctx, c) }
+
+func podRangesOf(ctx context.Context, c *member.Cluster) *podRangesRun {
+	run := &podRangesRun{done: make(chan struct{})}
+	if v, loaded := podRangesRuns.LoadOrStore(c, run); loaded {
+		return v.(*podRangesRun)
+	}
+	go func() {
+		defer close(run.done)
+		if run.p, run.err = detectPodRanges(ctx, c); run.err != nil {
+			podRangesRuns.CompareAndDelete(c, run) // a later caller reads again
+		}
+	}()
+	return run
+}
+
+// DetectPodRanges reads the cluster's pod address ranges (see above), once per cluster and process, or
+// waits for the reading StartPodRanges began. A source the caller may not read (an operator without get
+// on kube-system's ConfigMaps) is skipped.
 func DetectPodRanges(ctx context.Context, c *member.Cluster) (PodRanges, error) {
-	if v, ok := podRangesCache.Load(c); ok {
-		return v.(PodRanges), nil
+	run := podRangesOf(ctx, c)
+	select {
+	case <-run.done:
+		return run.p, run.err
+	case <-ctx.Done():
+		return PodRanges{}, ctx.Err()
 	}
-	p, err := detectPodRanges(ctx, c)
-	if err == nil {
-		podRangesCache.Store(c, p)
-	}
-	return p, err
 }
 
 func detectPodRanges(ctx context.Context, c *member.Cluster) (PodRanges, error) {

@@ -697,3 +697,19 @@ func RecordedTotal(t *v1alpha1.Tenant) (corev1.ResourceList, error) {
 // MaxSlicesPerConsumer bounds the slices one consumer holds on a provider, whatever happens to its
 // requests (which the tenant may withdraw after they are granted); the ledger counts them (quota.go).
 const MaxSlicesPerConsumer = 10
+
+// RemoveCreatedLedger deletes a ledger a run created (that very one: by its UID), on a context of its own.
+// Only a first pairing makes one, and no grant can be made for a consumer before its first pairing.
+func RemoveCreatedLedger(ctx context.Context, c *member.Cluster, l *GrantLedger) error {
+	if l == nil || l.Cm == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), member.CleanupTimeout)
+	defer cancel()
+	err := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Delete(ctx, l.Cm.Name,
+		metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &l.Cm.UID}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("removing the grants record %s/%s: %w", member.SystemNamespace, l.Cm.Name, err)
+	}
+	return nil
+}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -401,10 +402,46 @@ func (o NsOwner) String() string {
 // converges.
 // also run alongside the objects, once the namespace is there.
 func EnsureSandbox(ctx context.Context, c *member.Cluster, ns string, owner NsOwner, o Options, also ...func() error) error {
-	consumerID := owner.ConsumerID
-	if err := ensureOwnNamespace(ctx, c, ns, owner, Labels(owner, o), o.Annotations()); err != nil {
+	if _, err := ensureOwnNamespace(ctx, c, ns, owner, Labels(owner, o), o.Annotations()); err != nil {
 		return err
 	}
+	return EnsureSandboxIn(ctx, c, ns, owner, o, also...)
+}
+
+// CreateSandboxNamespace makes a sandbox's namespace ahead of its objects, as EnsureSandbox would (an
+// existing one not made for this owner is refused, never adopted). created is the namespace if this call
+// created it, so that a run that fails before using it can remove what it made (RemoveCreatedNamespace),
+// and nil where it was there already.
+func CreateSandboxNamespace(ctx context.Context, c *member.Cluster, ns string, owner NsOwner, o Options) (created *corev1.Namespace, err error) {
+	return ensureOwnNamespace(ctx, c, ns, owner, Labels(owner, o), o.Annotations())
+}
+
+// RemoveCreatedNamespace deletes a namespace a run created (that very one: by its UID) and waits until
+// the namespace controller has finished with it (seconds: it deletes every object the namespace holds),
+// on a context of its own, since the run's may be ending.
+func RemoveCreatedNamespace(ctx context.Context, c *member.Cluster, created *corev1.Namespace) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeNamespaceTimeout)
+	defer cancel()
+	nss := c.Kube.CoreV1().Namespaces()
+	err := nss.Delete(ctx, created.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &created.UID}})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // gone, or another namespace of that name now: not this run's
+	}
+	if err != nil {
+		return fmt.Errorf("removing namespace %s: %w", created.Name, err)
+	}
+	if err := c.WaitDeleted(ctx, member.Deletable[*corev1.Namespace](nss), created.Name, created.ResourceVersion); err != nil {
+		return fmt.Errorf("waiting for namespace %s to be removed: %w", created.Name, err)
+	}
+	return nil
+}
+
+// removeNamespaceTimeout bounds RemoveCreatedNamespace's wait for the namespace controller.
+const removeNamespaceTimeout = 30 * time.Second
+
+// EnsureSandboxIn is EnsureSandbox in a namespace that is there already (CreateSandboxNamespace).
+func EnsureSandboxIn(ctx context.Context, c *member.Cluster, ns string, owner NsOwner, o Options, also ...func() error) error {
+	consumerID := owner.ConsumerID
 	// The probes test what the namespace's labels and the cluster's admission policies enforce, not the
 	// objects applied here, so they go at the same time.
 	return parallel.All(append(also,
@@ -480,32 +517,35 @@ func CheckOwnNamespace(ctx context.Context, c *member.Cluster, name string, owne
 
 // ensureOwnNamespace creates the namespace with labels and annotations, or converges one this tool created
 // for owner; one that is terminating (a previous unauthenticate) is waited out and created again.
-func ensureOwnNamespace(ctx context.Context, c *member.Cluster, name string, owner NsOwner, labels, annotations map[string]string) error {
+func ensureOwnNamespace(ctx context.Context, c *member.Cluster, name string, owner NsOwner, labels, annotations map[string]string) (*corev1.Namespace, error) {
 	nss := c.Kube.CoreV1().Namespaces()
 	want := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations}}
 	for {
 		existing, err := c.NamespaceRead(name).Take(ctx, c)
 		if apierrors.IsNotFound(err) {
-			_, err = nss.Create(ctx, want, metav1.CreateOptions{})
+			created, err := nss.Create(ctx, want, metav1.CreateOptions{})
 			if apierrors.IsAlreadyExists(err) {
 				continue // a concurrent run created it: check it as an existing one
 			}
-			return err
+			if err != nil {
+				return nil, err
+			}
+			return created, nil
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !owner.Owns(existing.Labels) {
-			return fmt.Errorf("namespace %s exists and %w for %s: refusing to adopt it (%w: delete or rename that namespace, or use another name or cluster ID)", name, member.ErrNotOurs, owner, member.ErrNameTaken)
+			return nil, fmt.Errorf("namespace %s exists and %w for %s: refusing to adopt it (%w: delete or rename that namespace, or use another name or cluster ID)", name, member.ErrNotOurs, owner, member.ErrNameTaken)
 		}
 		if existing.DeletionTimestamp != nil {
 			if err := c.WaitDeleted(ctx, member.Deletable[*corev1.Namespace](nss), name, existing.ResourceVersion); err != nil {
-				return fmt.Errorf("waiting for namespace %s to finish terminating: %w", name, err)
+				return nil, fmt.Errorf("waiting for namespace %s to finish terminating: %w", name, err)
 			}
 			continue
 		}
 		if subset(labels, existing.Labels) && subset(annotations, existing.Annotations) {
-			return nil
+			return nil, nil
 		}
 		if existing.Labels == nil {
 			existing.Labels = map[string]string{}
@@ -519,7 +559,7 @@ func ensureOwnNamespace(ctx context.Context, c *member.Cluster, name string, own
 		if apierrors.IsConflict(err) {
 			continue
 		}
-		return err
+		return nil, err
 	}
 }
 

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
+	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
 // With stdout and stderr piped, no command writes escape codes, and every -o json output parses.
@@ -155,4 +157,111 @@ func TestKubectlPrinting(t *testing.T) {
 	if r := on(t, consumer, "status", "-o", "go-template={{.items"); r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "-o, --output go-template={{.items: ") {
 		t.Errorf("a bad template: %s", r)
 	}
+
+	// kubectl's own columns leave no cell blank that has a meaning: the pairing's identity is of type
+	// ControlPlane (its spec says so by leaving the type out, which the CRD defaults), a tenant never
+	// cordoned shows false, a slice nobody answered shows Pending (the provider's copy, whose status the
+	// consumer cannot write).
+	mustOn(t, consumer, "create", "resourceslice", "print-pending", "--remote-cluster-id", "provider", "--cpu", "100m", "--memory", "64Mi")
+	for _, c := range []struct {
+		kubeconfig, resource, row, column, want string
+	}{
+		{consumer.Kubeconfig, "identities.federate.dev", member.IdentityName("provider"), "TYPE", v1alpha1.IdentityControlPlane},
+		{consumer.Kubeconfig, "identities.federate.dev", member.SliceIdentityName("provider", "print-s1"), "TYPE", v1alpha1.IdentityResource},
+		{provider.Kubeconfig, "tenants.federate.dev", "consumer", "CORDONED", "false"},
+		{provider.Kubeconfig, "resourceslices.federate.dev", "print-pending", "PHASE", "Pending"},
+		{provider.Kubeconfig, "resourceslices.federate.dev", "print-s1", "PHASE", "Accepted"},
+	} {
+		r := kubectlAs(t, c.kubeconfig, "get", c.resource, "-A")
+		if got, ok := tableCell(r.stdout, c.row, c.column); r.code != 0 || !ok || got != c.want {
+			t.Errorf("kubectl get %s -A: %s of %s is %q (found: %v), want %q:\n%s", c.resource, c.column, c.row, got, ok, c.want, r)
+		}
+	}
+
+	// kubectl explain says what each field means, from the descriptions the API server publishes.
+	for _, c := range []struct {
+		kubeconfig, field, want string
+	}{
+		{provider.Kubeconfig, "tenants.spec", "signed with its handshake key"},
+		{provider.Kubeconfig, "tenants.status.cordoned", "may start no new workloads"},
+		{consumer.Kubeconfig, "identities.spec.type", "the pairing's own identity"},
+		{provider.Kubeconfig, "resourceslices.status.phase", "Pending until answered"},
+	} {
+		r := kubectlAs(t, c.kubeconfig, "explain", c.field, "--api-version", v1alpha1.APIVersion)
+		if text := strings.Join(strings.Fields(r.stdout), " "); r.code != 0 || !strings.Contains(text, c.want) {
+			t.Errorf("kubectl explain %s: want %q in the description:\n%s", c.field, c.want, r)
+		}
+	}
+}
+
+// A cluster initialized by an earlier version holds the CRDs of its install generation: init, finding the
+// record's generation older, installs them again, and with them the defaults and descriptions kubectl shows.
+func TestKubectlPrintingAfterUpgrade(t *testing.T) {
+	mustOn(t, consumer, "init", "--cluster-id", "consumer")
+	const typeDefault = "{.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.type.default}"
+	// What the previous generation left: the identity's type without a default, the record at 18.
+	for _, args := range [][]string{
+		{"patch", "crd", "identities.federate.dev", "--type", "json", "-p",
+			`[{"op":"replace","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/type","value":{"type":"string","enum":["ControlPlane","Resource"]}}]`},
+		{"annotate", "configmap", member.ClusterConfigMap, "-n", member.SystemNamespace, member.InstallGenAnnot + "=18", "--overwrite"},
+	} {
+		if r := kubectlAs(t, consumer.Kubeconfig, args...); r.code != 0 {
+			t.Fatalf("kubectl %v: %s", args, r)
+		}
+	}
+	if r := kubectlAs(t, consumer.Kubeconfig, "get", "crd", "identities.federate.dev", "-o", "jsonpath="+typeDefault); r.code != 0 || r.stdout != "" {
+		t.Fatalf("the old generation's CRD still has the default: %s", r)
+	}
+	mustOn(t, consumer, "init")
+	if r := kubectlAs(t, consumer.Kubeconfig, "get", "crd", "identities.federate.dev", "-o", "jsonpath="+typeDefault); r.code != 0 || r.stdout != v1alpha1.IdentityControlPlane {
+		t.Errorf("init on a cluster of generation 18 left the identity's CRD without its default: %s", r)
+	}
+	if r := kubectlAs(t, consumer.Kubeconfig, "get", "configmap", member.ClusterConfigMap, "-n", member.SystemNamespace,
+		"-o", "jsonpath={.metadata.annotations.federate\\.dev/install-generation}"); r.stdout != member.InstallGeneration || member.InstallGeneration == "18" {
+		t.Errorf("the record's generation after init: %q, want %q (and past 18)", r.stdout, member.InstallGeneration)
+	}
+}
+
+// tableCell is the cell of column in the row whose NAME is name, in a table kubectl printed: each cell
+// starts where its column's header does, so a blank cell reads as "" rather than as its neighbour.
+func tableCell(table, name, column string) (string, bool) {
+	lines := strings.Split(strings.TrimRight(table, "\n"), "\n")
+	if len(lines) < 2 {
+		return "", false
+	}
+	header := lines[0]
+	var starts []int
+	for i := 0; i < len(header); i++ {
+		if header[i] != ' ' && (i == 0 || (header[i-1] == ' ' && i > 1 && header[i-2] == ' ')) {
+			starts = append(starts, i)
+		}
+	}
+	cell := func(line string, k int) string {
+		from, to := starts[k], len(line)
+		if k+1 < len(starts) && starts[k+1] < to {
+			to = starts[k+1]
+		}
+		if from >= len(line) {
+			return ""
+		}
+		return strings.TrimSpace(line[from:to])
+	}
+	nameAt, colAt := -1, -1
+	for k := range starts {
+		switch cell(header, k) {
+		case "NAME":
+			nameAt = k
+		case column:
+			colAt = k
+		}
+	}
+	if nameAt < 0 || colAt < 0 {
+		return "", false
+	}
+	for _, line := range lines[1:] {
+		if cell(line, nameAt) == name {
+			return cell(line, colAt), true
+		}
+	}
+	return "", false
 }

@@ -121,6 +121,11 @@ func TestTokenCredentialOnProviderWithoutSigner(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "no certificate came within 3s") || !strings.Contains(r.stderr, "--credential token") {
 		t.Fatalf("authenticate with a certificate on a signer-less provider: want exit 1 naming --credential token: %s", r)
 	}
+	// The first pairing began its sandbox alongside the CSR (one round trip ahead of the certificate): the
+	// run removed it, waiting until the namespace controller was done.
+	if !strings.Contains(r.stderr, "Namespace "+member.TenantNamespace("consumer")+" removed: this run made it, and issued nothing into it") {
+		t.Errorf("authenticate does not say it removed the namespace it began:\n%s", r.stderr)
+	}
 	if left := pairingObjects(t, nosigner, "consumer"); len(left) > 0 {
 		t.Errorf("the failed certificate issuance left on the provider: %v", left)
 	}

@@ -214,6 +214,16 @@ type IdentitySpec struct {
 	Integrity map[string][]byte `json:"integrity,omitempty"`
 }
 
+// IdentityType is s's type: empty means ControlPlane. An identity.yaml is issued without one, while the
+// API server fills in the CRD's default when it stores or reads an Identity, so two specs compare equal
+// only by this.
+func IdentityType(s *IdentitySpec) string {
+	if s.Type == "" {
+		return IdentityControlPlane
+	}
+	return s.Type
+}
+
 // FederatedIdentity is how a consumer acts on a provider that trusts its ServiceAccount tokens.
 type FederatedIdentity struct {
 	// ServiceAccount is the consumer's ServiceAccount whose tokens are minted.
