@@ -71,6 +71,12 @@ type CredentialState struct {
 	Settings map[string]string `json:"settings,omitempty"`
 	Check    *CredentialCheck  `json:"check,omitempty"`
 
+	// Labels are the labels of the object the pairing is recorded in, which its administrator may set
+	// (kubectl label): the provider's Tenant, the consumer's Identity. A slice's and an exchange
+	// credential's rows carry their pairing's (its Tenant's or Identity's), so that one selector finds a
+	// pairing's every row. A resource slice's own labels are not used: its tenant writes them.
+	Labels map[string]string `json:"-"`
+
 	secret    string             // consumer: the kubeconfig Secret in SystemNamespace
 	federated *v1alpha1.Identity // consumer: a federated identity, proven through a token minted now
 }
@@ -162,17 +168,35 @@ func Status(ctx context.Context, c *member.Cluster, check bool) (*Report, error)
 		slices[i].Cordoned = cordoned[slices[i].RemoteClusterID]
 	}
 	all := concat(tenants, slices, identities, issuedExchanges, heldExchanges, incomplete(leftovers, tenants))
+	pairingLabels(all)
 	out := &Report{ClusterID: self.ClusterID, Credentials: all, Exports: exports}
 	if out.Credentials == nil {
 		out.Credentials = []CredentialState{}
 	}
 	slicesSort(out.Credentials)
 	if check {
-		if err := checkHeld(ctx, c, out.Credentials); err != nil {
+		if err := Check(ctx, c, out.Credentials); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// pairingLabels gives each row without labels of its own those of its pairing's record: the Tenant
+// (provider) or the pairing's Identity (consumer) of the same remote cluster.
+func pairingLabels(all []CredentialState) {
+	type pairing struct{ role, remote string }
+	of := map[pairing]map[string]string{}
+	for _, s := range all {
+		if s.Kind == KindControlPlane && s.Labels != nil {
+			of[pairing{s.Role, s.RemoteClusterID}] = s.Labels
+		}
+	}
+	for i := range all {
+		if all[i].Labels == nil {
+			all[i].Labels = of[pairing{all[i].Role, all[i].RemoteClusterID}]
+		}
+	}
 }
 
 func concat(parts ...[]CredentialState) []CredentialState {
@@ -200,7 +224,7 @@ func tenantStates(ctx context.Context, c *member.Cluster, sel metav1.ListOptions
 		t := &tenants[i]
 		s := CredentialState{RemoteClusterID: t.Spec.ClusterID, Role: member.RoleProvider, Kind: KindControlPlane, Credential: handshake.OrCertificate(t.Status.Credential),
 			User: t.Status.User, Namespace: t.Namespace, Phase: t.Status.Phase, NotAfter: handshake.TimeOf(t.Status.NotAfter), Cordoned: t.Status.Cordoned,
-			Settings: tenantSettings(t)}
+			Settings: tenantSettings(t), Labels: t.Labels}
 		if t.Status.Sandbox != nil {
 			s.PodSecurity = t.Status.Sandbox.PodSecurity
 		}
@@ -259,7 +283,7 @@ func identityStates(ctx context.Context, c *member.Cluster, sel metav1.ListOptio
 		}
 		s := CredentialState{RemoteClusterID: id.Spec.ClusterID, Role: member.RoleConsumer, Kind: kind, Name: id.Spec.ResourceSlice,
 			Credential: handshake.OrCertificate(id.Spec.Credential), User: id.Status.User, Namespace: id.Spec.Namespace,
-			NotAfter: handshake.TimeOf(id.Status.NotAfter), secret: id.Status.KubeconfigSecret,
+			NotAfter: handshake.TimeOf(id.Status.NotAfter), secret: id.Status.KubeconfigSecret, Labels: id.Labels,
 			Settings: nonEmpty(map[string]string{handshake.SettingAPIServer: id.Spec.APIServer, handshake.SettingProxyURL: id.Spec.ProxyURL})}
 		if id.Spec.Credential == v1alpha1.CredentialFederated && id.Spec.Federated != nil {
 			s.federated = &id
@@ -270,9 +294,11 @@ func identityStates(ctx context.Context, c *member.Cluster, sel metav1.ListOptio
 	return out, nil
 }
 
-// checkHeld proves each credential this cluster holds through it: not that it authenticates (a revoked
-// certificate still does) but that the provider authorizes it for what it was issued for (checkOne).
-func checkHeld(ctx context.Context, c *member.Cluster, states []CredentialState) error {
+// Check proves each credential of states this cluster holds through it: not that it authenticates (a
+// revoked certificate still does) but that the provider authorizes it for what it was issued for
+// (checkOne). states are rows of a report of Status, or some of them: a caller that shows a few proves
+// only those.
+func Check(ctx context.Context, c *member.Cluster, states []CredentialState) error {
 	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{member.LabelManagedBy: member.ManagedBy, member.LabelRole: member.RoleConsumer}).String()}
 	secrets, err := c.Kube.CoreV1().Secrets(member.SystemNamespace).List(ctx, sel)
 	if err != nil && !apierrors.IsNotFound(err) {

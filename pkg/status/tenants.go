@@ -37,7 +37,8 @@ func listTenants(ctx context.Context, c *member.Cluster, sel metav1.ListOptions)
 	var list struct {
 		Items []struct {
 			Metadata struct {
-				Namespace string `json:"namespace"`
+				Namespace string            `json:"namespace"`
+				Labels    map[string]string `json:"labels"`
 			} `json:"metadata"`
 			Spec   v1alpha1.TenantSpec   `json:"spec"`
 			Status v1alpha1.TenantStatus `json:"status"`
@@ -48,7 +49,7 @@ func listTenants(ctx context.Context, c *member.Cluster, sel metav1.ListOptions)
 	}
 	out := make([]v1alpha1.Tenant, len(list.Items))
 	for i, it := range list.Items {
-		out[i] = v1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Namespace: it.Metadata.Namespace}, Spec: it.Spec, Status: it.Status}
+		out[i] = v1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Namespace: it.Metadata.Namespace, Labels: it.Metadata.Labels}, Spec: it.Spec, Status: it.Status}
 	}
 	return out, nil
 }

@@ -69,13 +69,13 @@ func TestListTenantsDecodesTheServersJSON(t *testing.T) {
 	}
 	for i := range got {
 		d := viaDynamic[i]
-		w := v1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace}, Spec: d.Spec, Status: d.Status}
+		w := v1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Labels: d.Labels}, Spec: d.Spec, Status: d.Status}
 		if !reflect.DeepEqual(got[i], w) {
 			t.Errorf("tenant %d:\n got %+v\nwant %+v", i, got[i], w)
 		}
 	}
 	first := got[0]
-	if first.Namespace != "federate-tenant-c1" || first.Spec.ProxyURL != "http://proxy" || !first.Status.Cordoned ||
+	if first.Namespace != "federate-tenant-c1" || first.Labels["a"] != "b" || first.Spec.ProxyURL != "http://proxy" || !first.Status.Cordoned ||
 		first.Status.Sandbox == nil || first.Status.Sandbox.PodSecurity != "restricted" || first.Status.Lifetime == nil ||
 		first.Status.Lifetime.Duration != 24*time.Hour || first.Status.NotAfter == nil || first.Status.NotAfter.Year() != 2026 {
 		t.Errorf("first tenant decoded as %+v", first)

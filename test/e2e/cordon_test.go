@@ -59,7 +59,7 @@ func TestCordonAndDrain(t *testing.T) {
 	if st := tenantStatus(t, provider); !st.Cordoned {
 		t.Error("the Tenant does not say cordoned")
 	}
-	if !strings.Contains(mustOn(t, provider, "status").stdout, "yes") {
+	if !strings.Contains(mustOn(t, provider, "status").stdout, "Active,Cordoned") {
 		t.Error("status does not show the tenant cordoned")
 	}
 

@@ -19,6 +19,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/status"
 )
 
 // connectProxy is a real HTTP CONNECT proxy on loopback, as a consumer's route to its provider.
@@ -207,9 +210,15 @@ func TestRenewKeepsSettings(t *testing.T) {
 	}
 	want.role = "federate-tenant"
 	check("renew --cluster-role federate-tenant")
-	// status -o wide shows what is recorded.
-	if r := mustOn(t, provider, "status", "-o", "wide"); !strings.Contains(r.stdout, "role=federate-tenant; lifetime=3d; maximum lifetime=3d") ||
-		!strings.Contains(r.stdout, "API server="+server) {
-		t.Errorf("status -o wide: %s", r)
+	// status -o yaml shows what is recorded (the table, to stay narrow, does not).
+	recorded := map[string]string{}
+	for _, s := range statusOf(t, mustOn(t, provider, "status", "--remote-cluster-id", "consumer", "-o", "json")).Credentials {
+		if s.Kind == status.KindControlPlane {
+			recorded = s.Settings
+		}
+	}
+	if recorded[handshake.SettingRole] != "federate-tenant" || recorded[handshake.SettingLifetime] != "3d" ||
+		recorded[handshake.SettingMaxLifetime] != "3d" || recorded[handshake.SettingAPIServer] != server {
+		t.Errorf("status -o json settings: %v", recorded)
 	}
 }

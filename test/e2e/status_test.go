@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/status"
@@ -58,6 +61,8 @@ func TestStatus(t *testing.T) {
 		t.Errorf("the provider lists %d credentials issued to the consumer, want 2: %+v", issued, onProvider.Credentials)
 	}
 
+	statusListing(t)
+
 	// The pairing expires in 48h: inside a 72h window (exit 3, the table still printed), outside a 24h one.
 	r := cli(t, "", "status", "--expiring-within", "72h", "--kubeconfig", consumer.Kubeconfig)
 	if r.code != 3 || !strings.Contains(r.stderr, "expire within 72h0m0s") || !strings.Contains(r.stdout, "ControlPlane") {
@@ -92,6 +97,41 @@ func TestStatus(t *testing.T) {
 		}
 	}
 	hasEvent(t, consumer, start.Add(-time.Hour), "Imported")
+}
+
+// statusListing runs kubectl get's listing flags against a real API server (issue 42, item 16): a label
+// the administrator puts on the Tenant (kubectl label) selects the pairing's every row, the slice's too,
+// and -L shows it; a mistyped --remote-cluster-id is NotFound with "did you mean"; --sort-by,
+// --no-headers and -o custom-columns read the items -o json prints.
+func statusListing(t *testing.T) {
+	t.Helper()
+	if _, err := dyn(t, provider).Resource(v1alpha1.TenantGVR).Namespace(member.TenantNamespace("consumer")).Patch(t.Context(), "consumer",
+		types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"e2e-status"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := mustOn(t, provider, "status", "-l", "team=e2e-status", "--remote-cluster-id", "consumer", "-L", "team", "--no-headers", "--sort-by", "{.status.kind}")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "consumer   provider   ControlPlane ") || !strings.Contains(lines[1], "ResourceSlice   status-s1 ") ||
+		!strings.HasSuffix(lines[0], " e2e-status") || !strings.HasSuffix(lines[1], " e2e-status") {
+		t.Errorf("status -l team=e2e-status -L team: want the pairing's and the slice's rows, labelled, no header: %s", r)
+	}
+	if r := cli(t, "", "status", "--kubeconfig", provider.Kubeconfig, "-l", "team=other"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "matches the selection") {
+		t.Errorf("status -l team=other: %s", r)
+	}
+	if r := cli(t, "", "status", "--kubeconfig", provider.Kubeconfig, "--remote-cluster-id", "consumr"); r.code != 1 || r.stdout != "" ||
+		!strings.Contains(r.stderr, `remote cluster "consumr" not found among the pairings of this cluster; did you mean "consumer"?`) {
+		t.Errorf("status --remote-cluster-id consumr: %s", r)
+	}
+	r = mustOn(t, consumer, "status", "--remote-cluster-id", "provider", "--sort-by", ".status.notAfter", "-o", "custom-columns=KIND:.status.kind,USER:.status.user")
+	rows := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(rows) < 3 || !strings.HasPrefix(rows[0], "KIND ") || !strings.Contains(r.stdout, "kubectl-federate:consumer:") {
+		t.Errorf("status -o custom-columns: %s", r)
+	}
+	for _, l := range append(rows, strings.Split(mustOn(t, provider, "status", "--history").stdout, "\n")...) {
+		if len(l) > 120 {
+			t.Errorf("a line of %d columns: %s", len(l), l)
+		}
+	}
 }
 
 // history reads status --history -o json.

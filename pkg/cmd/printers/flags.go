@@ -19,7 +19,8 @@ import (
 
 // Flags is a command's -o, --output: kubectl's formats, printed by cli-runtime's PrintFlags (json, yaml,
 // name, go-template, go-template-file, template, templatefile, jsonpath, jsonpath-as-json,
-// jsonpath-file, with --template and --allow-missing-template-keys), next to the command's own human
+// jsonpath-file, with --template and --allow-missing-template-keys; custom-columns and custom-columns-file
+// where the command has the listing flags, AddListFlags), next to the command's own human
 // forms: "" (its default table or line) and, where it has one, "wide". The value is checked when parsed
 // (an unknown format) and before the command runs (a template that does not parse), so a mistake costs
 // no request.
@@ -28,7 +29,14 @@ type Flags struct {
 	human  []string // the command's own forms: "" and any of "wide"
 	value  string
 	cmd    *cobra.Command
-	parsed bool // -o was given
+	parsed bool       // -o was given
+	list   *ListFlags // the listing flags, when the command has them: -o custom-columns with them
+	usage  string     // -o's help, before the list of formats
+}
+
+// outputUsage is -o's help: what it is, then every format it accepts.
+func (f *Flags) outputUsage() string {
+	return fmt.Sprintf("%s. One of: (%s)", f.usage, strings.Join(f.Allowed(), ", "))
 }
 
 // AddFlags registers -o, --output (with --template and --allow-missing-template-keys) on cmd. def is the
@@ -42,9 +50,12 @@ func AddFlags(cmd *cobra.Command, def, human string, extra ...string) *Flags {
 	if human != "" {
 		usage = "Output format (default: " + human + ")"
 	}
-	allowed := f.Allowed()
-	cmd.Flags().VarP(outputValue{f}, "output", "o", fmt.Sprintf("%s. One of: (%s)", usage, strings.Join(allowed, ", ")))
-	_ = cmd.RegisterFlagCompletionFunc("output", cmdutil.CompleteValues(allowed))
+	f.usage = usage
+	cmd.Flags().VarP(outputValue{f}, "output", "o", f.outputUsage())
+	// Asked when completing, so that the formats AddListFlags adds are offered too.
+	_ = cmd.RegisterFlagCompletionFunc("output", func(c *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+		return cmdutil.CompleteValues(f.Allowed())(c, args, prefix)
+	})
 	// kubectl's two template flags, in this project's help style (no trailing period).
 	tf := f.print.TemplatePrinterFlags
 	cmd.Flags().StringVar(tf.TemplateArgument, "template", "", "Template string or path to a template file, for -o go-template, go-template-file, jsonpath or jsonpath-file (alone, it means -o go-template)")
@@ -67,6 +78,9 @@ func AddFlags(cmd *cobra.Command, def, human string, extra ...string) *Flags {
 // Allowed lists the formats -o accepts: kubectl's, then the command's own non-default ones.
 func (f *Flags) Allowed() []string {
 	out := f.print.AllowedFormats()
+	if f.list != nil {
+		out = append(out, columnFormats...)
+	}
 	for _, h := range f.human {
 		if h != "" {
 			out = append(out, h)
@@ -157,7 +171,7 @@ func (v outputValue) String() string { return v.f.value }
 func (v outputValue) Type() string   { return "string" }
 func (v outputValue) Set(s string) error {
 	format, _, _ := strings.Cut(s, "=")
-	if !slices.Contains(v.f.Allowed(), format) || (s != format && !strings.Contains(format, "template") && !strings.Contains(format, "jsonpath")) {
+	if !slices.Contains(v.f.Allowed(), format) || (s != format && !strings.Contains(format, "template") && !strings.Contains(format, "jsonpath") && !strings.Contains(format, "custom-columns")) {
 		return fmt.Errorf("must be one of %s", strings.Join(v.f.Allowed(), ", "))
 	}
 	v.f.value, v.f.parsed = s, true

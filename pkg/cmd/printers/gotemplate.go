@@ -25,6 +25,15 @@ func (f *Flags) toPrinter() (kprinters.ResourcePrinter, error) {
 	if f.templateGiven() && !f.parsed {
 		format = "go-template" // kubectl: --template alone means -o go-template
 	}
+	if f.list != nil { // kubectl get's custom columns, with the listing flags (list.go)
+		p, err := customColumnsPrinter(format, f.list.NoHeaders)
+		switch {
+		case err == nil:
+			return p, nil
+		case !genericclioptions.IsNoCompatiblePrinterError(err):
+			return nil, err
+		}
+	}
 	if p, err := f.print.JSONYamlPrintFlags.ToPrinter(format); !genericclioptions.IsNoCompatiblePrinterError(err) {
 		return p, err
 	}

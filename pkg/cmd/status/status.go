@@ -4,19 +4,15 @@ package status
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/printers"
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/views"
-	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
@@ -28,7 +24,10 @@ type Options struct {
 	Check          bool
 	ExpiringWithin time.Duration
 	History        bool
-	Output         *printers.Flags
+	// RemoteClusterID shows only the pairings with that remote cluster.
+	RemoteClusterID string
+	Output          *printers.Flags
+	List            *printers.ListFlags
 
 	f       *cmdutil.Factory
 	cluster *member.Cluster
@@ -40,7 +39,7 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 	o := &Options{f: f, Streams: streams, now: time.Now}
 	cmd := cmdutil.Wire(f, &cobra.Command{
-		Use:   "status [--check] [--expiring-within DURATION] [-o json|yaml|wide]",
+		Use:   "status [--check] [--expiring-within DURATION] [--remote-cluster-id ID] [-o json|yaml|wide]",
 		Short: "List every pairing of this cluster and every credential under it, with its expiry",
 		Long: cmdutil.LongDesc(`
 			List every credential of every pairing this cluster takes part in, in both roles: the
@@ -70,7 +69,18 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			command could not run. 4 wins over 3. The list is printed either way.
 
 			--history lists the audit trail instead, oldest first, in the order the API server stored
-			the Events, with the time it stored each.`),
+			the Events, with how long ago it stored each (-o wide: the time).
+
+			The tables are kubectl's: one row per record, for grep and awk, with short values (time
+			left as 89d, ages as 5m), fitting 120 columns for usual IDs and names. A history note is cut
+			with "..." to fit. Everything else (the expiry time, namespace, user, target, mode, recorded
+			settings, the whole note) is in -o yaml, and any of it makes a column with -o custom-columns.
+
+			--remote-cluster-id, -l, --sort-by, -L and --no-headers work as kubectl get's, over the
+			items -o json prints: -l matches their labels, which are federate.dev/remote-cluster-id,
+			federate.dev/role, and the labels its administrator gave the pairing's record (the provider's
+			Tenant, the consumer's Identity; kubectl label). --expiring-within and --check count only
+			the rows shown.`),
 		Example: cmdutil.Examples(`
 			# Everything this cluster provides and holds
 			kubectl federate status
@@ -82,12 +92,18 @@ func NewCmd(f *cmdutil.Factory, streams cmdutil.Streams) *cobra.Command {
 			kubectl federate status -o json
 
 			# Who issued, renewed, revoked, granted, cordoned or drained what, and when
-			kubectl federate status --history`),
+			kubectl federate status --history
+
+			# One remote cluster's credentials, soonest expiry first, with their users
+			kubectl federate status --remote-cluster-id gpu-farm --sort-by .status.notAfter \
+			  -o custom-columns=KIND:.status.kind,NAME:.status.name,USER:.status.user,EXPIRES:.status.notAfter`),
 	}, o)
 	cmd.Flags().BoolVar(&o.Check, "check", false, "Prove, through each credential this cluster holds, that the provider authorizes it for what it was issued for (exit code 4 if one is not ok)")
 	cmdutil.DurationFlag(cmd.Flags(), &o.ExpiringWithin, "expiring-within", 0, 0, 3650*24*time.Hour, "Exit with code 3 when an active credential that renew renews expires within this duration, e.g. 720h")
 	cmd.Flags().BoolVar(&o.History, "history", false, "Show the audit trail instead: every issuance, import, renewal, revocation, grant, cordon and drain recorded on this cluster (as long as its API server keeps Events)")
+	flags.OptionalRemoteClusterID(f, cmd, &o.RemoteClusterID, "Show only the pairings with this remote cluster (a name this cluster has no record of is NotFound)")
 	o.Output = printers.AddFlags(cmd, "", "a table", "wide")
+	o.List = printers.AddListFlags(cmd, o.Output)
 	return cmd
 }
 
@@ -114,14 +130,18 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.History {
 		return o.printHistory(ctx)
 	}
-	report, err := status.Status(ctx, o.cluster, o.Check)
+	full, err := status.Status(ctx, o.cluster, false) // checked once selected: only what is shown is dialled
+	if err != nil {
+		return err
+	}
+	report, items, err := o.selectReport(ctx, full)
 	if err != nil {
 		return err
 	}
 	if o.Output.Human() {
-		err = o.printTable(o.Out, report, o.Output.Wide())
+		err = o.printTable(o.Out, report, full)
 	} else {
-		err = o.printObject(views.CredentialList(report))
+		err = o.Output.Print(o.Out, printers.List(items))
 	}
 	if err != nil {
 		return err
@@ -156,13 +176,6 @@ func (o *Options) checkNetworkPolicy(ctx context.Context, report *status.Report)
 		o.f.Printer(o.Streams).Warn(sandbox.PodRangesUnknown)
 	}
 	return nil
-}
-
-func (o *Options) printObject(obj runtime.Object, err error) error {
-	if err != nil {
-		return err
-	}
-	return o.Output.Print(o.Out, obj)
 }
 
 // verdict turns what a monitor watches for into the exit code: failed checks first, then expiry.
@@ -218,117 +231,4 @@ func describe(s status.CredentialState) string {
 		what += " (" + s.Name + ")"
 	}
 	return what
-}
-
-func (o *Options) printTable(out io.Writer, r *status.Report, wide bool) error {
-	if len(r.Credentials) == 0 {
-		_, err := fmt.Fprintf(out, "Cluster %s takes part in no pairing.\n", r.ClusterID)
-		return err
-	}
-	cols := []string{"REMOTE", "ROLE", "KIND", "NAME", "CREDENTIAL", "PHASE", "EXPIRES", "LEFT", "POD SECURITY", "CORDONED"}
-	if wide {
-		cols = append(cols, "NAMESPACE", "USER", "TARGET", "MODE", "SETTINGS")
-	}
-	if o.Check {
-		cols = append(cols, "CHECK")
-	}
-	w := printers.NewTable(out, cols...)
-	now := o.now()
-	for _, s := range r.Credentials {
-		phase := views.Dash(s.Phase)
-		if s.Since != nil {
-			phase += " for " + age(now.Sub(*s.Since))
-		}
-		row := []string{s.RemoteClusterID, s.Role, s.Kind, views.Dash(s.Name), views.Dash(s.Credential), phase, views.Expiry(s.NotAfter), left(s.NotAfter, now), views.Dash(s.PodSecurity), cordonedCol(s)}
-		if wide {
-			row = append(row, views.Dash(s.Namespace), views.Dash(s.User), views.Dash(s.Target), views.Dash(s.Mode), settingsCol(s.Settings))
-		}
-		if o.Check {
-			row = append(row, check(s.Check))
-		}
-		w.Row(row...)
-	}
-	return w.Flush()
-}
-
-// settingsCol shows, of the recorded settings, those a renewal keeps and an administrator most often
-// chose: the role, the lifetime and its maximum, the Pod Security level, the API server and the proxy
-// (-o yaml shows them all).
-func settingsCol(m map[string]string) string {
-	var parts []string
-	for _, k := range []string{handshake.SettingRole, handshake.SettingLifetime, handshake.SettingMaxLifetime, handshake.SettingPodSecurity,
-		handshake.SettingAPIServer, handshake.SettingProxyURL} {
-		if v, ok := m[k]; ok {
-			parts = append(parts, k+"="+v)
-		}
-	}
-	return views.Dash(strings.Join(parts, "; "))
-}
-
-// age is how long ago, in the largest unit that keeps it readable.
-func age(d time.Duration) string {
-	switch {
-	case d >= 48*time.Hour:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
-	case d >= time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	case d >= time.Minute:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	}
-	return fmt.Sprintf("%ds", int(d.Seconds()))
-}
-
-// left is the time left, in the largest unit that keeps it readable, or "expired".
-func left(t *time.Time, now time.Time) string {
-	if t == nil {
-		return "-"
-	}
-	d := t.Sub(now)
-	switch {
-	case d <= 0:
-		return "expired"
-	case d >= 48*time.Hour:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
-	case d >= time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	default:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	}
-}
-
-func cordonedCol(s status.CredentialState) string {
-	switch {
-	case s.Role != member.RoleProvider:
-		return "-"
-	case s.Cordoned:
-		return "yes"
-	default:
-		return "no"
-	}
-}
-
-func check(c *status.CredentialCheck) string {
-	if c == nil {
-		return "-"
-	}
-	return c.State
-}
-
-func (o *Options) printHistory(ctx context.Context) error {
-	entries, err := handshake.History(ctx, o.cluster)
-	if err != nil {
-		return err
-	}
-	if !o.Output.Human() {
-		return o.printObject(views.HistoryList(entries))
-	}
-	if len(entries) == 0 {
-		_, err := fmt.Fprintln(o.Out, "No audit Event is kept on this cluster (the API server keeps Events for its --event-ttl, one hour by default).")
-		return err
-	}
-	w := printers.NewTable(o.Out, "TIME", "REMOTE", "ROLE", "REASON", "NOTE")
-	for _, e := range entries {
-		w.Row(e.Time.Format(time.RFC3339), e.RemoteClusterID, e.Role, e.Reason, e.Note)
-	}
-	return w.Flush()
 }

@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,7 +22,8 @@ import (
 // is stored on a cluster: each is a command's view (a listing's row, a report), printed in our API group
 // (federate.dev/v1alpha1) as a Kubernetes-style object so that kubectl's printers work on it. Its fields
 // are under status, named as the view names them; metadata.labels carry the pairing's labels
-// (federate.dev/remote-cluster-id, federate.dev/role) where a view belongs to one pairing.
+// (federate.dev/remote-cluster-id, federate.dev/role) where a view belongs to one pairing, and, for
+// status's CredentialStatus, the labels of the pairing's record (Tenant or Identity) too, which -l selects.
 const (
 	// KindCredentialStatus is one credential of `status`: named <role>.<remote cluster ID>.<kind>[.<name>],
 	// lowercase, since a two-way pairing has a provider's and a consumer's credential for one remote.
@@ -89,20 +91,14 @@ func list[T any](items []T, convert func(*T) (*unstructured.Unstructured, error)
 func CredentialList(r *status.Report) (runtime.Object, error) {
 	out := make([]*unstructured.Unstructured, 0, len(r.Credentials)+len(r.Exports))
 	for i := range r.Credentials {
-		s := &r.Credentials[i]
-		name := s.Role + "." + s.RemoteClusterID + "." + s.Kind
-		if s.Name != "" {
-			name += "." + s.Name
-		}
-		u, err := Object(KindCredentialStatus, strings.ToLower(name), pairing(s.RemoteClusterID, s.Role), s)
+		u, err := CredentialObject(&r.Credentials[i])
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, u)
 	}
 	for i := range r.Exports {
-		e := &r.Exports[i]
-		u, err := Object(KindExport, e.Namespace+"."+e.Secret, pairing(e.RemoteClusterID, member.RoleConsumer), e)
+		u, err := ExportObject(&r.Exports[i])
 		if err != nil {
 			return nil, err
 		}
@@ -111,11 +107,33 @@ func CredentialList(r *status.Report) (runtime.Object, error) {
 	return printers.List(out), nil
 }
 
+// CredentialObject is one credential of a status report as a CredentialStatus. Its labels are its
+// pairing record's (the Tenant's or the Identity's, which its administrator may set), then the pairing's
+// own two, which no record's label overrides.
+func CredentialObject(s *status.CredentialState) (*unstructured.Unstructured, error) {
+	name := s.Role + "." + s.RemoteClusterID + "." + s.Kind
+	if s.Name != "" {
+		name += "." + s.Name
+	}
+	labels := map[string]string{}
+	maps.Copy(labels, s.Labels)
+	maps.Copy(labels, pairing(s.RemoteClusterID, s.Role))
+	return Object(KindCredentialStatus, strings.ToLower(name), labels, s)
+}
+
+// ExportObject is one export of a status report as an Export.
+func ExportObject(e *handshake.ExportState) (*unstructured.Unstructured, error) {
+	return Object(KindExport, e.Namespace+"."+e.Secret, pairing(e.RemoteClusterID, member.RoleConsumer), e)
+}
+
 // HistoryList is the audit trail as a List of AuditRecord.
 func HistoryList(entries []handshake.HistoryEntry) (runtime.Object, error) {
-	return list(entries, func(e *handshake.HistoryEntry) (*unstructured.Unstructured, error) {
-		return Object(KindAuditRecord, strings.ToLower(fmt.Sprintf("%s.%s.%d", e.RemoteClusterID, e.Reason, e.Time.Unix())), pairing(e.RemoteClusterID, e.Role), e)
-	})
+	return list(entries, HistoryObject)
+}
+
+// HistoryObject is one audit Event as an AuditRecord.
+func HistoryObject(e *handshake.HistoryEntry) (*unstructured.Unstructured, error) {
+	return Object(KindAuditRecord, strings.ToLower(fmt.Sprintf("%s.%s.%d", e.RemoteClusterID, e.Reason, e.Time.Unix())), pairing(e.RemoteClusterID, e.Role), e)
 }
 
 // ClusterInfoObject is `info` as one ClusterInfo.
