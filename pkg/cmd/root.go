@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
 
@@ -66,10 +64,7 @@ func NewRootCmdWithFactory(streams genericiooptions.IOStreams, f *cmdutil.Factor
 		return validate(cmd, args)
 	}
 	// Flag descriptions wrap at HelpWidth, as kubectl's do, instead of running one line per flag however long.
-	root.SetUsageTemplate(strings.NewReplacer(
-		"{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}", "{{wrappedFlagUsages .LocalFlags | trimTrailingWhitespaces}}",
-		"{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}", "{{wrappedFlagUsages .InheritedFlags | trimTrailingWhitespaces}}",
-	).Replace(root.UsageTemplate()))
+	root.SetUsageFunc(usage)
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
@@ -96,10 +91,6 @@ func NewRootCmdWithFactory(streams genericiooptions.IOStreams, f *cmdutil.Factor
 
 // HelpWidth is the column at which help text wraps.
 const HelpWidth = 120
-
-func init() {
-	cobra.AddTemplateFunc("wrappedFlagUsages", func(fs *pflag.FlagSet) string { return fs.FlagUsagesWrapped(HelpWidth) })
-}
 
 // Execute runs the command line args (nil: the process's) and returns the exit code, having printed the
 // error once, as "error: ...", with the pointer to the help for a usage error.
