@@ -935,8 +935,8 @@ func TestSliceForgedOrDeniedRequests(t *testing.T) {
 			t.Errorf("refused requests changed the clusters:\n%s", strings.Join(d, "\n"))
 		}
 		checkNothingGranted(t, "consumer", altered)
-		if s := providerSlice(t, "consumer", altered); s == nil || s.Status.Phase != "" {
-			t.Errorf("the altered request's status: %+v, want still pending", s)
+		if s := providerSlice(t, "consumer", altered); s == nil || s.Status.Phase != "Pending" {
+			t.Errorf("the altered request's status: %+v, want still pending (the CRD's default phase)", s)
 		}
 		// Never granted: the consumer's removal names what it held, no Identity or kubeconfig.
 		r := mustOn(t, consumer, "delete", "resourceslice", altered, "--remote-cluster-id", "provider")

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -169,6 +170,19 @@ func takeSnapshot(t *testing.T) snapshot {
 	s := snapshot{}
 	for _, c := range []*kubeenv.Cluster{consumer, provider} {
 		d := dyn(t, c)
+		// A namespace an earlier test deleted may still be terminating: it and what it holds go away on
+		// their own, so they are left out (a namespace the command under test deletes is not terminating
+		// in the first snapshot, and so shows as removed).
+		terminating := map[string]bool{}
+		nss, err := kubernetes.NewForConfigOrDie(c.Config).CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ns := range nss.Items {
+			if ns.DeletionTimestamp != nil {
+				terminating[ns.Name] = true
+			}
+		}
 		for _, gvr := range watched {
 			list, err := d.Resource(gvr).List(t.Context(), metav1.ListOptions{})
 			if apierrors.IsNotFound(err) {
@@ -180,6 +194,9 @@ func takeSnapshot(t *testing.T) snapshot {
 			for _, o := range list.Items {
 				if o.GetNamespace() == "kube-system" || o.GetNamespace() == "kube-node-lease" {
 					continue // the control plane's own heartbeats
+				}
+				if terminating[o.GetNamespace()] || gvr.Resource == "namespaces" && terminating[o.GetName()] {
+					continue
 				}
 				s[fmt.Sprintf("%s %s %s/%s", c.Name, gvr.Resource, o.GetNamespace(), o.GetName())] = o.GetResourceVersion()
 			}

@@ -128,8 +128,9 @@ func TestKubectlPrinting(t *testing.T) {
 		t.Errorf("status -o jsonpath over .items[*]: %q, want %q", r.stdout, strings.Join(fromName, " "))
 	}
 	r := mustOn(t, consumer, "status", "-o", `go-template={{range .items}}{{.status.kind}} {{.status.credential}} {{.metadata.labels}}{{"\n"}}{{end}}`)
-	for _, want := range []string{"ControlPlane Certificate map[federate.dev/remote-cluster-id:provider federate.dev/role:consumer]\n",
-		"ResourceSlice Certificate map[federate.dev/remote-cluster-id:provider federate.dev/role:consumer]\n"} {
+	// Each row's labels are its record's (the consumer's Identity of the pairing or of the slice), which -l selects on.
+	for _, want := range []string{"ControlPlane Certificate map[app.kubernetes.io/managed-by:kubectl-federate federate.dev/remote-cluster-id:provider federate.dev/role:consumer]\n",
+		"ResourceSlice Certificate map[app.kubernetes.io/managed-by:kubectl-federate federate.dev/remote-cluster-id:provider federate.dev/resource-slice:print-s1 federate.dev/role:consumer]\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("status -o go-template lacks %q:\n%s", want, r.stdout)
 		}
