@@ -63,6 +63,13 @@ func AddFlags(cmd *cobra.Command, def, human string, extra ...string) *Flags {
 	cmd.Flags().BoolVar(tf.AllowMissingKeys, "allow-missing-template-keys", true, "Print nothing for a field or map key a template names that is missing, instead of failing (go-template and jsonpath)")
 	// A template that does not parse is the user's mistake: refused before Complete builds any client,
 	// as a usage error, the way every other flag is checked before the command runs.
+	checkBeforeRun(cmd, f.Validate)
+	return f
+}
+
+// checkBeforeRun refuses, as a usage error, flags that check fails on, before Complete builds any client:
+// after whatever PreRunE the command had.
+func checkBeforeRun(cmd *cobra.Command, check func() error) {
 	pre := cmd.PreRunE
 	cmd.PreRunE = func(c *cobra.Command, args []string) error {
 		if pre != nil {
@@ -70,9 +77,8 @@ func AddFlags(cmd *cobra.Command, def, human string, extra ...string) *Flags {
 				return err
 			}
 		}
-		return cmdutil.Usage(f.Validate())
+		return cmdutil.Usage(check())
 	}
-	return f
 }
 
 // Allowed lists the formats -o accepts: kubectl's, then the command's own non-default ones.

@@ -11,8 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/jsonpath"
-
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 )
 
 // ListFlags are kubectl get's listing flags, over the documents a command prints with -o json (the items
@@ -40,15 +38,7 @@ func AddListFlags(cmd *cobra.Command, out *Flags) *ListFlags {
 	cmd.Flags().StringSliceVarP(&l.LabelColumns, "label-columns", "L", nil, "Labels to show as columns of the table, each a column headed by its name (after the last /) in capitals; repeat, or separate with commas")
 	out.list = l
 	cmd.Flags().Lookup("output").Usage = out.outputUsage()
-	pre := cmd.PreRunE
-	cmd.PreRunE = func(c *cobra.Command, args []string) error {
-		if pre != nil {
-			if err := pre(c, args); err != nil {
-				return err
-			}
-		}
-		return cmdutil.Usage(l.validate())
-	}
+	checkBeforeRun(cmd, l.validate)
 	return l
 }
 
