@@ -4,4 +4,8 @@
 // 54 MB. text/template's executor is such a function; cobra's usage and help templates, cli-runtime's
 // go-template printer and the like reach it, each harmlessly on its own. The test builds the plugin with
 // -ldflags=-dumpdep and names the chain from our code to the first such call (linkcheck_test.go).
+//
+// It also holds start-up to running no garbage collection in `--help` (TestHelpRunsNoCollection): the
+// run's init trace shows internal/startup initialized before the large allocators, and its GC trace
+// shows no collection.
 package linkcheck
