@@ -30,5 +30,5 @@ func run() int {
 	// The collector keeps its start-up pace through --help and usage errors, which end before any command
 	// runs; cobra calls its initializers only for a command that runs (internal/startup says why).
 	cobra.OnInitialize(startup.Done)
-	return cmd.Execute(ctx, cmd.NewRootCmd(streams), streams, nil)
+	return cmd.Execute(ctx, cmd.NewRootCmdFor(streams, os.Args[1:]), streams, nil)
 }

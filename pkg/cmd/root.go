@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -24,9 +25,19 @@ func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	return NewRootCmdWithFactory(streams, cmdutil.NewFactory(streams))
 }
 
+// NewRootCmdFor is NewRootCmd for one command line: it builds only the commands named among args, and lists
+// the others by name and description, which is all the root's help and cobra's command lookup read of them.
+func NewRootCmdFor(streams genericiooptions.IOStreams, args []string) *cobra.Command {
+	return newRoot(streams, cmdutil.NewFactory(streams), func(name string) bool { return slices.Contains(args, name) })
+}
+
 // NewRootCmdWithFactory is NewRootCmd connecting through f: a test factory runs every command against fake
 // clusters.
 func NewRootCmdWithFactory(streams genericiooptions.IOStreams, f *cmdutil.Factory) *cobra.Command {
+	return newRoot(streams, f, func(string) bool { return true })
+}
+
+func newRoot(streams genericiooptions.IOStreams, f *cmdutil.Factory, built func(name string) bool) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "kubectl-federate",
 		Short: "Give one cluster a limited, expiring identity on another",
@@ -85,7 +96,7 @@ func NewRootCmdWithFactory(streams genericiooptions.IOStreams, f *cmdutil.Factor
 	// YAML stream.
 	cmdStreams := streams
 	cmdStreams.Out = f.Out()
-	addCommands(root, f, cmdStreams)
+	addCommands(root, f, cmdStreams, built)
 	return root
 }
 
