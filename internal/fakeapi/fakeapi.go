@@ -18,12 +18,14 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	authzv1 "k8s.io/api/authorization/v1"
 	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -117,6 +119,7 @@ type Server struct {
 	Watches chan string
 
 	uids atomic.Int64 // the last UID given (creates may run at once)
+	rvs  atomic.Int64 // the last resourceVersion given to a dynamic object written through a patch
 }
 
 // New returns a fake cluster holding objects, with the kube-system namespace every cluster has.
@@ -168,9 +171,15 @@ func (s *Server) AfterWatch(resource string, fn func()) {
 }
 
 // Actions lists "verb resource[/sub]" of the typed client's recorded actions, in order.
-func (s *Server) Actions() []string {
+func (s *Server) Actions() []string { return actionNames(s.Clientset.Actions()) }
+
+// DynamicActions is Actions of the dynamic client (the federation's own resources).
+func (s *Server) DynamicActions() []string { return actionNames(s.DynamicClient.Actions()) }
+
+// actionNames lists "verb resource[/sub]" of actions, in order.
+func actionNames(actions []clienttesting.Action) []string {
 	var out []string
-	for _, a := range s.Clientset.Actions() {
+	for _, a := range actions {
 		v := a.GetVerb() + " " + a.GetResource().Resource
 		if a.GetSubresource() != "" {
 			v += "/" + a.GetSubresource()
@@ -454,9 +463,19 @@ func (s *Server) admit(res string) clienttesting.ReactionFunc {
 // apply is server-side apply: it creates what is missing and replaces what is there (keeping the other
 // half: status on a spec apply, spec on a status apply); the quota controller and CRD establishment are
 // instant.
+//
+// Every patch of a dynamic object gives it a new resourceVersion, and an apply that names one is refused
+// with a Conflict unless the object is at exactly that version, as the API server does.
 func (s *Server) apply(a clienttesting.Action) (bool, runtime.Object, error) {
 	pa, ok := a.(clienttesting.PatchActionImpl)
-	if !ok || pa.GetPatchType() != types.ApplyPatchType {
+	if !ok {
+		return false, nil, nil
+	}
+	switch pa.GetPatchType() {
+	case types.ApplyPatchType:
+	case types.MergePatchType, types.JSONPatchType:
+		return s.patch(pa)
+	default:
 		return false, nil, nil
 	}
 	tr := s.DynamicClient.Tracker()
@@ -467,6 +486,8 @@ func (s *Server) apply(a clienttesting.Action) (bool, runtime.Object, error) {
 	}
 	obj.SetName(name)
 	obj.SetNamespace(ns)
+	want := obj.GetResourceVersion()
+	obj.SetResourceVersion(strconv.FormatInt(s.rvs.Add(1), 10))
 	existing, err := tr.Get(gvr, ns, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err) && pa.GetSubresource() == "status":
@@ -476,8 +497,11 @@ func (s *Server) apply(a clienttesting.Action) (bool, runtime.Object, error) {
 		err = tr.Create(gvr, obj, ns)
 	case err != nil:
 		return true, nil, err
+	case want != "" && want != existing.(*unstructured.Unstructured).GetResourceVersion():
+		return true, nil, apierrors.NewConflict(gvr.GroupResource(), name, errors.New("the object has been modified"))
 	default:
 		ex := existing.(*unstructured.Unstructured).DeepCopy()
+		ex.SetResourceVersion(obj.GetResourceVersion())
 		if pa.GetSubresource() == "status" {
 			ex.Object["status"] = obj.Object["status"]
 		} else {
@@ -494,6 +518,40 @@ func (s *Server) apply(a clienttesting.Action) (bool, runtime.Object, error) {
 	}
 	out, err := tr.Get(gvr, ns, name, metav1.GetOptions{})
 	return true, out, err
+}
+
+// patch is a merge or JSON patch of a dynamic object, which gets a new resourceVersion.
+func (s *Server) patch(pa clienttesting.PatchActionImpl) (bool, runtime.Object, error) {
+	tr := s.DynamicClient.Tracker()
+	gvr, ns, name := pa.GetResource(), pa.GetNamespace(), pa.GetName()
+	existing, err := tr.Get(gvr, ns, name, metav1.GetOptions{})
+	if err != nil {
+		return true, nil, err
+	}
+	doc, err := json.Marshal(existing)
+	if err != nil {
+		return true, nil, err
+	}
+	if pa.GetPatchType() == types.MergePatchType {
+		doc, err = jsonpatch.MergePatch(doc, pa.GetPatch())
+	} else {
+		var p jsonpatch.Patch
+		if p, err = jsonpatch.DecodePatch(pa.GetPatch()); err == nil {
+			doc, err = p.Apply(doc)
+		}
+	}
+	if err != nil {
+		return true, nil, apierrors.NewInvalid(gvr.GroupVersion().WithKind("Object").GroupKind(), name, nil)
+	}
+	obj := &unstructured.Unstructured{}
+	if err := json.Unmarshal(doc, &obj.Object); err != nil {
+		return true, nil, err
+	}
+	obj.SetResourceVersion(strconv.FormatInt(s.rvs.Add(1), 10))
+	if err := tr.Update(gvr, obj, ns); err != nil {
+		return true, nil, err
+	}
+	return true, obj, nil
 }
 
 // fill is what controllers write at once: a quota's enforced status, a CRD's Established condition.

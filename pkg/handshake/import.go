@@ -66,6 +66,8 @@ type heldKey struct {
 	macKey []byte // the nonce-derived key of the identity's integrity MACs
 	// findings are what a federated request's preflight found the provider's API server will lack.
 	findings []string
+	// ahead is the Identity IdentityAhead created while the provider bound its user, if it created one.
+	ahead *unstructured.Unstructured
 }
 
 // Findings are what the preflight of a federated request found the provider's API server will lack of
@@ -136,7 +138,7 @@ func ImportIdentityHeld(ctx context.Context, c *member.Cluster, id *v1alpha1.Ide
 		return storeCredential(ctx, c, id, res, kubeconfigYAML, macKey)
 	}, func() error {
 		return member.Step(r, "Recording the Identity", "Identity "+member.SystemNamespace+"/"+member.IdentityName(providerID)+" recorded", func() error {
-			return applyIdentity(ctx, c, id, res)
+			return applyIdentity(ctx, c, id, res, held != nil && held.ahead != nil)
 		})
 	}, func() error { return drop(stale) }, func() error {
 		Audit(ctx, c, IdentityObject(providerID, member.IdentityName(providerID)), EventImported,
@@ -213,21 +215,86 @@ func storeKubeconfig(ctx context.Context, c *member.Cluster, providerID string, 
 	return err
 }
 
-func applyIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity, res *Imported) error {
+func applyIdentity(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity, res *Imported, exists bool) error {
 	providerID := id.Spec.ClusterID
-	return ApplyIdentityNamed(ctx, c, member.IdentityName(providerID), member.IdentityLabels(providerID), id, res)
+	return applyIdentityNamed(ctx, c, member.IdentityName(providerID), member.IdentityLabels(providerID), id, res, exists)
 }
 
 // ApplyIdentityNamed records an Identity (spec, then status) under name in federate-system.
 func ApplyIdentityNamed(ctx context.Context, c *member.Cluster, name string, labels map[string]string, id *v1alpha1.Identity, res *Imported) error {
+	return applyIdentityNamed(ctx, c, name, labels, id, res, false)
+}
+
+// identityObject is the Identity recorded for id under name: its spec, without the token (the token is
+// the credential: it lives in the kubeconfig Secret only, never in an object that a reader of
+// Identities could see).
+func identityObject(name string, labels map[string]string, id *v1alpha1.Identity) *v1alpha1.Identity {
 	obj := &v1alpha1.Identity{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.IdentityKind},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: member.SystemNamespace, Labels: labels},
 		Spec:       id.Spec,
 	}
-	// The token is the credential: it lives in the kubeconfig Secret only, never in an object that a
-	// reader of Identities could see.
 	obj.Spec.Token = ""
+	return obj
+}
+
+// IdentityAhead (consumer) creates a first pairing's Identity, its spec alone, while the provider binds
+// the new user (IssueOptions.Issued): the import then writes its status alongside the kubeconfig instead
+// of one round trip after. Only where the import's early read found none, never in a dry run, and only
+// for the identity this process asked for (held). It returns the Identity it created, if any, which
+// RemoveIdentityAhead takes away again should the run end without importing.
+func IdentityAhead(ctx context.Context, c *member.Cluster, id *v1alpha1.Identity, held *heldKey) (*unstructured.Unstructured, error) {
+	if held == nil || c.DryRun || id == nil || id.Spec.Credential == v1alpha1.CredentialFederated {
+		return nil, nil
+	}
+	providerID := id.Spec.ClusterID
+	name := member.IdentityName(providerID)
+	if _, err := c.ObjectRead(v1alpha1.IdentityGVR, member.SystemNamespace, name).Peek(ctx, c); !apierrors.IsNotFound(err) {
+		return nil, nil //nolint:nilerr // there already (or unknown): the import records it as before
+	}
+	self, err := c.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ValidateIdentity(id, self.ClusterID, c.CurrentTime()); err != nil {
+		return nil, err
+	}
+	u, err := objects.ToUnstructured(identityObject(name, member.IdentityLabels(providerID), id))
+	if err != nil {
+		return nil, err
+	}
+	unstructured.RemoveNestedField(u.Object, "status")
+	created, err := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace).Create(ctx, u, metav1.CreateOptions{FieldManager: member.FieldManager})
+	if apierrors.IsAlreadyExists(err) {
+		return nil, nil // made meanwhile: not this run's, and the import records it as before
+	}
+	if err != nil {
+		return nil, err
+	}
+	held.ahead = created
+	return created, nil
+}
+
+// RemoveIdentityAhead removes the Identity IdentityAhead created (that very object), when the run ends
+// without importing it; on a context of its own, since the run's may be ending.
+func RemoveIdentityAhead(ctx context.Context, c *member.Cluster, created *unstructured.Unstructured) error {
+	if created == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), member.CleanupTimeout)
+	defer cancel()
+	uid := created.GetUID()
+	err := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace).Delete(ctx, created.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+
+// applyIdentityNamed is ApplyIdentityNamed; exists says this run made the Identity already (IdentityAhead),
+// so that its status goes with its spec.
+func applyIdentityNamed(ctx context.Context, c *member.Cluster, name string, labels map[string]string, id *v1alpha1.Identity, res *Imported, exists bool) error {
+	obj := identityObject(name, labels, id)
 	identities := c.Dynamic.Resource(v1alpha1.IdentityGVR).Namespace(member.SystemNamespace)
 	u, err := objects.ToUnstructured(obj)
 	if err != nil {
@@ -241,7 +308,7 @@ func ApplyIdentityNamed(ctx context.Context, c *member.Cluster, name string, lab
 	// The status can only be applied to an Identity that exists: with the spec when an early read found
 	// it (a renewal), else after it.
 	existing, sent, gerr := c.ObjectRead(v1alpha1.IdentityGVR, member.SystemNamespace, name).Taken(ctx, c)
-	concurrent := sent && gerr == nil && existing != nil
+	concurrent := sent && gerr == nil && existing != nil || exists
 	if !concurrent {
 		if err := applySpec(); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	certv1 "k8s.io/api/certificates/v1"
@@ -60,6 +61,10 @@ type IssueOptions struct {
 	Given Given
 	// bound, if set, gets the Identity as soon as its user is bound, before the Tenant records it.
 	Bound func(*v1alpha1.Identity)
+	// Issued, if set, gets the Identity once its credential is issued, while its user is bound (where a
+	// round trip binds it, never in a dry run): the consumer may record it meanwhile (IdentityAhead). A
+	// credential issued does not mean a pairing made: only Bound does.
+	Issued func(*v1alpha1.Identity)
 	// KeepCurrent (a renewal's overlap) leaves the current, active user bound beside the new one, with
 	// the same role, instead of unbinding it: clients that hold its credential keep working until they
 	// read the new one. Kept gets that user once both are bound; the caller takes it out (Retire) when
@@ -109,13 +114,13 @@ func IssueIdentity(ctx context.Context, c *member.Cluster, o IssueOptions) (*v1a
 	}
 	is.startEarlyWork(ctx)
 	if err := is.certify(ctx); err != nil {
-		return nil, is.removeNew(ctx, err)
+		return nil, is.undo(ctx, err)
 	}
 	if err := is.finishSandbox(ctx); err != nil {
-		return nil, is.removeNew(ctx, err)
+		return nil, is.undo(ctx, err)
 	}
 	if err := is.issueToken(ctx); err != nil {
-		return nil, is.removeNew(ctx, err)
+		return nil, is.undo(ctx, err)
 	}
 	return is.bindAndRecord(ctx)
 }
@@ -161,6 +166,15 @@ type issuance struct {
 
 	federated *credential.FederatedNaming // a federated issuance's naming (prefix and audience)
 	recorded  *v1alpha1.Tenant            // the Tenant as recorded before this issuance, if any
+
+	// The records' second look (recheck) goes with the records instead of after them when nothing they
+	// write can grant (see recordAndLook): the Tenant's status write is conditional on tenantRV, the
+	// resourceVersion this run's own write of the Tenant's spec returned ("": none, or a dry run), and
+	// a renewal's binding of the new user alone is a patch of exactly the binding rbUID names.
+	tenantRV  string
+	rbUID     types.UID
+	specEarly bool        // a Tenant there already got its spec with the approval (restoreSpec undoes it)
+	lookAfter atomic.Bool // a records' write could grant, or met a change: the second look comes after
 }
 
 // startIssue checks the options and the request's shape and decodes its CSR, after sending the reads the
@@ -455,6 +469,29 @@ func (is *issuance) beginNewSandbox(ctx context.Context) error {
 	})
 }
 
+// undo ends a run that fails before it binds: what beginNewSandbox created is removed (removeNew) and
+// a request recorded early in a Tenant that was there already is taken back (restoreSpec).
+func (is *issuance) undo(ctx context.Context, err error) error {
+	return is.restoreSpec(ctx, is.removeNew(ctx, err))
+}
+
+// restoreSpec puts back the consumer's request the Tenant recorded before this run, which wrote its own
+// with the approval (specEarly), once the sandbox's writes are done; err is returned with whatever the
+// restore could not do.
+func (is *issuance) restoreSpec(ctx context.Context, err error) error {
+	if !is.specEarly || is.recorded == nil {
+		return err
+	}
+	_ = is.sandboxDone() // the early write, done before it is undone
+	is.specEarly = false
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), member.CleanupTimeout)
+	defer cancel()
+	if _, rerr := applyTenantSpec(cctx, is.c, is.ns, is.o.ConsumerID, is.recorded); rerr != nil {
+		return errors.Join(err, fmt.Errorf("putting back the request Tenant %s/%s recorded: %w", is.ns, is.o.ConsumerID, rerr))
+	}
+	return err
+}
+
 // removeNew removes what beginNewSandbox created, once the sandbox's objects are no longer being
 // written, and returns err with whatever the removal could not do.
 func (is *issuance) removeNew(ctx context.Context, err error) error {
@@ -491,21 +528,42 @@ func (is *issuance) startEarlyWork(ctx context.Context) {
 	c, o, ns, user := is.c, is.o, is.ns, is.user
 	is.prebind = is.sandboxEarly && is.req != nil && is.recordedUser != "" && is.recordedUser != user && is.recordedRole == o.ClusterRole
 	if is.sandboxEarly {
+		// The Tenant's spec (the consumer's request) goes now too, so that the records can write its status
+		// on the condition that nothing changed the Tenant since (recordAndLook); restoreSpec puts the
+		// recorded request back should the run fail before it binds.
+		is.specEarly = true
+		tenant := is.tenant
 		is.sandboxDone = parallel.Background(func() error {
-			return parallel.All(func() error { return buildSandbox(ctx, c, ns, o, nil, nil) }, func() error {
+			return parallel.All(func() error { return buildSandbox(ctx, c, ns, o, nil, nil, nil) }, func() error {
+				var err error
+				is.tenantRV, err = applyTenantSpec(ctx, c, ns, o.ConsumerID, tenant)
+				return err
+			}, func() error {
 				if !is.prebind {
 					return nil
 				}
 				return parallel.All(
-					func() error { return sandbox.BindRole(ctx, c, ns, user, o.ClusterRole, o.ConsumerID, is.recordedUser) },
-					func() error { return rebindExtra(ctx, c, o.ConsumerID, user, o.ClusterRole, is.recordedUser) },
+					func() error {
+						rb, err := sandbox.BindRoleObject(ctx, c, ns, user, o.ClusterRole, o.ConsumerID, is.recordedUser)
+						if err == nil && !c.DryRun {
+							is.rbUID = rb.UID
+						}
+						return err
+					},
+					func() error {
+						n, err := rebindExtra(ctx, c, o.ConsumerID, user, o.ClusterRole, is.recordedUser)
+						if n > 0 {
+							is.lookAfter.Store(true) // the records bind there again, creating
+						}
+						return err
+					},
 				)
 			})
 		})
 	}
 	if is.newEarly {
 		tenant, ledger := is.tenant, is.ledger
-		is.sandboxDone = parallel.Background(func() error { return buildSandbox(ctx, c, ns, o, tenant, ledger) })
+		is.sandboxDone = parallel.Background(func() error { return buildSandbox(ctx, c, ns, o, tenant, ledger, &is.tenantRV) })
 	}
 	if req := is.req; req != nil {
 		is.staleDone = parallel.Background(func() error { return credential.RemoveStaleCSRs(ctx, c, o.ConsumerID, req) })
@@ -523,7 +581,7 @@ func (is *issuance) unbind(ctx context.Context) error {
 	defer cancel()
 	return parallel.All(
 		func() error { return sandbox.BindRole(cctx, c, ns, is.recordedUser, o.ClusterRole, o.ConsumerID) },
-		func() error { return rebindExtra(cctx, c, o.ConsumerID, is.recordedUser, o.ClusterRole) },
+		func() error { _, err := rebindExtra(cctx, c, o.ConsumerID, is.recordedUser, o.ClusterRole); return err },
 	)
 }
 
@@ -568,7 +626,7 @@ func (is *issuance) finishSandbox(ctx context.Context) error {
 	is.listedEarly = is.c.NamespacesOfRead(is.o.ConsumerID, member.KindExtra).Sent(is.c) || is.c.ServiceAccountsRead(is.ns).Sent(is.c)
 	if !is.sandboxEarly && !is.newEarly {
 		c, o, ns, tenant := is.c, is.o, is.ns, is.tenant
-		is.sandboxDone = parallel.Background(func() error { return buildSandbox(ctx, c, ns, o, tenant, nil) })
+		is.sandboxDone = parallel.Background(func() error { return buildSandbox(ctx, c, ns, o, tenant, nil, &is.tenantRV) })
 	}
 	if err := errors.Join(is.sandboxDone(), is.staleDone()); err != nil {
 		return errors.Join(err, is.unbind(ctx))
@@ -617,12 +675,31 @@ func (is *issuance) keepUser() string {
 // bindAll binds the new user in the tenant namespace and every extra namespace, no older one anywhere
 // (but the current one a renewal's overlap keeps): bound to nothing from now on, the tokens of earlier
 // issuances die with their ServiceAccounts.
+//
+// With the records (a renewal's prebind, rbUID known), the tenant namespace's binding is a patch of
+// exactly the binding the prebind wrote, which cannot make one again after a revocation deleted it; a
+// binding that had to be made (there, or in an extra namespace) means the second look comes after.
 func (is *issuance) bindAll(ctx context.Context) error {
 	c, o, ns, keep, also := is.c, is.o, is.ns, is.keepUser(), is.overlapUser()
 	return member.Step(is.r, "Binding ClusterRole "+o.ClusterRole, "ClusterRole "+o.ClusterRole+" bound in "+ns+" and the consumer's extra namespaces", func() error {
 		return parallel.All(
-			func() error { return sandbox.BindRole(ctx, c, ns, is.user, o.ClusterRole, o.ConsumerID, also...) },
-			func() error { return rebindExtra(ctx, c, o.ConsumerID, is.user, o.ClusterRole, also...) },
+			func() error {
+				if is.rbUID != "" {
+					users := append([]string{is.user}, also...)
+					if sandbox.RebindSubjects(ctx, c, ns, is.rbUID, users...) == nil {
+						return nil
+					}
+					is.lookAfter.Store(true) // not the binding the prebind wrote: made as before, looked at after
+				}
+				return sandbox.BindRole(ctx, c, ns, is.user, o.ClusterRole, o.ConsumerID, also...)
+			},
+			func() error {
+				n, err := rebindExtra(ctx, c, o.ConsumerID, is.user, o.ClusterRole, also...)
+				if n > 0 {
+					is.lookAfter.Store(true)
+				}
+				return err
+			},
 			func() error { return credential.DeleteCredentialAccounts(ctx, c, ns, keep, also...) },
 		)
 	})
@@ -634,22 +711,33 @@ func (is *issuance) bindAll(ctx context.Context) error {
 // new one holds: the current one goes with the records.
 func (is *issuance) bindAndRecord(ctx context.Context) (*v1alpha1.Identity, error) {
 	c, o := is.c, is.o
-	if !is.prebind {
-		if err := is.bindAll(ctx); err != nil {
-			return nil, err
-		}
-	}
 	id := identityFor(c, is.self.ClusterID, o, is.tenant, is.certPEM, is.token, is.integrityKey)
 	if is.federated != nil {
 		id = federatedIdentityFor(c, is.self.ClusterID, o, is.tenant, is.user, is.federated.Audience, is.integrityKey)
 	}
+	if !is.prebind {
+		if o.Issued != nil && is.federated == nil && !c.DryRun {
+			o.Issued(id)
+		}
+		if err := is.bindAll(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if o.Bound != nil {
 		o.Bound(id) // the consumer may store it while the provider records it
 	}
-	// Then, all at once: the Tenant's record, the Event, the CSR's deletion (it is done with), and the
-	// second look at the lists.
+	// Then, all at once: the Tenant's record, the Event, the CSR's deletion (it is done with), the second
+	// look at the lists and, where the records cannot grant, the second look at the consumer.
+	withRecords := is.tenantRV != "" && !c.DryRun
+	var now Rechecked
+	var nowErr error
 	if err := parallel.All(func() error {
 		return is.record(ctx)
+	}, func() error {
+		if withRecords {
+			now, nowErr = recheck(ctx, c, o.ConsumerID, is.state, true, is.user)
+		}
+		return nil
 	}, func() error {
 		reason := EventIssued
 		if is.renewal {
@@ -669,7 +757,13 @@ func (is *issuance) bindAndRecord(ctx context.Context) (*v1alpha1.Identity, erro
 	}); err != nil {
 		return nil, err
 	}
-	if err := is.recheck(ctx); err != nil {
+	if !withRecords || is.lookAfter.Load() {
+		now, nowErr = Rechecked{}, nil
+		if !c.DryRun {
+			now, nowErr = Recheck(ctx, c, o.ConsumerID, is.state, is.user)
+		}
+	}
+	if err := is.takeBackIfRevoked(ctx, now, nowErr); err != nil {
 		return nil, err
 	}
 	ReportChanges(is.r, is.changes)
@@ -679,15 +773,19 @@ func (is *issuance) bindAndRecord(ctx context.Context) (*v1alpha1.Identity, erro
 	return id, nil
 }
 
-// recheck is the issuance's second look at the consumer, once its bindings and its record hold: revoked
-// while it was issued (revocation is final), the new user is taken back out of every binding and recorded
-// revoked, the Tenant is marked Revoked again, and the issuance fails.
-func (is *issuance) recheck(ctx context.Context) error {
+// takeBackIfRevoked acts on the issuance's second look at the consumer (now, or the error reading it):
+// revoked while it was issued (revocation is final), the new user is taken back out of every binding and
+// recorded revoked, the Tenant is marked Revoked again, and the issuance fails.
+//
+// The look is sent once the bindings hold, and either with the records or after them. With them only when
+// none of the records' writes can grant or revive what a revocation takes: the Tenant's status is written
+// on the condition that the Tenant is as this run last wrote it (a revocation marking it Revoked fails
+// that), and a renewal's binding of the new user alone patches exactly the binding it wrote (a revocation
+// deleting it fails that); anything else (lookAfter) and the look waits for the records. Sent with them,
+// the look either sees a revocation counted before it (taken back), or the revocation comes after the
+// bindings were made, deletes them, and marks a Tenant that the records can no longer make Active again.
+func (is *issuance) takeBackIfRevoked(ctx context.Context, now Rechecked, err error) error {
 	c, consumerID := is.c, is.o.ConsumerID
-	if c.DryRun {
-		return nil // nothing was bound
-	}
-	now, err := Recheck(ctx, c, consumerID, is.state, is.user)
 	if err != nil || !now.Revoked {
 		return err
 	}
@@ -721,16 +819,27 @@ func (is *issuance) record(ctx context.Context) error {
 	if is.federated != nil {
 		audience = is.federated.Audience
 	}
+	st := v1alpha1.TenantStatus{Phase: PhaseActive, PinnedPublicKey: tenant.Spec.PublicKey, User: is.user,
+		CSRHash: is.csrHash, Certificate: is.certPEM, NotAfter: na, Credential: is.credKind, Audience: audience, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status(),
+		APIServer: o.APIServer, CA: o.CA, Lifetime: DurationPtr(o.Expiration), MaxLifetime: DurationPtr(o.MaxExpiration)}
 	return member.Step(is.r, "Recording the issuance in the Tenant", "Tenant updated", func() error {
 		return parallel.All(func() error {
-			if is.sandboxEarly {
-				return applyTenantSpec(ctx, c, is.ns, o.ConsumerID, tenant)
+			if is.sandboxEarly && !is.specEarly {
+				_, err := applyTenantSpec(ctx, c, is.ns, o.ConsumerID, tenant)
+				return err
 			}
 			return nil
 		}, func() error {
-			return applyTenantStatus(ctx, c, o.ConsumerID, v1alpha1.TenantStatus{Phase: PhaseActive, PinnedPublicKey: tenant.Spec.PublicKey, User: is.user,
-				CSRHash: is.csrHash, Certificate: is.certPEM, NotAfter: na, Credential: is.credKind, Audience: audience, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox.Status(),
-				APIServer: o.APIServer, CA: o.CA, Lifetime: DurationPtr(o.Expiration), MaxLifetime: DurationPtr(o.MaxExpiration)})
+			if is.tenantRV != "" && !c.DryRun {
+				err := applyTenantStatus(ctx, c, o.ConsumerID, st, is.tenantRV)
+				if !apierrors.IsConflict(err) {
+					return err
+				}
+				// Changed since this run wrote it (a cordon, a revocation marking it): written all the
+				// same, and the second look comes after.
+				is.lookAfter.Store(true)
+			}
+			return applyTenantStatus(ctx, c, o.ConsumerID, st, "")
 		})
 	})
 }
@@ -750,7 +859,13 @@ func (is *issuance) rebindAfresh(ctx context.Context) error {
 	}
 	also := is.overlapUser()
 	return parallel.All(
-		func() error { return rebindExtra(ctx, c, o.ConsumerID, is.user, o.ClusterRole, also...) },
+		func() error {
+			n, err := rebindExtra(ctx, c, o.ConsumerID, is.user, o.ClusterRole, also...)
+			if n > 0 {
+				is.lookAfter.Store(true) // a binding made with the records: the second look comes after
+			}
+			return err
+		},
 		func() error { return credential.DeleteCredentialAccounts(ctx, c, ns, is.keepUser(), also...) },
 	)
 }
@@ -761,11 +876,12 @@ const (
 	PhaseRevoked = "Revoked"
 )
 
-// applyTenantStatus server-side applies the Tenant's status.
-func applyTenantStatus(ctx context.Context, c *member.Cluster, consumerID string, st v1alpha1.TenantStatus) error {
+// applyTenantStatus server-side applies the Tenant's status; with rv, only to exactly that version of the
+// Tenant (a Conflict otherwise, and nothing written).
+func applyTenantStatus(ctx context.Context, c *member.Cluster, consumerID string, st v1alpha1.TenantStatus, rv string) error {
 	status := &v1alpha1.Tenant{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
-		ObjectMeta: metav1.ObjectMeta{Name: consumerID, Namespace: member.TenantNamespace(consumerID)},
+		ObjectMeta: metav1.ObjectMeta{Name: consumerID, Namespace: member.TenantNamespace(consumerID), ResourceVersion: rv},
 		Status:     st,
 	}
 	return c.ApplyStatus(ctx, v1alpha1.TenantGVR, status)
@@ -855,11 +971,15 @@ func alreadyIssued(c *member.Cluster, st v1alpha1.TenantStatus, tenant *v1alpha1
 // buildSandbox converges the consumer's tenant namespace and, when tenant is given, records its request in
 // the Tenant. The sandbox's quota is the consumer's total (o.Sandbox.Quota, recorded in the ledger while
 // the namespace is made) less what its grants hold.
-func buildSandbox(ctx context.Context, c *member.Cluster, ns string, o IssueOptions, tenant *v1alpha1.Tenant, recordedLedger *sandbox.GrantLedger) error {
+func buildSandbox(ctx context.Context, c *member.Cluster, ns string, o IssueOptions, tenant *v1alpha1.Tenant, recordedLedger *sandbox.GrantLedger, tenantRV *string) error {
 	return member.Step(c.Reporter(), "Building the sandbox "+ns, "Sandbox "+ns+" ready (Pod Security "+o.Sandbox.PodSecurity+", quota, limits, network policy)", func() error {
 		var also []func() error
 		if tenant != nil {
-			also = append(also, func() error { return applyTenantSpec(ctx, c, ns, o.ConsumerID, tenant) })
+			also = append(also, func() error {
+				rv, err := applyTenantSpec(ctx, c, ns, o.ConsumerID, tenant)
+				*tenantRV = rv
+				return err
+			})
 		}
 		sb := o.Sandbox
 		if recordedLedger != nil {
@@ -885,14 +1005,19 @@ func buildSandbox(ctx context.Context, c *member.Cluster, ns string, o IssueOpti
 	})
 }
 
-// applyTenantSpec records the consumer's request in its Tenant.
-func applyTenantSpec(ctx context.Context, c *member.Cluster, ns, consumerID string, tenant *v1alpha1.Tenant) error {
+// applyTenantSpec records the consumer's request in its Tenant, and returns the Tenant's resourceVersion
+// as written ("" in a dry run, where nothing is).
+func applyTenantSpec(ctx context.Context, c *member.Cluster, ns, consumerID string, tenant *v1alpha1.Tenant) (string, error) {
 	t := &v1alpha1.Tenant{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.TenantKind},
 		ObjectMeta: metav1.ObjectMeta{Name: consumerID, Namespace: ns, Labels: member.TenantLabels(consumerID)},
 		Spec:       tenant.Spec,
 	}
-	return c.ApplyTyped(ctx, v1alpha1.TenantGVR, ns, t)
+	u, err := c.ApplyTypedObject(ctx, v1alpha1.TenantGVR, ns, t)
+	if err != nil || c.DryRun {
+		return "", err
+	}
+	return u.GetResourceVersion(), nil
 }
 
 // PrefetchIssue sends at once every read a provider's issuance for the consumer will need.
@@ -918,21 +1043,19 @@ func PrefetchIssue(ctx context.Context, c *member.Cluster, consumerID string) {
 
 // rebindExtra binds the pairing's new user in every extra namespace of the consumer (renewal), with also
 // beside it (see bindRole).
-func rebindExtra(ctx context.Context, c *member.Cluster, consumerID, user, clusterRole string, also ...string) error {
+// It returns how many namespaces it bound in.
+func rebindExtra(ctx context.Context, c *member.Cluster, consumerID, user, clusterRole string, also ...string) (int, error) {
 	extra, err := NamespacesOf(ctx, c, consumerID, member.KindExtra)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	jobs := make([]func() error, len(extra))
-	for i, ns := range extra {
-		jobs[i] = func() error {
-			if ns.DeletionTimestamp != nil {
-				return nil
-			}
-			return sandbox.BindRole(ctx, c, ns.Name, user, clusterRole, consumerID, also...)
+	var jobs []func() error
+	for _, ns := range extra {
+		if ns.DeletionTimestamp == nil {
+			jobs = append(jobs, func() error { return sandbox.BindRole(ctx, c, ns.Name, user, clusterRole, consumerID, also...) })
 		}
 	}
-	return parallel.All(jobs...)
+	return len(jobs), parallel.All(jobs...)
 }
 
 // NamespacesOf lists a consumer's namespaces of the given kinds.

@@ -313,6 +313,14 @@ type Rechecked struct {
 // Recheck reads the revocation record and the Tenant, at once: the consumer was revoked meanwhile if the
 // record counts a revocation more than before, names one of users, or the Tenant is not Active (or gone).
 func Recheck(ctx context.Context, c *member.Cluster, consumerID string, before GrantState, users ...string) (Rechecked, error) {
+	return recheck(ctx, c, consumerID, before, false, users...)
+}
+
+// recheck is Recheck; with recording, the look goes with the grant's own record of an Active Tenant (an
+// issuance's records, written on the condition that the Tenant did not change since the run wrote it),
+// which it may read before they land: the Tenant's phase says nothing then (not Active yet; Revoked until
+// a re-admission's record lands), and a revocation is the count, a user recorded, or the Tenant gone.
+func recheck(ctx context.Context, c *member.Cluster, consumerID string, before GrantState, recording bool, users ...string) (Rechecked, error) {
 	var out Rechecked
 	var cm *corev1.ConfigMap
 	var cmErr, tErr error
@@ -337,7 +345,7 @@ func Recheck(ctx context.Context, c *member.Cluster, consumerID string, before G
 		return out, fmt.Errorf("reading Tenant %s/%s: %w", member.TenantNamespace(consumerID), consumerID, tErr)
 	}
 	out.Cordoned = cordoned
-	out.Revoked = tErr != nil || phase != PhaseActive
+	out.Revoked = tErr != nil || phase != PhaseActive && !recording
 	if cmErr == nil {
 		n, _ := strconv.ParseInt(cm.Data[revocationsKey], 10, 64)
 		out.Revoked = out.Revoked || n != before.Revocations

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
@@ -130,21 +132,39 @@ func authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 	// The consumer stores the identity as soon as the provider has bound its user, while the provider
 	// records it; the pair's lock goes with those last writes (a run waiting for it reads afresh only once
 	// it holds it, by when writes sent alongside its release have landed).
-	var imported func() error
+	// A first pairing's Identity is made (its spec) while the provider binds, so that its status goes with
+	// the kubeconfig; made but never imported (the binding failed), it is removed again.
+	var imported, ahead func() error
+	var aheadMade *unstructured.Unstructured
 	var res *handshake.Imported
 	identity, err := handshake.IssueIdentity(ctx, provider, handshake.IssueOptions{
 		ConsumerID: cSelf.ClusterID, Tenant: tenant, APIServer: o.APIServer, CA: o.CA,
 		Expiration: o.Expiration, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox,
 		Credential: o.Credential, SignerTimeout: o.SignerTimeout, MaxExpiration: o.MaxExpiration, Given: o.Given,
 		KeepCurrent: o.KeepCurrent, Kept: o.Kept,
+		Issued: func(id *v1alpha1.Identity) {
+			ahead = parallel.Background(func() error {
+				var err error
+				aheadMade, err = handshake.IdentityAhead(ctx, consumer, id, held)
+				return err
+			})
+		},
 		Bound: func(id *v1alpha1.Identity) {
+			wait := ahead
 			imported = parallel.Background(func() error {
+				if wait != nil {
+					_ = wait() // not made ahead (its error is the import's to meet): the import makes it
+				}
 				var err error
 				res, err = handshake.ImportIdentityHeld(ctx, consumer, id, held, unlock)
 				return err
 			})
 		},
 	})
+	if imported == nil && ahead != nil {
+		_ = ahead()
+		err = errors.Join(err, handshake.RemoveIdentityAhead(ctx, consumer, aheadMade))
+	}
 	if err == nil && proxyChange != nil {
 		consumer.Reporter().Info(proxyChange.String())
 	}

@@ -161,10 +161,15 @@ func (c *Cluster) ApplyStatus(ctx context.Context, gvr schema.GroupVersionResour
 
 // ApplyTyped server-side-applies a typed object through the dynamic client.
 func (c *Cluster) ApplyTyped(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj any) error {
+	_, err := c.ApplyTypedObject(ctx, gvr, namespace, obj)
+	return err
+}
+
+// ApplyTypedObject is ApplyTyped returning the object as written.
+func (c *Cluster) ApplyTypedObject(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj any) (*unstructured.Unstructured, error) {
 	u, err := objects.ToUnstructured(obj)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = c.Dynamic.Resource(gvr).Namespace(namespace).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
-	return err
+	return c.Dynamic.Resource(gvr).Namespace(namespace).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 }

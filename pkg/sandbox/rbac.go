@@ -2,10 +2,12 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	rbacapply "k8s.io/client-go/applyconfigurations/rbac/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
@@ -59,6 +61,12 @@ func roleBinding(namespace, user, clusterRole, consumerID string) *rbacv1.RoleBi
 // first (subjects is an atomic list: the apply replaces it whole); only a binding to another role, whose
 // roleRef cannot change, is deleted and made again.
 func BindRole(ctx context.Context, c *member.Cluster, ns, user, clusterRole, consumerID string, also ...string) error {
+	_, err := BindRoleObject(ctx, c, ns, user, clusterRole, consumerID, also...)
+	return err
+}
+
+// BindRoleObject is BindRole returning the binding as written (its UID, for RebindSubjects).
+func BindRoleObject(ctx context.Context, c *member.Cluster, ns, user, clusterRole, consumerID string, also ...string) (*rbacv1.RoleBinding, error) {
 	want := roleBinding(ns, user, clusterRole, consumerID)
 	for _, u := range also {
 		want.Subjects = append(want.Subjects, credential.SubjectFor(u))
@@ -69,17 +77,35 @@ func BindRole(ctx context.Context, c *member.Cluster, ns, user, clusterRole, con
 	for _, s := range want.Subjects {
 		apply.WithSubjects(rbacapply.Subject().WithKind(s.Kind).WithAPIGroup(s.APIGroup).WithName(s.Name).WithNamespace(s.Namespace))
 	}
-	_, err := rbs.Apply(ctx, apply, metav1.ApplyOptions{FieldManager: member.FieldManager, Force: true})
+	rb, err := rbs.Apply(ctx, apply, metav1.ApplyOptions{FieldManager: member.FieldManager, Force: true})
 	if !apierrors.IsInvalid(err) {
-		return err
+		return rb, err
 	}
 	existing, gerr := rbs.Get(ctx, member.RoleBindingName, metav1.GetOptions{})
 	if gerr != nil || existing.RoleRef == want.RoleRef {
-		return err // invalid for another reason
+		return nil, err // invalid for another reason
 	}
 	if err := rbs.Delete(ctx, member.RoleBindingName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &existing.UID}}); err != nil {
+		return nil, err
+	}
+	return rbs.Create(ctx, want, metav1.CreateOptions{})
+}
+
+// RebindSubjects makes the tenant namespace's RoleBinding, exactly the object of uid, bind the given
+// users alone. Unlike BindRole it never creates a binding: a binding deleted meanwhile (a revocation) is
+// NotFound, another object of the name is Invalid (the UID test fails), and nothing is written.
+func RebindSubjects(ctx context.Context, c *member.Cluster, ns string, uid types.UID, users ...string) error {
+	subjects := make([]rbacv1.Subject, len(users))
+	for i, u := range users {
+		subjects[i] = credential.SubjectFor(u)
+	}
+	patch, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/uid", "value": uid},
+		{"op": "replace", "path": "/subjects", "value": subjects},
+	})
+	if err != nil {
 		return err
 	}
-	_, err = rbs.Create(ctx, want, metav1.CreateOptions{})
+	_, err = c.Kube.RbacV1().RoleBindings(ns).Patch(ctx, member.RoleBindingName, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: member.FieldManager})
 	return err
 }
