@@ -235,4 +235,3 @@ func TestFirstPairingIdentityMadeAheadAndRemovedOnFailure(t *testing.T) {
 		t.Errorf("Identities left on the consumer after the failed pairing: %d (%v)", len(list.Items), err)
 	}
 }
-
