@@ -14,6 +14,7 @@
 //	decode.go     strict decoding of tenant.yaml and identity.yaml
 //	verify.go     shape checks of a Tenant and an Identity
 //	issue.go      the provider's issuance: verify, request, consume, sandbox, approve, bind, record
+//	ahead.go      a one-shot run's certificate request made with its first reads, adopted or deleted
 //	issue_federated.go  what a federated issuance does differently: its user and audience, kept on a re-run
 //	import.go     the consumer's import: verify the identity, store the kubeconfig and Identity
 //	federated.go  the consumer's federated request (its issuer, the preflight) and the kubeconfig minted for it

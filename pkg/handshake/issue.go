@@ -72,6 +72,10 @@ type IssueOptions struct {
 	// it was not given.
 	KeepCurrent bool
 	Kept        func(user string)
+	// Ahead is a one-shot run's certificate request, its CSR created before the run knew it could use it:
+	// adopted when it is exactly the request verified, with the lifetime asked; else left to the caller to
+	// delete.
+	Ahead *AheadRequest
 }
 
 // Keys of the record a consumed nonce leaves behind.
@@ -158,6 +162,7 @@ type issuance struct {
 	sandboxDone       func() error
 	staleDone         func() error
 	listedEarly       bool
+	consumed          func() error // the nonce's consumption, when it runs beside the approval (a CSR made ahead)
 
 	certPEM  []byte
 	token    string
@@ -380,6 +385,23 @@ func (is *issuance) requestAndConsume(ctx context.Context) (id *v1alpha1.Identit
 	is.sandboxEarly = is.tenantFound && ownNS != nil && ownNS.DeletionTimestamp == nil
 	record := map[string][]byte{recordIntegrityKey: is.integrityKey, recordUser: []byte(is.user)}
 	is.newEarly = !is.sandboxEarly && !c.DryRun && is.n.Prepared() && (is.mode == credential.CredentialCertificate || is.mode == credential.CredentialAuto)
+	if is.n.Prepared() && (is.mode == credential.CredentialCertificate || is.mode == credential.CredentialAuto) && o.Ahead.For(is.n.Value) {
+		if is.req = o.Ahead.adopt(is.tenant.Spec.CSR, o.Expiration); is.req != nil {
+			_ = member.Step(r, "Requesting the client certificate", "CertificateSigningRequest created", func() error { return nil })
+		}
+	}
+	if is.req != nil && is.sandboxEarly {
+		// A CSR made ahead for a nonce that never left this process, for a sandbox that is there: the
+		// nonce is used up while the CSR is approved, not before. Nobody else knows the nonce, so nobody
+		// else's request can be issued for it; the run joins the consumption before it records anything,
+		// and should it fail, the run fails and takes back what it bound meanwhile (certify).
+		is.consumed = parallel.Background(func() error {
+			return member.Step(r, "Consuming the nonce", "Nonce consumed", func() error {
+				return c.Nonces().Consume(ctx, is.n, record)
+			})
+		})
+		return nil, false, nil
+	}
 	var consumeErr, csrErr, newErr error
 	_ = parallel.All(func() error {
 		if is.newEarly {
@@ -387,7 +409,7 @@ func (is *issuance) requestAndConsume(ctx context.Context) (id *v1alpha1.Identit
 		}
 		return nil
 	}, func() error {
-		if is.mode == credential.CredentialCertificate || is.mode == credential.CredentialAuto {
+		if is.req == nil && (is.mode == credential.CredentialCertificate || is.mode == credential.CredentialAuto) {
 			csrErr = member.Step(r, "Requesting the client certificate", "CertificateSigningRequest created", func() error {
 				var err error
 				is.req, err = credential.CreateCSR(ctx, c, o.ConsumerID, member.TenantLabels(o.ConsumerID), is.tenant.Spec.CSR, o.Expiration)
@@ -566,8 +588,22 @@ func (is *issuance) startEarlyWork(ctx context.Context) {
 		is.sandboxDone = parallel.Background(func() error { return buildSandbox(ctx, c, ns, o, tenant, ledger, &is.tenantRV) })
 	}
 	if req := is.req; req != nil {
-		is.staleDone = parallel.Background(func() error { return credential.RemoveStaleCSRs(ctx, c, o.ConsumerID, req) })
+		consumed := is.joinConsumed
+		is.staleDone = parallel.Background(func() error {
+			if consumed() != nil {
+				return nil // not this run's nonce after all: no CSR is stale to it
+			}
+			return credential.RemoveStaleCSRs(ctx, c, o.ConsumerID, req)
+		})
 	}
+}
+
+// joinConsumed waits for the nonce's consumption when it runs beside the approval, and returns its error.
+func (is *issuance) joinConsumed() error {
+	if is.consumed == nil {
+		return nil
+	}
+	return is.consumed()
 }
 
 // unbind takes the new user back out of the bindings when the run fails: the current one alone. Also
@@ -598,6 +634,11 @@ func (is *issuance) certify(ctx context.Context) error {
 		Expiration: o.Expiration, SignerTimeout: o.SignerTimeout, Noun: "client certificate",
 		Begin: "Issuing the client certificate through the CSR API", Done: "Client certificate issued"})
 	is.certPEM, is.notAfter = issued.Certificate, issued.NotAfter
+	if cerr := is.joinConsumed(); cerr != nil {
+		// The nonce could not be used up beside the approval: nothing of this run may stand.
+		credential.DeleteCSR(ctx, c, is.req)
+		return errors.Join(cerr, is.staleDone(), is.sandboxDone(), is.unbind(ctx))
+	}
 	switch {
 	case err == nil:
 		return nil

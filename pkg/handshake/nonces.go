@@ -57,9 +57,11 @@ func CreateNonce(ctx context.Context, c *member.Cluster, o NonceOptions) (*nonce
 // PrepareNonce (provider, one shot) returns the consumer's unexpired unused nonce (created false: a manual
 // flow is in progress), or a new one that its consumption will store (created true: see nonce.Prepare).
 // Expired nonces of other consumers are removed meanwhile; wait for that with the returned function.
-func PrepareNonce(ctx context.Context, c *member.Cluster, consumerID string, ttl time.Duration) (n *nonce.Nonce, created bool, pruned func() error, err error) {
+//
+// value, if set, is the new nonce's value (AheadRequest.Nonce).
+func PrepareNonce(ctx context.Context, c *member.Cluster, consumerID string, ttl time.Duration, value string) (n *nonce.Nonce, created bool, pruned func() error, err error) {
 	pruned = parallel.Background(func() error { _, err := pruneNonces(ctx, c, consumerID); return err })
-	n, created, err = c.Nonces().Prepare(ctx, consumerID, ttl)
+	n, created, err = c.Nonces().PrepareValue(ctx, consumerID, ttl, value)
 	if err != nil {
 		return nil, false, pruned, err
 	}

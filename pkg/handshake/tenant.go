@@ -31,6 +31,9 @@ type TenantOptions struct {
 	KeyAlgorithm string // of the new client key; "" means ECDSA P-256
 	// Federated, if set, asks for a federated identity instead of a certificate: no client key, no CSR.
 	Federated *FederatedOptions
+	// Ahead, if set, is the client key and CSR a one-shot run made before it knew the nonce was its own
+	// (its value is Ahead.Nonce): held in memory, the request uses them instead of new ones.
+	Ahead *AheadRequest
 }
 
 // GenerateTenant (consumer) prepares a request for an identity on a provider: a fresh client key, kept
@@ -83,10 +86,13 @@ func GenerateTenantHeld(ctx context.Context, c *member.Cluster, o TenantOptions,
 	}
 	var key crypto.Signer
 	var held *heldKey
+	aheadKey := false // the key (and so the CSR) made ahead for this nonce
 	if hold {
 		held = &heldKey{user: user, macKey: credential.IntegrityKey(o.Nonce)}
 		if err := member.Step(r, "Generating the client key", "Client key generated (held in memory until the kubeconfig is stored)", func() error {
-			if key, err = credential.NewClientKey(o.KeyAlgorithm); err != nil {
+			if aheadKey = o.Ahead.For(o.Nonce); aheadKey {
+				key = o.Ahead.key
+			} else if key, err = credential.NewClientKey(o.KeyAlgorithm); err != nil {
 				return err
 			}
 			der, err := x509.MarshalPKCS8PrivateKey(key)
@@ -103,9 +109,13 @@ func GenerateTenantHeld(ctx context.Context, c *member.Cluster, o TenantOptions,
 	}
 	var t *v1alpha1.Tenant
 	err = member.Step(r, "Signing the request", "Tenant request signed", func() error {
-		csrPEM, err := credential.NewCSR(user, key)
-		if err != nil {
-			return err
+		var csrPEM []byte
+		if aheadKey {
+			csrPEM = o.Ahead.csrPEM
+		} else {
+			if csrPEM, err = credential.NewCSR(user, key); err != nil {
+				return err
+			}
 		}
 		block, _ := pem.Decode(csrPEM)
 		sig := credential.Sign(self.PrivateKey, credential.Message(o.ProviderID, self.ClusterID, o.Nonce, block.Bytes, o.ProxyURL))

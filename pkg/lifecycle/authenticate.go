@@ -73,6 +73,17 @@ func Authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 	defer consumer.ForgetReads()
 	handshake.PrefetchIssue(ctx, provider, cSelf.ClusterID)
 	handshake.PrefetchImport(ctx, consumer, pSelf.ClusterID)
+	// The certificate request goes with those reads, before the run knows it can use it (a nonce of its
+	// own, the pair's lock at once, a certificate asked for, the lifetime it asked): if it cannot, the CSR
+	// is deleted, never approved.
+	var ahead *handshake.AheadRequest
+	if o.Federated == nil && o.Credential != credential.CredentialToken {
+		var err error
+		if ahead, err = handshake.StartAheadRequest(ctx, provider, cSelf.ClusterID, o.KeyAlgorithm, o.Expiration); err != nil {
+			return nil, err
+		}
+		defer func() { ahead.Discard(ctx, provider) }()
+	}
 	// One run per pair at a time; a run that dies leaves a lease that expires with its --timeout.
 	lease := 2 * time.Minute
 	if d, ok := ctx.Deadline(); ok {
@@ -84,7 +95,10 @@ func Authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 	}
 	defer unlock()
 	if contended {
-		// Read while another run held the pair: they may predate its writes.
+		// Read while another run held the pair: they may predate its writes, and its cleanup may have
+		// taken the request made ahead for a stale one.
+		ahead.Discard(ctx, provider)
+		ahead = nil
 		provider.ForgetReads()
 		consumer.ForgetReads()
 		handshake.PrefetchIssue(ctx, provider, cSelf.ClusterID)
@@ -94,11 +108,15 @@ func Authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 	if ttl == 0 {
 		ttl = handshake.DefaultNonceTTL
 	}
-	n, created, pruned, err := handshake.PrepareNonce(ctx, provider, cSelf.ClusterID, ttl)
+	var value string
+	if ahead != nil {
+		value = ahead.Nonce
+	}
+	n, created, pruned, err := handshake.PrepareNonce(ctx, provider, cSelf.ClusterID, ttl, value)
 	if err != nil {
 		return nil, errors.Join(err, pruned())
 	}
-	res, err := authenticate(ctx, consumer, provider, o, cSelf, pSelf, n.Value, created, unlock)
+	res, err := authenticate(ctx, consumer, provider, o, cSelf, pSelf, n.Value, created, unlock, ahead)
 	if perr := pruned(); perr != nil {
 		provider.Reporter().Warn(perr.Error())
 	}
@@ -108,7 +126,7 @@ func Authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 // authenticate is the handshake once the pair is locked and the nonce known. A new nonce (created) is
 // used at once, so the consumer's client key stays in memory: nobody else will ever import the answer.
 // A nonce that was there already belongs to a manual handshake in progress, whose key waits in a Secret.
-func authenticate(ctx context.Context, consumer, provider *member.Cluster, o AuthenticateOptions, cSelf, pSelf *member.Self, nonceValue string, created bool, unlock func()) (*handshake.Imported, error) {
+func authenticate(ctx context.Context, consumer, provider *member.Cluster, o AuthenticateOptions, cSelf, pSelf *member.Self, nonceValue string, created bool, unlock func(), ahead *handshake.AheadRequest) (*handshake.Imported, error) {
 	// A renewal keeps the consumer's route to the provider (its proxy URL, signed into the Tenant) unless
 	// another was given. The provider's Tenant was read ahead with the pair's lock.
 	var proxyChange *handshake.Change
@@ -124,7 +142,7 @@ func authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 		}
 	}
 	tenant, held, err := handshake.GenerateTenantHeld(ctx, consumer, handshake.TenantOptions{
-		ProviderID: pSelf.ClusterID, Nonce: nonceValue, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm, Federated: o.Federated,
+		ProviderID: pSelf.ClusterID, Nonce: nonceValue, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm, Federated: o.Federated, Ahead: ahead,
 	}, created)
 	if err != nil {
 		return nil, err
@@ -134,23 +152,23 @@ func authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 	// it holds it, by when writes sent alongside its release have landed).
 	// A first pairing's Identity is made (its spec) while the provider binds, so that its status goes with
 	// the kubeconfig; made but never imported (the binding failed), it is removed again.
-	var imported, ahead func() error
+	var imported, identityAhead func() error
 	var aheadMade *unstructured.Unstructured
 	var res *handshake.Imported
 	identity, err := handshake.IssueIdentity(ctx, provider, handshake.IssueOptions{
 		ConsumerID: cSelf.ClusterID, Tenant: tenant, APIServer: o.APIServer, CA: o.CA,
 		Expiration: o.Expiration, ClusterRole: o.ClusterRole, Sandbox: o.Sandbox,
 		Credential: o.Credential, SignerTimeout: o.SignerTimeout, MaxExpiration: o.MaxExpiration, Given: o.Given,
-		KeepCurrent: o.KeepCurrent, Kept: o.Kept,
+		KeepCurrent: o.KeepCurrent, Kept: o.Kept, Ahead: ahead,
 		Issued: func(id *v1alpha1.Identity) {
-			ahead = parallel.Background(func() error {
+			identityAhead = parallel.Background(func() error {
 				var err error
 				aheadMade, err = handshake.IdentityAhead(ctx, consumer, id, held)
 				return err
 			})
 		},
 		Bound: func(id *v1alpha1.Identity) {
-			wait := ahead
+			wait := identityAhead
 			imported = parallel.Background(func() error {
 				if wait != nil {
 					_ = wait() // not made ahead (its error is the import's to meet): the import makes it
@@ -161,8 +179,8 @@ func authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 			})
 		},
 	})
-	if imported == nil && ahead != nil {
-		_ = ahead()
+	if imported == nil && identityAhead != nil {
+		_ = identityAhead()
 		err = errors.Join(err, handshake.RemoveIdentityAhead(ctx, consumer, aheadMade))
 	}
 	if err == nil && proxyChange != nil {

@@ -187,6 +187,13 @@ func (s Store) Ensure(ctx context.Context, consumerID string, ttl time.Duration)
 // that uses the nonce itself at once (a one-shot handshake), which saves the round trip of storing a nonce
 // nobody else will ever read; a concurrent writer makes Consume fail as ErrUsed, as with a stored nonce.
 func (s Store) Prepare(ctx context.Context, consumerID string, ttl time.Duration) (n *Nonce, created bool, err error) {
+	return s.PrepareValue(ctx, consumerID, ttl, "")
+}
+
+// PrepareValue is Prepare with the new nonce's value chosen by the caller ("": a random one), which must
+// be a value New made: a one-shot run makes its request for that value before it knows whether an unused
+// nonce is there already.
+func (s Store) PrepareValue(ctx context.Context, consumerID string, ttl time.Duration, value string) (n *Nonce, created bool, err error) {
 	existing, err := s.read(ctx, SecretName(consumerID))
 	switch {
 	case apierrors.IsNotFound(err):
@@ -198,8 +205,11 @@ func (s Store) Prepare(ctx context.Context, consumerID string, ttl time.Duration
 			return n, false, nil
 		}
 	}
-	value, err := New(s.Rand)
-	if err != nil {
+	if value == "" {
+		if value, err = New(s.Rand); err != nil {
+			return nil, false, err
+		}
+	} else if _, err := Parse(value); err != nil {
 		return nil, false, err
 	}
 	n = &Nonce{ConsumerID: consumerID, Value: value, ExpiresAt: s.now().Add(ttl).UTC().Truncate(time.Second), unstored: true}
