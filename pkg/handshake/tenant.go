@@ -84,27 +84,8 @@ func GenerateTenantHeld(ctx context.Context, c *member.Cluster, o TenantOptions,
 	if fed != nil {
 		return generateFederated(ctx, c, o, fed, self, user, hold)
 	}
-	var key crypto.Signer
-	var held *heldKey
-	aheadKey := false // the key (and so the CSR) made ahead for this nonce
-	if hold {
-		held = &heldKey{user: user, macKey: credential.IntegrityKey(o.Nonce)}
-		if err := member.Step(r, "Generating the client key", "Client key generated (held in memory until the kubeconfig is stored)", func() error {
-			if aheadKey = o.Ahead.For(o.Nonce); aheadKey {
-				key = o.Ahead.key
-			} else if key, err = credential.NewClientKey(o.KeyAlgorithm); err != nil {
-				return err
-			}
-			der, err := x509.MarshalPKCS8PrivateKey(key)
-			held.key, held.keyPEM = key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
-			return err
-		}); err != nil {
-			return nil, nil, err
-		}
-	} else if err := member.Step(r, "Ensuring the client key", "Client key ensured (it stays in Secret "+member.SystemNamespace+"/"+member.PendingKeySecretName(o.ProviderID)+")", func() error {
-		key, err = ensurePendingKey(ctx, c, o.ProviderID, user, o.KeyAlgorithm, credential.IntegrityKey(o.Nonce))
-		return err
-	}); err != nil {
+	key, held, aheadKey, err := clientKey(ctx, c, o, user, hold)
+	if err != nil {
 		return nil, nil, err
 	}
 	var t *v1alpha1.Tenant
@@ -112,10 +93,8 @@ func GenerateTenantHeld(ctx context.Context, c *member.Cluster, o TenantOptions,
 		var csrPEM []byte
 		if aheadKey {
 			csrPEM = o.Ahead.csrPEM
-		} else {
-			if csrPEM, err = credential.NewCSR(user, key); err != nil {
-				return err
-			}
+		} else if csrPEM, err = credential.NewCSR(user, key); err != nil {
+			return err
 		}
 		block, _ := pem.Decode(csrPEM)
 		sig := credential.Sign(self.PrivateKey, credential.Message(o.ProviderID, self.ClusterID, o.Nonce, block.Bytes, o.ProxyURL))
@@ -137,6 +116,31 @@ func GenerateTenantHeld(ctx context.Context, c *member.Cluster, o TenantOptions,
 		return nil
 	})
 	return t, held, err
+}
+
+// clientKey is the request's client key: held in memory (hold; the one made ahead for this nonce, if
+// any, which ahead then says), or waiting in the pending-key Secret.
+func clientKey(ctx context.Context, c *member.Cluster, o TenantOptions, user string, hold bool) (key crypto.Signer, held *heldKey, ahead bool, err error) {
+	r := c.Reporter()
+	if !hold {
+		err = member.Step(r, "Ensuring the client key", "Client key ensured (it stays in Secret "+member.SystemNamespace+"/"+member.PendingKeySecretName(o.ProviderID)+")", func() error {
+			key, err = ensurePendingKey(ctx, c, o.ProviderID, user, o.KeyAlgorithm, credential.IntegrityKey(o.Nonce))
+			return err
+		})
+		return key, nil, false, err
+	}
+	held = &heldKey{user: user, macKey: credential.IntegrityKey(o.Nonce)}
+	err = member.Step(r, "Generating the client key", "Client key generated (held in memory until the kubeconfig is stored)", func() error {
+		if ahead = o.Ahead.For(o.Nonce); ahead {
+			key = o.Ahead.key
+		} else if key, err = credential.NewClientKey(o.KeyAlgorithm); err != nil {
+			return err
+		}
+		der, err := x509.MarshalPKCS8PrivateKey(key)
+		held.key, held.keyPEM = key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+		return err
+	})
+	return key, held, ahead, err
 }
 
 // ensurePendingKey returns the client key waiting for this user's certificate, creating it if needed,
