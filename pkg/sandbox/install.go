@@ -43,6 +43,11 @@ func Initialize(ctx context.Context, c *member.Cluster, wantID string, verify bo
 	return self, err
 }
 
+// InitializeCreated is Initialize, telling whether this call initialized the cluster.
+func InitializeCreated(ctx context.Context, c *member.Cluster, wantID string, verify bool) (*member.Self, bool, error) {
+	return initializeWith(ctx, c, wantID, verify, false)
+}
+
 // InitializeAs is initialize for the manual flow's first step on each side, where the cluster's ID is
 // named (by its administrator, or by the nonce the provider made): a never-initialized cluster is
 // initialized with wantID, and created says so; one initialized under another ID is refused
