@@ -390,11 +390,23 @@ func (is *issuance) requestAndConsume(ctx context.Context) (id *v1alpha1.Identit
 			_ = member.Step(r, "Requesting the client certificate", "CertificateSigningRequest created", func() error { return nil })
 		}
 	}
-	if is.req != nil && is.sandboxEarly {
-		// A CSR made ahead for a nonce that never left this process, for a sandbox that is there: the
-		// nonce is used up while the CSR is approved, not before. Nobody else knows the nonce, so nobody
-		// else's request can be issued for it; the run joins the consumption before it records anything,
-		// and should it fail, the run fails and takes back what it bound meanwhile (certify).
+	aheadSandbox := false
+	if is.req != nil && is.newEarly {
+		if ns, ledger := o.Ahead.adoptSandbox(o.Sandbox); ns != nil {
+			is.newNS, is.ledger, is.newLedger, aheadSandbox = ns, ledger, ledger, true
+		}
+	}
+	if !aheadSandbox {
+		if err := o.Ahead.release(ctx, c); err != nil {
+			return nil, true, err
+		}
+	}
+	if is.req != nil && (is.sandboxEarly || aheadSandbox) {
+		// A CSR made ahead for a nonce that never left this process, for a sandbox that is there or was
+		// begun ahead: the nonce is used up while the CSR is approved, not before. Nobody else knows the
+		// nonce, so nobody else's request can be issued for it; the run joins the consumption before it
+		// binds anything new, and should it fail, the run fails and takes back what it made and bound
+		// meanwhile (certify, undo).
 		is.consumed = parallel.Background(func() error {
 			return member.Step(r, "Consuming the nonce", "Nonce consumed", func() error {
 				return c.Nonces().Consume(ctx, is.n, record)

@@ -35,6 +35,7 @@ func csrsLeft(t *testing.T, f *fakeCluster) int {
 // A first pairing and a renewal each make exactly one CSR (the one made ahead) and leave none.
 func TestAheadRequestIsAdopted(t *testing.T) {
 	consumer, provider := fakePair(t)
+	made := provider.count("create", "namespaces") // federate-system, by the initialization
 	for i := range 2 {
 		if _, err := Authenticate(t.Context(), consumer.Cluster, provider.Cluster, authOptions()); err != nil {
 			t.Fatalf("run %d: %v", i, err)
@@ -44,6 +45,10 @@ func TestAheadRequestIsAdopted(t *testing.T) {
 		}
 		if n := csrsLeft(t, provider); n != 0 {
 			t.Errorf("after run %d, %d CSRs left", i, n)
+		}
+		// The tenant namespace made ahead is the pairing's (tried again, and left alone, by the renewal).
+		if n, d := provider.count("create", "namespaces")-made, provider.count("delete", "namespaces"); n != i+1 || d != 0 {
+			t.Errorf("after run %d, %d namespace creates and %d deletes, want %d and none", i, n, d, i+1)
 		}
 	}
 }

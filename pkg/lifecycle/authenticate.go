@@ -78,8 +78,12 @@ func Authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 	// is deleted, never approved.
 	var ahead *handshake.AheadRequest
 	if o.Federated == nil && o.Credential != credential.CredentialToken {
+		var sb *sandbox.Options
+		if v, err := o.Sandbox.Validate(); err == nil {
+			sb = &v
+		}
 		var err error
-		if ahead, err = handshake.StartAheadRequest(ctx, provider, cSelf.ClusterID, o.KeyAlgorithm, o.Expiration); err != nil {
+		if ahead, err = handshake.StartAheadRequest(ctx, provider, cSelf.ClusterID, o.KeyAlgorithm, o.Expiration, sb); err != nil {
 			return nil, err
 		}
 		defer func() { ahead.Discard(ctx, provider) }()
@@ -97,6 +101,7 @@ func Authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 	if contended {
 		// Read while another run held the pair: they may predate its writes, and its cleanup may have
 		// taken the request made ahead for a stale one.
+		ahead.Forget()
 		ahead.Discard(ctx, provider)
 		ahead = nil
 		provider.ForgetReads()

@@ -119,6 +119,14 @@ func (r Read[T]) Peek(ctx context.Context, c *Cluster) (T, error) {
 	return await[T](ctx, p)
 }
 
+// Forget drops the early read (answered or in flight), so that the next take reads afresh: for a read
+// that a write of this run may have overtaken and that the run then undid.
+func (r Read[T]) Forget(c *Cluster) {
+	c.early.mu.Lock()
+	defer c.early.mu.Unlock()
+	delete(c.early.m, r.key)
+}
+
 func (c *Cluster) prefetch(ctx context.Context, key string, get func(context.Context) (any, error)) {
 	c.early.mu.Lock()
 	defer c.early.mu.Unlock()

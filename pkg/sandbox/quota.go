@@ -698,6 +698,21 @@ func RecordedTotal(t *v1alpha1.Tenant) (corev1.ResourceList, error) {
 // requests (which the tenant may withdraw after they are granted); the ledger counts them (quota.go).
 const MaxSlicesPerConsumer = 10
 
+// CreateLedger creates a consumer's ledger recording total, where there is none and no tenant namespace
+// (whose quota would carry a generation): nil, and nothing written, when one is there already.
+func CreateLedger(ctx context.Context, c *member.Cluster, consumerID string, total corev1.ResourceList) (*GrantLedger, error) {
+	l := &GrantLedger{Total: total.DeepCopy(), Generation: 1, Grants: map[string]corev1.ResourceList{}}
+	cm, err := c.Kube.CoreV1().ConfigMaps(member.SystemNamespace).Create(ctx, l.ConfigMap(consumerID), metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("recording the grants of consumer %q: %w", consumerID, err)
+	}
+	l.Cm = cm
+	return l, nil
+}
+
 // RemoveCreatedLedger deletes a ledger a run created (that very one: by its UID), on a context of its own.
 // Only a first pairing makes one, and no grant can be made for a consumer before its first pairing.
 func RemoveCreatedLedger(ctx context.Context, c *member.Cluster, l *GrantLedger) error {

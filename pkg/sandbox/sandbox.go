@@ -416,6 +416,17 @@ func CreateSandboxNamespace(ctx context.Context, c *member.Cluster, ns string, o
 	return ensureOwnNamespace(ctx, c, ns, owner, Labels(owner, o), o.Annotations())
 }
 
+// CreateNamespace creates the sandbox namespace where there is none: nil, and nothing written, when one
+// of that name is there already (whoever made it).
+func CreateNamespace(ctx context.Context, c *member.Cluster, ns string, owner NsOwner, o Options) (*corev1.Namespace, error) {
+	want := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: Labels(owner, o), Annotations: o.Annotations()}}
+	created, err := c.Kube.CoreV1().Namespaces().Create(ctx, want, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil, nil
+	}
+	return created, err
+}
+
 // RemoveCreatedNamespace deletes a namespace a run created (that very one: by its UID) and waits until
 // the namespace controller has finished with it (seconds: it deletes every object the namespace holds),
 // on a context of its own, since the run's may be ending.
