@@ -137,20 +137,7 @@ func Authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 // (measured on Kubernetes 1.37; an apply is not held), far more than the round trip it would save.
 func authenticate(ctx context.Context, consumer, provider *member.Cluster, o AuthenticateOptions, cSelf, pSelf *member.Self, nonceValue string, created bool, unlock func(),
 	ahead *handshake.AheadRequest, identityEarly bool) (*handshake.Imported, error) {
-	// A renewal keeps the consumer's route to the provider (its proxy URL, signed into the Tenant) unless
-	// another was given. The provider's Tenant was read ahead with the pair's lock.
-	var proxyChange *handshake.Change
-	if u, err := provider.ObjectRead(v1alpha1.TenantGVR, member.TenantNamespace(cSelf.ClusterID), cSelf.ClusterID).Peek(ctx, provider); err == nil {
-		var recorded v1alpha1.Tenant
-		if objects.FromUnstructured(u, &recorded) == nil && recorded.Status.User != "" {
-			if !o.Given[handshake.SettingProxyURL] {
-				o.ProxyURL = recorded.Spec.ProxyURL
-			} else if o.ProxyURL != recorded.Spec.ProxyURL {
-				proxyChange = &handshake.Change{Setting: handshake.SettingProxyURL, Old: recorded.Spec.ProxyURL, New: o.ProxyURL}
-			}
-			o.Federated = keepFederated(o, &recorded)
-		}
-	}
+	o, proxyChange := keepRoute(ctx, provider, cSelf.ClusterID, o)
 	tenant, held, err := handshake.GenerateTenantHeld(ctx, consumer, handshake.TenantOptions{
 		ProviderID: pSelf.ClusterID, Nonce: nonceValue, ProxyURL: o.ProxyURL, KeyAlgorithm: o.KeyAlgorithm, Federated: o.Federated, Ahead: ahead,
 	}, created)
@@ -220,6 +207,28 @@ func authenticate(ctx context.Context, consumer, provider *member.Cluster, o Aut
 		return res, err
 	}
 	return res, finishFederated(ctx, consumer, provider, tenant, identity, res, held.Findings())
+}
+
+// keepRoute is o for a renewal, which keeps the consumer's route to the provider (its proxy URL, signed
+// into the Tenant) unless another was given, and a federated identity's settings; with the change of
+// route given, if any. The provider's Tenant was read ahead with the pair's lock.
+func keepRoute(ctx context.Context, provider *member.Cluster, consumerID string, o AuthenticateOptions) (AuthenticateOptions, *handshake.Change) {
+	var change *handshake.Change
+	u, err := provider.ObjectRead(v1alpha1.TenantGVR, member.TenantNamespace(consumerID), consumerID).Peek(ctx, provider)
+	if err != nil {
+		return o, nil
+	}
+	var recorded v1alpha1.Tenant
+	if objects.FromUnstructured(u, &recorded) != nil || recorded.Status.User == "" {
+		return o, nil
+	}
+	if !o.Given[handshake.SettingProxyURL] {
+		o.ProxyURL = recorded.Spec.ProxyURL
+	} else if o.ProxyURL != recorded.Spec.ProxyURL {
+		change = &handshake.Change{Setting: handshake.SettingProxyURL, Old: recorded.Spec.ProxyURL, New: o.ProxyURL}
+	}
+	o.Federated = keepFederated(o, &recorded)
+	return o, change
 }
 
 // wrapSide names the side an error comes from, also on an ID conflict, so a command can name its flag.
