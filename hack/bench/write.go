@@ -26,9 +26,11 @@ func (b *bench) write(path string) error {
 		}
 		s.WriteString(`
 Both columns go through the same local TCP proxy in front of each API server; for the second it delays
-every chunk by 25 ms in each direction (a delay line, so streams are not slowed further). The difference,
-divided by 50 ms, is what the network costs in round trips: local CPU time is in both columns and cancels out.
-The TLS handshake of each cluster's connection is one of those round trips.
+every chunk by 25 ms in each direction (a delay line, so streams are not slowed further). The runs are made
+in pairs, one without delay and one through the link, one after the other; the median of the pairs'
+differences, divided by 50 ms, is what the network costs in round trips: local time is in both runs of a
+pair and cancels out (it moves by tens of milliseconds from run to run; the two columns are each column's
+median). The TLS handshake of each cluster's connection is one of those round trips.
 
 Where they go (the traces at the end show each request). A renewal takes five network round trips, each
 waiting on the one before:
@@ -59,8 +61,8 @@ What makes each early step safe:
   Tenant the records can no longer make Active again. When a condition fails, or a binding has to be made
   (an extra namespace), the look comes after the records, as it always did before.
 
-The measured figure is below five because part of each round trip's server time is in the no-delay column
-too (that column moves by tens of milliseconds from run to run, and the figure with it). A first pairing
+The measured figure is below five because part of each round trip's server time is in the no-delay run
+too. A first pairing
 adds two: its namespace and quota ledger are created with the nonce's use (they wait for the pair's
 lock) and the sandbox's objects go with the approval, but its user is bound only once the sandbox holds
 (a sandbox that is not enforced never gets a binding, even for a moment), one round trip of its own. The
