@@ -16,18 +16,7 @@ func TestNoMethodLookupByNameIsLinked(t *testing.T) {
 	if testing.Short() {
 		t.Skip("links the plugin (seconds)")
 	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(goCommand(), "build", "-trimpath", "-ldflags=-dumpdep", "-o", filepath.Join(t.TempDir(), "kubectl-federate"), "./cmd/kubectl-federate")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("go build -ldflags=-dumpdep: %v\n%s", err, tail(errOut.String()))
-	}
+	out, errOut := buildPlugin(t, filepath.Join(t.TempDir(), "kubectl-federate"), "-ldflags=-dumpdep")
 	callers := map[string][]string{} // callee -> callers, from the linker's dependency dump
 	var marked []string
 	sc := bufio.NewScanner(joined(errOut, out))
@@ -97,6 +86,25 @@ func tail(s string) string {
 	return s
 }
 
+// buildPlugin builds the plugin into bin as a release is built (static, -trimpath), with the extra build
+// flags, and returns what the build printed on stdout and stderr.
+func buildPlugin(t *testing.T, bin string, flags ...string) (stdout, stderr bytes.Buffer) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append(append([]string{"build", "-trimpath"}, flags...), "-o", bin, "./cmd/kubectl-federate")
+	cmd := exec.Command(goCommand(), args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, tail(stderr.String()))
+	}
+	return stdout, stderr
+}
+
 func goCommand() string {
 	if g := os.Getenv("GO"); g != "" {
 		return g
@@ -110,17 +118,8 @@ func TestHelpRunsNoCollection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the plugin (seconds)")
 	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
 	bin := filepath.Join(t.TempDir(), "kubectl-federate")
-	build := exec.Command(goCommand(), "build", "-trimpath", "-o", bin, "./cmd/kubectl-federate")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, tail(string(out)))
-	}
+	buildPlugin(t, bin)
 	var env []string
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "GOGC=") && !strings.HasPrefix(e, "GODEBUG=") {

@@ -158,7 +158,7 @@ func (a *AheadRequest) Forget() {
 // Discard deletes what the issuance did not adopt: the CSR (an issuance deletes its own when done), and
 // the namespace and ledger this run created (unless forgotten).
 func (a *AheadRequest) Discard(ctx context.Context, c *member.Cluster) {
-	if a == nil || a.created == nil {
+	if a == nil {
 		return
 	}
 	_ = a.created()
