@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/kube"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
@@ -33,7 +33,7 @@ func (p *provider) client() (*member.Cluster, error) {
 	// As the plugin's own clients are: its rate limits, and warnings not printed.
 	cfg := rest.CopyConfig(p.c.Config)
 	cfg.QPS, cfg.Burst, cfg.WarningHandler = 50, 100, rest.NoWarnings{}
-	kube, err := kubernetes.NewForConfig(cfg)
+	kc, err := kube.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func (p *provider) client() (*member.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &member.Cluster{Kube: kube, Dynamic: dyn}, nil
+	return &member.Cluster{Kube: kc, Dynamic: dyn}, nil
 }
 
 func newProvider(ctx context.Context, c *kubeenv.Cluster) (*provider, error) {

@@ -16,7 +16,7 @@ import (
 // layer translates that into its own flags and says which command comes next (pkg/cmd/flags NextStep),
 // since one domain function serves commands where a flag means different clusters, and a hint written
 // here would go stale the day a command is renamed.
-var domainPackages = []string{"../../pkg/handshake", "../../pkg/internal/parallel", "../../pkg/internal/objects", "../../pkg/member", "../../pkg/credential", "../../pkg/sandbox", "../../pkg/grants", "../../pkg/exchange", "../../pkg/status", "../../pkg/lifecycle", "../../pkg/verify", "../../pkg/export", "../../pkg/nonce", "../../pkg/kubeconfig", "../../pkg/apis/federate/v1alpha1"}
+var domainPackages = []string{"../../pkg/handshake", "../../pkg/internal/parallel", "../../pkg/internal/objects", "../../pkg/member", "../../pkg/credential", "../../pkg/sandbox", "../../pkg/grants", "../../pkg/exchange", "../../pkg/status", "../../pkg/lifecycle", "../../pkg/verify", "../../pkg/export", "../../pkg/nonce", "../../pkg/kubeconfig", "../../pkg/kube", "../../pkg/apis/federate/v1alpha1"}
 
 var (
 	// A flag anywhere in a string: "--cluster-id", "(with --for-user)", "x --as y".

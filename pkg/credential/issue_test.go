@@ -18,6 +18,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federate-dev/kubectl-federate/internal/fakeapi"
+	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -34,7 +35,7 @@ func (w *warnings) Info(string)                      {}
 // issuance is a fake provider and a CSR created there for a new client key of user.
 func issuance(t *testing.T, srv *fakeapi.Server, w *warnings) (*member.Cluster, *certv1.CertificateSigningRequest, *x509.CertificateRequest) {
 	t.Helper()
-	c := &member.Cluster{Kube: srv.Clientset, Dynamic: srv.DynamicClient, Report: w, Now: func() time.Time { return fakeapi.Now }}
+	c := &member.Cluster{Kube: kubetest.Wrap(srv.Clientset), Dynamic: srv.DynamicClient, Report: w, Now: func() time.Time { return fakeapi.Now }}
 	key, err := NewClientKey(KeyECDSAP256)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +158,7 @@ func TestIssueToken(t *testing.T) {
 		}
 		return true, &authv1.TokenRequest{Status: authv1.TokenRequestStatus{Token: "t0ken", ExpirationTimestamp: metav1.NewTime(time.Now().Add(time.Hour))}}, nil
 	})
-	c := &member.Cluster{Kube: srv.Clientset, Dynamic: srv.DynamicClient, Report: w}
+	c := &member.Cluster{Kube: kubetest.Wrap(srv.Clientset), Dynamic: srv.DynamicClient, Report: w}
 	got, err := Issue(t.Context(), c, Issuance{Mode: CredentialToken, Expiration: 24 * time.Hour, Namespace: "federate-tenant-consumer",
 		Labels: map[string]string{"a": "b"}})
 	if err != nil {

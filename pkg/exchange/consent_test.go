@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/federate-dev/kubectl-federate/internal/fakeapi"
+	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -83,7 +84,7 @@ func TestDescribeRBAC(t *testing.T) {
 func providerWith(t *testing.T, objs ...runtime.Object) (*member.Cluster, *fakeapi.Server) {
 	t.Helper()
 	srv := fakeapi.New(t, objs...)
-	return &member.Cluster{Kube: srv.Clientset, Dynamic: srv.DynamicClient, Report: member.Discard, Now: func() time.Time { return fakeapi.Now }}, srv
+	return &member.Cluster{Kube: kubetest.Wrap(srv.Clientset), Dynamic: srv.DynamicClient, Report: member.Discard, Now: func() time.Time { return fakeapi.Now }}, srv
 }
 
 func ns(name string, labels map[string]string) *corev1.Namespace {

@@ -15,12 +15,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/kube"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
@@ -261,7 +261,7 @@ type sliceImport struct {
 	r       member.Reporter
 	o       ImportSliceOptions
 	self    *member.Self
-	secrets corev1client.SecretInterface // federate-system's
+	secrets kube.Collection[*corev1.Secret, *corev1.SecretList] // federate-system's
 	answer  *v1alpha1.ResourceSlice
 	res     *SliceImport
 	kc      []byte // the slice's kubeconfig, once built from the answer and the waiting key

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -57,7 +58,7 @@ func TestDiagnoseAuthenticatorReadsMetrics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &member.Cluster{Kube: cs}
+		return &member.Cluster{Kube: kubetest.Wrap(cs)}
 	}
 	if got := DiagnoseAuthenticator(context.Background(), cluster("reader"), testIssuer); !strings.Contains(got, "cannot fetch its keys") {
 		t.Fatalf("diagnosis %q does not say the keys cannot be fetched", got)

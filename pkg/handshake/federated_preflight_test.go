@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -135,7 +136,7 @@ func TestMintedKubeconfig(t *testing.T) {
 				asked = ca.GetObject().(*authv1.TokenRequest)
 				return true, &authv1.TokenRequest{Status: authv1.TokenRequestStatus{Token: fakeToken(c.uid), ExpirationTimestamp: metav1.NewTime(time.Now().Add(10 * time.Minute))}}, nil
 			})
-			data, tok, err := MintedKubeconfig(t.Context(), &member.Cluster{Kube: cs}, id)
+			data, tok, err := MintedKubeconfig(t.Context(), &member.Cluster{Kube: kubetest.Wrap(cs)}, id)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("err %v, want %q", err, c.wantErr)

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/yaml"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
+	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -327,7 +327,7 @@ func TestClusterInternal(t *testing.T) {
 
 // A federated request names a ServiceAccount that exists: else nothing is signed and nothing written.
 func TestFederatedRequestNeedsItsServiceAccount(t *testing.T) {
-	c := &member.Cluster{Kube: fake.NewClientset()}
+	c := &member.Cluster{Kube: kubetest.Fake()}
 	_, _, err := resolveFederated(context.Background(), c, FederatedOptions{ServiceAccount: v1alpha1.ServiceAccountRef{Namespace: "ci", Name: "deployer"}})
 	if err == nil || !strings.Contains(err.Error(), "ServiceAccount ci/deployer not found on this cluster (the consumer)") {
 		t.Fatalf("err = %v", err)

@@ -22,6 +22,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -46,7 +47,7 @@ func newFakeCluster(t *testing.T, objects ...runtime.Object) *fakeCluster {
 	f := &fakeCluster{Server: srv, kube: srv.Clientset, dyn: srv.DynamicClient}
 	// A fake cannot be probed: it answers as a cluster with constrained impersonation, unless a test says
 	// otherwise.
-	f.Cluster = &member.Cluster{Kube: srv.Clientset, Dynamic: srv.DynamicClient, Report: member.Discard, Now: func() time.Time { return fakeNow },
+	f.Cluster = &member.Cluster{Kube: kubetest.Wrap(srv.Clientset), Dynamic: srv.DynamicClient, Report: member.Discard, Now: func() time.Time { return fakeNow },
 		Impersonation: &member.ImpersonationSupport{Constrained: true, Reason: "a fake"}}
 	return f
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
+	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
 	"github.com/federate-dev/kubectl-federate/pkg/kubeconfig"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/nonce"
@@ -447,7 +448,7 @@ func TestInitOnFakes(t *testing.T) {
 	if err != nil || self.ClusterID != "cluster-01234567" {
 		t.Fatalf("default ID: %+v %v", self, err)
 	}
-	fresh := &member.Cluster{Kube: c.kube, Dynamic: c.dyn, Now: c.Now}
+	fresh := &member.Cluster{Kube: kubetest.Wrap(c.kube), Dynamic: c.dyn, Now: c.Now}
 	var ic *member.IDConflictError
 	if _, err := sandbox.Init(t.Context(), fresh, "other"); !errors.As(err, &ic) || ic.Have != "cluster-01234567" {
 		t.Errorf("another ID: %v", err)
@@ -624,7 +625,7 @@ func TestManualFlowNamesNeverInitializedClusters(t *testing.T) {
 	}
 	other.kube.ClearActions()
 	other.dyn.ClearActions()
-	fresh := &member.Cluster{Kube: other.kube, Dynamic: other.dyn, Now: other.Now}
+	fresh := &member.Cluster{Kube: kubetest.Wrap(other.kube), Dynamic: other.dyn, Now: other.Now}
 	_, err = handshake.GenerateTenant(t.Context(), fresh, handshake.TenantOptions{ProviderID: ticket.ProviderID, ConsumerID: ticket.ConsumerID, Nonce: ticket.Nonce})
 	if !errors.As(err, &conflict) || conflict.Side != "consumer" || conflict.Want != "edge-1" || conflict.Have != "edge-2" ||
 		!strings.Contains(err.Error(), `"edge-1"`) || !strings.Contains(err.Error(), `"edge-2"`) {

@@ -12,6 +12,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/handshake"
 	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
+	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -103,12 +104,12 @@ func TestSandboxPoliciesAreRestored(t *testing.T) {
 
 	// init, on a fresh client (a new process).
 	tamper()
-	if _, err := sandbox.Init(ctx, &member.Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now}, ""); err != nil {
+	if _, err := sandbox.Init(ctx, &member.Cluster{Kube: kubetest.Wrap(provider.kube), Dynamic: provider.dyn, Now: provider.Now}, ""); err != nil {
 		t.Fatal(err)
 	}
 	intact("init")
 	provider.dyn.ClearActions()
-	if _, err := sandbox.Init(ctx, &member.Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now}, ""); err != nil {
+	if _, err := sandbox.Init(ctx, &member.Cluster{Kube: kubetest.Wrap(provider.kube), Dynamic: provider.dyn, Now: provider.Now}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if w := writes(); len(w) != 0 {
@@ -118,14 +119,14 @@ func TestSandboxPoliciesAreRestored(t *testing.T) {
 	// An issuance (generate identity), also on a fresh client.
 	tamper()
 	tenant, _ := manualFlow(t, consumer, provider)
-	issuer := &member.Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now}
+	issuer := &member.Cluster{Kube: kubetest.Wrap(provider.kube), Dynamic: provider.dyn, Now: provider.Now}
 	if _, err := handshake.IssueIdentity(ctx, issuer, issueOptions(tenant)); err != nil {
 		t.Fatal(err)
 	}
 	intact("generate identity")
 	provider.dyn.ClearActions()
 	consumer.dyn.ClearActions()
-	if _, err := Authenticate(ctx, consumer.Cluster, &member.Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now},
+	if _, err := Authenticate(ctx, consumer.Cluster, &member.Cluster{Kube: kubetest.Wrap(provider.kube), Dynamic: provider.dyn, Now: provider.Now},
 		AuthenticateOptions{APIServer: "https://p:6443", KeyAlgorithm: credential.KeyEd25519}); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestOlderGenerationIsUpgradedSilently(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := &warnings{}
-	c := &member.Cluster{Kube: provider.kube, Dynamic: provider.dyn, Now: provider.Now, Report: w}
+	c := &member.Cluster{Kube: kubetest.Wrap(provider.kube), Dynamic: provider.dyn, Now: provider.Now, Report: w}
 	if _, err := sandbox.LoadCurrent(ctx, c); err != nil {
 		t.Fatal(err)
 	}

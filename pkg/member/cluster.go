@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/federate-dev/kubectl-federate/pkg/kube"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,7 +38,7 @@ const (
 
 // Cluster is one side of a handshake: the clients of one cluster and where its progress goes.
 type Cluster struct {
-	Kube    kubernetes.Interface
+	Kube    kube.Interface
 	Dynamic dynamic.Interface
 	Report  Reporter
 	Now     func() time.Time // nil: time.Now

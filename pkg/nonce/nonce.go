@@ -24,7 +24,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/federate-dev/kubectl-federate/pkg/kube"
 )
 
 // Size is the number of random bytes in a nonce.
@@ -98,7 +99,7 @@ type Nonce struct {
 
 // Store keeps nonces as Secrets in one namespace.
 type Store struct {
-	Client    kubernetes.Interface
+	Client    kube.Interface
 	Namespace string
 	Labels    func(consumerID string) map[string]string // labels of a consumer's nonce Secret
 	Now       func() time.Time                          // nil: time.Now

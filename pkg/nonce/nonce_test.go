@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
 )
 
 func TestNewAndParse(t *testing.T) {
@@ -34,7 +36,7 @@ func TestNewAndParse(t *testing.T) {
 func TestStoreLifecycle(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := Store{Client: fake.NewClientset(), Namespace: "federate-system", Now: func() time.Time { return now }, Rand: bytes.NewReader(bytes.Repeat([]byte{7}, 4*Size))}
+	s := Store{Client: kubetest.Fake(), Namespace: "federate-system", Now: func() time.Time { return now }, Rand: bytes.NewReader(bytes.Repeat([]byte{7}, 4*Size))}
 	n, created, err := s.Ensure(ctx, "c1", time.Hour)
 	if err != nil || !created {
 		t.Fatalf("Ensure: %v %v", created, err)
@@ -84,7 +86,7 @@ func TestStoreLifecycle(t *testing.T) {
 func TestRestore(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := Store{Client: fake.NewClientset(), Namespace: "federate-system", Now: func() time.Time { return now }}
+	s := Store{Client: kubetest.Fake(), Namespace: "federate-system", Now: func() time.Time { return now }}
 	n, _, err := s.Ensure(ctx, "c1", time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +136,7 @@ func TestPrepareStoresOnConsume(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	client := fake.NewClientset()
-	s := Store{Client: client, Namespace: "federate-system", Now: func() time.Time { return now }}
+	s := Store{Client: kubetest.Wrap(client), Namespace: "federate-system", Now: func() time.Time { return now }}
 	n, created, err := s.Prepare(ctx, "c1", time.Hour)
 	if err != nil || !created {
 		t.Fatalf("Prepare: %v %v", created, err)

@@ -14,8 +14,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/federate-dev/kubectl-federate/pkg/kube"
 
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/internal/objects"
@@ -171,7 +172,7 @@ func readAsProbe(ctx context.Context, c *member.Cluster, token, user, version st
 	cfg := rest.AnonymousClientConfig(c.Config)
 	cfg.BearerToken = token
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	as, err := kubernetes.NewForConfig(cfg)
+	as, err := kube.NewForConfig(cfg)
 	if err != nil {
 		return member.ImpersonationSupport{}, fmt.Errorf("%w: %w", ErrProbe, err)
 	}

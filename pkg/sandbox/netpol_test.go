@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -82,7 +83,7 @@ func TestDetectPodRanges(t *testing.T) {
 				_, _ = kube.CoreV1().Nodes().Create(t.Context(), v, metav1.CreateOptions{})
 			}
 		}
-		p, err := DetectPodRanges(t.Context(), &member.Cluster{Kube: kube})
+		p, err := DetectPodRanges(t.Context(), &member.Cluster{Kube: kubetest.Wrap(kube)})
 		if err != nil || p.From != tc.from || !slices.Equal(p.IPv4, tc.ipv4) || !slices.Equal(p.IPv6, tc.ipv6) {
 			t.Errorf("%s: %+v %v", tc.name, p, err)
 		}
@@ -103,7 +104,7 @@ func TestPodRangesStartedEarlyAreReadOnce(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	c := &member.Cluster{Kube: kube}
+	c := &member.Cluster{Kube: kubetest.Wrap(kube)}
 	StartPodRanges(t.Context(), c)
 	if _, err := DetectPodRanges(t.Context(), c); !apierrors.IsServiceUnavailable(err) {
 		t.Fatalf("the failed detection: %v", err)

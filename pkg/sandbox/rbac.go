@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	rbacapply "k8s.io/client-go/applyconfigurations/rbac/v1"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
@@ -72,12 +71,17 @@ func BindRoleObject(ctx context.Context, c *member.Cluster, ns, user, clusterRol
 		want.Subjects = append(want.Subjects, credential.SubjectFor(u))
 	}
 	rbs := c.Kube.RbacV1().RoleBindings(ns)
-	apply := rbacapply.RoleBinding(member.RoleBindingName, ns).WithLabels(want.Labels).
-		WithRoleRef(rbacapply.RoleRef().WithAPIGroup(want.RoleRef.APIGroup).WithKind(want.RoleRef.Kind).WithName(want.RoleRef.Name))
-	for _, s := range want.Subjects {
-		apply.WithSubjects(rbacapply.Subject().WithKind(s.Kind).WithAPIGroup(s.APIGroup).WithName(s.Name).WithNamespace(s.Namespace))
+	// The apply names only the fields this run owns (no status, no creationTimestamp).
+	body, err := json.Marshal(map[string]any{
+		"apiVersion": rbacv1.SchemeGroupVersion.String(), "kind": "RoleBinding",
+		"metadata": map[string]any{"name": member.RoleBindingName, "namespace": ns, "labels": want.Labels},
+		"roleRef":  want.RoleRef, "subjects": want.Subjects,
+	})
+	if err != nil {
+		return nil, err
 	}
-	rb, err := rbs.Apply(ctx, apply, metav1.ApplyOptions{FieldManager: member.FieldManager, Force: true})
+	force := true
+	rb, err := rbs.Patch(ctx, member.RoleBindingName, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: member.FieldManager, Force: &force})
 	if !apierrors.IsInvalid(err) {
 		return rb, err
 	}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -43,7 +44,7 @@ func TestNetworkPolicyEngine(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := NetworkPolicyEngine(t.Context(), &member.Cluster{Kube: cs})
+			got, err := NetworkPolicyEngine(t.Context(), &member.Cluster{Kube: kubetest.Wrap(cs)})
 			if err != nil {
 				t.Fatal(err)
 			}

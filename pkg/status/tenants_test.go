@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/federate-dev/kubectl-federate/pkg/apis/federate/v1alpha1"
+	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 )
 
@@ -51,7 +52,7 @@ func TestListTenantsDecodesTheServersJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &member.Cluster{Kube: kube, Dynamic: dyn}
+	c := &member.Cluster{Kube: kubetest.Wrap(kube), Dynamic: dyn}
 	sel := metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=kubectl-federate"}
 	got, err := listTenants(context.Background(), c, sel)
 	if err != nil {

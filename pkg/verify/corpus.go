@@ -13,7 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/federate-dev/kubectl-federate/pkg/kube"
 
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -129,12 +130,12 @@ type Attack struct {
 	Object Object
 	// Always says it is sent as a dry run even when the caller sends real requests (see storageAttacks).
 	Always bool
-	try    func(ctx context.Context, cs kubernetes.Interface, opts []string) error
+	try    func(ctx context.Context, cs kube.Interface, opts []string) error
 }
 
 // Try performs the attack through cs; dryRun sends it as a server-side dry run (stores nothing). It
 // returns nil when the attack got through, and the API server's refusal otherwise.
-func (a Attack) Try(ctx context.Context, cs kubernetes.Interface, dryRun bool) error {
+func (a Attack) Try(ctx context.Context, cs kube.Interface, dryRun bool) error {
 	var opts []string
 	if dryRun || a.Always {
 		opts = []string{metav1.DryRunAll}
@@ -227,7 +228,7 @@ func podAttack(p Params, name, class string, levels []string, mutate func(*corev
 	return Attack{Name: name, Class: class, Guards: guards, Levels: levels,
 		Access: authzv1.ResourceAttributes{Namespace: p.Namespace, Verb: "create", Resource: "pods"},
 		Object: Object{Resource: podsGVR, Namespace: p.Namespace, Name: obj},
-		try: func(ctx context.Context, cs kubernetes.Interface, dry []string) error {
+		try: func(ctx context.Context, cs kube.Interface, dry []string) error {
 			pod := restrictedPod(obj)
 			mutate(pod)
 			_, err := cs.CoreV1().Pods(p.Namespace).Create(ctx, pod, metav1.CreateOptions{DryRun: dry})

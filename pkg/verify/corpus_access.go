@@ -16,8 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/federate-dev/kubectl-federate/pkg/kube"
 
 	authnv1 "k8s.io/api/authentication/v1"
 
@@ -46,7 +47,7 @@ func claimAttack(p Params, name string, mutate func(*corev1.PersistentVolumeClai
 	return Attack{Name: name, Class: ClassStorage, Guards: guards,
 		Access: authzv1.ResourceAttributes{Namespace: p.Namespace, Verb: "create", Resource: "persistentvolumeclaims"},
 		Object: Object{Resource: claimsGVR, Namespace: p.Namespace, Name: obj},
-		try: func(ctx context.Context, cs kubernetes.Interface, dry []string) error {
+		try: func(ctx context.Context, cs kube.Interface, dry []string) error {
 			c := claim(obj, nil)
 			mutate(c)
 			_, err := cs.CoreV1().PersistentVolumeClaims(p.Namespace).Create(ctx, c, metav1.CreateOptions{DryRun: dry})
@@ -82,7 +83,7 @@ func storageAttacks(p Params) []Attack {
 		out = append(out, Attack{Name: "pvc-update-volume-name", Class: ClassStorage, Guards: []string{byClaimRebind},
 			Access: authzv1.ResourceAttributes{Namespace: p.Namespace, Verb: "patch", Resource: "persistentvolumeclaims"},
 			Object: Object{Resource: claimsGVR, Namespace: p.Namespace, Name: p.PendingClaim},
-			try: func(ctx context.Context, cs kubernetes.Interface, dry []string) error {
+			try: func(ctx context.Context, cs kube.Interface, dry []string) error {
 				_, err := cs.CoreV1().PersistentVolumeClaims(p.Namespace).Patch(ctx, p.PendingClaim, types.MergePatchType,
 					[]byte(`{"spec":{"volumeName":"`+volume+`"}}`), metav1.PatchOptions{DryRun: dry})
 				return err
@@ -97,7 +98,7 @@ func storageAttacks(p Params) []Attack {
 func otherNamespaceData(p Params) Attack {
 	a := claimAttack(p, "pvc-other-namespace-data", nil, byDataSource, byDropped)
 	a.Always = true
-	a.try = func(ctx context.Context, cs kubernetes.Interface, dry []string) error {
+	a.try = func(ctx context.Context, cs kube.Interface, dry []string) error {
 		c := claim(a.Object.Name, new("standard"))
 		c.Spec.DataSourceRef = &corev1.TypedObjectReference{Kind: "PersistentVolumeClaim", Name: "data", Namespace: new(member.SystemNamespace)}
 		got, err := cs.CoreV1().PersistentVolumeClaims(p.Namespace).Create(ctx, c, metav1.CreateOptions{DryRun: dry})
@@ -114,7 +115,7 @@ func statefulSetAttack(p Params, byName func(*corev1.PersistentVolumeClaimSpec))
 	return Attack{Name: "statefulset-claim-template-volume-name", Class: ClassStorage, Guards: []string{byClaimTemplate},
 		Access: authzv1.ResourceAttributes{Namespace: p.Namespace, Verb: "create", Group: "apps", Resource: "statefulsets"},
 		Object: Object{Resource: appsv1.SchemeGroupVersion.WithResource("statefulsets"), Namespace: p.Namespace, Name: obj},
-		try: func(ctx context.Context, cs kubernetes.Interface, dry []string) error {
+		try: func(ctx context.Context, cs kube.Interface, dry []string) error {
 			tmpl := claim("data", nil)
 			byName(&tmpl.Spec)
 			labels := map[string]string{"app": obj}
@@ -131,7 +132,7 @@ func serviceAttack(p Params, name string, mutate func(*corev1.Service), guards .
 	return Attack{Name: name, Class: ClassServices, Guards: guards,
 		Access: authzv1.ResourceAttributes{Namespace: p.Namespace, Verb: "create", Resource: "services"},
 		Object: Object{Resource: corev1.SchemeGroupVersion.WithResource("services"), Namespace: p.Namespace, Name: obj},
-		try: func(ctx context.Context, cs kubernetes.Interface, dry []string) error {
+		try: func(ctx context.Context, cs kube.Interface, dry []string) error {
 			s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: obj}, Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "x"},
 				Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}}}}
 			mutate(s)
@@ -157,7 +158,7 @@ func secretAttack(p Params, name string, mutate func(*corev1.Secret), guards ...
 	return Attack{Name: name, Class: ClassTokens, Guards: guards,
 		Access: authzv1.ResourceAttributes{Namespace: p.Namespace, Verb: "create", Resource: "secrets"},
 		Object: Object{Resource: corev1.SchemeGroupVersion.WithResource("secrets"), Namespace: p.Namespace, Name: obj},
-		try: func(ctx context.Context, cs kubernetes.Interface, dry []string) error {
+		try: func(ctx context.Context, cs kube.Interface, dry []string) error {
 			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: obj}}
 			mutate(s)
 			_, err := cs.CoreV1().Secrets(p.Namespace).Create(ctx, s, metav1.CreateOptions{DryRun: dry})
@@ -170,7 +171,7 @@ func patchAttack(name string, gvr schema.GroupVersionResource, ns, object, patch
 	return Attack{Name: name, Class: ClassSandbox, Guards: []string{ByRBAC},
 		Access: authzv1.ResourceAttributes{Namespace: ns, Verb: "patch", Group: gvr.Group, Resource: gvr.Resource},
 		Object: Object{Resource: gvr, Namespace: ns, Name: object},
-		try: func(ctx context.Context, cs kubernetes.Interface, dry []string) error {
+		try: func(ctx context.Context, cs kube.Interface, dry []string) error {
 			opts, data := metav1.PatchOptions{DryRun: dry}, []byte(patch)
 			var err error
 			switch gvr.Resource {
@@ -192,12 +193,12 @@ func patchAttack(name string, gvr schema.GroupVersionResource, ns, object, patch
 }
 
 // createAttack creates obj (a typed object of the clientset) where the tenant has no right to.
-func createAttack(name, class string, access authzv1.ResourceAttributes, obj Object, create func(context.Context, kubernetes.Interface, metav1.CreateOptions) error, guards ...string) Attack {
+func createAttack(name, class string, access authzv1.ResourceAttributes, obj Object, create func(context.Context, kube.Interface, metav1.CreateOptions) error, guards ...string) Attack {
 	if len(guards) == 0 {
 		guards = []string{ByRBAC}
 	}
 	return Attack{Name: name, Class: class, Guards: guards, Access: access, Object: obj,
-		try: func(ctx context.Context, cs kubernetes.Interface, dry []string) error {
+		try: func(ctx context.Context, cs kube.Interface, dry []string) error {
 			return create(ctx, cs, metav1.CreateOptions{DryRun: dry})
 		}}
 }
@@ -220,7 +221,7 @@ func sandboxObjectAttacks(p Params) []Attack {
 	np := p.name("allow-all-networkpolicy")
 	return []Attack{
 		createAttack("daemonset", ClassWorkloads, authzv1.ResourceAttributes{Namespace: ns, Verb: "create", Group: "apps", Resource: "daemonsets"},
-			Object{Resource: dsGVR, Namespace: ns, Name: ds}, func(ctx context.Context, cs kubernetes.Interface, o metav1.CreateOptions) error {
+			Object{Resource: dsGVR, Namespace: ns, Name: ds}, func(ctx context.Context, cs kube.Interface, o metav1.CreateOptions) error {
 				labels := map[string]string{"app": "everywhere"}
 				_, err := cs.AppsV1().DaemonSets(ns).Create(ctx, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: ds}, Spec: appsv1.DaemonSetSpec{
 					Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -228,7 +229,7 @@ func sandboxObjectAttacks(p Params) []Attack {
 				return err
 			}),
 		createAttack("allow-all-networkpolicy", ClassSandbox, authzv1.ResourceAttributes{Namespace: ns, Verb: "create", Group: "networking.k8s.io", Resource: "networkpolicies"},
-			Object{Resource: npGVR, Namespace: ns, Name: np}, func(ctx context.Context, cs kubernetes.Interface, o metav1.CreateOptions) error {
+			Object{Resource: npGVR, Namespace: ns, Name: np}, func(ctx context.Context, cs kube.Interface, o metav1.CreateOptions) error {
 				_, err := cs.NetworkingV1().NetworkPolicies(ns).Create(ctx, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: np},
 					Spec: networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
 						Ingress: []networkingv1.NetworkPolicyIngressRule{{}}, Egress: []networkingv1.NetworkPolicyEgressRule{{}}}}, o)
@@ -255,16 +256,16 @@ func absentRead(err error) error {
 }
 
 // readAttack reads an object that does not exist, where the tenant may not read: nothing is ever read.
-func readAttack(name, class string, access authzv1.ResourceAttributes, read func(context.Context, kubernetes.Interface) error) Attack {
+func readAttack(name, class string, access authzv1.ResourceAttributes, read func(context.Context, kube.Interface) error) Attack {
 	return Attack{Name: name, Class: class, Guards: []string{ByRBAC}, Access: access,
-		try: func(ctx context.Context, cs kubernetes.Interface, _ []string) error { return absentRead(read(ctx, cs)) }}
+		try: func(ctx context.Context, cs kube.Interface, _ []string) error { return absentRead(read(ctx, cs)) }}
 }
 
 // reviewAttack asks the API server, as the tenant (a SelfSubjectAccessReview), whether it may do what no
 // request can show without doing it (impersonating someone else).
 func reviewAttack(name, class string, access authzv1.ResourceAttributes) Attack {
 	return Attack{Name: name, Class: class, Guards: []string{ByRBAC}, Access: access,
-		try: func(ctx context.Context, cs kubernetes.Interface, _ []string) error {
+		try: func(ctx context.Context, cs kube.Interface, _ []string) error {
 			a := access
 			r, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{
 				Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &a}}, metav1.CreateOptions{})
@@ -286,26 +287,26 @@ func accessAttacks(p Params) []Attack {
 	own := member.SystemNamespace
 	out := []Attack{
 		createAttack("create-namespace", ClassCluster, authzv1.ResourceAttributes{Verb: "create", Resource: "namespaces"},
-			Object{Resource: nsGVR, Name: p.name("namespace")}, func(ctx context.Context, cs kubernetes.Interface, o metav1.CreateOptions) error {
+			Object{Resource: nsGVR, Name: p.name("namespace")}, func(ctx context.Context, cs kube.Interface, o metav1.CreateOptions) error {
 				_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.name("namespace")}}, o)
 				return err
 			}),
 		createAttack("bind-cluster-admin-cluster-wide", ClassRBAC, authzv1.ResourceAttributes{Verb: "create", Group: rbacv1.GroupName, Resource: "clusterrolebindings"},
-			Object{Resource: crbGVR, Name: p.name("cluster-admin")}, func(ctx context.Context, cs kubernetes.Interface, o metav1.CreateOptions) error {
+			Object{Resource: crbGVR, Name: p.name("cluster-admin")}, func(ctx context.Context, cs kube.Interface, o metav1.CreateOptions) error {
 				_, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: p.name("cluster-admin")},
 					Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: member.TenantGroup}},
 					RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"}}, o)
 				return err
 			}, ByRBAC, byEscalation),
 		createAttack("bind-cluster-admin", ClassRBAC, authzv1.ResourceAttributes{Namespace: ns, Verb: "create", Group: rbacv1.GroupName, Resource: "rolebindings"},
-			Object{Resource: rbGVR, Namespace: ns, Name: p.name("cluster-admin")}, func(ctx context.Context, cs kubernetes.Interface, o metav1.CreateOptions) error {
+			Object{Resource: rbGVR, Namespace: ns, Name: p.name("cluster-admin")}, func(ctx context.Context, cs kube.Interface, o metav1.CreateOptions) error {
 				_, err := cs.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: p.name("cluster-admin")},
 					Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: member.TenantGroup}},
 					RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"}}, o)
 				return err
 			}, ByRBAC, byEscalation),
 		createAttack("escalate-role", ClassRBAC, authzv1.ResourceAttributes{Namespace: ns, Verb: "create", Group: rbacv1.GroupName, Resource: "roles"},
-			Object{Resource: roGVR, Namespace: ns, Name: p.name("everything")}, func(ctx context.Context, cs kubernetes.Interface, o metav1.CreateOptions) error {
+			Object{Resource: roGVR, Namespace: ns, Name: p.name("everything")}, func(ctx context.Context, cs kube.Interface, o metav1.CreateOptions) error {
 				_, err := cs.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: p.name("everything")},
 					Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}}, o)
 				return err
@@ -314,44 +315,44 @@ func accessAttacks(p Params) []Attack {
 		reviewAttack("impersonate-group", ClassRBAC, authzv1.ResourceAttributes{Verb: "impersonate", Resource: "groups", Name: "system:masters"}),
 		reviewAttack("impersonate-serviceaccount", ClassRBAC, authzv1.ResourceAttributes{Namespace: "kube-system", Verb: "impersonate", Resource: "serviceaccounts"}),
 		createAttack("pod-in-kube-system", ClassNamespaces, authzv1.ResourceAttributes{Namespace: "kube-system", Verb: "create", Resource: "pods"},
-			Object{Resource: podsGVR, Namespace: "kube-system", Name: p.name("pod")}, func(ctx context.Context, cs kubernetes.Interface, o metav1.CreateOptions) error {
+			Object{Resource: podsGVR, Namespace: "kube-system", Name: p.name("pod")}, func(ctx context.Context, cs kube.Interface, o metav1.CreateOptions) error {
 				_, err := cs.CoreV1().Pods("kube-system").Create(ctx, restrictedPod(p.name("pod")), o)
 				return err
 			}),
 		createAttack("configmap-in-federate-system", ClassNamespaces, authzv1.ResourceAttributes{Namespace: own, Verb: "create", Resource: "configmaps"},
-			Object{Resource: cmGVR, Namespace: own, Name: p.name("record")}, func(ctx context.Context, cs kubernetes.Interface, o metav1.CreateOptions) error {
+			Object{Resource: cmGVR, Namespace: own, Name: p.name("record")}, func(ctx context.Context, cs kube.Interface, o metav1.CreateOptions) error {
 				_, err := cs.CoreV1().ConfigMaps(own).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: p.name("record")}}, o)
 				return err
 			}),
 		readAttack("secret-in-kube-system", ClassSecrets, authzv1.ResourceAttributes{Namespace: "kube-system", Verb: "get", Resource: "secrets"},
-			func(ctx context.Context, cs kubernetes.Interface) error {
+			func(ctx context.Context, cs kube.Interface) error {
 				_, err := cs.CoreV1().Secrets("kube-system").Get(ctx, Absent, metav1.GetOptions{})
 				return err
 			}),
 		readAttack("secret-in-federate-system", ClassSecrets, authzv1.ResourceAttributes{Namespace: own, Verb: "get", Resource: "secrets"},
-			func(ctx context.Context, cs kubernetes.Interface) error {
+			func(ctx context.Context, cs kube.Interface) error {
 				_, err := cs.CoreV1().Secrets(own).Get(ctx, Absent, metav1.GetOptions{})
 				return err
 			}),
 		// A list everywhere that matches nothing: allowed, it answers an empty list and reads no Secret.
 		readAttack("list-secrets-everywhere", ClassSecrets, authzv1.ResourceAttributes{Verb: "list", Resource: "secrets"},
-			func(ctx context.Context, cs kubernetes.Interface) error {
+			func(ctx context.Context, cs kube.Interface) error {
 				_, err := cs.CoreV1().Secrets("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + Absent})
 				return err
 			}),
 		readAttack("mint-token", ClassTokens, authzv1.ResourceAttributes{Namespace: ns, Verb: "create", Resource: "serviceaccounts", Subresource: "token"},
-			func(ctx context.Context, cs kubernetes.Interface) error {
+			func(ctx context.Context, cs kube.Interface) error {
 				_, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, Absent, &authnTokenRequest, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 				return err
 			}),
 		readAttack("approve-csr", ClassCSR, authzv1.ResourceAttributes{Verb: "update", Group: certv1.GroupName, Resource: "certificatesigningrequests", Subresource: "approval"},
-			func(ctx context.Context, cs kubernetes.Interface) error {
+			func(ctx context.Context, cs kube.Interface) error {
 				_, err := cs.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, Absent, &certv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: Absent}},
 					metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
 				return err
 			}),
 		readAttack("node-proxy", ClassNodeProxy, authzv1.ResourceAttributes{Verb: "get", Resource: "nodes", Subresource: "proxy"},
-			func(ctx context.Context, cs kubernetes.Interface) error {
+			func(ctx context.Context, cs kube.Interface) error {
 				rc, ok := cs.CoreV1().RESTClient().(*rest.RESTClient)
 				if !ok || rc == nil { // a fake clientset has no REST client: ask instead
 					return reviewAttack("node-proxy", ClassNodeProxy, authzv1.ResourceAttributes{Verb: "get", Resource: "nodes", Subresource: "proxy"}).try(ctx, cs, nil)

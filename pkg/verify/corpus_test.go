@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
 
@@ -147,7 +148,7 @@ func TestCorpusSendsDryRuns(t *testing.T) {
 		})
 		for _, a := range Corpus(fullParams()) {
 			sent = sent[:0]
-			err := a.Try(t.Context(), cs, dry)
+			err := a.Try(t.Context(), kubetest.Wrap(cs), dry)
 			if len(sent) == 0 {
 				t.Fatalf("%s sent nothing", a.Name)
 			}
@@ -183,7 +184,7 @@ func TestCorpusAdmittedWhenAllowed(t *testing.T) {
 	})
 	// The patches aim at the sandbox's objects, which this empty fake does not hold: NotFound, not tried.
 	for _, a := range Corpus(fullParams()) {
-		got := a.Judge(a.Try(t.Context(), cs, true), false)
+		got := a.Judge(a.Try(t.Context(), kubetest.Wrap(cs), true), false)
 		want := Admitted
 		if a.Object.Name != "" && a.Access.Verb == "patch" {
 			want = NotTried

@@ -10,8 +10,9 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/federate-dev/kubectl-federate/pkg/kube"
 
 	"github.com/federate-dev/kubectl-federate/pkg/credential"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
@@ -26,13 +27,13 @@ import (
 
 // AsFunc builds a client that acts as a user in groups (impersonating them); user "" is the caller
 // itself. Its requests are bounded by verify's own parallelism, not by a client-side rate.
-type AsFunc func(user string, groups []string) (kubernetes.Interface, error)
+type AsFunc func(user string, groups []string) (kube.Interface, error)
 
 // impersonate acts as a user in groups (or as the caller) through the cluster's own connection (the same
 // transport, so the same trace and dry-run layer), with no client-side rate limit: escapeParallel and the
 // exchange reviews' own bound limit the requests in flight.
 func impersonate(c *member.Cluster) AsFunc {
-	return func(user string, groups []string) (kubernetes.Interface, error) {
+	return func(user string, groups []string) (kube.Interface, error) {
 		if c.Config == nil {
 			return nil, errors.New("no connection details to impersonate through")
 		}
@@ -41,7 +42,7 @@ func impersonate(c *member.Cluster) AsFunc {
 			cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: groups}
 		}
 		cfg.QPS, cfg.Burst, cfg.RateLimiter = -1, 0, nil
-		return kubernetes.NewForConfig(cfg)
+		return kube.NewForConfig(cfg)
 	}
 }
 
@@ -87,17 +88,17 @@ type escaper struct {
 	retry bool
 
 	mu      sync.Mutex
-	clients map[*identity]kubernetes.Interface
+	clients map[*identity]kube.Interface
 }
 
 // escapeParallel bounds the corpus's requests in flight.
 const escapeParallel = 32
 
 func newEscaper(w *world, as AsFunc, retry bool) *escaper {
-	return &escaper{w: w, as: as, sem: make(chan struct{}, escapeParallel), retry: retry, clients: map[*identity]kubernetes.Interface{}}
+	return &escaper{w: w, as: as, sem: make(chan struct{}, escapeParallel), retry: retry, clients: map[*identity]kube.Interface{}}
 }
 
-func (e *escaper) client(id *identity) (kubernetes.Interface, error) {
+func (e *escaper) client(id *identity) (kube.Interface, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if cs, ok := e.clients[id]; ok {
@@ -205,7 +206,7 @@ func (e *escaper) findings(t *target, tried []Attack, outcomes []Outcome, errs [
 }
 
 // try sends one attack (again, while retry allows, when it got through).
-func (e *escaper) try(ctx context.Context, cs kubernetes.Interface, a Attack, cordoned bool) (Outcome, error) {
+func (e *escaper) try(ctx context.Context, cs kube.Interface, a Attack, cordoned bool) (Outcome, error) {
 	deadline := time.Now().Add(sandbox.PolicyTimeout)
 	pause := 100 * time.Millisecond
 	for {

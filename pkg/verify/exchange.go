@@ -8,7 +8,8 @@ import (
 	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/federate-dev/kubectl-federate/pkg/kube"
 
 	"github.com/federate-dev/kubectl-federate/pkg/exchange"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
@@ -32,10 +33,10 @@ type reacher struct {
 	by map[string]func() ([]string, error)
 }
 
-// newReacher asks through kube, the caller's own client without a client-side rate limit: a target's
+// newReacher asks through kc, the caller's own client without a client-side rate limit: a target's
 // reach is a few hundred access reviews, which exchange sends reviewParallelism at a time.
-func newReacher(c *member.Cluster, kube kubernetes.Interface) *reacher {
-	unlimited := &member.Cluster{Kube: kube, Dynamic: c.Dynamic, Config: c.Config, Now: c.Now, Report: c.Report}
+func newReacher(c *member.Cluster, kc kube.Interface) *reacher {
+	unlimited := &member.Cluster{Kube: kc, Dynamic: c.Dynamic, Config: c.Config, Now: c.Now, Report: c.Report}
 	return &reacher{c: unlimited, rr: exchange.NewReader(unlimited), by: map[string]func() ([]string, error){}}
 }
 

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 	"github.com/federate-dev/kubectl-federate/pkg/verify"
@@ -619,7 +620,7 @@ func runCorpus(t *testing.T, as kubernetes.Interface, corpus []verify.Attack, le
 		tried++
 		t.Run(a.Name, func(t *testing.T) {
 			before := state(t, a.Object)
-			err := a.Try(ctx, as, false)
+			err := a.Try(ctx, kubetest.Wrap(as), false)
 			if got := a.Judge(err, false); got != verify.Refused {
 				t.Errorf("%s (%s): err = %v, want refused by one of %q", got, a.Class, err, a.Guards)
 			}

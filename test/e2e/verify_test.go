@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/verify"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
@@ -135,7 +136,7 @@ func admittedAs(t *testing.T, tenant kubernetes.Interface, p verify.Params, atta
 	}
 	a := verify.Corpus(p)[i]
 	eventually(t, fmt.Sprintf("%s admitted %v in %s", attack, want, p.Namespace), func() error {
-		err := a.Try(t.Context(), tenant, true)
+		err := a.Try(t.Context(), kubetest.Wrap(tenant), true)
 		if got := a.Judge(err, false); (got == verify.Admitted) != want {
 			return fmt.Errorf("%s: %w", got, err)
 		}
@@ -333,7 +334,7 @@ func TestVerify(t *testing.T) {
 				continue // the writes: dry runs that admission (not RBAC) refuses even an administrator
 			}
 			tried++
-			if got := a.Judge(a.Try(ctx, admin, true), false); got != verify.Admitted {
+			if got := a.Judge(a.Try(ctx, kubetest.Wrap(admin), true), false); got != verify.Admitted {
 				t.Errorf("%s as the administrator: %s, want admitted", a.Name, got)
 			}
 		}

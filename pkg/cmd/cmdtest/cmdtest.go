@@ -30,6 +30,7 @@ import (
 	"github.com/federate-dev/kubectl-federate/internal/fakeapi"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 )
@@ -68,7 +69,7 @@ func (w *World) Cluster(name string) *fakeapi.Server {
 // Domain is the domain's view of a fake cluster, for setting a test up through the product's own steps.
 func (w *World) Domain(name string) *member.Cluster {
 	s := w.Cluster(name)
-	return &member.Cluster{Kube: s.Clientset, Dynamic: s.DynamicClient, Impersonation: &member.ImpersonationSupport{Constrained: true, Reason: "a fake"}}
+	return &member.Cluster{Kube: kubetest.Wrap(s.Clientset), Dynamic: s.DynamicClient, Impersonation: &member.ImpersonationSupport{Constrained: true, Reason: "a fake"}}
 }
 
 // Init initializes a fake cluster with a cluster ID, as `init --cluster-id` does.
@@ -89,7 +90,7 @@ func (w *World) Connect(kubeconfig, context string) (*cmdutil.Clients, error) {
 	if !ok {
 		return nil, fmt.Errorf("cannot connect: no cluster %q (a fake world has %s)", name, strings.Join(w.names(), ", "))
 	}
-	return &cmdutil.Clients{Config: &rest.Config{Host: "https://" + name + ".fake:6443"}, Kube: s.Clientset, Dynamic: s.DynamicClient}, nil
+	return &cmdutil.Clients{Config: &rest.Config{Host: "https://" + name + ".fake:6443"}, Kube: kubetest.Wrap(s.Clientset), Dynamic: s.DynamicClient}, nil
 }
 
 // Dial reaches the fake cluster a stored kubeconfig points at (its server is https://NAME.fake:6443, as

@@ -18,9 +18,10 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/federate-dev/kubectl-federate/pkg/kube"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/dryrun"
 	"github.com/federate-dev/kubectl-federate/pkg/output"
@@ -179,7 +180,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // Clients are the clients of one cluster.
 type Clients struct {
 	Config  *rest.Config
-	Kube    kubernetes.Interface
+	Kube    kube.Interface
 	Dynamic dynamic.Interface
 }
 
@@ -197,7 +198,7 @@ func (f *Factory) DialKubeconfig(data []byte) (*Clients, error) {
 	}
 	name := "the pairing's identity on " + cfg.Host
 	f.configure(cfg, func() string { return name }, false)
-	kube, err := kubernetes.NewForConfig(cfg)
+	kc, err := kube.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +206,7 @@ func (f *Factory) DialKubeconfig(data []byte) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{Config: cfg, Kube: kube, Dynamic: dyn}, nil
+	return &Clients{Config: cfg, Kube: kc, Dynamic: dyn}, nil
 }
 
 // ClusterName names the factory's cluster as its flags do: the context, else the kubeconfig, else the
@@ -232,7 +233,7 @@ func (f *Factory) Clients() (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--%skubeconfig/--%scontext: %w", f.prefix, f.prefix, err)
 	}
-	kube, err := kubernetes.NewForConfig(cfg)
+	kc, err := kube.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +241,7 @@ func (f *Factory) Clients() (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{Config: cfg, Kube: kube, Dynamic: dyn}, nil
+	return &Clients{Config: cfg, Kube: kc, Dynamic: dyn}, nil
 }
 
 func deref(s *string) string {

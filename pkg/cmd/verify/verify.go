@@ -10,7 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/federate-dev/kubectl-federate/pkg/kube"
 
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
 	"github.com/federate-dev/kubectl-federate/pkg/cmd/flags"
@@ -124,7 +125,7 @@ func (o *Options) Run(ctx context.Context) error {
 	opts := verify.Options{Scope: verify.Scope{ConsumerID: o.RemoteClusterID, Slice: o.ResourceSlice, Namespace: o.ExtraNamespace}}
 	if o.f.Connector != nil {
 		// A world of fake clusters authenticates no one: the fake is reached as it is.
-		opts.As = func(string, []string) (kubernetes.Interface, error) { return o.clients.Kube, nil }
+		opts.As = func(string, []string) (kube.Interface, error) { return o.clients.Kube, nil }
 	}
 	res, err := verify.Verify(ctx, o.cluster, opts)
 	if err != nil {
