@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/gentype"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 )
@@ -98,21 +97,14 @@ func (cs *clientset) group(gv schema.GroupVersion) group {
 	return group{rc: cs.groups[gv], codecs: cs.codecs}
 }
 
-// collection is a generated-style client of one kind: gentype's, preferring protobuf as client-go's
-// clients of built-in kinds do.
-func collection[T interface {
-	runtime.Object
-	metav1.Object
-}, L runtime.Object](g group, resource, namespace string, newT func() T, newL func() L) *gentype.ClientWithList[T, L] {
-	return gentype.NewClientWithList[T, L](resource, g.rc, g.codecs.params, namespace, newT, newL, gentype.PrefersProtobuf[T]())
+// collection is the client of one kind.
+func collection[T object, L runtime.Object](g group, resource, namespace string, newT func() T, newL func() L) *typed[T, L] {
+	return newTyped(g, resource, namespace, newT, newL)
 }
 
 // creator is the client of a review kind: create only.
-func creator[T interface {
-	runtime.Object
-	metav1.Object
-}](g group, resource string, newT func() T) *gentype.Client[T] {
-	return gentype.NewClient[T](resource, g.rc, g.codecs.params, "", newT, gentype.PrefersProtobuf[T]())
+func creator[T object](g group, resource string, newT func() T) *typed[T, T] {
+	return newTyped(g, resource, "", newT, newT)
 }
 
 func (cs *clientset) CoreV1() CoreV1 { return coreV1{cs.group(corev1.SchemeGroupVersion)} }
@@ -156,7 +148,7 @@ func (g coreV1) ConfigMaps(ns string) Collection[*corev1.ConfigMap, *corev1.Conf
 	return collection(g.group, "configmaps", ns, func() *corev1.ConfigMap { return &corev1.ConfigMap{} }, func() *corev1.ConfigMapList { return &corev1.ConfigMapList{} })
 }
 func (g coreV1) ServiceAccounts(ns string) ServiceAccounts {
-	return serviceAccounts{collection(g.group, "serviceaccounts", ns, func() *corev1.ServiceAccount { return &corev1.ServiceAccount{} }, func() *corev1.ServiceAccountList { return &corev1.ServiceAccountList{} }), g.group}
+	return serviceAccounts{collection(g.group, "serviceaccounts", ns, func() *corev1.ServiceAccount { return &corev1.ServiceAccount{} }, func() *corev1.ServiceAccountList { return &corev1.ServiceAccountList{} })}
 }
 func (g coreV1) Pods(ns string) Collection[*corev1.Pod, *corev1.PodList] {
 	return collection(g.group, "pods", ns, func() *corev1.Pod { return &corev1.Pod{} }, func() *corev1.PodList { return &corev1.PodList{} })
@@ -176,15 +168,12 @@ func (g coreV1) PersistentVolumeClaims(ns string) Collection[*corev1.PersistentV
 
 // serviceAccounts adds the token subresource to the generic client.
 type serviceAccounts struct {
-	*gentype.ClientWithList[*corev1.ServiceAccount, *corev1.ServiceAccountList]
-	g group
+	*typed[*corev1.ServiceAccount, *corev1.ServiceAccountList]
 }
 
 func (c serviceAccounts) CreateToken(ctx context.Context, name string, req *authenticationv1.TokenRequest, opts metav1.CreateOptions) (*authenticationv1.TokenRequest, error) {
 	out := &authenticationv1.TokenRequest{}
-	err := c.GetClient().Post().UseProtobufAsDefault().Namespace(c.GetNamespace()).Resource("serviceaccounts").Name(name).
-		SubResource("token").VersionedParams(&opts, c.g.codecs.params).Body(req).Do(ctx).Into(out)
-	return out, err
+	return out, c.subresource(ctx, c.rc.Post(), name, "token", &opts, req, out)
 }
 
 type rbacV1 struct{ group }
@@ -208,20 +197,17 @@ func (g certificatesV1) CertificateSigningRequests() CertificateSigningRequests 
 	return csrs{collection(g.group, "certificatesigningrequests", "", func() *certificatesv1.CertificateSigningRequest { return &certificatesv1.CertificateSigningRequest{} },
 		func() *certificatesv1.CertificateSigningRequestList {
 			return &certificatesv1.CertificateSigningRequestList{}
-		}), g.group}
+		})}
 }
 
 // csrs adds the approval subresource to the generic client.
 type csrs struct {
-	*gentype.ClientWithList[*certificatesv1.CertificateSigningRequest, *certificatesv1.CertificateSigningRequestList]
-	g group
+	*typed[*certificatesv1.CertificateSigningRequest, *certificatesv1.CertificateSigningRequestList]
 }
 
 func (c csrs) UpdateApproval(ctx context.Context, name string, csr *certificatesv1.CertificateSigningRequest, opts metav1.UpdateOptions) (*certificatesv1.CertificateSigningRequest, error) {
 	out := &certificatesv1.CertificateSigningRequest{}
-	err := c.GetClient().Put().UseProtobufAsDefault().Resource("certificatesigningrequests").Name(name).SubResource("approval").
-		VersionedParams(&opts, c.g.codecs.params).Body(csr).Do(ctx).Into(out)
-	return out, err
+	return out, c.subresource(ctx, c.rc.Put(), name, "approval", &opts, csr, out)
 }
 
 type authenticationV1 struct{ group }
