@@ -19,11 +19,10 @@ import (
 // Flags is a command's -o, --output: kubectl's formats, chosen as cli-runtime's PrintFlags chooses them
 // (select.go) and printed by cli-runtime's printers (json, yaml, kyaml, name, go-template,
 // go-template-file, template, templatefile, jsonpath, jsonpath-as-json, jsonpath-file, with --template and
-// --allow-missing-template-keys; custom-columns and custom-columns-file
-// where the command has the listing flags, AddListFlags), next to the command's own human
-// forms: "" (its default table or line) and, where it has one, "wide". The value is checked when parsed
-// (an unknown format) and before the command runs (a template that does not parse), so a mistake costs
-// no request.
+// --allow-missing-template-keys; custom-columns and custom-columns-file where the command has the listing
+// flags, AddListFlags), next to the command's own human forms: "" (its default table or line) and, where
+// it has one, "wide". The value is checked when parsed (an unknown format) and before the command runs (a
+// template that does not parse), so a mistake costs no request.
 type Flags struct {
 	human  []string // the command's own forms: "" and any of "wide"
 	value  string
