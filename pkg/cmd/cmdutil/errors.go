@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil/flagutil"
 )
 
 // Exit codes of kubectl federate.
@@ -69,25 +71,12 @@ type FlagValueError struct{ Err error }
 func (e *FlagValueError) Error() string { return e.Err.Error() }
 func (e *FlagValueError) Unwrap() error { return e.Err }
 
-// UsageError marks a flag or argument mistake, for which main adds a pointer to the help.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
+// UsageError marks a flag or argument mistake, for which main adds a pointer to the help (flagutil holds
+// it, for the packages that must not link this one's clients).
+type UsageError = flagutil.UsageError
 
 // UsageErrorf returns a UsageError.
-func UsageErrorf(format string, a ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, a...)}
-}
+func UsageErrorf(format string, a ...any) error { return flagutil.UsageErrorf(format, a...) }
 
 // Usage marks err as a usage error (nil stays nil).
-func Usage(err error) error {
-	if err == nil {
-		return nil
-	}
-	var u *UsageError
-	if errors.As(err, &u) {
-		return err
-	}
-	return &UsageError{Err: err}
-}
+func Usage(err error) error { return flagutil.Usage(err) }

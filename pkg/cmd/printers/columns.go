@@ -10,7 +10,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/util/jsonpath"
 )
 
@@ -31,8 +30,8 @@ type columnsPrinter struct {
 	noHeaders bool
 }
 
-// customColumnsPrinter is the printer of -o custom-columns[-file], or a NoCompatiblePrinterError for any
-// other format. The client-go JSONPath engine is the one -o jsonpath already links.
+// customColumnsPrinter is the printer of -o custom-columns[-file]; any other format it passes on
+// (noPrinterError). The client-go JSONPath engine is the one -o jsonpath already links.
 func customColumnsPrinter(format string, noHeaders bool) (*columnsPrinter, error) {
 	name, spec, _ := strings.Cut(format, "=")
 	switch name {
@@ -59,7 +58,7 @@ func customColumnsPrinter(format string, noHeaders bool) (*columnsPrinter, error
 		}
 		spec = strings.Join(parts, ",")
 	default:
-		return nil, genericclioptions.NoCompatiblePrinterError{OutputFormat: &format, AllowedFormats: columnFormats}
+		return nil, &noPrinterError{format: format, allowed: columnFormats}
 	}
 	if spec == "" {
 		return nil, errors.New("custom-columns format specified but no custom columns given")

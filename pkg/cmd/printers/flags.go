@@ -11,27 +11,28 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	kprinters "k8s.io/cli-runtime/pkg/printers"
 
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil/flagutil"
 )
 
-// Flags is a command's -o, --output: kubectl's formats, printed by cli-runtime's PrintFlags (json, yaml,
-// name, go-template, go-template-file, template, templatefile, jsonpath, jsonpath-as-json,
-// jsonpath-file, with --template and --allow-missing-template-keys; custom-columns and custom-columns-file
-// where the command has the listing flags, AddListFlags), next to the command's own human
-// forms: "" (its default table or line) and, where it has one, "wide". The value is checked when parsed
-// (an unknown format) and before the command runs (a template that does not parse), so a mistake costs
-// no request.
+// Flags is a command's -o, --output: kubectl's formats, chosen as cli-runtime's PrintFlags chooses them
+// (select.go) and printed by cli-runtime's printers (json, yaml, kyaml, name, go-template,
+// go-template-file, template, templatefile, jsonpath, jsonpath-as-json, jsonpath-file, with --template and
+// --allow-missing-template-keys; custom-columns and custom-columns-file where the command has the listing
+// flags, AddListFlags), next to the command's own human forms: "" (its default table or line) and, where
+// it has one, "wide". The value is checked when parsed (an unknown format) and before the command runs (a
+// template that does not parse), so a mistake costs no request.
 type Flags struct {
-	print  *genericclioptions.PrintFlags
 	human  []string // the command's own forms: "" and any of "wide"
 	value  string
 	cmd    *cobra.Command
 	parsed bool       // -o was given
 	list   *ListFlags // the listing flags, when the command has them: -o custom-columns with them
 	usage  string     // -o's help, before the list of formats
+
+	template         string // --template
+	allowMissingKeys bool   // --allow-missing-template-keys
 }
 
 // outputUsage is -o's help: what it is, then every format it accepts.
@@ -43,9 +44,7 @@ func (f *Flags) outputUsage() string {
 // default format: "" for the command's own human form, which human describes in the help, or "yaml" for a
 // command whose output is an object to apply. extra lists the command's other human forms ("wide").
 func AddFlags(cmd *cobra.Command, def, human string, extra ...string) *Flags {
-	f := &Flags{print: genericclioptions.NewPrintFlags(""), human: append([]string{""}, extra...), value: def, cmd: cmd}
-	f.print.OutputFormat = &f.value
-	f.print.OutputFlagSpecified = func() bool { return f.parsed }
+	f := &Flags{human: append([]string{""}, extra...), value: def, cmd: cmd}
 	usage := "Output format"
 	if human != "" {
 		usage = "Output format (default: " + human + ")"
@@ -54,13 +53,12 @@ func AddFlags(cmd *cobra.Command, def, human string, extra ...string) *Flags {
 	cmd.Flags().VarP(outputValue{f}, "output", "o", f.outputUsage())
 	// Asked when completing, so that the formats AddListFlags adds are offered too.
 	_ = cmd.RegisterFlagCompletionFunc("output", func(c *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
-		return cmdutil.CompleteValues(f.Allowed())(c, args, prefix)
+		return flagutil.CompleteValues(f.Allowed())(c, args, prefix)
 	})
 	// kubectl's two template flags, in this project's help style (no trailing period).
-	tf := f.print.TemplatePrinterFlags
-	cmd.Flags().StringVar(tf.TemplateArgument, "template", "", "Template string or path to a template file, for -o go-template, go-template-file, jsonpath or jsonpath-file (alone, it means -o go-template)")
+	cmd.Flags().StringVar(&f.template, "template", "", "Template string or path to a template file, for -o go-template, go-template-file, jsonpath or jsonpath-file (alone, it means -o go-template)")
 	_ = cmd.MarkFlagFilename("template")
-	cmd.Flags().BoolVar(tf.AllowMissingKeys, "allow-missing-template-keys", true, "Print nothing for a field or map key a template names that is missing, instead of failing (go-template and jsonpath)")
+	cmd.Flags().BoolVar(&f.allowMissingKeys, "allow-missing-template-keys", true, "Print nothing for a field or map key a template names that is missing, instead of failing (go-template and jsonpath)")
 	// A template that does not parse is the user's mistake: refused before Complete builds any client,
 	// as a usage error, the way every other flag is checked before the command runs.
 	checkBeforeRun(cmd, f.Validate)
@@ -77,13 +75,13 @@ func checkBeforeRun(cmd *cobra.Command, check func() error) {
 				return err
 			}
 		}
-		return cmdutil.Usage(check())
+		return flagutil.Usage(check())
 	}
 }
 
 // Allowed lists the formats -o accepts: kubectl's, then the command's own non-default ones.
 func (f *Flags) Allowed() []string {
-	out := f.print.AllowedFormats()
+	out := kubectlFormats()
 	if f.list != nil {
 		out = append(out, columnFormats...)
 	}
@@ -114,10 +112,7 @@ func (f *Flags) Human() bool { return slices.Contains(f.human, f.Format()) }
 // Wide tells whether -o wide was asked for.
 func (f *Flags) Wide() bool { return f.Format() == "wide" }
 
-func (f *Flags) templateGiven() bool {
-	t := f.print.TemplatePrinterFlags.TemplateArgument
-	return t != nil && *t != ""
-}
+func (f *Flags) templateGiven() bool { return f.template != "" }
 
 // Validate builds the printer once, so that a template that does not parse, or a template file that
 // cannot be read, is refused naming the flag.
@@ -135,7 +130,7 @@ func (f *Flags) ToPrinter() (kprinters.ResourcePrinter, error) {
 	if err != nil {
 		what := "-o, --output " + f.value
 		if f.templateGiven() {
-			what += " --template " + *f.print.TemplatePrinterFlags.TemplateArgument
+			what += " --template " + f.template
 		}
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}

@@ -59,7 +59,7 @@ func TestGoTemplateFormats(t *testing.T) {
 func parse(t *testing.T, args ...string) *Flags {
 	t.Helper()
 	cmd := &cobra.Command{Use: "x"}
-	f := AddFlags(cmd, "", "a line")
+	f := AddFlags(cmd, "", "a line", "wide")
 	if err := cmd.ParseFlags(args); err != nil {
 		t.Fatal(err)
 	}

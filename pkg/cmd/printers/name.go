@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kprinters "k8s.io/cli-runtime/pkg/printers"
 
-	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil"
+	"github.com/federate-dev/kubectl-federate/pkg/cmd/cmdutil/flagutil"
 )
 
 // NameFlag is -o, --output on a command whose output is a result line about objects it changed (cordon,
@@ -24,7 +24,7 @@ var nameFormats = []string{"name"}
 func AddNameFlag(cmd *cobra.Command, human string) *NameFlag {
 	n := &NameFlag{}
 	cmd.Flags().VarP(nameValue{n}, "output", "o", "Output format (default: "+human+"). One of: (name), which prints each object changed as kind.group/name")
-	_ = cmd.RegisterFlagCompletionFunc("output", cmdutil.CompleteValues(nameFormats))
+	_ = cmd.RegisterFlagCompletionFunc("output", flagutil.CompleteValues(nameFormats))
 	return n
 }
 
