@@ -230,6 +230,11 @@ func TestFactoryNamespaceResolution(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("--namespace %q --context %q: got %q, %v; want %q", c.ns, c.context, got, err, c.want)
 		}
+		// The loader, which other code may ask, agrees, and says whether the flag chose.
+		got, overridden, err := parsed(t, "--kubeconfig", kc, "-n", c.ns, "--context", c.context).ToRawKubeConfigLoader().Namespace()
+		if err != nil || got != c.want || overridden != (c.ns != "") {
+			t.Errorf("the loader, --namespace %q --context %q: got %q (overridden %v), %v; want %q", c.ns, c.context, got, overridden, err, c.want)
+		}
 	}
 }
 
