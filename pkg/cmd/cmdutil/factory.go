@@ -15,7 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -31,7 +30,7 @@ import (
 // Factory gives commands their clients for one cluster. The root command owns the local one; two-cluster
 // commands add a remote one whose flags carry the remote- prefix.
 type Factory struct {
-	Flags    *genericclioptions.ConfigFlags
+	Flags    *KubeconfigFlags
 	Requests atomic.Int64     // API requests sent through this factory's clients
 	Color    output.ColorMode // the root's --color value
 	prefix   string           // "remote-" for the remote cluster's flags
@@ -85,8 +84,9 @@ func (f *Factory) measureSkew(resp *http.Response) {
 func NewFactory(streams genericiooptions.IOStreams) *Factory {
 	f := &Factory{Color: output.ColorAuto, dry: &dryrun.Recorder{}, streams: streams}
 	f.comments = dryrun.NewCommentWriter(streams.Out, f.dry)
-	f.Flags = genericclioptions.NewConfigFlags(true).WithWarningPrinter(streams).WithDiscoveryBurst(300)
-	f.Flags.ProxyURL = nil // --proxy-url belongs to generate tenant, where it means the consumer's route to the provider
+	// kubectl's --proxy-url is not offered: the name belongs to generate tenant, where it means the
+	// consumer's route to the provider.
+	f.Flags = NewKubeconfigFlags()
 	f.Flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
 		f.configure(c, f.ClusterName, true)
 		return c
