@@ -163,3 +163,64 @@ func TestHelpRunsNoCollection(t *testing.T) {
 		t.Errorf("--help printed no usage:\n%s", tail(stdout.String()))
 	}
 }
+
+// unlinked are packages the plugin must not link, with why: each initializes much, or pulls in what does,
+// in every process, `--help` included.
+var unlinked = map[string]string{
+	"k8s.io/client-go/kubernetes/scheme":       "registers every type of every API group at start-up (1.3 ms); pkg/kube builds a scheme of the groups it uses, when a client is made",
+	"k8s.io/client-go/kubernetes":              "the clientset: its typed clients import the scheme of every group; use pkg/kube",
+	"k8s.io/client-go/discovery":               "imports the scheme of every group; pkg/kube has the discovery the plugin asks",
+	"k8s.io/cli-runtime/pkg/genericclioptions": "its print and kubeconfig flags reach discovery, kustomize and OpenAPI; pkg/cmd/printers and cmdutil.KubeconfigFlags stand in",
+	"k8s.io/client-go/testing":                 "the fakes' plumbing (managed fields, structured merge diff); tests only",
+}
+
+// The plugin links none of the packages above; a failure names the chain of imports that brings one in.
+func TestNoSchemeOfEveryGroupIsLinked(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(goCommand(), "list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./cmd/kubectl-federate")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, tail(stderr.String()))
+	}
+	imports := map[string][]string{}
+	var main string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		imports[f[0]] = f[1:]
+		if strings.HasSuffix(f[0], "/cmd/kubectl-federate") {
+			main = f[0]
+		}
+	}
+	if main == "" || len(imports) < 50 {
+		t.Fatalf("go list named no plugin, or too few packages (%d): %s", len(imports), tail(string(out)))
+	}
+	// Breadth first from main: the first path found to a package is a shortest one.
+	via := map[string]string{main: ""}
+	queue := []string{main}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, q := range imports[p] {
+			if _, seen := via[q]; !seen {
+				via[q] = p
+				queue = append(queue, q)
+			}
+		}
+	}
+	for pkg, why := range unlinked {
+		if _, linked := via[pkg]; !linked {
+			continue
+		}
+		path := []string{pkg}
+		for p := via[pkg]; p != ""; p = via[p] {
+			path = append(path, p)
+		}
+		t.Errorf("the plugin links %s, which %s; imported by: %s", pkg, why, strings.Join(path[1:], " <- "))
+	}
+}
