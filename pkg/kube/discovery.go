@@ -7,14 +7,13 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/rest"
-
-	"github.com/federate-dev/kubectl-federate/pkg/internal/parallel"
 )
 
 // Discovery is what the plugin asks of the API server's discovery, as client-go's discovery client
@@ -157,10 +156,10 @@ func preferred(groups []served) []*metav1.APIResourceList {
 // out, and named in the error.
 func (d *discovery) groups() ([]served, error) {
 	var core, named json.RawMessage
-	err := parallel.All(
-		func() error { return d.get("/api", acceptAggregated, &core) },
-		func() error { return d.get("/apis", acceptAggregated, &named) })
-	if err != nil {
+	var coreErr, namedErr error
+	all(func() { coreErr = d.get("/api", acceptAggregated, &core) },
+		func() { namedErr = d.get("/apis", acceptAggregated, &named) })
+	if err := errors.Join(coreErr, namedErr); err != nil {
 		return nil, err
 	}
 	var kinds [2]metav1.TypeMeta
@@ -245,20 +244,17 @@ func (d *discovery) legacy(core, named json.RawMessage) ([]served, error) {
 		err            error
 	}
 	var reads []*read
-	var calls []func() error
+	var calls []func()
 	for gi := range groups {
 		groups[gi].resources = map[string][]metav1.APIResource{}
 		for vi := range groups[gi].versions {
 			r := &read{group: gi, version: vi}
 			reads = append(reads, r)
 			gv := schema.GroupVersion{Group: groups[gi].name, Version: groups[gi].versions[vi]}
-			calls = append(calls, func() error {
-				r.list, r.err = d.ServerResourcesForGroupVersion(gv.String())
-				return nil
-			})
+			calls = append(calls, func() { r.list, r.err = d.ServerResourcesForGroupVersion(gv.String()) })
 		}
 	}
-	_ = parallel.All(calls...)
+	all(calls...)
 	var errs []error
 	for _, r := range reads {
 		g := &groups[r.group]
@@ -269,4 +265,13 @@ func (d *discovery) legacy(core, named json.RawMessage) ([]served, error) {
 		g.resources[g.versions[r.version]] = r.list.APIResources
 	}
 	return groups, errors.Join(errs...)
+}
+
+// all runs fns at once and returns when each has. (Not pkg/internal/parallel: this package is a leaf.)
+func all(fns ...func()) {
+	var wg sync.WaitGroup
+	for _, fn := range fns {
+		wg.Go(fn)
+	}
+	wg.Wait()
 }
