@@ -104,7 +104,9 @@ func (d *discovery) ServerPreferredNamespacedResources() ([]*metav1.APIResourceL
 				n.APIResources = append(n.APIResources, r)
 			}
 		}
-		out = append(out, n)
+		if len(n.APIResources) > 0 {
+			out = append(out, n)
+		}
 	}
 	return out, err
 }
@@ -151,84 +153,43 @@ func preferred(groups []served) []*metav1.APIResourceList {
 	return out
 }
 
-// groups reads /api and /apis at once. With aggregated discovery that is all; from an older server it
-// then reads every group version's resources at once. A group version that could not be read is left
-// out, and named in the error.
+// groups reads /api and /apis at once. Each answer is taken as what it is: aggregated discovery holds
+// its groups' resources; from a server (or a proxy) that answers the older way, that answer's group
+// versions are then read, all at once. A group version that could not be read is left out and named in
+// the error. Unlike client-go's discovery, nothing is read twice: a group that is stale for a moment is
+// left out of this answer, not retried.
 func (d *discovery) groups() ([]served, error) {
-	var core, named json.RawMessage
+	var core, named []served
 	var coreErr, namedErr error
-	all(func() { coreErr = d.get("/api", acceptAggregated, &core) },
-		func() { namedErr = d.get("/apis", acceptAggregated, &named) })
-	if err := errors.Join(coreErr, namedErr); err != nil {
+	all(func() { core, coreErr = d.answer("/api") }, func() { named, namedErr = d.answer("/apis") })
+	return append(core, named...), errors.Join(coreErr, namedErr)
+}
+
+// answer reads one of /api and /apis, and the resources of its group versions.
+func (d *discovery) answer(path string) ([]served, error) {
+	var raw json.RawMessage
+	if err := d.get(path, acceptAggregated, &raw); err != nil {
 		return nil, err
 	}
-	var kinds [2]metav1.TypeMeta
-	if err := errors.Join(json.Unmarshal(core, &kinds[0]), json.Unmarshal(named, &kinds[1])); err != nil {
-		return nil, fmt.Errorf("discovery: %w", err)
+	var tm metav1.TypeMeta
+	if err := json.Unmarshal(raw, &tm); err != nil {
+		return nil, fmt.Errorf("discovery %s: %w", path, err)
 	}
-	if kinds[0].Kind == "APIGroupDiscoveryList" && kinds[1].Kind == "APIGroupDiscoveryList" {
-		return aggregated(core, named)
+	switch {
+	case tm.Kind == "APIGroupDiscoveryList":
+		return aggregated(raw)
+	case path == "/api":
+		var versions metav1.APIVersions
+		if err := json.Unmarshal(raw, &versions); err != nil {
+			return nil, fmt.Errorf("discovery %s: %w", path, err)
+		}
+		return d.legacy([]served{{name: "", versions: versions.Versions}})
 	}
-	return d.legacy(core, named)
-}
-
-// aggregated reads the groups of aggregated discovery answers.
-func aggregated(lists ...json.RawMessage) ([]served, error) {
-	var out []served
-	var errs []error
-	for _, raw := range lists {
-		var l apidiscoveryv2.APIGroupDiscoveryList
-		if err := json.Unmarshal(raw, &l); err != nil {
-			return nil, fmt.Errorf("discovery: %w", err)
-		}
-		for _, g := range l.Items {
-			s := served{name: g.Name, resources: map[string][]metav1.APIResource{}}
-			for _, v := range g.Versions {
-				s.versions = append(s.versions, v.Version)
-				if v.Freshness == apidiscoveryv2.DiscoveryFreshnessStale {
-					errs = append(errs, fmt.Errorf("%s: stale discovery", schema.GroupVersion{Group: g.Name, Version: v.Version}))
-					continue
-				}
-				s.resources[v.Version] = resourcesOf(v.Resources)
-			}
-			out = append(out, s)
-		}
-	}
-	return out, errors.Join(errs...)
-}
-
-// resourcesOf turns aggregated discovery's resources into discovery's older form, subresources as
-// "resource/subresource".
-func resourcesOf(in []apidiscoveryv2.APIResourceDiscovery) []metav1.APIResource {
-	var out []metav1.APIResource
-	for _, r := range in {
-		ns := r.Scope == apidiscoveryv2.ScopeNamespace
-		a := metav1.APIResource{Name: r.Resource, SingularName: r.SingularResource, Namespaced: ns, Verbs: r.Verbs,
-			ShortNames: r.ShortNames, Categories: r.Categories}
-		if r.ResponseKind != nil {
-			a.Group, a.Version, a.Kind = r.ResponseKind.Group, r.ResponseKind.Version, r.ResponseKind.Kind
-		}
-		out = append(out, a)
-		for _, sub := range r.Subresources {
-			s := metav1.APIResource{Name: r.Resource + "/" + sub.Subresource, Namespaced: ns, Verbs: sub.Verbs}
-			if sub.ResponseKind != nil {
-				s.Group, s.Version, s.Kind = sub.ResponseKind.Group, sub.ResponseKind.Version, sub.ResponseKind.Kind
-			}
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// legacy reads the groups of a server without aggregated discovery: /api's versions and /apis's groups,
-// then each version's resources, all at once.
-func (d *discovery) legacy(core, named json.RawMessage) ([]served, error) {
-	var versions metav1.APIVersions
 	var list metav1.APIGroupList
-	if err := errors.Join(json.Unmarshal(core, &versions), json.Unmarshal(named, &list)); err != nil {
-		return nil, fmt.Errorf("discovery: %w", err)
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("discovery %s: %w", path, err)
 	}
-	groups := []served{{name: "", versions: versions.Versions}}
+	groups := make([]served, 0, len(list.Groups))
 	for _, g := range list.Groups {
 		s := served{name: g.Name, versions: []string{g.PreferredVersion.Version}}
 		for _, v := range g.Versions {
@@ -238,6 +199,57 @@ func (d *discovery) legacy(core, named json.RawMessage) ([]served, error) {
 		}
 		groups = append(groups, s)
 	}
+	return d.legacy(groups)
+}
+
+// aggregated reads the groups of an aggregated discovery answer.
+func aggregated(raw json.RawMessage) ([]served, error) {
+	var l apidiscoveryv2.APIGroupDiscoveryList
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return nil, fmt.Errorf("discovery: %w", err)
+	}
+	var out []served
+	var errs []error
+	for _, g := range l.Items {
+		s := served{name: g.Name, resources: map[string][]metav1.APIResource{}}
+		for _, v := range g.Versions {
+			s.versions = append(s.versions, v.Version)
+			if v.Freshness == apidiscoveryv2.DiscoveryFreshnessStale {
+				errs = append(errs, fmt.Errorf("%s: stale discovery", schema.GroupVersion{Group: g.Name, Version: v.Version}))
+				continue
+			}
+			s.resources[v.Version] = resourcesOf(v.Resources)
+		}
+		out = append(out, s)
+	}
+	return out, errors.Join(errs...)
+}
+
+// resourcesOf turns aggregated discovery's resources into discovery's older form, subresources as
+// "resource/subresource". A resource or subresource without a kind is left out, as client-go leaves it.
+func resourcesOf(in []apidiscoveryv2.APIResourceDiscovery) []metav1.APIResource {
+	var out []metav1.APIResource
+	for _, r := range in {
+		if r.ResponseKind == nil {
+			continue
+		}
+		ns := r.Scope == apidiscoveryv2.ScopeNamespace
+		out = append(out, metav1.APIResource{Name: r.Resource, SingularName: r.SingularResource, Namespaced: ns, Verbs: r.Verbs,
+			ShortNames: r.ShortNames, Categories: r.Categories, Group: r.ResponseKind.Group, Version: r.ResponseKind.Version, Kind: r.ResponseKind.Kind})
+		for _, sub := range r.Subresources {
+			if sub.ResponseKind == nil {
+				continue
+			}
+			out = append(out, metav1.APIResource{Name: r.Resource + "/" + sub.Subresource, Namespaced: ns, Verbs: sub.Verbs,
+				Group: sub.ResponseKind.Group, Version: sub.ResponseKind.Version, Kind: sub.ResponseKind.Kind})
+		}
+	}
+	return out
+}
+
+// legacy reads the resources of every version of groups, all at once (a server without aggregated
+// discovery).
+func (d *discovery) legacy(groups []served) ([]served, error) {
 	type read struct {
 		group, version int
 		list           *metav1.APIResourceList
@@ -245,12 +257,12 @@ func (d *discovery) legacy(core, named json.RawMessage) ([]served, error) {
 	}
 	var reads []*read
 	var calls []func()
-	for gi := range groups {
+	for gi, g := range groups {
 		groups[gi].resources = map[string][]metav1.APIResource{}
-		for vi := range groups[gi].versions {
+		for vi, v := range g.versions {
 			r := &read{group: gi, version: vi}
 			reads = append(reads, r)
-			gv := schema.GroupVersion{Group: groups[gi].name, Version: groups[gi].versions[vi]}
+			gv := schema.GroupVersion{Group: g.name, Version: v}
 			calls = append(calls, func() { r.list, r.err = d.ServerResourcesForGroupVersion(gv.String()) })
 		}
 	}

@@ -28,12 +28,13 @@ func names(lists []*metav1.APIResourceList) []string {
 }
 
 func resource(name string, namespaced bool, subs ...string) apidiscoveryv2.APIResourceDiscovery {
-	r := apidiscoveryv2.APIResourceDiscovery{Resource: name, Scope: apidiscoveryv2.ScopeCluster, Verbs: []string{"get", "list"}}
+	r := apidiscoveryv2.APIResourceDiscovery{Resource: name, Scope: apidiscoveryv2.ScopeCluster, Verbs: []string{"get", "list"},
+		ResponseKind: &metav1.GroupVersionKind{Kind: strings.ToUpper(name[:1]) + name[1:]}}
 	if namespaced {
 		r.Scope = apidiscoveryv2.ScopeNamespace
 	}
 	for _, s := range subs {
-		r.Subresources = append(r.Subresources, apidiscoveryv2.APISubresourceDiscovery{Subresource: s, Verbs: []string{"get"}})
+		r.Subresources = append(r.Subresources, apidiscoveryv2.APISubresourceDiscovery{Subresource: s, Verbs: []string{"get"}, ResponseKind: r.ResponseKind})
 	}
 	return r
 }
@@ -43,10 +44,12 @@ func aggregatedList(groups ...apidiscoveryv2.APIGroupDiscovery) *apidiscoveryv2.
 }
 
 // With aggregated discovery the preferred resources come from two requests, sent together: each
-// resource once, in its group's preferred version if served there, subresources left out.
+// resource once, in its group's preferred version if served there, subresources and resources without a
+// kind left out (as client-go leaves them out).
 func TestPreferredResourcesAggregated(t *testing.T) {
 	core := aggregatedList(apidiscoveryv2.APIGroupDiscovery{Versions: []apidiscoveryv2.APIVersionDiscovery{
-		{Version: "v1", Resources: []apidiscoveryv2.APIResourceDiscovery{resource("pods", true, "status", "log"), resource("nodes", false)}}}})
+		{Version: "v1", Resources: []apidiscoveryv2.APIResourceDiscovery{resource("pods", true, "status", "log"), resource("nodes", false),
+			{Resource: "kindless", Scope: apidiscoveryv2.ScopeCluster, Verbs: []string{"get"}}}}}})
 	named := aggregatedList(apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: "example.com"}, Versions: []apidiscoveryv2.APIVersionDiscovery{
 		{Version: "v2", Resources: []apidiscoveryv2.APIResourceDiscovery{resource("widgets", true)}},
 		{Version: "v1", Resources: []apidiscoveryv2.APIResourceDiscovery{resource("widgets", true), resource("gadgets", false)}},
@@ -152,5 +155,45 @@ func TestServerVersion(t *testing.T) {
 	}
 	if k.Discovery().RESTClient() == nil {
 		t.Error("no REST client for requests by path")
+	}
+}
+
+// Each answer is taken as what it is: an aggregated /api beside an older /apis (a proxy that answers the
+// two paths differently) still yields every group.
+func TestPreferredResourcesMixedAnswers(t *testing.T) {
+	core := aggregatedList(apidiscoveryv2.APIGroupDiscovery{Versions: []apidiscoveryv2.APIVersionDiscovery{{Version: "v1", Resources: []apidiscoveryv2.APIResourceDiscovery{resource("pods", true)}}}})
+	s, k := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api":
+			writeJSON(w, 200, core)
+		case "/apis":
+			writeJSON(w, 200, &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{{
+				Name:             "example.com",
+				Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: "example.com/v1", Version: "v1"}},
+				PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "example.com/v1", Version: "v1"},
+			}}})
+		case "/apis/example.com/v1":
+			writeJSON(w, 200, &metav1.APIResourceList{GroupVersion: "example.com/v1", APIResources: []metav1.APIResource{{Name: "gadgets"}}})
+		default:
+			t.Errorf("asked %s", r.URL.Path)
+			writeJSON(w, 404, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure, Reason: metav1.StatusReasonNotFound, Code: 404})
+		}
+	})
+	lists, err := k.Discovery().ServerPreferredResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(lists), []string{"example.com/v1:gadgets", "v1:pods[ns]"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if len(s.requests) != 3 {
+		t.Errorf("%d requests, want 3: %q", len(s.requests), s.requests)
+	}
+	nsd, err := k.Discovery().ServerPreferredNamespacedResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nsd) != 1 || nsd[0].GroupVersion != "v1" {
+		t.Errorf("namespaced lists %d, want the core group's alone (no list left empty)", len(nsd))
 	}
 }
