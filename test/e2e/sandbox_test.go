@@ -30,7 +30,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
+	pkgkube "github.com/federate-dev/kubectl-federate/pkg/kube"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/sandbox"
 	"github.com/federate-dev/kubectl-federate/pkg/verify"
@@ -400,7 +400,7 @@ func TestSandboxRefusesEscapes(t *testing.T) {
 	// What the storage attacks aim at: an administrator's Available hostPath:/ volume; RuntimeClasses.
 	defer adminStorage(t, admin)()
 
-	s := &sandboxRun{ctx: ctx, admin: admin, as: as, returned: returned}
+	s := &sandboxRun{ctx: ctx, admin: admin, as: as, asPlugin: pluginClient(t, unlimited(cfg)), returned: returned}
 	// The phases run in order on one pairing, each a subtest of its own; a phase that cannot go on (a
 	// fatal failure) ends the test, as later phases build on it.
 	for _, phase := range []struct {
@@ -432,6 +432,7 @@ type sandboxRun struct {
 	ctx      context.Context
 	admin    kubernetes.Interface
 	as       kubernetes.Interface // the tenant, with the pairing's current credential
+	asPlugin pkgkube.Interface    // the same, through the plugin's own clients (the escape corpus)
 	returned time.Time            // when authenticate returned
 	q        *corev1.ResourceQuota
 	lr       *corev1.LimitRange
@@ -553,7 +554,7 @@ func (s *sandboxRun) escapes(t *testing.T) {
 	corpus := verify.Corpus(verify.Params{Namespace: tenantNS, Prefix: "attack-", PriorityClass: lowPriority, RuntimeClass: refusedRuntime,
 		Scheduler: allowedScheduler, Toleration: allowedToleration, Volume: rootPV, PendingClaim: pending.Name, ClasslessRefused: true, QuotaCPU: &cpu})
 	t.Logf("the attacks start %s after authenticate returned", time.Since(s.returned).Round(time.Millisecond))
-	runCorpus(t, as, corpus, sandbox.PodSecurityRestricted)
+	runCorpus(t, s.asPlugin, corpus, sandbox.PodSecurityRestricted)
 	if err := rootPVUnclaimed(ctx, admin); err != nil {
 		t.Errorf("after the storage attacks: %v", err)
 	}
@@ -594,7 +595,7 @@ func (s *sandboxRun) escapes(t *testing.T) {
 // runCorpus performs, for real and as the tenant (as), each attack of the corpus that the sandbox refuses
 // at level: each must be refused by a guard it names, and leave the object it aims at as it was (absent,
 // or at the same resourceVersion).
-func runCorpus(t *testing.T, as kubernetes.Interface, corpus []verify.Attack, level string) {
+func runCorpus(t *testing.T, as pkgkube.Interface, corpus []verify.Attack, level string) {
 	t.Helper()
 	ctx := t.Context()
 	d := dyn(t, provider)
@@ -620,7 +621,7 @@ func runCorpus(t *testing.T, as kubernetes.Interface, corpus []verify.Attack, le
 		tried++
 		t.Run(a.Name, func(t *testing.T) {
 			before := state(t, a.Object)
-			err := a.Try(ctx, kubetest.Wrap(as), false)
+			err := a.Try(ctx, as, false)
 			if got := a.Judge(err, false); got != verify.Refused {
 				t.Errorf("%s (%s): err = %v, want refused by one of %q", got, a.Class, err, a.Guards)
 			}
@@ -651,7 +652,7 @@ func (s *sandboxRun) allowedLists(t *testing.T) {
 		"--runtime-classes", allowedRuntime, "--schedulers", allowedScheduler)
 	_, cfg := issuedConfig(t)
 	as := kubernetes.NewForConfigOrDie(unlimited(cfg))
-	s.as = as
+	s.as, s.asPlugin = as, pluginClient(t, unlimited(cfg))
 	checkAllowListsAdmit(t, as)
 	st := tenantStatus(t, provider).Sandbox
 	if st == nil || !slices.Equal(st.Tolerations, []string{allowedToleration}) || !slices.Equal(st.StorageClasses, []string{allowedClass}) ||
@@ -729,7 +730,7 @@ func (s *sandboxRun) reRunsConverge(t *testing.T) {
 	}
 	_, cfg := issuedConfig(t)
 	as := kubernetes.NewForConfigOrDie(unlimited(cfg))
-	s.as = as
+	s.as, s.asPlugin = as, pluginClient(t, unlimited(cfg))
 	// Baseline now lets through what only restricted refused (the quota, full, refuses it instead) and still
 	// refuses a privileged pod.
 	p := restrictedPod("baseline-root")
@@ -982,4 +983,15 @@ func getErr[T any](_ T, err error) error { return err }
 func unlimited(cfg *rest.Config) *rest.Config {
 	cfg.QPS = -1
 	return cfg
+}
+
+// pluginClient is the plugin's own client (pkg/kube) for cfg: what an attack sent as the tenant goes
+// through, as it does when verify sends it.
+func pluginClient(t *testing.T, cfg *rest.Config) pkgkube.Interface {
+	t.Helper()
+	k, err := pkgkube.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -24,7 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/federate-dev/kubectl-federate/pkg/kube/kubetest"
+	pkgkube "github.com/federate-dev/kubectl-federate/pkg/kube"
 	"github.com/federate-dev/kubectl-federate/pkg/member"
 	"github.com/federate-dev/kubectl-federate/pkg/verify"
 	"github.com/federate-dev/kubectl-federate/test/kubeenv"
@@ -128,7 +128,7 @@ func allowedAs(t *testing.T, admin kubernetes.Interface, user string, groups []s
 
 // admittedAs waits until the API server's admission answers the corpus's attack, sent by the tenant as a
 // dry run, as want (Pod Security, the admission policies and the quota follow a change a moment later).
-func admittedAs(t *testing.T, tenant kubernetes.Interface, p verify.Params, attack string, want bool) {
+func admittedAs(t *testing.T, tenant pkgkube.Interface, p verify.Params, attack string, want bool) {
 	t.Helper()
 	i := slices.IndexFunc(verify.Corpus(p), func(a verify.Attack) bool { return a.Name == attack })
 	if i < 0 {
@@ -136,7 +136,7 @@ func admittedAs(t *testing.T, tenant kubernetes.Interface, p verify.Params, atta
 	}
 	a := verify.Corpus(p)[i]
 	eventually(t, fmt.Sprintf("%s admitted %v in %s", attack, want, p.Namespace), func() error {
-		err := a.Try(t.Context(), kubetest.Wrap(tenant), true)
+		err := a.Try(t.Context(), tenant, true)
 		if got := a.Judge(err, false); (got == verify.Admitted) != want {
 			return fmt.Errorf("%s: %w", got, err)
 		}
@@ -176,7 +176,7 @@ func TestVerify(t *testing.T) {
 	secretsInKubeSystem := authzv1.ResourceAttributes{Namespace: "kube-system", Verb: "get", Resource: "secrets"}
 	everyResource := authzv1.ResourceAttributes{Verb: "*", Group: "*", Resource: "*"}
 	_, tenantCfg := issuedConfig(t)
-	tenant := kubernetes.NewForConfigOrDie(tenantCfg)
+	tenantPlugin := pluginClient(t, tenantCfg)
 	quota, err := admin.CoreV1().ResourceQuotas(tenantNS).Get(ctx, sandboxObject, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +213,7 @@ func TestVerify(t *testing.T) {
 			if err := admin.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, sandboxObject+"-pods", metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			admittedAs(t, tenant, inTenantNS, "nodename", true)
+			admittedAs(t, tenantPlugin, inTenantNS, "nodename", true)
 		},
 		want: []string{"drift: ValidatingAdmissionPolicyBinding federate-sandbox-pods: is missing",
 			"BROKEN: admitted where ValidatingAdmissionPolicy federate-sandbox-pods (and its binding) should refuse: nodename"},
@@ -244,7 +244,7 @@ func TestVerify(t *testing.T) {
 				[]byte(`{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":null}}}`), metav1.PatchOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			admittedAs(t, tenant, inTenantNS, "privileged", true)
+			admittedAs(t, tenantPlugin, inTenantNS, "privileged", true)
 		},
 		want: []string{"drift: Namespace " + tenantNS + ": label pod-security.kubernetes.io/enforce is missing (issuance sets restricted)",
 			"BROKEN: admitted where the label pod-security.kubernetes.io/enforce of Namespace " + tenantNS + " should refuse: privileged, "},
@@ -265,7 +265,7 @@ func TestVerify(t *testing.T) {
 				[]byte(`{"spec":{"hard":{"requests.cpu":"100"}}}`), metav1.PatchOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			admittedAs(t, tenant, inTenantNS, "cpu-over-quota", true)
+			admittedAs(t, tenantPlugin, inTenantNS, "cpu-over-quota", true)
 		},
 		want: []string{"drift: ResourceQuota " + tenantNS + "/federate-sandbox: requests.cpu is 100 (the ledger gives " + quotaCPU.String() + ")",
 			"BROKEN: admitted where ResourceQuota " + tenantNS + "/federate-sandbox should refuse: cpu-over-quota"},
@@ -334,7 +334,7 @@ func TestVerify(t *testing.T) {
 				continue // the writes: dry runs that admission (not RBAC) refuses even an administrator
 			}
 			tried++
-			if got := a.Judge(a.Try(ctx, kubetest.Wrap(admin), true), false); got != verify.Admitted {
+			if got := a.Judge(a.Try(ctx, pluginClient(t, provider.Config), true), false); got != verify.Admitted {
 				t.Errorf("%s as the administrator: %s, want admitted", a.Name, got)
 			}
 		}

@@ -1,7 +1,7 @@
-// Package kubetest adapts client-go clientsets to kube.Interface for tests: the fake clientset in the
-// unit tier, a real one where an e2e test acts as another user. The generated clients' method sets
-// include kube's resource interfaces, so each method hands the clientset's client through. Tests only:
-// importing it links all of client-go's typed clients, which the plugin's binary must not.
+// Package kubetest adapts client-go clientsets to kube.Interface for tests: the fake clientset of the
+// unit tier above all (end-to-end tests use the plugin's own clients). The generated clients' method
+// sets include kube's resource interfaces, so each method hands the clientset's client through. Tests
+// only: importing it links all of client-go's typed clients, which the plugin's binary must not.
 package kubetest
 
 import (
