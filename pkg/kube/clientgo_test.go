@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -181,7 +180,7 @@ func TestProtobufWatch(t *testing.T) {
 			t.Error(err)
 		}
 		w.(http.Flusher).Flush()
-		time.Sleep(50 * time.Millisecond)
+		<-r.Context().Done() // open until the client stops the watch
 	})
 	wi, err := k.CoreV1().ConfigMaps("a").Watch(context.Background(), metav1.ListOptions{})
 	if err != nil {

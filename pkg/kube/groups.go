@@ -32,14 +32,6 @@ type clientset struct {
 	groups    map[schema.GroupVersion]*rest.RESTClient
 }
 
-// groupVersions are the group versions the Interface serves.
-var groupVersions = []schema.GroupVersion{
-	corev1.SchemeGroupVersion, rbacv1.SchemeGroupVersion, certificatesv1.SchemeGroupVersion,
-	authenticationv1.SchemeGroupVersion, authorizationv1.SchemeGroupVersion, networkingv1.SchemeGroupVersion,
-	coordinationv1.SchemeGroupVersion, eventsv1.SchemeGroupVersion, appsv1.SchemeGroupVersion,
-	storagev1.SchemeGroupVersion, schedulingv1.SchemeGroupVersion, nodev1.SchemeGroupVersion,
-}
-
 // NewForConfig returns the clients of the cluster c connects to.
 func NewForConfig(c *rest.Config) (Interface, error) {
 	cfg := *c
@@ -62,8 +54,9 @@ func NewForConfigAndClient(c *rest.Config, hc *http.Client) (Interface, error) {
 		}
 		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	}
-	cs := &clientset{codecs: theCodecs(), groups: make(map[schema.GroupVersion]*rest.RESTClient, len(groupVersions))}
-	for _, gv := range groupVersions {
+	cs := &clientset{codecs: theCodecs(), groups: make(map[schema.GroupVersion]*rest.RESTClient, len(apiGroups))}
+	for _, g := range apiGroups {
+		gv := g.gv
 		gc := cfg
 		gc.GroupVersion = &gv
 		gc.APIPath = "/apis"

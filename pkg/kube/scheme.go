@@ -31,19 +31,32 @@ type codecs struct {
 	params     runtime.ParameterCodec       // options (GetOptions, ListOptions, ...) to query parameters
 }
 
-// addToScheme are the groups the Interface serves.
-var addToScheme = []func(*runtime.Scheme) error{
-	corev1.AddToScheme, rbacv1.AddToScheme, certificatesv1.AddToScheme, authenticationv1.AddToScheme,
-	authorizationv1.AddToScheme, networkingv1.AddToScheme, coordinationv1.AddToScheme, eventsv1.AddToScheme,
-	appsv1.AddToScheme, storagev1.AddToScheme, schedulingv1.AddToScheme, nodev1.AddToScheme,
+// apiGroups are the group versions the Interface serves, each with what registers its kinds: one list
+// for the scheme and the REST clients alike.
+var apiGroups = []struct {
+	gv          schema.GroupVersion
+	addToScheme func(*runtime.Scheme) error
+}{
+	{corev1.SchemeGroupVersion, corev1.AddToScheme},
+	{rbacv1.SchemeGroupVersion, rbacv1.AddToScheme},
+	{certificatesv1.SchemeGroupVersion, certificatesv1.AddToScheme},
+	{authenticationv1.SchemeGroupVersion, authenticationv1.AddToScheme},
+	{authorizationv1.SchemeGroupVersion, authorizationv1.AddToScheme},
+	{networkingv1.SchemeGroupVersion, networkingv1.AddToScheme},
+	{coordinationv1.SchemeGroupVersion, coordinationv1.AddToScheme},
+	{eventsv1.SchemeGroupVersion, eventsv1.AddToScheme},
+	{appsv1.SchemeGroupVersion, appsv1.AddToScheme},
+	{storagev1.SchemeGroupVersion, storagev1.AddToScheme},
+	{schedulingv1.SchemeGroupVersion, schedulingv1.AddToScheme},
+	{nodev1.SchemeGroupVersion, nodev1.AddToScheme},
 }
 
 var theCodecs = sync.OnceValue(func() *codecs {
 	s := runtime.NewScheme()
 	// The unversioned meta types (Status above all, which every error answer is) as client-go registers them.
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
-	for _, add := range addToScheme {
-		utilruntime.Must(add(s))
+	for _, g := range apiGroups {
+		utilruntime.Must(g.addToScheme(s))
 	}
 	f := serializer.NewCodecFactory(s)
 	return &codecs{
