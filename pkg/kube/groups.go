@@ -42,11 +42,11 @@ func NewForConfig(c *rest.Config) (Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewForConfigAndClient(&cfg, hc)
+	return newForConfigAndClient(&cfg, hc)
 }
 
-// NewForConfigAndClient is NewForConfig over an HTTP client of the caller's.
-func NewForConfigAndClient(c *rest.Config, hc *http.Client) (Interface, error) {
+// newForConfigAndClient is NewForConfig over the one HTTP client every group shares.
+func newForConfigAndClient(c *rest.Config, hc *http.Client) (Interface, error) {
 	cfg := *c
 	if cfg.RateLimiter == nil && cfg.QPS > 0 {
 		if cfg.Burst <= 0 {

@@ -27,15 +27,6 @@ import (
 // Wrap returns cs as a kube.Interface.
 func Wrap(cs kubernetes.Interface) kube.Interface { return clientset{cs} }
 
-// Unwrap returns the clientset a Wrap was given (nil for any other kube.Interface): tests reach the
-// fake's tracker and reactors through it.
-func Unwrap(k kube.Interface) kubernetes.Interface {
-	if c, ok := k.(clientset); ok {
-		return c.cs
-	}
-	return nil
-}
-
 // Fake is Wrap(fake.NewClientset(objects...)).
 func Fake(objects ...runtime.Object) kube.Interface { return Wrap(fake.NewClientset(objects...)) }
 
